@@ -1,0 +1,32 @@
+// The compiler's entry point: a kernel or graph in, a resolved Program out.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "sim/isa/program.h"
+#include "sim/slice/slice_params.h"
+
+namespace tpusim::compiler {
+
+struct KernelRequest {
+  std::string kernel;                     // see models/kernel_specs.h
+  std::map<std::string, uint64_t> shape;  // the kernel's shape keys
+  std::string dtype = "f32";              // f32 | bf16: tensor dtype in HBM
+  std::string precision = "default";      // default | high | highest
+  uint32_t chip = 0;
+  uint32_t core = 0;
+};
+
+// Builds the kernel's graph (models/), lowers it for `hw` and returns the Program for one core.
+// Throws ConfigError for an unknown kernel, a missing/zero shape key or a bad dtype/precision.
+isa::Program compile_kernel(const KernelRequest& req, const HwConfig& hw);
+
+// Lower bounds for reports and the fidelity benchmark (core cycles on one core).
+struct IdealCycles {
+  uint64_t compute_cycles = 0;  // flops / peak flops per cycle of the core's MXUs
+  uint64_t hbm_cycles = 0;      // compulsory HBM bytes / core HBM bytes per cycle (at peak, no efficiency derate)
+};
+IdealCycles ideal_cycles(const isa::Program& program, const HwConfig& hw);
+
+}  // namespace tpusim::compiler

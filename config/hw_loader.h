@@ -1,0 +1,38 @@
+// Loading the hardware config (HwConfig) from YAML: schema-checked, overrides applied, resolved once.
+#pragma once
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config_error.h"
+#include "sim/slice/slice_params.h"
+
+namespace tpusim {
+
+// One `--set path.to.key=value` override. `path` is relative to the config it targets.
+struct Override {
+  std::string path;
+  std::string value;
+  std::string origin = "--set";  // shown as the "file" in errors
+};
+
+// Parses "a.b.c=value". Throws ConfigError when malformed.
+Override parse_override(std::string_view arg);
+
+// Loads a hardware YAML file (following `include:`), applies overrides, validates every field
+// against the schema. Throws ConfigError on any bad input.
+HwConfig load_hw_config(const std::string& path, const std::vector<Override>& overrides = {});
+// Same, from text (used for the embedded default). `origin` names it in errors; `base_dir`
+// resolves `include:` paths. When `embedded_files` is given, an `include:` path (as written, relative
+// to base_dir) is looked up there first, so the embedded default needs no files on disk.
+HwConfig load_hw_config_text(const std::string& yaml, const std::string& origin, const std::string& base_dir,
+                             const std::vector<Override>& overrides = {},
+                             const std::map<std::string, std::string>* embedded_files = nullptr);
+
+// The resolved config as YAML, every key with its unit and description as a comment.
+std::string dump_hw_config(const HwConfig& hw);
+// Markdown reference of the hardware schema (names, types, units, ranges, defaults, docs).
+std::string hw_schema_markdown();
+
+}  // namespace tpusim

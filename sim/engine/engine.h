@@ -1,0 +1,48 @@
+// Engines execute a Program on a hardware config. Two implementations, chosen by name:
+//   "systemc"    — the SystemC model: blocks as modules, HBM channels with queues (contention emerges)
+//   "analytical" — the same timing formulas as a list schedule without contention (microseconds)
+// An unknown name is a ConfigError listing the known names.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/base/trace.h"
+#include "sim/isa/program.h"
+#include "sim/slice/slice_params.h"
+
+namespace tpusim {
+
+struct CoreRunResult {
+  uint32_t chip = 0;
+  uint32_t core = 0;
+  uint64_t end_cycle = 0;  // core cycles from program start (including launch) to its last completion
+};
+
+struct RunResult {
+  uint64_t device_cycles = 0;  // max over cores of end_cycle (core clock cycles)
+  double device_time_s = 0;
+  std::vector<CoreRunResult> cores;
+  // Per-block stats tree, keyed by hierarchical name: {"slice.chip0.core0.mxu0": {...StatGroup dump}}
+  nlohmann::json stats = nlohmann::json::object();
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual std::string_view name() const = 0;
+  // May be called repeatedly with different programs on the same hardware (the training driver
+  // runs many programs); each run starts at cycle 0 of its own and returns its own stats.
+  // Throws SimError when the program cannot run on the hardware (e.g. VMEM overflow).
+  virtual RunResult run(const isa::Program& program, TraceSink* trace) = 0;
+};
+
+// Builds the engine named `name` for hardware `hw`. Throws ConfigError for an unknown name.
+std::unique_ptr<Engine> make_engine(std::string_view name, const HwConfig& hw);
+std::vector<std::string> engine_names();
+
+}  // namespace tpusim

@@ -1,0 +1,121 @@
+// The Program: the only thing that crosses from compiler/ to sim/.
+//
+// A Program holds one instruction stream per TensorCore. Instructions name the *work* to do
+// (bytes to move, LHS rows to stream, vector-register operations to execute), never a duration:
+// durations come from the hardware config through the timing formulas in sim/<block>/*_timing.h,
+// which both engines (SystemC and analytical) share.
+//
+// Execution semantics (both engines implement exactly these):
+//  * Each instruction runs on one unit of its core: a DMA engine, the weight-load path of MXU `mxu`,
+//    the streaming path of MXU `mxu`, or the VPU.
+//  * Instructions of one unit start in stream order (in-order per unit queue). Across units they
+//    overlap freely, limited only by `deps` (indices of earlier instructions of the same core
+//    stream, which must have *completed*) and by unit occupancy.
+//  * DMA instructions are spread over the core's DMA engines (first free engine, stream order).
+//  * MXU weight double buffering is expressed by the compiler with deps (a weight load for tile
+//    i+2 depends on the last matmul that used tile i); the sim checks only that at most
+//    `mxu.weight_buffers` tiles are resident.
+//  * VMEM: `vmem_allocs` lists the core's VMEM buffers; the sim rejects a program whose
+//    allocations exceed the configured capacity or overlap while both live.
+//
+// Header-only; JSON serialization via nlohmann::json (to_json/from_json below).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tpusim::isa {
+
+enum class Op : uint8_t {
+  kDmaLoad,     // HBM -> VMEM, `bytes`
+  kDmaStore,    // VMEM -> HBM, `bytes`
+  kMxuWeights,  // push a k x n bf16 weight tile into MXU `mxu` (its weight-load path)
+  kMxuMatmul,   // stream `rows` LHS rows (k wide) x `passes` through MXU `mxu` against the
+                // resident weight tile; results (rows x n, fp32) land in the result buffer
+  kVpu,         // a block of vector work (see VpuWork) on the core's VPU
+  kBarrier,     // completes when every core's barrier with the same `barrier_id` is reached
+};
+
+// Vector work counted in vector-register operations (one vreg = sublanes x lanes 32-bit
+// elements, 8 x 128 on v2/v3). Each field is the count issued to one kind of VLIW slot; the
+// VPU's time is the slot-bound maximum (see sim/vpu/vpu_timing.h).
+struct VpuWork {
+  uint64_t alu_vregs = 0;  // element-wise arithmetic, compares, selects, converts, adds of partial sums
+  uint64_t eup_vregs = 0;  // transcendentals (exp, log, rsqrt, tanh, reciprocal, erf)
+  uint64_t xlu_vregs = 0;  // cross-lane work: lane reductions, transposes, permutes
+  uint64_t vld_vregs = 0;  // VMEM -> vreg loads
+  uint64_t vst_vregs = 0;  // vreg -> VMEM stores
+
+  bool operator==(const VpuWork&) const = default;
+};
+
+struct Instr {
+  Op op = Op::kVpu;
+  std::vector<uint32_t> deps;  // indices of earlier instructions in the same core stream
+  // kDmaLoad / kDmaStore
+  uint64_t bytes = 0;
+  // kMxuWeights / kMxuMatmul
+  uint32_t mxu = 0;     // which MXU of the core
+  uint32_t rows = 0;    // kMxuMatmul: LHS rows streamed
+  uint32_t k = 0;       // contraction depth used (<= mxu rows)
+  uint32_t n = 0;       // output columns used (<= mxu cols)
+  uint32_t passes = 1;  // bf16 passes: 1 (default), 3 (high), 6 (highest) for fp32 operands
+  // kVpu
+  VpuWork vpu;
+  // kBarrier
+  uint32_t barrier_id = 0;
+  // For people: the HLO fusion / op this instruction belongs to (trace event name).
+  std::string label;
+};
+
+struct VmemAlloc {
+  uint64_t offset_bytes = 0;
+  uint64_t size_bytes = 0;
+  uint32_t first_instr = 0;  // live range [first_instr, last_instr] in stream indices
+  uint32_t last_instr = 0;
+  std::string label;
+};
+
+struct CoreProgram {
+  uint32_t chip = 0;
+  uint32_t core = 0;  // core index within its chip
+  std::vector<Instr> instrs;
+  std::vector<VmemAlloc> vmem_allocs;
+};
+
+// Compiler-side accounting carried for reports (not used for timing).
+struct ProgramInfo {
+  uint64_t flops = 0;          // useful floating-point operations (2 per MAC)
+  uint64_t hbm_bytes_min = 0;  // compulsory HBM traffic: every input read once, every output written once
+  uint64_t hbm_bytes = 0;      // HBM traffic the schedule actually moves
+  uint32_t fusions = 0;        // number of HLO fusions (kernels) in the program
+};
+
+struct Program {
+  std::string name;
+  std::vector<CoreProgram> cores;
+  ProgramInfo info;
+};
+
+// ---- JSON ----
+NLOHMANN_JSON_SERIALIZE_ENUM(Op, {{Op::kDmaLoad, "dma_load"},
+                                  {Op::kDmaStore, "dma_store"},
+                                  {Op::kMxuWeights, "mxu_weights"},
+                                  {Op::kMxuMatmul, "mxu_matmul"},
+                                  {Op::kVpu, "vpu"},
+                                  {Op::kBarrier, "barrier"}})
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(VpuWork, alu_vregs, eup_vregs, xlu_vregs, vld_vregs,
+                                                vst_vregs)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Instr, op, deps, bytes, mxu, rows, k, n, passes, vpu,
+                                                barrier_id, label)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(VmemAlloc, offset_bytes, size_bytes, first_instr,
+                                                last_instr, label)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CoreProgram, chip, core, instrs, vmem_allocs)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProgramInfo, flops, hbm_bytes_min, hbm_bytes, fusions)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Program, name, cores, info)
+
+}  // namespace tpusim::isa
