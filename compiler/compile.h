@@ -7,6 +7,10 @@
 #include "sim/isa/program.h"
 #include "sim/slice/slice_params.h"
 
+namespace tpusim::models {
+class Graph;
+}
+
 namespace tpusim::compiler {
 
 struct KernelRequest {
@@ -21,6 +25,10 @@ struct KernelRequest {
 // Builds the kernel's graph (models/), lowers it for `hw` and returns the Program for one core.
 // Throws ConfigError for an unknown kernel, a missing/zero shape key or a bad dtype/precision.
 isa::Program compile_kernel(const KernelRequest& req, const HwConfig& hw);
+
+// Lowers a built graph for one core (used by compile_kernel and the training compiler).
+isa::Program compile_graph(const tpusim::models::Graph& g, const HwConfig& hw, const std::string& name, uint32_t chip,
+                           uint32_t core);
 
 // Lower bounds for reports and the fidelity benchmark (core cycles on one core).
 struct IdealCycles {

@@ -1,0 +1,74 @@
+#include "compiler/compile.h"
+
+#include <cmath>
+
+#include "compiler/fusion.h"
+#include "compiler/layout.h"
+#include "compiler/lowering.h"
+#include "config/config_error.h"
+#include "models/kernels.h"
+#include "sim/hbm/hbm_timing.h"
+
+namespace tpusim::compiler {
+
+namespace {
+
+models::DType parse_dtype(const std::string& s) {
+  if (s == "f32") return models::DType::kF32;
+  if (s == "bf16") return models::DType::kBF16;
+  throw ConfigError({"", "dtype", 0, s, "must be one of: f32, bf16", ""});
+}
+
+void check_precision(const std::string& p) {
+  if (p != "default" && p != "high" && p != "highest")
+    throw ConfigError({"", "precision", 0, p, "must be one of: default, high, highest", ""});
+}
+
+}  // namespace
+
+isa::Program compile_graph(const models::Graph& g, const HwConfig& hw, const std::string& name, uint32_t chip,
+                           uint32_t core) {
+  isa::Program prog;
+  prog.name = name;
+  prog.cores.push_back({chip, core, {}, {}});
+  ProgramBuilder pb(prog.cores.back(), hw.chip.core.vmem.size_bytes());
+  FusionPlan plan = plan_fusions(g);
+  LowerContext cx{g, plan, hw, pb};
+  for (const auto& f : plan.fusions) {
+    if (f.kind == FusionKind::kDot)
+      lower_dot_kernel(cx, f);
+    else
+      lower_vector_kernel(cx, f);
+  }
+  prog.info.flops = cx.flops;
+  prog.info.hbm_bytes = cx.hbm_bytes;
+  prog.info.fusions = uint32_t(plan.fusions.size());
+  uint64_t min_bytes = 0;
+  for (const auto& n : g.nodes())
+    if (n.kind == models::OpKind::kParameter) min_bytes += stored_bytes(g, n.id);
+  for (int o : g.outputs()) min_bytes += stored_bytes(g, o);
+  prog.info.hbm_bytes_min = min_bytes;
+  return prog;
+}
+
+isa::Program compile_kernel(const KernelRequest& req, const HwConfig& hw) {
+  check_precision(req.precision);
+  models::KernelArgs args{req.kernel, req.shape, parse_dtype(req.dtype), req.precision};
+  models::Graph g = models::build_kernel(args);
+  std::string name = req.kernel;
+  for (const auto& [k, v] : req.shape) name += "_" + k + std::to_string(v);
+  return compile_graph(g, hw, name, req.chip, req.core);
+}
+
+IdealCycles ideal_cycles(const isa::Program& program, const HwConfig& hw) {
+  const auto& mxu = hw.chip.core.mxu;
+  const double flops_per_cycle = 2.0 * mxu.rows * mxu.cols * mxu.count;
+  ChipParams peak = hw.chip;
+  peak.hbm.efficiency = 1.0;
+  IdealCycles c;
+  c.compute_cycles = uint64_t(std::ceil(double(program.info.flops) / flops_per_cycle));
+  c.hbm_cycles = uint64_t(std::ceil(double(program.info.hbm_bytes_min) / hbm_core_bytes_per_cycle(peak)));
+  return c;
+}
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,142 @@
+#include "compiler/fusion.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <stdexcept>
+
+#include <boost/graph/topological_sort.hpp>
+
+namespace tpusim::compiler {
+
+using models::OpKind;
+
+namespace {
+
+bool is_view(const models::Node& n) { return n.kind == OpKind::kReshape; }
+bool is_vector_op(const models::Node& n) {
+  return n.kind == OpKind::kElementwise || n.kind == OpKind::kBroadcast || n.kind == OpKind::kConvert ||
+         n.kind == OpKind::kTranspose || n.kind == OpKind::kReshape;
+}
+
+}  // namespace
+
+FusionPlan plan_fusions(const models::Graph& g) {
+  const auto& nodes = g.nodes();
+  const int n = int(nodes.size());
+  HloGraph hlo(n);
+  for (const auto& node : nodes)
+    for (int in : node.inputs) boost::add_edge(in, node.id, hlo);
+
+  std::vector<HloGraph::vertex_descriptor> rev;
+  boost::topological_sort(hlo, std::back_inserter(rev));
+  std::vector<int> topo(rev.rbegin(), rev.rend());
+
+  FusionPlan plan;
+  plan.users.assign(n, {});
+  for (int v = 0; v < n; ++v)
+    for (auto [e, end] = boost::out_edges(v, hlo); e != end; ++e) plan.users[v].push_back(int(boost::target(*e, hlo)));
+
+  std::set<int> outputs(g.outputs().begin(), g.outputs().end());
+  // Users seen through views/transposes (a reshape or transpose of x feeding a dot makes x a dot operand).
+  std::function<void(int, std::vector<int>&)> effective_users = [&](int v, std::vector<int>& out) {
+    for (int u : plan.users[v]) {
+      const auto& un = nodes[u];
+      if ((un.kind == OpKind::kReshape || un.kind == OpKind::kTranspose) && !outputs.count(u))
+        effective_users(u, out);
+      else
+        out.push_back(u);
+    }
+  };
+
+  auto& mat = plan.materialized;
+  mat.assign(n, false);
+  std::vector<bool> cone_dot(n, false);  // the value's kernel (so far) contains a dot
+  for (int v : topo) {
+    const auto& node = nodes[v];
+    std::vector<int> eu;
+    effective_users(v, eu);
+    switch (node.kind) {
+      case OpKind::kParameter: mat[v] = true; break;
+      case OpKind::kConstant: break;
+      case OpKind::kReduce: mat[v] = true; break;
+      case OpKind::kDot: {
+        bool epilogue = eu.size() == 1 && nodes[eu[0]].kind == OpKind::kElementwise && !outputs.count(v);
+        mat[v] = !epilogue;
+        cone_dot[v] = !mat[v];
+        break;
+      }
+      default: {
+        // Two dots must not meet in one kernel: materialize the second operand's value.
+        int dots_in = 0;
+        for (int in : node.inputs)
+          if (!mat[in] && cone_dot[in] && ++dots_in > 1) mat[in] = true;
+        bool has_dot = false;
+        for (int in : node.inputs) has_dot = has_dot || (!mat[in] && cone_dot[in]);
+        bool feeds_dot = false, feeds_reduce = false;
+        for (int u : eu) {
+          feeds_dot = feeds_dot || nodes[u].kind == OpKind::kDot;
+          feeds_reduce = feeds_reduce || nodes[u].kind == OpKind::kReduce;
+        }
+        if (outputs.count(v)) {
+          mat[v] = true;
+        } else if (is_view(node)) {
+          mat[v] = false;
+        } else if (has_dot && (eu.size() != 1 || feeds_dot || feeds_reduce)) {
+          mat[v] = true;
+        } else if (feeds_dot && eu.size() > 1) {
+          mat[v] = true;
+        }
+        cone_dot[v] = !mat[v] && has_dot;
+        break;
+      }
+    }
+  }
+
+  // One kernel per materialized non-parameter value: its cone of non-materialized producers.
+  std::vector<int> order(n);
+  for (int i = 0; i < n; ++i) order[topo[i]] = i;
+  for (int v : topo) {
+    if (!mat[v] || nodes[v].kind == OpKind::kParameter) continue;
+    Fusion f;
+    f.root = v;
+    f.name = nodes[v].name;
+    std::set<int> cone, inputs;
+    std::function<void(int)> visit = [&](int x) {
+      if (cone.count(x)) return;
+      cone.insert(x);
+      for (int in : nodes[x].inputs) {
+        if (nodes[in].kind == OpKind::kConstant) continue;
+        if (mat[in])
+          inputs.insert(in);
+        else
+          visit(in);
+      }
+    };
+    visit(v);
+    f.nodes.assign(cone.begin(), cone.end());
+    std::sort(f.nodes.begin(), f.nodes.end(), [&](int a, int b) { return order[a] < order[b]; });
+    f.inputs.assign(inputs.begin(), inputs.end());
+    std::sort(f.inputs.begin(), f.inputs.end(), [&](int a, int b) { return order[a] < order[b]; });
+    int dots = 0;
+    for (int x : f.nodes)
+      if (nodes[x].kind == OpKind::kDot) {
+        f.dot = x;
+        ++dots;
+      }
+    if (dots > 1) throw std::logic_error("fusion: two dots in one kernel at " + f.name);
+    if (nodes[v].kind == OpKind::kReduce)
+      f.kind = FusionKind::kReduce;
+    else if (f.dot >= 0)
+      f.kind = FusionKind::kDot;
+    else
+      f.kind = FusionKind::kLoop;
+    if (f.kind == FusionKind::kReduce && f.dot >= 0) throw std::logic_error("fusion: reduction of a dot in one kernel");
+    if (f.kind == FusionKind::kLoop && !is_vector_op(nodes[v]))
+      throw std::logic_error("fusion: unexpected root kind at " + f.name);
+    plan.fusions.push_back(std::move(f));
+  }
+  return plan;
+}
+
+}  // namespace tpusim::compiler

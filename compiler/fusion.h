@@ -1,0 +1,46 @@
+// Fusion: which values are materialized in HBM, and which ops are computed inside whose kernel.
+//
+// Rules (after XLA's instruction fusion on TPU):
+//  * Parameters, reductions and graph outputs are materialized (a reduction ends its fusion).
+//  * A dot is materialized unless its single user is element-wise: then that user joins the dot's
+//    kernel as an output ("epilogue") fusion (bias add, scale, ReLU, residual add).
+//  * An element-wise value whose kernel contains a dot is materialized when it has more than one
+//    user or its user is a reduction or another dot.
+//  * An element-wise value that feeds a dot operand and has other users is materialized.
+//  * Every other element-wise value is not materialized: it is recomputed inside each consumer's
+//    kernel (producer-into-consumer fusion, duplicating cheap ops). Single-use element-wise
+//    producers of a dot operand become that dot's operand ("prologue") fusion.
+//  * Reshapes are views; transposes feeding a dot are absorbed into its dimension numbers.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include "models/graph.h"
+
+namespace tpusim::compiler {
+
+// The HLO-like module: the op graph as a Boost graph (edge u->v: v reads u).
+using HloGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
+
+enum class FusionKind { kLoop, kReduce, kDot };
+
+struct Fusion {
+  FusionKind kind = FusionKind::kLoop;
+  std::string name;
+  int root = -1;            // the materialized value this kernel produces
+  int dot = -1;             // kDot: the dot node
+  std::vector<int> nodes;   // ops computed in this kernel (topological order), root last
+  std::vector<int> inputs;  // materialized values it reads (parameters or other kernels' roots)
+};
+
+struct FusionPlan {
+  std::vector<Fusion> fusions;       // in execution (topological) order
+  std::vector<bool> materialized;    // per graph node
+  std::vector<std::vector<int>> users;
+};
+
+FusionPlan plan_fusions(const models::Graph& g);
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,111 @@
+#include "compiler/vector_cost.h"
+
+#include <cmath>
+
+#include "compiler/layout.h"
+
+namespace tpusim::compiler {
+
+using models::DType;
+using models::EwOp;
+using models::OpKind;
+
+isa::VpuWork& operator+=(isa::VpuWork& a, const isa::VpuWork& b) {
+  a.alu_vregs += b.alu_vregs;
+  a.eup_vregs += b.eup_vregs;
+  a.xlu_vregs += b.xlu_vregs;
+  a.vld_vregs += b.vld_vregs;
+  a.vst_vregs += b.vst_vregs;
+  return a;
+}
+
+isa::VpuWork scale_work(const isa::VpuWork& w, double f) {
+  auto s = [f](uint64_t x) { return uint64_t(std::ceil(double(x) * f - 1e-9)); };
+  return {s(w.alu_vregs), s(w.eup_vregs), s(w.xlu_vregs), s(w.vld_vregs), s(w.vst_vregs)};
+}
+
+namespace {
+
+uint64_t log2_ceil(uint64_t x) {
+  uint64_t r = 0;
+  while ((uint64_t(1) << r) < x) ++r;
+  return r;
+}
+
+// Rows of 8-sublane groups in a shape whose last dimension lies on lanes.
+uint64_t row_groups(const models::Dims& d) {
+  if (d.empty()) return 1;
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < d.size(); ++i) rows *= d[i];
+  return uint64_t(div_up(rows, kSublanes));
+}
+
+}  // namespace
+
+isa::VpuWork node_work(const models::Graph& g, const models::Node& n, const VpuParams& vpu) {
+  isa::VpuWork w;
+  const uint64_t v = vregs(n.shape, DType::kF32);
+  switch (n.kind) {
+    case OpKind::kElementwise:
+      switch (n.ew) {
+        case EwOp::kAdd: case EwOp::kSub: case EwOp::kMul: case EwOp::kMax: case EwOp::kRelu: case EwOp::kNeg:
+          w.alu_vregs = v;
+          break;
+        case EwOp::kDiv:  // reciprocal on the EUP, then a multiply and one Newton refinement step
+          w.eup_vregs = v;
+          w.alu_vregs = 3 * v;
+          break;
+        case EwOp::kExp:  // range reduction and scaling around the EUP's exp2
+          w.eup_vregs = v;
+          w.alu_vregs = 2 * v;
+          break;
+        case EwOp::kRsqrt:
+          w.eup_vregs = v;
+          w.alu_vregs = v;
+          break;
+      }
+      break;
+    case OpKind::kConvert:
+      w.alu_vregs = v;
+      break;
+    case OpKind::kBroadcast: {
+      const auto& in = g.node(n.inputs[0]);
+      bool minor_is_new = true;
+      for (int d : n.broadcast_dims) minor_is_new = minor_is_new && d != int(n.shape.size()) - 1;
+      // A per-row value (stored along lanes) splatted across the lanes of each 8-row group
+      // goes through the cross-lane unit once per group; broadcasts along major dims are free.
+      if (minor_is_new && !in.shape.empty() && n.shape.size() >= 2) w.xlu_vregs = row_groups(n.shape);
+      break;
+    }
+    case OpKind::kTranspose: {
+      bool minor_moves = n.permutation.back() != int(n.permutation.size()) - 1;
+      if (minor_moves) w.xlu_vregs = v;  // tile transposes on the XLU
+      break;
+    }
+    case OpKind::kReduce: {
+      const auto& in = g.node(n.inputs[0]);
+      const uint64_t vin = vregs(in.shape, DType::kF32);
+      const int rank = int(in.shape.size());
+      if (n.reduce_dim == rank - 1) {
+        // Lane reduction: add the row's vregs together, then a log2(lanes) tree of lane rotations
+        // (XLU) and adds per 8-row group.
+        const uint64_t groups = row_groups(in.shape);
+        const uint64_t steps = log2_ceil(vpu.lanes);
+        w.alu_vregs = (vin > groups ? vin - groups : 0) + steps * groups;
+        w.xlu_vregs = steps * groups;
+      } else if (n.reduce_dim == rank - 2) {
+        // Sublane reduction: element-wise adds across vregs, then a log2(sublanes) shuffle tree.
+        const uint64_t vout = vregs(n.shape.empty() ? models::Dims{1} : n.shape, DType::kF32);
+        w.alu_vregs = vin + log2_ceil(vpu.sublanes) * vout;
+      } else {
+        w.alu_vregs = vin;  // reduction over a major dimension: element-wise adds
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return w;
+}
+
+}  // namespace tpusim::compiler

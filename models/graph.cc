@@ -1,0 +1,158 @@
+#include "models/graph.h"
+
+#include <stdexcept>
+
+namespace tpusim::models {
+
+namespace {
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("graph builder: " + what);
+}
+bool is_scalar_constant(const Node& n) { return n.kind == OpKind::kConstant; }
+}  // namespace
+
+int Graph::add(Node n) {
+  n.id = int(nodes_.size());
+  nodes_.push_back(std::move(n));
+  return nodes_.back().id;
+}
+
+int Graph::parameter(const std::string& name, Dims shape, DType dtype) {
+  Node n;
+  n.kind = OpKind::kParameter;
+  n.name = name;
+  n.shape = std::move(shape);
+  n.dtype = dtype;
+  return add(std::move(n));
+}
+
+int Graph::constant(double value, DType dtype) {
+  Node n;
+  n.kind = OpKind::kConstant;
+  n.name = "constant";
+  n.dtype = dtype;
+  n.constant = value;
+  return add(std::move(n));
+}
+
+int Graph::dot(int lhs, int rhs, DotDims dims, const std::string& precision, const std::string& name) {
+  const Node& a = node(lhs);
+  const Node& b = node(rhs);
+  require(dims.lhs_batch.size() == dims.rhs_batch.size(), "dot batch dims differ in count");
+  require(dims.lhs_contract.size() == dims.rhs_contract.size(), "dot contracting dims differ in count");
+  auto contains = [](const std::vector<int>& v, int x) {
+    for (int y : v)
+      if (y == x) return true;
+    return false;
+  };
+  Node n;
+  n.kind = OpKind::kDot;
+  n.name = name;
+  n.dtype = a.dtype;
+  n.precision = precision;
+  for (size_t i = 0; i < dims.lhs_batch.size(); ++i) {
+    require(a.shape.at(dims.lhs_batch[i]) == b.shape.at(dims.rhs_batch[i]), "dot batch sizes differ");
+    n.shape.push_back(a.shape[dims.lhs_batch[i]]);
+  }
+  for (size_t i = 0; i < dims.lhs_contract.size(); ++i)
+    require(a.shape.at(dims.lhs_contract[i]) == b.shape.at(dims.rhs_contract[i]), "dot contracting sizes differ");
+  for (int d = 0; d < int(a.shape.size()); ++d)
+    if (!contains(dims.lhs_batch, d) && !contains(dims.lhs_contract, d)) n.shape.push_back(a.shape[d]);
+  for (int d = 0; d < int(b.shape.size()); ++d)
+    if (!contains(dims.rhs_batch, d) && !contains(dims.rhs_contract, d)) n.shape.push_back(b.shape[d]);
+  n.dot = std::move(dims);
+  n.inputs = {lhs, rhs};
+  return add(std::move(n));
+}
+
+int Graph::ew(EwOp op, int a, int b, const std::string& name) {
+  const Node& x = node(a);
+  require(!is_scalar_constant(x), "element-wise op needs a tensor first operand");
+  Node n;
+  n.kind = OpKind::kElementwise;
+  n.ew = op;
+  n.name = name.empty() ? "ew" : name;
+  n.shape = x.shape;
+  n.dtype = x.dtype;
+  n.inputs = {a};
+  if (b >= 0) {
+    const Node& y = node(b);
+    require(is_scalar_constant(y) || y.shape == x.shape, "element-wise operands must have equal shapes");
+    n.inputs.push_back(b);
+  }
+  return add(std::move(n));
+}
+
+int Graph::ew_bcast(EwOp op, int a, int b, std::vector<int> b_dims, const std::string& name) {
+  if (is_scalar_constant(node(b))) return ew(op, a, b, name);
+  int bb = broadcast(b, node(a).shape, std::move(b_dims));
+  return ew(op, a, bb, name);
+}
+
+int Graph::broadcast(int x, Dims shape, std::vector<int> broadcast_dims) {
+  const Node& in = node(x);
+  require(in.shape.size() == broadcast_dims.size(), "broadcast dims must map every operand dim");
+  for (size_t i = 0; i < broadcast_dims.size(); ++i)
+    require(shape.at(broadcast_dims[i]) == in.shape[i], "broadcast size mismatch");
+  Node n;
+  n.kind = OpKind::kBroadcast;
+  n.name = "broadcast";
+  n.shape = std::move(shape);
+  n.dtype = in.dtype;
+  n.broadcast_dims = std::move(broadcast_dims);
+  n.inputs = {x};
+  return add(std::move(n));
+}
+
+int Graph::reduce(int x, int dim, ReduceOp op) {
+  const Node& in = node(x);
+  require(dim >= 0 && dim < int(in.shape.size()), "reduce dim out of range");
+  Node n;
+  n.kind = OpKind::kReduce;
+  n.name = op == ReduceOp::kSum ? "reduce_sum" : "reduce_max";
+  n.reduce = op;
+  n.reduce_dim = dim;
+  n.dtype = in.dtype;
+  for (int d = 0; d < int(in.shape.size()); ++d)
+    if (d != dim) n.shape.push_back(in.shape[d]);
+  n.inputs = {x};
+  return add(std::move(n));
+}
+
+int Graph::reshape(int x, Dims shape) {
+  const Node& in = node(x);
+  require(num_elements(in.shape) == num_elements(shape), "reshape changes the element count");
+  Node n;
+  n.kind = OpKind::kReshape;
+  n.name = "reshape";
+  n.shape = std::move(shape);
+  n.dtype = in.dtype;
+  n.inputs = {x};
+  return add(std::move(n));
+}
+
+int Graph::transpose(int x, std::vector<int> permutation) {
+  const Node& in = node(x);
+  require(permutation.size() == in.shape.size(), "transpose permutation rank mismatch");
+  Node n;
+  n.kind = OpKind::kTranspose;
+  n.name = "transpose";
+  for (int p : permutation) n.shape.push_back(in.shape.at(p));
+  n.dtype = in.dtype;
+  n.permutation = std::move(permutation);
+  n.inputs = {x};
+  return add(std::move(n));
+}
+
+int Graph::convert(int x, DType to) {
+  const Node& in = node(x);
+  Node n;
+  n.kind = OpKind::kConvert;
+  n.name = "convert";
+  n.shape = in.shape;
+  n.dtype = to;
+  n.inputs = {x};
+  return add(std::move(n));
+}
+
+}  // namespace tpusim::models

@@ -1,0 +1,88 @@
+// The high-level op graph that models/ builds and compiler/ lowers: a small XLA-HLO-like op set.
+// Shapes are row-major; the last dimension is the minor one (it maps to the 128 vector lanes).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tpusim::models {
+
+enum class DType : uint8_t { kF32, kBF16 };
+inline uint32_t dtype_bytes(DType t) { return t == DType::kF32 ? 4 : 2; }
+inline const char* dtype_name(DType t) { return t == DType::kF32 ? "f32" : "bf16"; }
+
+enum class OpKind : uint8_t {
+  kParameter,    // an input tensor resident in HBM
+  kConstant,     // a scalar literal (free: folded into the consuming vector op)
+  kDot,          // general matrix multiply (XLA DotGeneral)
+  kElementwise,  // unary/binary element-wise op (operands already broadcast to the output shape)
+  kBroadcast,    // replicate an operand along new dimensions
+  kReduce,       // reduce one dimension (sum or max)
+  kReshape,      // row-major reshape: a view, no data movement
+  kTranspose,    // permute dimensions: data movement unless absorbed by a dot
+  kConvert,      // change dtype
+};
+
+enum class EwOp : uint8_t { kAdd, kSub, kMul, kDiv, kMax, kExp, kRsqrt, kRelu, kNeg };
+enum class ReduceOp : uint8_t { kSum, kMax };
+
+using Dims = std::vector<int64_t>;
+
+struct DotDims {
+  std::vector<int> lhs_batch, rhs_batch;        // paired batch dimensions
+  std::vector<int> lhs_contract, rhs_contract;  // paired contracting dimensions
+};
+
+struct Node {
+  int id = -1;
+  OpKind kind = OpKind::kParameter;
+  std::string name;
+  Dims shape;
+  DType dtype = DType::kF32;
+  std::vector<int> inputs;
+  EwOp ew = EwOp::kAdd;          // kElementwise
+  ReduceOp reduce = ReduceOp::kSum;  // kReduce
+  int reduce_dim = -1;           // kReduce: the reduced dimension of the operand
+  DotDims dot;                   // kDot
+  std::string precision = "default";  // kDot: default | high | highest
+  std::vector<int> broadcast_dims;    // kBroadcast: output dim of each operand dim
+  std::vector<int> permutation;       // kTranspose: output dim i = operand dim permutation[i]
+  double constant = 0;                // kConstant
+};
+
+inline int64_t num_elements(const Dims& d) {
+  int64_t n = 1;
+  for (int64_t x : d) n *= x;
+  return n;
+}
+
+// A graph under construction. Builders infer shapes and check operands; errors are
+// std::invalid_argument (programming errors in a model builder, not user input).
+class Graph {
+ public:
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Node& node(int id) const { return nodes_.at(id); }
+  const std::vector<int>& outputs() const { return outputs_; }
+  void mark_output(int id) { outputs_.push_back(id); }
+
+  int parameter(const std::string& name, Dims shape, DType dtype);
+  int constant(double value, DType dtype);
+  int dot(int lhs, int rhs, DotDims dims, const std::string& precision, const std::string& name = "dot");
+  int ew(EwOp op, int a, int b = -1, const std::string& name = "");
+  int broadcast(int x, Dims shape, std::vector<int> broadcast_dims);
+  int reduce(int x, int dim, ReduceOp op);
+  int reshape(int x, Dims shape);
+  int transpose(int x, std::vector<int> permutation);
+  int convert(int x, DType to);
+
+  // Element-wise binary op with `b` broadcast along the dimensions of `a` it lacks: `b_dims` lists
+  // the dimension of `a` that each dimension of `b` maps to (empty for a scalar constant).
+  int ew_bcast(EwOp op, int a, int b, std::vector<int> b_dims, const std::string& name = "");
+
+ private:
+  int add(Node n);
+  std::vector<Node> nodes_;
+  std::vector<int> outputs_;
+};
+
+}  // namespace tpusim::models
