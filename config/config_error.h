@@ -23,12 +23,17 @@ class ConfigError : public std::runtime_error {
 
   // "configs/hw/v3-8.yaml:12: chip.core.mxu.count: value '0' must be an integer in [1, 16]; did you mean ...?"
   static std::string format(const ConfigErrorInfo& i) {
+    // Built with append(): GCC 12 warns falsely (-Wrestrict) on chained operator+ of temporaries here.
     std::string s;
-    if (!i.file.empty()) s += i.file + (i.line > 0 ? ":" + std::to_string(i.line) : "") + ": ";
-    if (!i.yaml_path.empty()) s += i.yaml_path + ": ";
-    if (!i.value.empty()) s += "value '" + i.value + "' ";
-    s += i.rule;
-    if (!i.suggestion.empty()) s += "; " + i.suggestion;
+    if (!i.file.empty()) {
+      s.append(i.file);
+      if (i.line > 0) s.append(":").append(std::to_string(i.line));
+      s.append(": ");
+    }
+    if (!i.yaml_path.empty()) s.append(i.yaml_path).append(": ");
+    if (!i.value.empty()) s.append("value '").append(i.value).append("' ");
+    s.append(i.rule);
+    if (!i.suggestion.empty()) s.append("; ").append(i.suggestion);
     return s;
   }
 

@@ -6,19 +6,10 @@
 #include <vector>
 
 #include "config/config_error.h"
+#include "config/override.h"  // Override, parse_override
 #include "sim/slice/slice_params.h"
 
 namespace tpusim {
-
-// One `--set path.to.key=value` override. `path` is relative to the config it targets.
-struct Override {
-  std::string path;
-  std::string value;
-  std::string origin = "--set";  // shown as the "file" in errors
-};
-
-// Parses "a.b.c=value". Throws ConfigError when malformed.
-Override parse_override(std::string_view arg);
 
 // Loads a hardware YAML file (following `include:`), applies overrides, validates every field
 // against the schema. Throws ConfigError on any bad input.
@@ -34,5 +25,8 @@ HwConfig load_hw_config_text(const std::string& yaml, const std::string& origin,
 std::string dump_hw_config(const HwConfig& hw);
 // Markdown reference of the hardware schema (names, types, units, ranges, defaults, docs).
 std::string hw_schema_markdown();
+// Validates a slice's chip file (e.g. configs/hw/chips/tpu_v3.yaml) on its own: the mapping that a
+// slice file includes under `chip:`. Throws ConfigError.
+ChipParams load_chip_params(const std::string& path);
 
 }  // namespace tpusim

@@ -1,0 +1,267 @@
+// The hardware schema: one declaration per parameter struct of sim/, mirroring its nesting.
+// Ranges are sanity bounds (catch typos and unit mix-ups such as MHz vs GHz), not design limits.
+#include "config/hw_schema.h"
+
+#include <fmt/format.h>
+
+namespace tpusim {
+
+using config::CheckContext;
+using config::Schema;
+
+namespace {
+
+constexpr const char* kNorrie = "Norrie et al., IEEE Micro 2021 (TPUv2/v3)";
+// Fitted to data/tpu_v3_core_calibration.csv; the shipped values may change when recalibrated.
+constexpr const char* kCalibrated = "calibrated, see docs/calibration.md";
+
+const Schema<SequencerParams>& sequencer_schema() {
+  static const Schema<SequencerParams> s = [] {
+    Schema<SequencerParams> s("Sequencer", "The TensorCore's scalar unit that fetches and issues the program's VLIW bundles.");
+    s.field(&SequencerParams::launch_cycles, "launch_cycles")
+        .unit("cycles")
+        .range(0, 1e8)
+        .doc("fixed cost of one program: host doorbell to first instruction, plus the completion signal")
+        .source(kCalibrated);
+    return s;
+  }();
+  return s;
+}
+
+const Schema<MxuParams>& mxu_schema() {
+  static const Schema<MxuParams> s = [] {
+    Schema<MxuParams> s("MXU (matrix unit)",
+                        "A weight-stationary systolic array: a weight tile (rows × cols) is loaded into the array, "
+                        "then LHS rows stream through it, one per cycle, producing one output row of `cols` values "
+                        "per cycle. bf16 multiplies, fp32 accumulation.");
+    s.field(&MxuParams::count, "count").range(1, 16).doc("MXUs per TensorCore (v2: 1, v3: 2, v4: 4)").source(kNorrie);
+    s.field(&MxuParams::rows, "rows").range(1, 4096).doc("array rows = contraction depth of one weight tile");
+    s.field(&MxuParams::cols, "cols").range(1, 4096).doc("array columns = output columns of one weight tile");
+    s.field(&MxuParams::weight_buffers, "weight_buffers")
+        .range(1, 8)
+        .doc("weight tiles held at once (2 = double buffered: the next tile loads while one computes)");
+    s.field(&MxuParams::weight_load_rows_per_cycle, "weight_load_rows_per_cycle")
+        .unit("rows/cycle")
+        .range(1, 4096)
+        .doc("weight rows shifted into the array per cycle")
+        .source(kCalibrated);
+    s.field(&MxuParams::lhs_rows_per_cycle, "lhs_rows_per_cycle")
+        .unit("rows/cycle")
+        .range(1, 64)
+        .doc("LHS rows entering the array per cycle (1 for a systolic array)");
+    s.check([](const MxuParams& m, const CheckContext& c) {
+      if (m.weight_load_rows_per_cycle > m.rows)
+        c.fail("weight_load_rows_per_cycle", fmt::format("must be <= rows ({})", m.rows));
+    });
+    return s;
+  }();
+  return s;
+}
+
+const Schema<VpuParams>& vpu_schema() {
+  static const Schema<VpuParams> s = [] {
+    Schema<VpuParams> s("VPU (vector unit)",
+                        "The vector unit: vector registers of sublanes × lanes 32-bit values, element-wise ALUs, a "
+                        "transcendental unit (EUP: exp, rsqrt, ...) and a cross-lane unit (XLU: reductions, transposes).");
+    s.field(&VpuParams::sublanes, "sublanes").range(1, 1024).doc("rows of a vector register").source(kNorrie);
+    s.field(&VpuParams::lanes, "lanes").range(1, 4096).doc("columns of a vector register").source(kNorrie);
+    s.field(&VpuParams::alu_slots, "alu_slots").range(1, 16).doc("vector ALU operations issued per cycle");
+    s.field(&VpuParams::vld_slots, "vld_slots").range(1, 16).doc("VMEM → vector register loads issued per cycle");
+    s.field(&VpuParams::vst_slots, "vst_slots").range(1, 16).doc("vector register → VMEM stores issued per cycle");
+    s.field(&VpuParams::eup_cycles_per_vreg, "eup_cycles_per_vreg")
+        .unit("cycles")
+        .range(1, 4096)
+        .doc("transcendental unit throughput: cycles per vector register")
+        .source(kCalibrated);
+    s.field(&VpuParams::xlu_cycles_per_vreg, "xlu_cycles_per_vreg")
+        .unit("cycles")
+        .range(1, 4096)
+        .doc("cross-lane unit throughput (reduce, transpose, permute): cycles per vector register")
+        .source(kCalibrated);
+    s.field(&VpuParams::pipeline_latency_cycles, "pipeline_latency_cycles")
+        .unit("cycles")
+        .range(0, 1e6)
+        .doc("from issue of a vector block to its last result")
+        .source(kCalibrated);
+    return s;
+  }();
+  return s;
+}
+
+const Schema<VmemParams>& vmem_schema() {
+  static const Schema<VmemParams> s = [] {
+    Schema<VmemParams> s("VMEM", "The TensorCore's software-managed vector memory (scratchpad) between HBM and the VPU/MXUs.");
+    s.field(&VmemParams::size_mib, "size_mib").unit("MiB").range(1, 1 << 20).doc("capacity per TensorCore");
+    return s;
+  }();
+  return s;
+}
+
+const Schema<DmaParams>& dma_schema() {
+  static const Schema<DmaParams> s = [] {
+    Schema<DmaParams> s("DMA engines", "Copy data between HBM and VMEM, cut into chunks spread over the HBM channels.");
+    s.field(&DmaParams::engines, "engines").range(1, 1024).doc("transfers in flight at once per TensorCore");
+    s.field(&DmaParams::setup_cycles, "setup_cycles")
+        .unit("cycles")
+        .range(0, 1e7)
+        .doc("descriptor issue to first request, per transfer")
+        .source(kCalibrated);
+    s.field(&DmaParams::chunk_bytes, "chunk_bytes")
+        .unit("bytes")
+        .range(32, 1 << 30)
+        .doc("a transfer is cut into requests of this size");
+    return s;
+  }();
+  return s;
+}
+
+const Schema<CoreParams>& core_schema() {
+  static const Schema<CoreParams> s = [] {
+    Schema<CoreParams> s("TensorCore", "One TensorCore; every core of a chip is identical (declared once, replicated `cores` times).");
+    s.field(&CoreParams::clock_mhz, "clock_mhz").unit("MHz").greater_than(0).max(1e4).doc("core clock").source(kNorrie);
+    s.section(&CoreParams::sequencer, "sequencer", sequencer_schema());
+    s.section(&CoreParams::mxu, "mxu", mxu_schema());
+    s.section(&CoreParams::vpu, "vpu", vpu_schema());
+    s.section(&CoreParams::vmem, "vmem", vmem_schema());
+    s.section(&CoreParams::dma, "dma", dma_schema());
+    return s;
+  }();
+  return s;
+}
+
+const Schema<HbmParams>& hbm_schema() {
+  static const Schema<HbmParams> s = [] {
+    Schema<HbmParams> s("HBM", "The chip's high-bandwidth memory: capacity, peak bandwidth, channels and latency.");
+    s.field(&HbmParams::impl, "impl")
+        .one_of({"simple"})
+        .doc("model variant: simple = bandwidth and latency per channel, no bank timing");
+    s.field(&HbmParams::size_gib, "size_gib").unit("GiB").range(1, 1 << 20).doc("capacity per chip");
+    s.field(&HbmParams::bandwidth_gbyte_per_s, "bandwidth_gbyte_per_s")
+        .unit("GB/s")
+        .greater_than(0)
+        .max(1e6)
+        .doc("peak bandwidth per chip (10^9 bytes/s)");
+    s.field(&HbmParams::efficiency, "efficiency")
+        .greater_than(0)
+        .max(1)
+        .doc("achievable fraction of peak for streaming DMA (refresh, bus turnarounds)")
+        .source(kCalibrated);
+    s.field(&HbmParams::channels, "channels").range(1, 4096).doc("independent channels per chip");
+    s.field(&HbmParams::latency_ns, "latency_ns").unit("ns").range(0, 1e6).doc("request to first data").source(kCalibrated);
+    s.field(&HbmParams::ownership, "ownership")
+        .one_of({"per_core", "shared"})
+        .doc("per_core: each core owns 1/cores of size, bandwidth and channels (v2/v3); shared: all cores share it (v4)");
+    return s;
+  }();
+  return s;
+}
+
+const Schema<IciParams>& ici_schema() {
+  static const Schema<IciParams> s = [] {
+    Schema<IciParams> s("ICI (inter-chip interconnect)", "The chip's links to its neighbours in the slice's mesh or torus.");
+    s.field(&IciParams::links, "links").range(0, 64).doc("ICI ports per chip");
+    s.field(&IciParams::bandwidth_gbyte_per_s_per_direction, "bandwidth_gbyte_per_s_per_direction")
+        .unit("GB/s")
+        .greater_than(0)
+        .max(1e5)
+        .doc("per link, one direction");
+    s.field(&IciParams::hop_latency_ns, "hop_latency_ns").unit("ns").range(0, 1e7).doc("per router hop");
+    return s;
+  }();
+  return s;
+}
+
+const Schema<PcieParams>& pcie_schema() {
+  static const Schema<PcieParams> s = [] {
+    Schema<PcieParams> s("PCIe", "The link between the host and one chip (infeed, outfeed, parameter upload).");
+    s.field(&PcieParams::bandwidth_gbyte_per_s, "bandwidth_gbyte_per_s").unit("GB/s").greater_than(0).max(1e4).doc("one direction");
+    s.field(&PcieParams::latency_ns, "latency_ns").unit("ns").range(0, 1e8).doc("per transfer");
+    return s;
+  }();
+  return s;
+}
+
+const Schema<TopologyParams>& topology_schema() {
+  static const Schema<TopologyParams> s = [] {
+    Schema<TopologyParams> s("Topology", "How the slice's chips are joined by ICI: a mesh, or a torus where wraparound is set.");
+    s.field(&TopologyParams::dims, "dims").size(1, 3).range(1, 1024).doc("chips per dimension, e.g. [2, 2] for v3-8, [4, 4] for v3-32");
+    s.field(&TopologyParams::wraparound, "wraparound")
+        .size(1, 3)
+        .doc("per dimension: true if links close the ring (torus), false for a mesh");
+    s.check([](const TopologyParams& t, const CheckContext& c) {
+      if (t.wraparound.size() != t.dims.size())
+        c.fail("wraparound", fmt::format("must have one entry per dimension of dims ({})", t.dims.size()));
+    });
+    return s;
+  }();
+  return s;
+}
+
+const Schema<SliceParams>& slice_schema() {
+  static const Schema<SliceParams> s = [] {
+    Schema<SliceParams> s("Slice", "The chips joined by ICI and the hosts that drive them.");
+    s.section(&SliceParams::topology, "topology", topology_schema());
+    s.field(&SliceParams::hosts, "hosts").range(1, 1 << 16).doc("host machines");
+    s.field(&SliceParams::chips_per_host, "chips_per_host").range(1, 64).doc("chips attached to each host over PCIe");
+    s.check([](const SliceParams& sl, const CheckContext& c) {
+      const uint64_t hosted = uint64_t(sl.hosts) * sl.chips_per_host;
+      if (hosted != sl.chips())
+        c.fail("hosts", fmt::format("hosts × chips_per_host = {} × {} = {} must equal the chips of topology.dims ({})",
+                                    sl.hosts, sl.chips_per_host, hosted, sl.chips()));
+    });
+    return s;
+  }();
+  return s;
+}
+
+const Schema<HostParams>& host_schema() {
+  static const Schema<HostParams> s = [] {
+    Schema<HostParams> s("Host", "One host machine (all hosts of a slice are identical): runs the framework, tracing and XLA compilation.");
+    s.field(&HostParams::cpus, "cpus").range(1, 1 << 16).doc("CPU cores (vCPUs)");
+    s.field(&HostParams::ram_gib, "ram_gib").unit("GiB").range(1, 1 << 24).doc("RAM");
+    s.field(&HostParams::cpu_ghz, "cpu_ghz").unit("GHz").greater_than(0).max(10).doc("CPU clock (compile and tracing costs scale by it)");
+    return s;
+  }();
+  return s;
+}
+
+}  // namespace
+
+const Schema<ChipParams>& chip_schema() {
+  static const Schema<ChipParams> s = [] {
+    Schema<ChipParams> s("TPU chip", "One TPU chip: its TensorCores, HBM, ICI ports and PCIe host interface.");
+    s.field(&ChipParams::generation, "generation").one_of({"v2", "v3", "v4"}).doc("TPU generation");
+    s.field(&ChipParams::cores, "cores").range(1, 64).doc("TensorCores per chip").source(kNorrie);
+    s.section(&ChipParams::core, "core", core_schema());
+    s.section(&ChipParams::hbm, "hbm", hbm_schema());
+    s.section(&ChipParams::ici, "ici", ici_schema());
+    s.section(&ChipParams::pcie, "pcie", pcie_schema());
+    s.check([](const ChipParams& c, const CheckContext& ctx) {
+      if (c.hbm.ownership == "per_core" && c.hbm.channels % c.cores != 0)
+        ctx.fail("hbm.channels", fmt::format("must be divisible by cores ({}) when hbm.ownership is per_core", c.cores),
+                 "each core owns channels / cores channels");
+    });
+    return s;
+  }();
+  return s;
+}
+
+const Schema<HwConfig>& hw_schema() {
+  static const Schema<HwConfig> s = [] {
+    Schema<HwConfig> s("Hardware config", "A slice of TPU chips and its hosts.");
+    s.field(&HwConfig::name, "name").default_value("", "file stem").doc("config name, shown in reports");
+    s.section(&HwConfig::chip, "chip", chip_schema());
+    s.section(&HwConfig::slice, "slice", slice_schema());
+    s.section(&HwConfig::host, "host", host_schema());
+    s.check([](const HwConfig& hw, const CheckContext& c) {
+      uint32_t used = 0;  // a dimension longer than 1 needs at least one ICI port per chip
+      for (uint32_t d : hw.slice.topology.dims) used += d > 1;
+      if (hw.chip.ici.links < used)
+        c.fail("chip.ici.links", fmt::format("must be >= {}, the topology dimensions longer than 1 (slice.topology.dims)", used));
+    });
+    return s;
+  }();
+  return s;
+}
+
+}  // namespace tpusim

@@ -1,0 +1,316 @@
+// Config schemas, declared once per struct in code: each field's key, type, unit, default or
+// "required", allowed range or values, description and (optionally) the source of the rule.
+// The same declaration parses and validates a YAML tree into the struct (unknown keys are errors
+// with "did you mean"), dumps the resolved struct as commented YAML, converts it to JSON, compares
+// two structs, and writes the Markdown reference.
+//
+//   static const Schema<MxuParams> s = [] {
+//     Schema<MxuParams> s("MXU", "A weight-stationary systolic array.");
+//     s.field(&MxuParams::count, "count").range(1, 16).doc("MXUs per TensorCore");
+//     return s;
+//   }();
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config_error.h"
+#include "config/override.h"
+#include "config/tree.h"
+
+namespace tpusim::config {
+
+enum class FieldKind { U32, U64, F64, Bool, String, U32List, BoolList, U64Map, Section };
+
+// Numeric bounds (of a number, or of each element of a list or map); open bounds exclude the endpoint.
+struct Bounds {
+  std::optional<double> lo, hi;
+  bool lo_open = false, hi_open = false;
+  bool contains(double x) const;
+  // " in [1, 16]", " > 0", "" (unbounded). `integer` prints bounds without decimals.
+  std::string phrase(bool integer) const;
+};
+
+class SchemaBase;
+
+struct FieldInfo {
+  std::string key;
+  FieldKind kind = FieldKind::String;
+  std::string unit;          // "MHz", "GB/s", ... ; empty when dimensionless (a count)
+  std::string doc;           // one line; also the comment in dumps
+  std::string details;       // longer explanation, in the Markdown reference only
+  std::string source;        // where the value or rule comes from (optional, shown in the reference)
+  bool required = true;
+  std::string default_text;  // the default as YAML, or how it is derived ("file stem")
+  bool default_derived = false;  // default_text describes a derivation rather than a value
+  Bounds bounds;
+  std::vector<std::string> one_of;  // allowed strings (empty: any)
+  size_t min_size = 0, max_size = SIZE_MAX;  // list lengths
+  const SchemaBase* section = nullptr;       // kind == Section
+
+  std::string rule() const;       // "must be an integer in [1, 16]"
+  std::string type_name() const;  // "integer", "list of integers", ...
+  std::string allowed() const;    // "[1, 16]", "`simple`", "" (Markdown)
+  std::string comment() const;    // "MHz — core clock"
+};
+
+// Throws ConfigError at `at` (its file and line), quoting the value written there.
+[[noreturn]] void fail_at(const Node& at, const std::string& path, const std::string& rule,
+                          const std::string& suggestion = {});
+
+// Conversions, one overload per supported field type. parse_value validates against `f`.
+void parse_value(const Node& n, const FieldInfo& f, const std::string& path, uint32_t& out);
+void parse_value(const Node& n, const FieldInfo& f, const std::string& path, uint64_t& out);
+void parse_value(const Node& n, const FieldInfo& f, const std::string& path, double& out);
+void parse_value(const Node& n, const FieldInfo& f, const std::string& path, bool& out);
+void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::string& out);
+void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::vector<uint32_t>& out);
+void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::vector<bool>& out);
+void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::map<std::string, uint64_t>& out);
+// YAML flow text that parses back to the same value (doubles print shortest-exact).
+std::string yaml_value(uint32_t v);
+std::string yaml_value(uint64_t v);
+std::string yaml_value(double v);
+std::string yaml_value(bool v);
+std::string yaml_value(const std::string& v);
+std::string yaml_value(const std::vector<uint32_t>& v);
+std::string yaml_value(const std::vector<bool>& v);
+std::string yaml_value(const std::map<std::string, uint64_t>& v);
+
+template <class V>
+constexpr FieldKind kind_of() {
+  if constexpr (std::is_same_v<V, uint32_t>) return FieldKind::U32;
+  else if constexpr (std::is_same_v<V, uint64_t>) return FieldKind::U64;
+  else if constexpr (std::is_same_v<V, double>) return FieldKind::F64;
+  else if constexpr (std::is_same_v<V, bool>) return FieldKind::Bool;
+  else if constexpr (std::is_same_v<V, std::string>) return FieldKind::String;
+  else if constexpr (std::is_same_v<V, std::vector<uint32_t>>) return FieldKind::U32List;
+  else if constexpr (std::is_same_v<V, std::vector<bool>>) return FieldKind::BoolList;
+  else if constexpr (std::is_same_v<V, std::map<std::string, uint64_t>>) return FieldKind::U64Map;
+  else static_assert(!sizeof(V*), "unsupported config field type");
+}
+
+// Builds YAML text line by line, aligning the `# comments`.
+class YamlWriter {
+ public:
+  void line(int depth, std::string text, std::string comment = {});
+  std::string str() const;
+
+ private:
+  struct Line {
+    int depth;
+    std::string text, comment;
+  };
+  std::vector<Line> lines_;
+};
+
+// Handed to cross-field checks: errors point at a key of the section being checked.
+class CheckContext {
+ public:
+  CheckContext(const Node& section, std::string path) : section_(section), path_(std::move(path)) {}
+  // Fails at `rel` (dotted, relative to the section), quoting the value written there.
+  [[noreturn]] void fail(std::string_view rel, const std::string& rule, const std::string& suggestion = {}) const;
+  // Same, without quoting a value (for something missing).
+  [[noreturn]] void fail_missing(std::string_view rel, const std::string& rule, const std::string& suggestion = {}) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  const Node& locate(std::string_view rel) const;
+  std::string full(std::string_view rel) const;
+  const Node& section_;
+  std::string path_;
+};
+
+class SchemaBase {
+ public:
+  SchemaBase(std::string title, std::string doc) : title_(std::move(title)), doc_(std::move(doc)) {}
+  virtual ~SchemaBase() = default;
+
+  const std::string& title() const { return title_; }
+  const std::string& doc() const { return doc_; }
+  const std::deque<FieldInfo>& fields() const { return fields_; }
+  const FieldInfo* find(std::string_view key) const;
+  std::vector<std::string> keys() const;
+  bool has_required() const;  // a section without required keys may be omitted
+
+  // Markdown reference: a heading and a table per section, depth first. `path` prefixes the headings.
+  std::string markdown(const std::string& path = "", int heading_level = 3) const;
+
+  // Checks that a dotted path (an override) names a key; throws ConfigError (file = origin) with
+  // "did you mean" otherwise. `field` is the key's declaration; `map_entry` when the path names an
+  // entry of a map field (e.g. shape.m).
+  struct PathTarget {
+    const FieldInfo* field = nullptr;
+    bool map_entry = false;
+  };
+  PathTarget resolve_path(const std::string& path, const std::string& origin) const;
+  bool has_path(const std::string& path) const;
+
+ protected:
+  // `n` must be a mapping whose keys are all declared.
+  void check_section(const Node& n, const std::string& path) const;
+  [[noreturn]] static void missing(const Node& section, const std::string& path, const FieldInfo& f);
+  std::deque<FieldInfo> fields_;  // deque: builders keep references while more fields are added
+
+ private:
+  std::string title_, doc_;
+};
+
+template <class T>
+class Schema : public SchemaBase {
+  struct Ops {
+    std::function<void(T&, const Node&, const FieldInfo&, const std::string&)> parse;
+    std::function<void(T&)> set_default;  // empty when the field is required
+    std::function<void(const T&, const FieldInfo&, YamlWriter&, int)> dump;
+    std::function<bool(const T&, const T&)> equal;
+    std::function<nlohmann::json(const T&)> json;
+  };
+
+ public:
+  using SchemaBase::SchemaBase;
+
+  template <class V>
+  class FieldBuilder {
+   public:
+    FieldBuilder(FieldInfo& info, Ops& ops, std::function<V&(T&)> get) : info_(info), ops_(ops), get_(std::move(get)) {}
+    FieldBuilder& unit(std::string u) { info_.unit = std::move(u); return *this; }
+    FieldBuilder& doc(std::string d) { info_.doc = std::move(d); return *this; }
+    FieldBuilder& details(std::string d) { info_.details = std::move(d); return *this; }
+    FieldBuilder& source(std::string s) { info_.source = std::move(s); return *this; }
+    FieldBuilder& range(double lo, double hi) { return min(lo).max(hi); }  // inclusive
+    FieldBuilder& min(double lo) { info_.bounds.lo = lo; info_.bounds.lo_open = false; return *this; }
+    FieldBuilder& greater_than(double lo) { info_.bounds.lo = lo; info_.bounds.lo_open = true; return *this; }
+    FieldBuilder& max(double hi) { info_.bounds.hi = hi; info_.bounds.hi_open = false; return *this; }
+    FieldBuilder& less_than(double hi) { info_.bounds.hi = hi; info_.bounds.hi_open = true; return *this; }
+    FieldBuilder& one_of(std::vector<std::string> v) { info_.one_of = std::move(v); return *this; }
+    FieldBuilder& size(size_t lo, size_t hi) { info_.min_size = lo; info_.max_size = hi; return *this; }
+    // Makes the key optional. `shown` documents a derived default (e.g. "file stem").
+    FieldBuilder& default_value(V v, std::string shown = {}) {
+      info_.required = false;
+      info_.default_derived = !shown.empty();
+      info_.default_text = shown.empty() ? yaml_value(v) : std::move(shown);
+      ops_.set_default = [get = get_, v = std::move(v)](T& t) { get(t) = v; };
+      return *this;
+    }
+
+   private:
+    FieldInfo& info_;
+    Ops& ops_;
+    std::function<V&(T&)> get_;
+  };
+
+  // A value field: `member` of T.
+  template <class V>
+  FieldBuilder<V> field(V T::*member, std::string key) {
+    return add<V>(std::move(key), [member](auto& t) -> auto& { return t.*member; });
+  }
+  // A value field one struct down (`(t.*outer).*inner`), for YAML that is flatter than the structs.
+  template <class M, class V>
+  FieldBuilder<V> field(M T::*outer, V M::*inner, std::string key) {
+    return add<V>(std::move(key), [outer, inner](auto& t) -> auto& { return (t.*outer).*inner; });
+  }
+  // A nested section with its own schema (which must outlive this one: schemas are static).
+  template <class S>
+  void section(S T::*member, std::string key, const Schema<S>& sub) {
+    FieldInfo& f = fields_.emplace_back();
+    f.key = std::move(key);
+    f.kind = FieldKind::Section;
+    f.section = &sub;
+    f.doc = sub.title();
+    f.required = sub.has_required();
+    Ops& o = ops_.emplace_back();
+    o.parse = [member, &sub](T& t, const Node& n, const FieldInfo&, const std::string& p) { sub.parse_into(t.*member, n, p); };
+    o.dump = [member, &sub](const T& t, const FieldInfo& fi, YamlWriter& w, int depth) {
+      w.line(depth, fi.key + ":", fi.doc);
+      sub.dump_into(t.*member, w, depth + 1);
+    };
+    o.equal = [member, &sub](const T& a, const T& b) { return sub.equal(a.*member, b.*member); };
+    o.json = [member, &sub](const T& t) { return sub.to_json(t.*member); };
+  }
+  // A cross-field rule, run after the section's own fields parsed.
+  void check(std::function<void(const T&, const CheckContext&)> fn) { checks_.push_back(std::move(fn)); }
+
+  // Parses and validates the document `root` (a mapping) into a T. Throws ConfigError.
+  T parse(const Node& root) const {
+    T out{};
+    parse_into(out, root, "");
+    return out;
+  }
+  void parse_into(T& out, const Node& n, const std::string& path) const {
+    check_section(n, path);
+    for (size_t i = 0; i < fields_.size(); ++i) {
+      const FieldInfo& f = fields_[i];
+      const std::string p = path.empty() ? f.key : path + "." + f.key;
+      if (const Node* v = n.find(f.key)) {
+        ops_[i].parse(out, *v, f, p);
+      } else if (f.kind == FieldKind::Section && !f.required) {
+        Node empty;  // an omitted all-defaults section
+        empty.kind = Node::Kind::Map;
+        empty.file = n.file;
+        empty.line = n.line;
+        ops_[i].parse(out, empty, f, p);
+      } else if (ops_[i].set_default) {
+        ops_[i].set_default(out);
+      } else {
+        missing(n, p, f);
+      }
+    }
+    const CheckContext ctx(n, path);
+    for (const auto& c : checks_) c(out, ctx);
+  }
+
+  std::string dump(const T& v) const {
+    YamlWriter w;
+    dump_into(v, w, 0);
+    return w.str();
+  }
+  void dump_into(const T& v, YamlWriter& w, int depth) const {
+    for (size_t i = 0; i < fields_.size(); ++i) ops_[i].dump(v, fields_[i], w, depth);
+  }
+  bool equal(const T& a, const T& b) const {
+    for (const auto& o : ops_)
+      if (!o.equal(a, b)) return false;
+    return true;
+  }
+  nlohmann::json to_json(const T& v) const {
+    nlohmann::json j = nlohmann::json::object();
+    for (size_t i = 0; i < fields_.size(); ++i) j[fields_[i].key] = ops_[i].json(v);
+    return j;
+  }
+
+ private:
+  // `get` is a generic lambda returning a reference to the field, usable on T& and const T&.
+  template <class V, class G>
+  FieldBuilder<V> add(std::string key, G get) {
+    FieldInfo& f = fields_.emplace_back();
+    f.key = std::move(key);
+    f.kind = kind_of<V>();
+    Ops& o = ops_.emplace_back();
+    o.parse = [get](T& t, const Node& n, const FieldInfo& fi, const std::string& p) { parse_value(n, fi, p, get(t)); };
+    o.dump = [get](const T& t, const FieldInfo& fi, YamlWriter& w, int depth) {
+      w.line(depth, fi.key + ": " + yaml_value(get(t)), fi.comment());
+    };
+    o.equal = [get](const T& a, const T& b) { return get(a) == get(b); };
+    o.json = [get](const T& t) { return nlohmann::json(get(t)); };
+    return FieldBuilder<V>(f, o, std::function<V&(T&)>(get));
+  }
+
+  std::deque<Ops> ops_;
+  std::vector<std::function<void(const T&, const CheckContext&)>> checks_;
+};
+
+// Applies `--set` overrides to a document before validation. Each path must exist in `schema`
+// (did-you-mean otherwise); the value is YAML (`[4, 4]` for a list). A section set to a mapping
+// merges into it; anything else replaces the key.
+void apply_overrides(Node& root, const SchemaBase& schema, const std::vector<Override>& overrides);
+
+}  // namespace tpusim::config

@@ -1,0 +1,270 @@
+#include "config/tree.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/config_error.h"
+#include "config/suggest.h"
+
+namespace tpusim::config {
+
+namespace fs = std::filesystem;
+
+const Node* Node::find(std::string_view key) const {
+  for (const auto& e : entries)
+    if (e.key == key) return &e.value;
+  return nullptr;
+}
+
+Node* Node::find(std::string_view key) {
+  for (auto& e : entries)
+    if (e.key == key) return &e.value;
+  return nullptr;
+}
+
+Node& Node::set(const std::string& key, Node value, int key_line) {
+  for (auto& e : entries) {
+    if (e.key == key) {
+      e.value = std::move(value);
+      if (key_line > 0) e.line = key_line;
+      return e.value;
+    }
+  }
+  entries.push_back(Entry{key, key_line, std::move(value)});
+  return entries.back().value;
+}
+
+bool Node::erase(std::string_view key) {
+  auto it = std::find_if(entries.begin(), entries.end(), [&](const Entry& e) { return e.key == key; });
+  if (it == entries.end()) return false;
+  entries.erase(it);
+  return true;
+}
+
+std::string Node::text() const {
+  std::string s;
+  switch (kind) {
+    case Kind::Null: return "";
+    case Kind::Scalar: s = scalar; break;
+    case Kind::Sequence:
+      s = "[";
+      for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i].text();
+      s += "]";
+      break;
+    case Kind::Map:
+      s = "{";
+      for (size_t i = 0; i < entries.size(); ++i) s += (i ? ", " : "") + entries[i].key + ": " + entries[i].value.text();
+      s += "}";
+      break;
+  }
+  constexpr size_t kMax = 80;  // an error message quotes the value, not a whole section
+  if (s.size() > kMax) s = s.substr(0, kMax - 3) + "...";
+  return s;
+}
+
+namespace {
+
+Node convert(const YAML::Node& y, const std::string& file, int line, const std::string& path) {
+  Node n;
+  n.file = file;
+  n.line = line > 0 ? line : y.Mark().line + 1;
+  switch (y.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null: n.kind = Node::Kind::Null; break;
+    case YAML::NodeType::Scalar:
+      n.kind = Node::Kind::Scalar;
+      n.scalar = y.Scalar();
+      break;
+    case YAML::NodeType::Sequence:
+      n.kind = Node::Kind::Sequence;
+      for (size_t i = 0; i < y.size(); ++i) n.items.push_back(convert(y[i], file, 0, path + "[" + std::to_string(i) + "]"));
+      break;
+    case YAML::NodeType::Map:
+      n.kind = Node::Kind::Map;
+      for (auto it = y.begin(); it != y.end(); ++it) {
+        const int key_line = it->first.Mark().line + 1;
+        if (!it->first.IsScalar())
+          throw ConfigError({file, path, key_line, "", "keys must be plain names, not lists or mappings", ""});
+        const std::string key = it->first.Scalar();
+        const std::string key_path = path.empty() ? key : path + "." + key;
+        if (n.find(key))
+          throw ConfigError({file, key_path, key_line, "", "duplicate key (it is already set above in this mapping)", ""});
+        n.entries.push_back(Entry{key, key_line, convert(it->second, file, key_line, key_path)});
+      }
+      break;
+  }
+  return n;
+}
+
+}  // namespace
+
+Node parse_yaml(const std::string& text, const std::string& file) {
+  YAML::Node y;
+  try {
+    y = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError({file, "", e.mark.is_null() ? 0 : e.mark.line + 1, "", "YAML syntax error: " + e.msg, ""});
+  }
+  Node n = convert(y, file, 0, "");
+  if (n.kind == Node::Kind::Map && n.line <= 0) n.line = 1;
+  return n;
+}
+
+std::string read_file(const std::string& path, const std::string& not_found_suggestion) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw ConfigError({path, "", 0, "", "file not found", not_found_suggestion});
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError({path, "", 0, "", "cannot be read (permission denied?)", ""});
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void merge_into(Node& base, const Node& over) {
+  if (base.kind != Node::Kind::Map || over.kind != Node::Kind::Map) {
+    base = over;
+    return;
+  }
+  for (const auto& e : over.entries) {
+    if (Node* b = base.find(e.key); b && b->is_map() && e.value.is_map())
+      merge_into(*b, e.value);
+    else
+      base.set(e.key, e.value, e.line);
+  }
+  base.file = over.file;  // the merged node lives where the overriding mapping was written
+  base.line = over.line;
+}
+
+void set_origin(Node& n, const std::string& file, int line) {
+  n.file = file;
+  n.line = line;
+  for (auto& i : n.items) set_origin(i, file, line);
+  for (auto& e : n.entries) {
+    e.line = line;
+    set_origin(e.value, file, line);
+  }
+}
+
+std::vector<std::string> yaml_files_in(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  for (const auto& de : fs::directory_iterator(dir, ec)) {
+    if (de.is_regular_file() && (de.path().extension() == ".yaml" || de.path().extension() == ".yml"))
+      out.push_back((fs::path(dir) / de.path().filename()).string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string file_stem(const std::string& path) { return fs::path(path).stem().string(); }
+
+std::string missing_file_hint(const std::string& path, const std::string& configs_subdir) {
+  std::vector<std::string> dirs = {fs::path(path).parent_path().string(), "configs/" + configs_subdir};
+#ifdef TPUSIM_SOURCE_DIR
+  dirs.push_back(std::string(TPUSIM_SOURCE_DIR) + "/configs/" + configs_subdir);
+#endif
+  for (const auto& dir : dirs) {
+    if (dir.empty()) continue;
+    const std::vector<std::string> files = yaml_files_in(dir);
+    if (files.empty()) continue;
+    std::vector<std::string> stems;
+    for (const auto& f : files) stems.push_back(file_stem(f));
+    if (auto c = closest(file_stem(path), stems))
+      return "did you mean '" + files[std::find(stems.begin(), stems.end(), *c) - stems.begin()] + "'?";
+    return "available: " + join(files);
+  }
+  return {};
+}
+
+namespace {
+
+constexpr int kMaxIncludeDepth = 16;
+
+struct IncludeCtx {
+  const std::map<std::string, std::string>* embedded;
+  std::vector<std::string> stack;  // files being included, to report cycles
+};
+
+void resolve(Node& n, const std::string& dir, const std::string& path, IncludeCtx& ctx);
+
+// Loads one included file (relative to `dir`), itself resolved, as a mapping.
+Node load_include(const Node& inc, const Node& owner, const std::string& dir, const std::string& path, IncludeCtx& ctx) {
+  const std::string where = path.empty() ? "include" : path + ".include";
+  if (inc.kind != Node::Kind::Scalar || inc.scalar.empty())
+    throw ConfigError({inc.file, where, inc.line, inc.text(), "must be a file path (or a list of file paths)", ""});
+  const std::string& written = inc.scalar;
+  const std::string resolved = (fs::path(dir) / written).lexically_normal().string();
+  std::string text;
+  std::string file = resolved;
+  bool found = false;
+  if (ctx.embedded) {
+    for (const std::string& key : {written, resolved}) {
+      if (auto it = ctx.embedded->find(key); it != ctx.embedded->end()) {
+        text = it->second;
+        found = true;
+        break;
+      }
+    }
+  }
+  if (!found) {
+    std::error_code ec;
+    if (!fs::is_regular_file(resolved, ec)) {
+      std::vector<std::string> near;
+      for (const auto& f : yaml_files_in(fs::path(resolved).parent_path().string())) near.push_back(f);
+      std::string hint = near.empty() ? "paths are relative to the including file's directory"
+                                      : suggest(resolved, near, "files there");
+      throw ConfigError({inc.file, where, inc.line, written, "included file not found (looked for '" + resolved + "')", hint});
+    }
+    text = read_file(resolved);
+  }
+  if (std::find(ctx.stack.begin(), ctx.stack.end(), file) != ctx.stack.end() || ctx.stack.size() >= kMaxIncludeDepth)
+    throw ConfigError({inc.file, where, inc.line, written, "include cycle: " + join(ctx.stack, " -> ") + " -> " + file, ""});
+  Node sub = parse_yaml(text, file);
+  if (sub.kind == Node::Kind::Null) sub.kind = Node::Kind::Map;  // an empty file includes nothing
+  if (!sub.is_map())
+    throw ConfigError({file, "", sub.line, "", "an included file must contain a mapping (key: value lines)",
+                       "it is included by " + owner.file + ":" + std::to_string(inc.line)});
+  ctx.stack.push_back(file);
+  resolve(sub, fs::path(file).parent_path().string(), path, ctx);
+  ctx.stack.pop_back();
+  return sub;
+}
+
+void resolve(Node& n, const std::string& dir, const std::string& path, IncludeCtx& ctx) {
+  if (n.kind == Node::Kind::Sequence) {
+    for (size_t i = 0; i < n.items.size(); ++i) resolve(n.items[i], dir, path + "[" + std::to_string(i) + "]", ctx);
+    return;
+  }
+  if (!n.is_map()) return;
+  for (auto& e : n.entries)
+    if (e.key != "include") resolve(e.value, dir, path.empty() ? e.key : path + "." + e.key, ctx);
+  const Node* inc = n.find("include");
+  if (!inc) return;
+  std::vector<const Node*> paths;
+  if (inc->kind == Node::Kind::Sequence)
+    for (const auto& i : inc->items) paths.push_back(&i);
+  else
+    paths.push_back(inc);
+  Node merged;
+  merged.kind = Node::Kind::Map;
+  for (const Node* p : paths) merge_into(merged, load_include(*p, n, dir, path, ctx));
+  Node local = n;
+  local.erase("include");
+  merge_into(merged, local);  // the including mapping's own keys win
+  n = std::move(merged);
+}
+
+}  // namespace
+
+void resolve_includes(Node& root, const std::string& base_dir, const std::map<std::string, std::string>* embedded) {
+  IncludeCtx ctx{embedded, {}};
+  if (!root.file.empty()) ctx.stack.push_back(root.file);
+  resolve(root, base_dir, "", ctx);
+}
+
+}  // namespace tpusim::config

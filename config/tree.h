@@ -1,0 +1,68 @@
+// The YAML document as the config loader sees it: a plain tree whose every node remembers the file and
+// line it was written at, so that errors found after `include:` merging and `--set` overrides still
+// point at the right place. yaml-cpp nodes carry a line but not a file, hence this copy.
+#pragma once
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tpusim::config {
+
+struct Entry;
+
+struct Node {
+  enum class Kind { Null, Scalar, Sequence, Map };
+  Kind kind = Kind::Null;
+  std::string scalar;          // Scalar: the text as written (unquoted)
+  std::vector<Node> items;     // Sequence
+  std::vector<Entry> entries;  // Map, in file order
+  std::string file;            // where it was written ("--set" for overrides)
+  int line = 0;                // 1-based; 0 if unknown. For a map value: the line of its key.
+
+  bool is_map() const { return kind == Kind::Map; }
+  const Node* find(std::string_view key) const;
+  Node* find(std::string_view key);
+  // Replaces the value of `key` (keeping its position) or appends it.
+  Node& set(const std::string& key, Node value, int key_line = 0);
+  bool erase(std::string_view key);
+  // The value as written, in YAML flow style ("940", "[2, 2]", "{m: 1}"); long values are cut.
+  std::string text() const;
+};
+
+struct Entry {
+  std::string key;
+  int line = 0;
+  Node value;
+};
+
+// Parses YAML text. Syntax errors and duplicate keys become ConfigError with file:line.
+Node parse_yaml(const std::string& text, const std::string& file);
+
+// Reads a file; "file not found" is a ConfigError whose suggestion the caller provides.
+std::string read_file(const std::string& path, const std::string& not_found_suggestion = {});
+
+// Resolves every `include: path` (or a list of paths) in the tree, recursively. The included file's
+// mapping is merged at that node and the node's own keys override it. Paths are relative to the
+// including file's directory (`base_dir` for `root`). With `embedded`, a path is looked up there first
+// (as written, then relative to base_dir), so embedded defaults need no files on disk.
+void resolve_includes(Node& root, const std::string& base_dir,
+                      const std::map<std::string, std::string>* embedded = nullptr);
+
+// Deep merge: keys of `over` replace those of `base`, except that two mappings merge recursively.
+void merge_into(Node& base, const Node& over);
+
+// Sets the file and line of every node of the tree (override values are all "written" at --set).
+void set_origin(Node& n, const std::string& file, int line);
+
+// The suggestion for a config file that does not exist: the closest (by name) or all *.yaml files of
+// the path's directory, else of `configs/<configs_subdir>` (from the working directory or the source tree).
+std::string missing_file_hint(const std::string& path, const std::string& configs_subdir);
+
+// "configs/hw/v3-8.yaml" -> "v3-8" (the default `name` of a config).
+std::string file_stem(const std::string& path);
+
+// The *.yaml files in `dir` (sorted, as `dir/name.yaml`); empty when the directory does not exist.
+std::vector<std::string> yaml_files_in(const std::string& dir);
+
+}  // namespace tpusim::config

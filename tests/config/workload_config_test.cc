@@ -1,0 +1,140 @@
+// Workload config (kind: kernel) and the routing of --set between hardware and workload.
+#include <gtest/gtest.h>
+
+#include "workloads/workload_config.h"
+#include "tests/config/test_util.h"
+
+namespace tpusim {
+namespace {
+
+using testing::config_error_of;
+using testing::contains;
+
+const char* kMatmul = R"(# a matmul
+kind: kernel
+kernel: matmul
+shape: {m: 1024, k: 512, n: 256}
+)";
+
+WorkloadConfig load(const std::string& text, const std::vector<Override>& ovs = {}) {
+  return load_workload_config_text(text, "wl/kernel_mm.yaml", ovs);
+}
+
+TEST(WorkloadConfig, KernelWithDefaults) {
+  const WorkloadConfig w = load(kMatmul);
+  EXPECT_EQ(w.kind, "kernel");
+  EXPECT_EQ(w.name, "kernel_mm");
+  EXPECT_EQ(w.kernel.kernel, "matmul");
+  EXPECT_EQ(w.kernel.shape, (std::map<std::string, uint64_t>{{"m", 1024}, {"k", 512}, {"n", 256}}));
+  EXPECT_EQ(w.kernel.dtype, "f32");
+  EXPECT_EQ(w.kernel.precision, "default");
+  EXPECT_EQ(w.kernel.chip, 0u);
+  EXPECT_EQ(w.kernel.core, 0u);
+}
+
+TEST(WorkloadConfig, DumpRoundTrips) {
+  WorkloadConfig w = load(std::string(kMatmul) + "dtype: bf16\nprecision: highest\ncore: 1\nname: mm\n");
+  const std::string y = dump_workload_config(w);
+  EXPECT_TRUE(contains(y, "precision: highest")) << y;
+  const WorkloadConfig back = load(y);
+  EXPECT_EQ(back.name, "mm");
+  EXPECT_EQ(back.kernel.shape, w.kernel.shape);
+  EXPECT_EQ(back.kernel.dtype, "bf16");
+  EXPECT_EQ(back.kernel.precision, "highest");
+  EXPECT_EQ(back.kernel.core, 1u);
+  EXPECT_EQ(dump_workload_config(back), y);
+}
+
+TEST(WorkloadConfig, ShapeKeyMissingOrExtra) {
+  std::string what;
+  auto e = config_error_of([] { load("kind: kernel\nkernel: matmul\nshape: {m: 1, k: 2}\n"); }, &what);
+  EXPECT_EQ(e.yaml_path, "shape");
+  EXPECT_EQ(e.line, 3);
+  EXPECT_EQ(e.rule, "missing shape key 'n'; kernel 'matmul' takes m, k, n") << what;
+  e = config_error_of([] { load("kind: kernel\nkernel: matmul\nshape: {m: 1, k: 2, nn: 3}\n"); }, &what);
+  EXPECT_EQ(e.yaml_path, "shape.nn");
+  EXPECT_EQ(e.value, "3");
+  EXPECT_TRUE(contains(e.rule, "unknown shape key")) << what;
+  EXPECT_EQ(e.suggestion, "did you mean 'n'?");
+  e = config_error_of([] { load("kind: kernel\nkernel: softmax\nshape: {rows: 1, cols: 2, zzzz: 3}\n"); });
+  EXPECT_EQ(e.suggestion, "valid keys: rows, cols");
+  e = config_error_of([] { load("kind: kernel\nkernel: softmax\nshape: {rows: 0, cols: 2}\n"); });
+  EXPECT_EQ(e.yaml_path, "shape.rows");
+  EXPECT_EQ(e.rule, "must be an integer >= 1");
+}
+
+TEST(WorkloadConfig, UnknownKernelAndKind) {
+  auto e = config_error_of([] { load("kind: kernel\nkernel: matmull\nshape: {m: 1, k: 1, n: 1}\n"); });
+  EXPECT_EQ(e.yaml_path, "kernel");
+  EXPECT_EQ(e.rule, "must be one of: matmul, layernorm, softmax, attention, encoder_block");
+  EXPECT_EQ(e.suggestion, "did you mean 'matmul'?");
+  std::string what;
+  e = config_error_of([] { load("kind: training\n"); }, &what);
+  EXPECT_EQ(e.yaml_path, "kind");
+  EXPECT_EQ(e.line, 1);
+  EXPECT_EQ(e.rule, "unknown kind 'training'; known: kernel") << what;
+  e = config_error_of([] { load("kernel: matmul\n"); });
+  EXPECT_TRUE(contains(e.rule, "missing required key")) << e.rule;
+}
+
+TEST(WorkloadConfig, OneOfFields) {
+  auto e = config_error_of([] { load(std::string(kMatmul) + "dtype: fp16\n"); });
+  EXPECT_EQ(e.rule, "must be one of: f32, bf16");
+  e = config_error_of([] { load(std::string(kMatmul) + "precision: hihg\n"); });
+  EXPECT_EQ(e.suggestion, "did you mean 'high'?");
+  e = config_error_of([] { load(std::string(kMatmul) + "dtipe: bf16\n"); });
+  EXPECT_EQ(e.suggestion, "did you mean 'dtype'?");
+}
+
+TEST(WorkloadConfig, Overrides) {
+  const WorkloadConfig w = load(kMatmul, {parse_override("shape.m=2048"), parse_override("dtype=bf16")});
+  EXPECT_EQ(w.kernel.shape.at("m"), 2048u);
+  EXPECT_EQ(w.kernel.dtype, "bf16");
+  const WorkloadConfig s = load(kMatmul, {parse_override("kernel=softmax"), parse_override("shape={rows: 8, cols: 16}")});
+  EXPECT_EQ(s.kernel.shape, (std::map<std::string, uint64_t>{{"rows", 8}, {"cols", 16}}));  // a map is replaced
+  auto e = config_error_of([] { load(kMatmul, {parse_override("shape.m=0")}); });
+  EXPECT_EQ(e.file, "--set");
+  EXPECT_EQ(e.yaml_path, "shape.m");
+  e = config_error_of([] { load(kMatmul, {parse_override("kind=trainnig")}); });
+  EXPECT_TRUE(contains(e.rule, "unknown kind 'trainnig'")) << e.rule;
+}
+
+TEST(WorkloadConfig, MissingFile) {
+  auto e = config_error_of([] { load_workload_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/workloads/kernel_matmul_4096.yaml"); });
+  EXPECT_EQ(e.rule, "file not found");
+  EXPECT_TRUE(contains(e.suggestion, "kernel_matmul_")) << e.suggestion;
+}
+
+TEST(SplitOverrides, RoutesByPrefixOrSchema) {
+  const auto s = split_overrides({parse_override("hw.name=x"), parse_override("workload.name=y"),
+                                  parse_override("chip.core.mxu.count=4"), parse_override("shape.m=8"),
+                                  parse_override("slice.hosts=2"), parse_override("precision=high")});
+  ASSERT_EQ(s.hw.size(), 3u);
+  ASSERT_EQ(s.workload.size(), 3u);
+  EXPECT_EQ(s.hw[0].path, "name");
+  EXPECT_EQ(s.hw[1].path, "chip.core.mxu.count");
+  EXPECT_EQ(s.hw[2].path, "slice.hosts");
+  EXPECT_EQ(s.workload[0].path, "name");
+  EXPECT_EQ(s.workload[1].path, "shape.m");
+  EXPECT_EQ(s.workload[2].path, "precision");
+}
+
+TEST(SplitOverrides, AmbiguousAndUnknown) {
+  std::string what;
+  auto e = config_error_of([] { split_overrides({parse_override("name=x")}); }, &what);
+  EXPECT_EQ(e.file, "--set");
+  EXPECT_TRUE(contains(e.rule, "both the hardware and the workload")) << what;
+  EXPECT_EQ(e.suggestion, "prefix it: hw.name or workload.name");
+  e = config_error_of([] { split_overrides({parse_override("slcie.hosts=2")}); }, &what);
+  EXPECT_EQ(e.suggestion, "did you mean 'hw.slice'?") << what;
+  e = config_error_of([] { split_overrides({parse_override("shap.m=2")}); });
+  EXPECT_EQ(e.suggestion, "did you mean 'workload.shape'?");
+  e = config_error_of([] { split_overrides({parse_override("qqqqqq=2")}); });
+  EXPECT_TRUE(contains(e.suggestion, "valid keys: hw.name, hw.chip")) << e.suggestion;
+  e = config_error_of([] { split_overrides({parse_override("chip.core.mxu.cont=2")}); });
+  EXPECT_EQ(e.yaml_path, "chip.core.mxu.cont");
+  EXPECT_EQ(e.suggestion, "did you mean 'count'?");
+}
+
+}  // namespace
+}  // namespace tpusim
