@@ -1,0 +1,81 @@
+#include "sim/core/tensor_core.h"
+
+#include <string>
+
+namespace tpusim {
+namespace {
+
+// Depth of each sequencer -> unit queue. Timing does not depend on it as long as it is >= 1:
+// the sequencer refills a queue the moment its unit takes an instruction (same time, next delta),
+// so an instruction still starts at max(deps completed, unit free). 4 keeps wake-ups rare.
+constexpr int kIssueQueueDepth = 4;
+
+}  // namespace
+
+TensorCore::TensorCore(sc_core::sc_module_name name, uint32_t mxus)
+    : sc_module(name),
+      mem("mem"),
+      sync("sync"),
+      seq_("sequencer", UnitIndex::count(mxus)),
+      vpu_("vpu"),
+      vmem_("vmem"),
+      dma_("dma") {
+  for (uint32_t m = 0; m < mxus; ++m) mxus_.push_back(std::make_unique<Mxu>(("mxu" + std::to_string(m)).c_str()));
+
+  // One queue per sequencer port, named after the unit it feeds.
+  const uint32_t units = UnitIndex::count(mxus);
+  for (uint32_t u = 0; u < units; ++u) {
+    if (u == UnitIndex::kSync) continue;
+    std::string q = u == UnitIndex::kDma   ? "dma_queue"
+                    : u == UnitIndex::kVpu ? "vpu_queue"
+                    : (u - 3) % 2 == 0     ? "mxu" + std::to_string((u - 3) / 2) + "_weights_queue"
+                                           : "mxu" + std::to_string((u - 3) / 2) + "_stream_queue";
+    queues_.push_back(std::make_unique<sc_core::sc_fifo<uint32_t>>(q.c_str(), kIssueQueueDepth));
+    seq_.issue[Sequencer::port_of(u)].bind(*queues_.back());
+  }
+  auto queue = [&](uint32_t unit) -> sc_core::sc_fifo<uint32_t>& { return *queues_[Sequencer::port_of(unit)]; };
+  dma_.in.bind(queue(UnitIndex::kDma));
+  vpu_.in.bind(queue(UnitIndex::kVpu));
+  for (uint32_t m = 0; m < mxus; ++m) {
+    mxus_[m]->weights_in.bind(queue(UnitIndex::mxu_weights(m)));
+    mxus_[m]->stream_in.bind(queue(UnitIndex::mxu_stream(m)));
+    mxus_[m]->done.bind(seq_);
+  }
+  dma_.done.bind(seq_);
+  vpu_.done.bind(seq_);
+  dma_.mem.bind(mem);     // hierarchical: the chip binds `mem` to its HBM
+  seq_.sync.bind(sync);   // hierarchical: the chip binds `sync` to the slice's sync service
+}
+
+void TensorCore::configure(const ChipParams& chip) {
+  seq_.configure(chip.core.sequencer.launch_cycles);
+  for (auto& m : mxus_) m->configure(chip.core.mxu);
+  vpu_.configure(chip.core.vpu);
+  vmem_.configure(chip.core.vmem);
+  dma_.configure(chip);
+}
+
+void TensorCore::begin_run(const CorePlan* plan, const RunContext* run) {
+  for (auto& m : mxus_) m->begin_run(plan->prog, run);
+  vpu_.begin_run(plan->prog, run);
+  dma_.begin_run(plan->prog, run);
+  seq_.begin_run(plan, run);
+}
+
+void TensorCore::end_run() {
+  seq_.end_run();
+  const uint64_t cycles = seq_.end_cycle();
+  for (auto& m : mxus_) m->end_run(cycles);
+  vpu_.end_run(cycles);
+  dma_.end_run(cycles);
+}
+
+void TensorCore::dump_stats(nlohmann::json& out) const {
+  out[seq_.stats().name()] = seq_.stats().dump();
+  for (const auto& m : mxus_) out[m->stats().name()] = m->stats().dump();
+  out[vpu_.stats().name()] = vpu_.stats().dump();
+  out[vmem_.stats().name()] = vmem_.stats().dump();
+  out[dma_.stats().name()] = dma_.stats().dump();
+}
+
+}  // namespace tpusim

@@ -1,0 +1,54 @@
+// TensorCore: sequencer + MXUs + VPU + VMEM + DMA engines, wired by issue queues (sc_fifo of
+// instruction indices, sequencer -> unit), completion ports (unit -> sequencer), the DMA's memory
+// socket (exported to the chip, which binds it to its HBM) and the sequencer's barrier port
+// (exported to the chip, bound to the slice's sync service).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+#include <tlm>
+
+#include "sim/base/sc_support.h"
+#include "sim/chip/chip_params.h"
+#include "sim/core/core_ifs.h"
+#include "sim/core/sequencer.h"
+#include "sim/dma/dma.h"
+#include "sim/isa/program_plan.h"
+#include "sim/mxu/mxu.h"
+#include "sim/vmem/vmem.h"
+#include "sim/vpu/vpu.h"
+
+namespace tpusim {
+
+class TensorCore : public sc_core::sc_module {
+ public:
+  tlm::tlm_initiator_socket<> mem;  // the DMA engines' path to the chip's HBM
+  sc_core::sc_port<BarrierIf> sync;
+
+  // `mxus`: the one structural parameter (modules cannot be added after elaboration); every
+  // other parameter is applied by configure() and may change between runs.
+  TensorCore(sc_core::sc_module_name name, uint32_t mxus);
+
+  void configure(const ChipParams& chip);
+  // Checks what can make the program fail on this core (VMEM plan); throws SimError.
+  void load(const CorePlan& plan) { vmem_.load(*plan.prog); }
+  void begin_run(const CorePlan* plan, const RunContext* run);
+  void end_run();
+  bool finished() const { return seq_.finished(); }
+  std::string stuck_report() const { return seq_.stuck_report(); }
+  uint64_t end_cycle() const { return seq_.end_cycle(); }
+  void dump_stats(nlohmann::json& out) const;
+
+ private:
+  Sequencer seq_;
+  std::vector<std::unique_ptr<Mxu>> mxus_;
+  Vpu vpu_;
+  Vmem vmem_;
+  Dma dma_;
+  std::vector<std::unique_ptr<sc_core::sc_fifo<uint32_t>>> queues_;  // indexed by sequencer port
+};
+
+}  // namespace tpusim

@@ -1,0 +1,90 @@
+#include "sim/dma/dma.h"
+
+#include <algorithm>
+
+#include "sim/hbm/hbm_timing.h"
+
+namespace tpusim {
+
+using sc_core::sc_time;
+
+Dma::Dma(sc_core::sc_module_name name) : sc_module(name), in("in"), done("done"), mem("mem"), group_(this->name()) {
+  SC_HAS_PROCESS(Dma);
+  tag_ = new HbmRequestTag;
+  trans_.set_extension(tag_);  // the payload owns and frees it
+  trans_.set_data_ptr(nullptr);
+  trans_.set_byte_enable_ptr(nullptr);
+  stats_.declare(group_);
+  SC_METHOD(step);
+}
+
+void Dma::configure(const ChipParams& chip) {
+  p_ = chip.core.dma;
+  fixed_cycles_ = dma_fixed_cycles(chip);
+  engine_free_.assign(p_.engines, sc_core::SC_ZERO_TIME);
+  tracks_.clear();
+  for (uint32_t e = 0; e < p_.engines; ++e) tracks_.push_back(TraceNames::of(name(), std::to_string(e)));
+}
+
+void Dma::begin_run(const isa::CoreProgram* prog, const RunContext* run) {
+  prog_ = prog;
+  run_ = run;
+  std::fill(engine_free_.begin(), engine_free_.end(), sc_core::SC_ZERO_TIME);
+  holding_ = false;
+  stats_.reset(p_.engines);
+}
+
+// Issue in stream order: the head transfer starts on the lowest-numbered free engine; when none
+// is free, wake up when the first one frees.
+void Dma::step() {
+  const sc_time now = sc_core::sc_time_stamp();
+  for (;;) {
+    if (!holding_) {
+      if (!prog_ || !in->nb_read(held_)) return next_trigger(in->data_written_event());
+      holding_ = true;
+    }
+    uint32_t engine = p_.engines;
+    sc_time soonest = sc_core::sc_max_time();
+    for (uint32_t e = 0; e < p_.engines; ++e) {
+      if (engine_free_[e] <= now) {
+        engine = e;
+        break;
+      }
+      soonest = std::min(soonest, engine_free_[e]);
+    }
+    if (engine == p_.engines) return next_trigger(soonest - now);
+    holding_ = false;
+    start(held_, engine);
+  }
+}
+
+void Dma::start(uint32_t i, uint32_t engine) {
+  const isa::Instr& ins = prog_->instrs[i];
+  const sc_time now = sc_core::sc_time_stamp();
+  uint64_t cycles = fixed_cycles_;
+  if (ins.bytes > 0) {
+    tag_->bytes = ins.bytes;
+    tag_->chunk_bytes = p_.chunk_bytes;
+    tag_->instr = i;
+    tag_->label = ins.label;
+    trans_.set_command(ins.op == isa::Op::kDmaLoad ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
+    const uint32_t len = uint32_t(std::min<uint64_t>(ins.bytes, UINT32_MAX));
+    trans_.set_address(0);
+    trans_.set_data_length(len);
+    trans_.set_streaming_width(len);
+    trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_time delay = run_->clock.cycles(p_.setup_cycles);  // requests leave after the setup
+    mem->b_transport(trans_, delay);
+    const uint64_t last_ps = delay.value();
+    cycles = run_->clock.cycles_ceil(last_ps);  // the transfer completes on a cycle boundary
+  }
+  stats_.transfer(ins, cycles);
+  if (run_->trace) {
+    run_->trace->complete({tracks_[engine].process, tracks_[engine].track, ins.label, run_->cycle(now), cycles,
+                           run_->clock_mhz, ins.bytes});
+  }
+  engine_free_[engine] = now + run_->clock.cycles(cycles);
+  done->complete(i, run_->clock.cycles(cycles));
+}
+
+}  // namespace tpusim

@@ -1,0 +1,240 @@
+#include "sim/isa/program_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+#include "sim/base/sim_error.h"
+
+namespace tpusim {
+namespace {
+
+const char* op_name(isa::Op op) {
+  switch (op) {
+    case isa::Op::kDmaLoad: return "dma_load";
+    case isa::Op::kDmaStore: return "dma_store";
+    case isa::Op::kMxuWeights: return "mxu_weights";
+    case isa::Op::kMxuMatmul: return "mxu_matmul";
+    case isa::Op::kVpu: return "vpu";
+    case isa::Op::kBarrier: return "barrier";
+  }
+  return "?";
+}
+
+std::string describe(const CorePlan& cp, uint32_t i) {
+  const isa::Instr& ins = cp.prog->instrs[i];
+  return cp.name + " instruction #" + std::to_string(i) + " '" + ins.label + "' (" + op_name(ins.op) + ")";
+}
+
+[[noreturn]] void invalid(const std::string& what) { throw SimError("invalid program: " + what); }
+
+// Fills csr.begin from per-row counts held in csr.begin[1..rows] (prefix sum).
+void prefix_sum(Csr& csr) {
+  for (size_t r = 1; r < csr.begin.size(); ++r) csr.begin[r] += csr.begin[r - 1];
+}
+
+}  // namespace
+
+void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
+  const uint32_t chips = hw.slice.chips();
+  const uint32_t per_chip = hw.chip.cores;
+  cores_.resize(program.cores.size());
+  barrier_participants_.clear();
+  instructions_ = 0;
+
+  std::vector<bool> seen(size_t(chips) * per_chip, false);
+  // Barrier groups: the j-th barrier with id b on every core forms one group.
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> groups;
+  for (size_t c = 0; c < program.cores.size(); ++c) {
+    const isa::CoreProgram& prog = program.cores[c];
+    if (prog.chip >= chips || prog.core >= per_chip) {
+      invalid("program '" + program.name + "' targets chip " + std::to_string(prog.chip) + " core " +
+              std::to_string(prog.core) + ", but the slice has " + std::to_string(chips) + " chips of " +
+              std::to_string(per_chip) + " cores");
+    }
+    size_t slot = size_t(prog.chip) * per_chip + prog.core;
+    if (seen[slot]) {
+      invalid("program '" + program.name + "' has two streams for chip " + std::to_string(prog.chip) +
+              " core " + std::to_string(prog.core));
+    }
+    seen[slot] = true;
+    CorePlan& cp = cores_[c];
+    build_core(cp, prog, hw);
+    instructions_ += prog.instrs.size();
+
+    std::unordered_map<uint32_t, uint32_t> occurrence;
+    for (uint32_t i = 0; i < prog.instrs.size(); ++i) {
+      if (prog.instrs[i].op != isa::Op::kBarrier) continue;
+      uint32_t id = prog.instrs[i].barrier_id;
+      auto [it, inserted] = groups.try_emplace({id, occurrence[id]++}, uint32_t(barrier_participants_.size()));
+      if (inserted) barrier_participants_.push_back(0);
+      cp.barrier_group[i] = it->second;
+      ++barrier_participants_[it->second];
+    }
+  }
+}
+
+void ProgramPlan::build_core(CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw) {
+  const MxuParams& mxu = hw.chip.core.mxu;
+  const uint32_t n = uint32_t(prog.instrs.size());
+  const uint32_t units = UnitIndex::count(mxu.count);
+  cp.prog = &prog;
+  cp.chip = prog.chip;
+  cp.core = prog.core;
+  cp.name = "slice.chip" + std::to_string(prog.chip) + ".core" + std::to_string(prog.core);
+  cp.unit.resize(n);
+  cp.barrier_group.assign(n, kNoIndex);
+  cp.deps.begin.assign(size_t(n) + 1, 0);
+  cp.deps.items.clear();
+  tile_of_.assign(n, kNoIndex);
+
+  std::vector<uint32_t>& last_load = tmp_;  // per MXU: latest weight load in stream order
+  last_load.assign(mxu.count, kNoIndex);
+
+  for (uint32_t i = 0; i < n; ++i) {
+    const isa::Instr& ins = prog.instrs[i];
+    for (uint32_t d : ins.deps) {
+      if (d >= i) invalid(describe(cp, i) + " depends on #" + std::to_string(d) + ", which is not earlier in the stream");
+      cp.deps.items.push_back(d);
+    }
+    auto check_mxu = [&] {
+      if (ins.mxu >= mxu.count) {
+        invalid(describe(cp, i) + " uses mxu " + std::to_string(ins.mxu) + ", but the core has " +
+                std::to_string(mxu.count) + " MXUs");
+      }
+      if (ins.k > mxu.rows || ins.n > mxu.cols) {
+        invalid(describe(cp, i) + " has a " + std::to_string(ins.k) + "x" + std::to_string(ins.n) +
+                " tile, larger than the " + std::to_string(mxu.rows) + "x" + std::to_string(mxu.cols) + " MXU");
+      }
+    };
+    switch (ins.op) {
+      case isa::Op::kDmaLoad:
+      case isa::Op::kDmaStore: cp.unit[i] = UnitIndex::kDma; break;
+      case isa::Op::kVpu: cp.unit[i] = UnitIndex::kVpu; break;
+      case isa::Op::kBarrier: cp.unit[i] = UnitIndex::kSync; break;
+      case isa::Op::kMxuWeights:
+        check_mxu();
+        cp.unit[i] = UnitIndex::mxu_weights(ins.mxu);
+        last_load[ins.mxu] = i;
+        break;
+      case isa::Op::kMxuMatmul: {
+        check_mxu();
+        if (ins.passes == 0) invalid(describe(cp, i) + " has passes = 0 (must be >= 1)");
+        cp.unit[i] = UnitIndex::mxu_stream(ins.mxu);
+        // The tile a matmul streams against: its latest weight-load dep on the same MXU. Without
+        // one, the latest weight load of that MXU earlier in the stream becomes an implicit dep
+        // (a matmul needs its weights loaded).
+        uint32_t tile = kNoIndex;
+        for (uint32_t d : ins.deps) {
+          const isa::Instr& di = prog.instrs[d];
+          if (di.op == isa::Op::kMxuWeights && di.mxu == ins.mxu && (tile == kNoIndex || d > tile)) tile = d;
+        }
+        if (tile == kNoIndex) {
+          tile = last_load[ins.mxu];
+          if (tile == kNoIndex) invalid(describe(cp, i) + " streams against MXU " + std::to_string(ins.mxu) + ", which has no weight tile loaded");
+          cp.deps.items.push_back(tile);
+        }
+        tile_of_[i] = tile;
+        break;
+      }
+    }
+    cp.deps.begin[i + 1] = uint32_t(cp.deps.items.size());
+  }
+
+  // Reverse edges (successors) and unit queues, by counting sort (stream order is preserved).
+  cp.succs.begin.assign(size_t(n) + 1, 0);
+  for (uint32_t d : cp.deps.items) ++cp.succs.begin[d + 1];
+  prefix_sum(cp.succs);
+  cp.succs.items.resize(cp.deps.items.size());
+  {
+    std::vector<uint32_t>& fill = stack_;
+    fill.assign(cp.succs.begin.begin(), cp.succs.begin.end() - 1);
+    for (uint32_t i = 0; i < n; ++i)
+      for (uint32_t k = cp.deps.begin[i]; k < cp.deps.begin[i + 1]; ++k) cp.succs.items[fill[cp.deps.items[k]]++] = i;
+  }
+  cp.queues.begin.assign(size_t(units) + 1, 0);
+  for (uint32_t i = 0; i < n; ++i) ++cp.queues.begin[cp.unit[i] + 1];
+  prefix_sum(cp.queues);
+  cp.queues.items.resize(n);
+  {
+    std::vector<uint32_t>& fill = stack_;
+    fill.assign(cp.queues.begin.begin(), cp.queues.begin.end() - 1);
+    for (uint32_t i = 0; i < n; ++i) cp.queues.items[fill[cp.unit[i]]++] = i;
+  }
+
+  check_weight_buffers(cp, hw);
+}
+
+// program.h: "the sim checks only that at most mxu.weight_buffers tiles are resident". With B
+// buffers, weight load j overwrites the buffer of load j-B, so every matmul that streams against
+// tile j-B must have completed before load j starts. This is checked structurally (independent
+// of timing, so both engines agree): load j must come after that tile's last user in the
+// happens-before order of the program.
+void ProgramPlan::check_weight_buffers(const CorePlan& cp, const HwConfig& hw) {
+  const MxuParams& mxu = hw.chip.core.mxu;
+  const uint32_t n = uint32_t(cp.unit.size());
+  last_user_.assign(n, kNoIndex);
+  for (uint32_t i = 0; i < n; ++i)
+    if (tile_of_[i] != kNoIndex) last_user_[tile_of_[i]] = i;  // i grows: the last one wins
+  if (stamp_.size() < n) stamp_.resize(n, 0);
+  const uint32_t b = std::max<uint32_t>(mxu.weight_buffers, 1);
+  for (uint32_t m = 0; m < mxu.count; ++m) {
+    const uint32_t q = UnitIndex::mxu_weights(m);
+    const uint32_t* loads = cp.queues.row(q);
+    const uint32_t count = cp.queues.size(q);
+    for (uint32_t j = b; j < count; ++j) {
+      const uint32_t old = loads[j - b];
+      const uint32_t user = last_user_[old];
+      const uint32_t load = loads[j];
+      if (user == kNoIndex) continue;  // nobody streamed against it: retired when loaded
+      if (user > load || !happens_before(cp, user, load, m)) {
+        throw SimError("invalid program: MXU weight buffers exceeded on " + cp.name + ".mxu" + std::to_string(m) +
+                       ": " + describe(cp, load) + " would overwrite the tile loaded by #" + std::to_string(old) +
+                       " while matmul #" + std::to_string(user) + " '" + cp.prog->instrs[user].label +
+                       "' may still use it (mxu.weight_buffers = " + std::to_string(mxu.weight_buffers) +
+                       "; add a dep from the weight load on that matmul)");
+      }
+    }
+  }
+}
+
+// True when matmul `user` (on MXU `m`) is guaranteed to have completed before `load` starts.
+// Edges: explicit/implicit deps; the weight-load path is in-order and a load completes when its
+// occupancy ends, so a load also starts after its predecessor on the same path completed;
+// matmuls on one streaming path complete in stream order (same fill/drain after in-order
+// streams), so reaching any later matmul of MXU `m` suffices.
+bool ProgramPlan::happens_before(const CorePlan& cp, uint32_t user, uint32_t load, uint32_t m) {
+  if (++epoch_ == 0) {
+    std::fill(stamp_.begin(), stamp_.end(), 0);
+    epoch_ = 1;
+  }
+  const auto& instrs = cp.prog->instrs;
+  stack_.clear();
+  stack_.push_back(load);
+  stamp_[load] = epoch_;
+  while (!stack_.empty()) {
+    uint32_t x = stack_.back();
+    stack_.pop_back();
+    auto visit = [&](uint32_t y) {
+      if (y < user || stamp_[y] == epoch_) return false;  // deps point backwards: y cannot reach `user`
+      const isa::Instr& iy = instrs[y];
+      if (iy.op == isa::Op::kMxuMatmul && iy.mxu == m) return true;
+      stamp_[y] = epoch_;
+      stack_.push_back(y);
+      return false;
+    };
+    for (uint32_t k = cp.deps.begin[x]; k < cp.deps.begin[x + 1]; ++k)
+      if (visit(cp.deps.items[k])) return true;
+    if (instrs[x].op == isa::Op::kMxuWeights) {
+      // Predecessor on the same weight path: scan back in its queue (loads are few per MXU).
+      const uint32_t q = cp.unit[x];
+      const uint32_t* row = cp.queues.row(q);
+      const uint32_t* pos = std::lower_bound(row, row + cp.queues.size(q), x);
+      if (pos != row && visit(*(pos - 1))) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace tpusim

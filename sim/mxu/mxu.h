@@ -1,0 +1,51 @@
+// MXU: a weight-stationary systolic array with two independent paths, each an in-order queue fed
+// by the sequencer:
+//  * weight-load path: a kMxuWeights occupies it for mxu_weight_load_cycles and completes when
+//    the tile is in (so the next load can start right after: double buffering is the compiler's
+//    deps, see program.h);
+//  * streaming path: a kMxuMatmul occupies it for mxu_stream_cycles and completes
+//    mxu_fill_drain_cycles after its stream ends, so back-to-back matmuls pipeline.
+// Timing comes only from sim/mxu/mxu_timing.h. One SystemC method per path, one activation per
+// instruction (no per-cycle process).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <systemc>
+
+#include "sim/base/sc_support.h"
+#include "sim/base/stats.h"
+#include "sim/core/core_ifs.h"
+#include "sim/isa/program.h"
+#include "sim/mxu/mxu_params.h"
+#include "sim/mxu/mxu_stats.h"
+
+namespace tpusim {
+
+class Mxu : public sc_core::sc_module {
+ public:
+  sc_core::sc_fifo_in<uint32_t> weights_in;  // instruction indices for the weight-load path
+  sc_core::sc_fifo_in<uint32_t> stream_in;   // instruction indices for the streaming path
+  sc_core::sc_port<CompletionIf> done;       // to the core's sequencer
+
+  explicit Mxu(sc_core::sc_module_name name);
+
+  void configure(const MxuParams& p);
+  void begin_run(const isa::CoreProgram* prog, const RunContext* run);
+  void end_run(uint64_t core_cycles) { stats_.run_cycles = core_cycles; }
+  const StatGroup& stats() const { return group_; }
+
+ private:
+  void weights_step();
+  void stream_step();
+
+  MxuParams p_;
+  const isa::CoreProgram* prog_ = nullptr;
+  const RunContext* run_ = nullptr;
+  sc_core::sc_time weights_free_, stream_free_;
+  MxuStats stats_;
+  StatGroup group_;
+  TraceNames stream_track_, weights_track_;
+};
+
+}  // namespace tpusim

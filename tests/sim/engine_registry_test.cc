@@ -1,0 +1,54 @@
+// unit: engines and HBM variants are chosen by name; unknown names are ConfigErrors listing the
+// known ones (STYLE rule 3).
+#include <gtest/gtest.h>
+
+#include "config/config_error.h"
+#include "sim/engine/engine.h"
+#include "tests/sim/test_hw.h"
+
+namespace tpusim {
+namespace {
+
+TEST(EngineRegistry, ListsTheEngines) {
+  EXPECT_EQ(engine_names(), (std::vector<std::string>{"analytical", "systemc"}));
+  EXPECT_EQ(make_engine("analytical", test::v3_8_like())->name(), "analytical");
+}
+
+TEST(EngineRegistry, UnknownEngineListsTheKnownOnes) {
+  try {
+    make_engine("spice", test::v3_8_like());
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.info().yaml_path, "engine");
+    EXPECT_EQ(e.info().value, "spice");
+    EXPECT_NE(std::string(e.what()).find("known engines: analytical, systemc"), std::string::npos) << e.what();
+  }
+}
+
+// Checked before anything is elaborated, for both engines.
+TEST(EngineRegistry, UnknownHbmImplListsTheKnownOnes) {
+  HwConfig hw = test::v3_8_like();
+  hw.chip.hbm.impl = "detailed";
+  for (const char* engine : {"analytical", "systemc"}) {
+    try {
+      make_engine(engine, hw);
+      FAIL() << engine;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.info().yaml_path, "chip.hbm.impl");
+      EXPECT_NE(std::string(e.what()).find("value 'detailed' unknown HBM model; known models: simple"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(EngineRegistry, CountsThatDivideMustBePositive) {
+  HwConfig hw = test::v3_8_like();
+  hw.chip.core.dma.engines = 0;
+  EXPECT_THROW(make_engine("analytical", hw), ConfigError);
+  hw = test::v3_8_like();
+  hw.chip.hbm.ownership = "private";
+  EXPECT_THROW(make_engine("analytical", hw), ConfigError);
+}
+
+}  // namespace
+}  // namespace tpusim

@@ -1,0 +1,161 @@
+// unit: program decoding and the structural checks of program.h (both engines share them).
+#include <gtest/gtest.h>
+
+#include "sim/base/sim_error.h"
+#include "sim/isa/program_plan.h"
+#include "tests/sim/test_hw.h"
+#include "tests/sim/test_program.h"
+
+namespace tpusim {
+namespace {
+
+using test::Stream;
+
+std::string plan_error(const isa::Program& p) {
+  ProgramPlan plan;
+  try {
+    plan.build(p, test::v3_8_like());
+  } catch (const SimError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ProgramPlan, AssignsUnitsAndBuildsQueuesInStreamOrder) {
+  auto p = test::make_program("units");
+  Stream s(p.cores[0]);
+  s.dma_load(1024);                // 0
+  s.weights(1, 128, 128);          // 1
+  s.matmul(1, 8, 128, 128, {1});   // 2
+  s.vpu({.alu_vregs = 4});         // 3
+  s.dma_store(1024, {3});          // 4
+  s.barrier(7);                    // 5
+  ProgramPlan plan;
+  plan.build(p, test::v3_8_like());
+  const CorePlan& cp = plan.cores()[0];
+  EXPECT_EQ(cp.name, "slice.chip0.core0");
+  EXPECT_EQ(cp.unit[0], UnitIndex::kDma);
+  EXPECT_EQ(cp.unit[1], UnitIndex::mxu_weights(1));
+  EXPECT_EQ(cp.unit[2], UnitIndex::mxu_stream(1));
+  EXPECT_EQ(cp.unit[3], UnitIndex::kVpu);
+  EXPECT_EQ(cp.unit[5], UnitIndex::kSync);
+  ASSERT_EQ(cp.queues.size(UnitIndex::kDma), 2u);
+  EXPECT_EQ(cp.queues.row(UnitIndex::kDma)[0], 0u);
+  EXPECT_EQ(cp.queues.row(UnitIndex::kDma)[1], 4u);
+  ASSERT_EQ(cp.succs.size(3), 1u);
+  EXPECT_EQ(cp.succs.row(3)[0], 4u);
+  EXPECT_EQ(plan.barrier_participants().size(), 1u);
+  EXPECT_EQ(plan.barrier_participants()[0], 1u);
+}
+
+TEST(ProgramPlan, MatmulWithoutWeightDepGetsTheLatestLoadOfItsMxu) {
+  auto p = test::make_program("implicit");
+  Stream s(p.cores[0]);
+  s.weights(0, 128, 128);  // 0
+  s.weights(1, 128, 128);  // 1
+  s.matmul(0, 8, 128, 128);  // 2: implicit dep on 0 (MXU 0), not on 1
+  ProgramPlan plan;
+  plan.build(p, test::v3_8_like());
+  const CorePlan& cp = plan.cores()[0];
+  ASSERT_EQ(cp.deps.size(2), 1u);
+  EXPECT_EQ(cp.deps.row(2)[0], 0u);
+}
+
+TEST(ProgramPlan, RejectsMalformedPrograms) {
+  {
+    auto p = test::make_program("forward-dep");
+    Stream s(p.cores[0]);
+    s.vpu({}, {}, "a");
+    s.add_dep(0, 0);
+    EXPECT_NE(plan_error(p).find("instruction #0 'a' (vpu) depends on #0, which is not earlier"), std::string::npos)
+        << plan_error(p);
+  }
+  {
+    auto p = test::make_program("mxu");
+    Stream s(p.cores[0]);
+    s.weights(2, 128, 128);
+    EXPECT_NE(plan_error(p).find("uses mxu 2, but the core has 2 MXUs"), std::string::npos) << plan_error(p);
+  }
+  {
+    auto p = test::make_program("tile");
+    Stream s(p.cores[0]);
+    s.weights(0, 256, 128);
+    EXPECT_NE(plan_error(p).find("256x128 tile, larger than the 128x128 MXU"), std::string::npos) << plan_error(p);
+  }
+  {
+    auto p = test::make_program("no-weights");
+    Stream s(p.cores[0]);
+    s.matmul(0, 8, 128, 128, {}, 1, "mm");
+    EXPECT_NE(plan_error(p).find("'mm' (mxu_matmul) streams against MXU 0, which has no weight tile loaded"),
+              std::string::npos)
+        << plan_error(p);
+  }
+  {
+    auto p = test::make_program("where", {{4, 0}});
+    EXPECT_NE(plan_error(p).find("targets chip 4 core 0, but the slice has 4 chips of 2 cores"), std::string::npos)
+        << plan_error(p);
+  }
+  {
+    auto p = test::make_program("twice", {{1, 1}, {1, 1}});
+    EXPECT_NE(plan_error(p).find("two streams for chip 1 core 1"), std::string::npos) << plan_error(p);
+  }
+}
+
+// weight_buffers = 2: the third load on an MXU overwrites the first tile, so it must come after
+// (depend on) the last matmul using that tile.
+TEST(ProgramPlan, WeightBuffersAreCheckedStructurally) {
+  auto ok = test::make_program("double-buffered");
+  {
+    Stream s(ok.cores[0]);
+    uint32_t w0 = s.weights(0, 128, 128);
+    uint32_t w1 = s.weights(0, 128, 128);
+    uint32_t m0 = s.matmul(0, 64, 128, 128, {w0});
+    s.matmul(0, 64, 128, 128, {w1});
+    s.weights(0, 128, 128, {m0});
+  }
+  EXPECT_EQ(plan_error(ok), "");
+
+  auto transitive = test::make_program("via-vpu");
+  {
+    Stream s(transitive.cores[0]);
+    uint32_t w0 = s.weights(0, 128, 128);
+    uint32_t w1 = s.weights(0, 128, 128);
+    uint32_t m0 = s.matmul(0, 64, 128, 128, {w0});
+    uint32_t v = s.vpu({.alu_vregs = 1}, {m0});
+    s.matmul(0, 64, 128, 128, {w1});
+    s.weights(0, 128, 128, {v});  // m0 -> v -> load: fine
+  }
+  EXPECT_EQ(plan_error(transitive), "");
+
+  auto bad = test::make_program("triple");
+  {
+    Stream s(bad.cores[0]);
+    uint32_t w0 = s.weights(0, 128, 128);
+    s.weights(0, 128, 128);
+    s.matmul(0, 64, 128, 128, {w0}, 1, "uses-w0");
+    s.weights(0, 128, 128, {}, "w2");
+  }
+  std::string e = plan_error(bad);
+  EXPECT_NE(e.find("MXU weight buffers exceeded on slice.chip0.core0.mxu0"), std::string::npos) << e;
+  EXPECT_NE(e.find("'w2'"), std::string::npos) << e;
+  EXPECT_NE(e.find("'uses-w0'"), std::string::npos) << e;
+}
+
+TEST(ProgramPlan, BarrierGroupsMatchTheNthBarrierOfAnIdOnEveryCore) {
+  auto p = test::make_program("barriers", {{0, 0}, {1, 0}, {1, 1}});
+  Stream a(p.cores[0]), b(p.cores[1]), c(p.cores[2]);
+  a.barrier(1);
+  a.barrier(1);
+  b.barrier(1);
+  c.barrier(2);
+  ProgramPlan plan;
+  plan.build(p, test::v3_8_like());
+  ASSERT_EQ(plan.barrier_participants().size(), 3u);
+  EXPECT_EQ(plan.cores()[0].barrier_group[0], plan.cores()[1].barrier_group[0]);
+  EXPECT_EQ(plan.barrier_participants()[plan.cores()[0].barrier_group[0]], 2u);
+  EXPECT_EQ(plan.barrier_participants()[plan.cores()[0].barrier_group[1]], 1u);
+  EXPECT_EQ(plan.barrier_participants()[plan.cores()[2].barrier_group[0]], 1u);
+}
+
+}  // namespace
+}  // namespace tpusim

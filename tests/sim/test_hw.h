@@ -1,0 +1,34 @@
+// Hardware configs for the simulator tests, built in code (independent of the YAML loader).
+#pragma once
+#include "sim/slice/slice_params.h"
+
+namespace tpusim::test {
+
+// A v3-8-like slice: 2x2 chips (mesh), 2 TensorCores per chip, 2 MXUs of 128x128 per core.
+inline HwConfig v3_8_like() {
+  HwConfig hw;
+  hw.name = "test-v3-8";
+  ChipParams& c = hw.chip;
+  c.generation = "v3";
+  c.cores = 2;
+  c.core.clock_mhz = 940;
+  c.core.sequencer.launch_cycles = 2000;
+  c.core.mxu = {.count = 2, .rows = 128, .cols = 128, .weight_buffers = 2, .weight_load_rows_per_cycle = 8,
+                .lhs_rows_per_cycle = 1};
+  c.core.vpu = {.sublanes = 8, .lanes = 128, .alu_slots = 2, .vld_slots = 1, .vst_slots = 1,
+                .eup_cycles_per_vreg = 4, .xlu_cycles_per_vreg = 8, .pipeline_latency_cycles = 32};
+  c.core.vmem.size_mib = 16;
+  c.core.dma = {.engines = 4, .setup_cycles = 64, .chunk_bytes = 32768};
+  c.hbm = {.impl = "simple", .size_gib = 32, .bandwidth_gbyte_per_s = 900, .efficiency = 0.9, .channels = 32,
+           .latency_ns = 250, .ownership = "per_core"};
+  c.ici = {.links = 4, .bandwidth_gbyte_per_s_per_direction = 82, .hop_latency_ns = 1000};
+  c.pcie = {.bandwidth_gbyte_per_s = 16, .latency_ns = 0};
+  hw.slice.topology.dims = {2, 2};
+  hw.slice.topology.wraparound = {false, false};
+  hw.slice.hosts = 1;
+  hw.slice.chips_per_host = 4;
+  hw.host = {.cpus = 96, .ram_gib = 340, .cpu_ghz = 2.0};
+  return hw;
+}
+
+}  // namespace tpusim::test
