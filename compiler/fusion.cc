@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -17,6 +18,26 @@ bool is_view(const models::Node& n) { return n.kind == OpKind::kReshape; }
 bool is_vector_op(const models::Node& n) {
   return n.kind == OpKind::kElementwise || n.kind == OpKind::kBroadcast || n.kind == OpKind::kConvert ||
          n.kind == OpKind::kTranspose || n.kind == OpKind::kReshape;
+}
+
+// A dot kernel can reduce its output over a dimension only if one output tile spans it: the
+// tiling caps tiles at 2048 streamed rows, so the reduced extent (all of M or N) must be <= that.
+bool reduce_fits_producer(const models::Graph& g, const Fusion& p, const models::Node& red) {
+  if (p.kind == FusionKind::kLoop) return true;
+  const auto& dot = g.node(p.dot);
+  const auto& ls = g.node(dot.inputs[0]).shape;
+  const auto& rs = g.node(dot.inputs[1]).shape;
+  const int nb = int(dot.dot.lhs_batch.size());
+  const int n_lhs_free = int(ls.size() - dot.dot.lhs_batch.size() - dot.dot.lhs_contract.size());
+  if (red.reduce_dim < nb) return true;
+  int64_t extent = 1;
+  if (red.reduce_dim < nb + n_lhs_free) {
+    for (int d = nb; d < nb + n_lhs_free; ++d) extent *= dot.shape[d];
+  } else {
+    for (int d = nb + n_lhs_free; d < int(dot.shape.size()); ++d) extent *= dot.shape[d];
+  }
+  (void)rs;
+  return extent <= 2048;
 }
 
 }  // namespace
@@ -135,6 +156,29 @@ FusionPlan plan_fusions(const models::Graph& g) {
     if (f.kind == FusionKind::kLoop && !is_vector_op(nodes[v]))
       throw std::logic_error("fusion: unexpected root kind at " + f.name);
     plan.fusions.push_back(std::move(f));
+  }
+
+  // Multi-output fusion of reductions into the kernel producing their only operand.
+  std::vector<Fusion> merged;
+  for (auto& f : plan.fusions) {
+    if (f.kind == FusionKind::kReduce && f.nodes.size() == 1 && f.inputs.size() == 1) {
+      const int x = f.inputs[0];
+      auto producer = std::find_if(merged.begin(), merged.end(), [&](const Fusion& p) { return p.root == x; });
+      if (producer != merged.end() && producer->kind != FusionKind::kReduce &&
+          reduce_fits_producer(g, *producer, nodes[f.root])) {
+        producer->merged_reduces.push_back(f.root);
+        continue;
+      }
+    }
+    merged.push_back(std::move(f));
+  }
+  plan.fusions = std::move(merged);
+  // Kernel names are unique within a program (they label trace events and reports), like XLA's
+  // "fusion.N": the root's name, suffixed when it repeats.
+  std::map<std::string, int> seen_names;
+  for (auto& f : plan.fusions) {
+    int k = seen_names[f.name]++;
+    if (k > 0) f.name += "." + std::to_string(k);
   }
   return plan;
 }

@@ -11,6 +11,9 @@
 //    kernel (producer-into-consumer fusion, duplicating cheap ops). Single-use element-wise
 //    producers of a dot operand become that dot's operand ("prologue") fusion.
 //  * Reshapes are views; transposes feeding a dot are absorbed into its dimension numbers.
+//  * Producer-consumer multi-output fusion: a reduction that reads nothing but the value another
+//    kernel produces is computed in that kernel as a second output, saving a pass over HBM
+//    (for a dot producer, the reduced extent must fit one output tile).
 #pragma once
 #include <string>
 #include <vector>
@@ -33,6 +36,7 @@ struct Fusion {
   int dot = -1;             // kDot: the dot node
   std::vector<int> nodes;   // ops computed in this kernel (topological order), root last
   std::vector<int> inputs;  // materialized values it reads (parameters or other kernels' roots)
+  std::vector<int> merged_reduces;  // reductions of `root` computed here as extra outputs
 };
 
 struct FusionPlan {

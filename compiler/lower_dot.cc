@@ -149,6 +149,22 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
   }
   epi.vst_vregs += vregs(root.shape, root.dtype);
   const uint64_t out_bytes = stored_bytes(g, f.root);
+  // Reductions fused as extra outputs (multi-output fusion): their work joins the epilogue and
+  // the output tile must span the reduced dimension (see fusion.h).
+  uint64_t reduce_out_bytes = 0;
+  bool reduce_spans_m = false, reduce_spans_n = false;
+  {
+    const int nb = int(dot.dot.lhs_batch.size());
+    const int n_lhs_free = int(g.node(dot.inputs[0]).shape.size() - dot.dot.lhs_batch.size() -
+                               dot.dot.lhs_contract.size());
+    for (int r : f.merged_reduces) {
+      epi += node_work(g, g.node(r), core.vpu);
+      reduce_out_bytes += stored_bytes(g, r);
+      const int d = g.node(r).reduce_dim;
+      if (d >= nb && d < nb + n_lhs_free) reduce_spans_m = true;
+      if (d >= nb + n_lhs_free) reduce_spans_n = true;
+    }
+  }
 
   // --- Problem size.
   const auto& ls = g.node(dot.inputs[0]).shape;
@@ -168,6 +184,12 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
   // --- Analytical cost of one tiling (the compiler's decision model; same formulas as the sim).
   auto evaluate = [&](bool stream_lhs, int64_t tr, int64_t tc, int64_t tk) {
     Tiling t;
+    {
+      const int64_t R = stream_lhs ? M : N, C = stream_lhs ? N : M;
+      const bool spans_r = stream_lhs ? reduce_spans_m : reduce_spans_n;
+      const bool spans_c = stream_lhs ? reduce_spans_n : reduce_spans_m;
+      if ((spans_r && tr < R) || (spans_c && tc < C)) return t;  // a reduced line would straddle tiles
+    }
     t.stream_lhs = stream_lhs;
     t.tr = tr;
     t.tc = tc;
@@ -412,6 +434,10 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
     if (t >= 1) finish(t - 1);
   }
   finish(steps.size() - 1);
+  if (reduce_out_bytes) {
+    pb.dma_store(reduce_out_bytes, {stores.back()}, "reductions");
+    cx.hbm_bytes += reduce_out_bytes;
+  }
   pb.end_kernel();
 }
 

@@ -51,6 +51,11 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f) {
     work.vld_vregs += vregs(n.shape, n.dtype);
   }
   for (int x : f.nodes) work += node_work(g, g.node(x), cx.hw.chip.core.vpu);
+  uint64_t reduce_out_bytes = 0;
+  for (int r : f.merged_reduces) {
+    work += node_work(g, g.node(r), cx.hw.chip.core.vpu);
+    reduce_out_bytes += stored_bytes(g, r);
+  }
   const uint64_t out_bytes = stored_bytes(g, f.root);
   work.vst_vregs += vregs(root.shape, root.dtype);
   if (!is_reduce) largest = std::max(largest, out_bytes);
@@ -95,6 +100,10 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f) {
   if (is_reduce) {
     pb.dma_store(out_bytes, {compute[tiles - 1]}, root.name);
     cx.hbm_bytes += out_bytes;
+  }
+  if (reduce_out_bytes) {
+    pb.dma_store(reduce_out_bytes, {compute[tiles - 1]}, "reductions");
+    cx.hbm_bytes += reduce_out_bytes;
   }
   pb.end_kernel();
 }
