@@ -15,6 +15,9 @@
 //  * MXU weight double buffering is expressed by the compiler with deps (a weight load for tile
 //    i+2 depends on the last matmul that used tile i); the sim checks only that at most
 //    `mxu.weight_buffers` tiles are resident.
+//  * Transfers between cores (kSend/kRecv) and with the host (kHostLoad/kHostStore) run on the
+//    core's transfer queue (in order, separate from the HBM<->VMEM DMA engines); a kRecv occupies
+//    no unit: it completes when its data has arrived. See sim/ici/ici_timing.h for their timing.
 //  * VMEM: `vmem_allocs` lists the core's VMEM buffers; the sim rejects a program whose
 //    allocations exceed the configured capacity or overlap while both live.
 //
@@ -37,6 +40,12 @@ enum class Op : uint8_t {
                 // resident weight tile; results (rows x n, fp32) land in the result buffer
   kVpu,         // a block of vector work (see VpuWork) on the core's VPU
   kBarrier,     // completes when every core's barrier with the same `barrier_id` is reached
+  kSend,        // send `bytes` from this core's HBM to core (peer_chip, peer_core)'s HBM, over the
+                // on-chip network (same chip) or the ICI (other chip); matched by `tag`
+  kRecv,        // completes when the matching kSend's `bytes` have fully arrived in this core's HBM
+  kHostLoad,    // `bytes` from host RAM into this core's HBM over its chip's PCIe link (infeed,
+                // parameter upload)
+  kHostStore,   // `bytes` from this core's HBM to host RAM over PCIe (outfeed)
 };
 
 // Vector work counted in vector-register operations (one vreg = sublanes x lanes 32-bit
@@ -67,6 +76,11 @@ struct Instr {
   VpuWork vpu;
   // kBarrier
   uint32_t barrier_id = 0;
+  // kSend / kRecv: the other end and the tag that pairs a send with its receive (a (sender,
+  // receiver, tag) triple appears at most once per program).
+  uint32_t peer_chip = 0;
+  uint32_t peer_core = 0;
+  uint32_t tag = 0;
   // For people: the HLO fusion / op this instruction belongs to (trace event name).
   std::string label;
 };
@@ -106,12 +120,16 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Op, {{Op::kDmaLoad, "dma_load"},
                                   {Op::kMxuWeights, "mxu_weights"},
                                   {Op::kMxuMatmul, "mxu_matmul"},
                                   {Op::kVpu, "vpu"},
-                                  {Op::kBarrier, "barrier"}})
+                                  {Op::kBarrier, "barrier"},
+                                  {Op::kSend, "send"},
+                                  {Op::kRecv, "recv"},
+                                  {Op::kHostLoad, "host_load"},
+                                  {Op::kHostStore, "host_store"}})
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(VpuWork, alu_vregs, eup_vregs, xlu_vregs, vld_vregs,
                                                 vst_vregs)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Instr, op, deps, bytes, mxu, rows, k, n, passes, vpu,
-                                                barrier_id, label)
+                                                barrier_id, peer_chip, peer_core, tag, label)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(VmemAlloc, offset_bytes, size_bytes, first_instr,
                                                 last_instr, label)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CoreProgram, chip, core, instrs, vmem_allocs)
