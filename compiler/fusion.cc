@@ -17,7 +17,8 @@ namespace {
 bool is_view(const models::Node& n) { return n.kind == OpKind::kReshape; }
 bool is_vector_op(const models::Node& n) {
   return n.kind == OpKind::kElementwise || n.kind == OpKind::kBroadcast || n.kind == OpKind::kConvert ||
-         n.kind == OpKind::kTranspose || n.kind == OpKind::kReshape;
+         n.kind == OpKind::kTranspose || n.kind == OpKind::kReshape || n.kind == OpKind::kIota ||
+         n.kind == OpKind::kGather || n.kind == OpKind::kScatterAdd;
 }
 
 // A dot kernel can reduce its output over a dimension only if one output tile spans it: the
@@ -81,6 +82,16 @@ FusionPlan plan_fusions(const models::Graph& g) {
       case OpKind::kParameter: mat[v] = true; break;
       case OpKind::kConstant: break;
       case OpKind::kReduce: mat[v] = true; break;
+      case OpKind::kGather:
+      case OpKind::kScatterAdd:
+        // Indexed row moves are their own kernels, reading materialized operands (seen through views).
+        mat[v] = true;
+        for (int in : node.inputs) {
+          int src = in;
+          while (is_view(nodes[src])) src = nodes[src].inputs[0];
+          if (nodes[src].kind != OpKind::kConstant) mat[src] = true;
+        }
+        break;
       case OpKind::kDot: {
         bool epilogue = eu.size() == 1 && nodes[eu[0]].kind == OpKind::kElementwise && !outputs.count(v);
         mat[v] = !epilogue;

@@ -59,11 +59,38 @@ isa::VpuWork node_work(const models::Graph& g, const models::Node& n, const VpuP
           w.eup_vregs = v;
           w.alu_vregs = 2 * v;
           break;
-        case EwOp::kRsqrt:
+        case EwOp::kRsqrt: case EwOp::kSqrt:
           w.eup_vregs = v;
           w.alu_vregs = v;
           break;
+        case EwOp::kTanh:  // 1 - 2/(1 + exp(2x)): an EUP exp and an EUP reciprocal
+          w.eup_vregs = 2 * v;
+          w.alu_vregs = 4 * v;
+          break;
+        case EwOp::kErf:  // XLA's rational approximation: ~13 multiply-adds and a clamp, one EUP reciprocal
+          w.eup_vregs = v;
+          w.alu_vregs = 14 * v;
+          break;
+        case EwOp::kLog:  // EUP log2 plus a scale
+          w.eup_vregs = v;
+          w.alu_vregs = 2 * v;
+          break;
+        case EwOp::kCmpEq: case EwOp::kCmpGt:  // compare, then select 1/0
+          w.alu_vregs = 2 * v;
+          break;
+        case EwOp::kDropoutMask:  // draw random bits, compare with the threshold, select the scale
+          w.alu_vregs = 3 * v;
+          break;
       }
+      break;
+    case OpKind::kIota:  // index arithmetic: one ALU op per vreg
+      w.alu_vregs = v;
+      break;
+    case OpKind::kGather:  // dynamic-offset row loads; one ALU op per output vreg for the addresses
+      w.alu_vregs = v;
+      break;
+    case OpKind::kScatterAdd:  // zero fill of the table, then one add per update vreg
+      w.alu_vregs = v + vregs(g.node(n.inputs[0]).shape, DType::kF32);
       break;
     case OpKind::kConvert:
       w.alu_vregs = v;

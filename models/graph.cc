@@ -1,5 +1,6 @@
 #include "models/graph.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace tpusim::models {
@@ -17,12 +18,13 @@ int Graph::add(Node n) {
   return nodes_.back().id;
 }
 
-int Graph::parameter(const std::string& name, Dims shape, DType dtype) {
+int Graph::parameter(const std::string& name, Dims shape, DType dtype, ParamRole role) {
   Node n;
   n.kind = OpKind::kParameter;
   n.name = name;
   n.shape = std::move(shape);
   n.dtype = dtype;
+  n.role = role;
   return add(std::move(n));
 }
 
@@ -153,6 +155,61 @@ int Graph::convert(int x, DType to) {
   n.dtype = to;
   n.inputs = {x};
   return add(std::move(n));
+}
+
+int Graph::iota(Dims shape, int dim, DType dtype) {
+  require(dim >= 0 && dim < int(shape.size()), "iota dim out of range");
+  Node n;
+  n.kind = OpKind::kIota;
+  n.name = "iota";
+  n.shape = std::move(shape);
+  n.dtype = dtype;
+  n.iota_dim = dim;
+  return add(std::move(n));
+}
+
+int Graph::gather(int table, int ids, const std::string& name) {
+  const Node& t = node(table);
+  const Node& i = node(ids);
+  require(i.dtype == DType::kS32, "gather ids must be s32");
+  require(!t.shape.empty(), "gather table must have a row dimension");
+  Node n;
+  n.kind = OpKind::kGather;
+  n.name = name;
+  n.shape = i.shape;
+  n.shape.insert(n.shape.end(), t.shape.begin() + 1, t.shape.end());
+  n.dtype = t.dtype;
+  n.inputs = {table, ids};
+  return add(std::move(n));
+}
+
+int Graph::scatter_add(int updates, int ids, int64_t rows, const std::string& name) {
+  const Node& u = node(updates);
+  const Node& i = node(ids);
+  require(i.dtype == DType::kS32, "scatter-add ids must be s32");
+  require(rows > 0, "scatter-add needs at least one row");
+  require(u.shape.size() >= i.shape.size() && std::equal(i.shape.begin(), i.shape.end(), u.shape.begin()),
+          "scatter-add updates must start with the ids' shape");
+  Node n;
+  n.kind = OpKind::kScatterAdd;
+  n.name = name;
+  n.shape = {rows};
+  n.shape.insert(n.shape.end(), u.shape.begin() + i.shape.size(), u.shape.end());
+  n.dtype = u.dtype;
+  n.inputs = {updates, ids};
+  return add(std::move(n));
+}
+
+int Graph::dropout_mask(int x, double rate, const std::string& name) {
+  require(rate >= 0 && rate < 1, "dropout rate must be in [0, 1)");
+  int m = ew(EwOp::kDropoutMask, x, -1, name);
+  nodes_[m].rate = rate;
+  return m;
+}
+
+int Graph::full(double value, Dims shape, DType dtype) {
+  // A scalar broadcast: every output dimension is new.
+  return broadcast(constant(value, dtype), std::move(shape), {});
 }
 
 }  // namespace tpusim::models

@@ -7,9 +7,18 @@
 
 namespace tpusim::models {
 
-enum class DType : uint8_t { kF32, kBF16 };
-inline uint32_t dtype_bytes(DType t) { return t == DType::kF32 ? 4 : 2; }
-inline const char* dtype_name(DType t) { return t == DType::kF32 ? "f32" : "bf16"; }
+// kS32 holds integer inputs (token ids, labels, positions); it is never differentiated.
+enum class DType : uint8_t { kF32, kBF16, kS32 };
+inline uint32_t dtype_bytes(DType t) { return t == DType::kBF16 ? 2 : 4; }
+inline const char* dtype_name(DType t) {
+  return t == DType::kF32 ? "f32" : t == DType::kBF16 ? "bf16" : "s32";
+}
+inline bool is_float(DType t) { return t != DType::kS32; }
+
+// What a Parameter holds: a per-step input (data, masks, labels, optimizer scalars), a trainable
+// weight, or optimizer state (moments). Trainable weights and state persist across steps and are
+// donated in place when the program outputs their updated value.
+enum class ParamRole : uint8_t { kInput, kTrainable, kOptimizerState };
 
 enum class OpKind : uint8_t {
   kParameter,    // an input tensor resident in HBM
@@ -21,9 +30,18 @@ enum class OpKind : uint8_t {
   kReshape,      // row-major reshape: a view, no data movement
   kTranspose,    // permute dimensions: data movement unless absorbed by a dot
   kConvert,      // change dtype
+  kIota,         // index along one dimension of its shape (0, 1, 2, ...): position ids, one-hot
+  kGather,       // rows of a table [R, ...] picked by integer ids: out = ids.shape ++ table.shape[1:]
+  kScatterAdd,   // zeros [R, ...] plus updates added at rows ids (the VJP of kGather)
 };
 
-enum class EwOp : uint8_t { kAdd, kSub, kMul, kDiv, kMax, kExp, kRsqrt, kRelu, kNeg };
+// Compares produce a 0/1 mask in the operand's dtype (XLA's compare followed by a select or
+// convert, folded into one op). kDropoutMask ignores its operand's values: it draws a keep mask of
+// its shape scaled by 1/(1-rate) (Node::rate), so dropout(x) = x * dropout_mask(x).
+enum class EwOp : uint8_t {
+  kAdd, kSub, kMul, kDiv, kMax, kExp, kRsqrt, kRelu, kNeg,
+  kTanh, kErf, kLog, kSqrt, kCmpEq, kCmpGt, kDropoutMask,
+};
 enum class ReduceOp : uint8_t { kSum, kMax };
 
 using Dims = std::vector<int64_t>;
@@ -48,6 +66,10 @@ struct Node {
   std::vector<int> broadcast_dims;    // kBroadcast: output dim of each operand dim
   std::vector<int> permutation;       // kTranspose: output dim i = operand dim permutation[i]
   double constant = 0;                // kConstant
+  ParamRole role = ParamRole::kInput;  // kParameter
+  int iota_dim = -1;                   // kIota: the dimension that counts
+  double rate = 0;                     // kElementwise kDropoutMask: drop probability
+  bool stop_gradient = false;          // autodiff treats this value as a constant (e.g. softmax's max)
 };
 
 inline int64_t num_elements(const Dims& d) {
@@ -65,7 +87,7 @@ class Graph {
   const std::vector<int>& outputs() const { return outputs_; }
   void mark_output(int id) { outputs_.push_back(id); }
 
-  int parameter(const std::string& name, Dims shape, DType dtype);
+  int parameter(const std::string& name, Dims shape, DType dtype, ParamRole role = ParamRole::kInput);
   int constant(double value, DType dtype);
   int dot(int lhs, int rhs, DotDims dims, const std::string& precision, const std::string& name = "dot");
   int ew(EwOp op, int a, int b = -1, const std::string& name = "");
@@ -74,6 +96,15 @@ class Graph {
   int reshape(int x, Dims shape);
   int transpose(int x, std::vector<int> permutation);
   int convert(int x, DType to);
+  int iota(Dims shape, int dim, DType dtype);
+  // out[i..., j...] = table[ids[i...], j...]; ids must be kS32.
+  int gather(int table, int ids, const std::string& name = "gather");
+  // out = zeros [rows, updates.shape[ids.rank:]...]; out[ids[i...], j...] += updates[i..., j...].
+  int scatter_add(int updates, int ids, int64_t rows, const std::string& name = "scatter_add");
+  int dropout_mask(int x, double rate, const std::string& name = "dropout_mask");
+  // A tensor of `shape` filled with `value` (a broadcast scalar constant).
+  int full(double value, Dims shape, DType dtype);
+  void set_stop_gradient(int id) { nodes_.at(id).stop_gradient = true; }
 
   // Element-wise binary op with `b` broadcast along the dimensions of `a` it lacks: `b_dims` lists
   // the dimension of `a` that each dimension of `b` maps to (empty for a scalar constant).

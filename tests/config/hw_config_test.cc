@@ -65,7 +65,7 @@ TEST(HwConfig, LoadsV38WithTheDocumentedValues) {
   EXPECT_EQ(hw.slice.topology.wraparound, (std::vector<bool>{false, false}));
   EXPECT_EQ(hw.slice.chips(), 4u);
   EXPECT_EQ(hw.host.cpus, 96u);
-  EXPECT_EQ(hw.host.ram_gib, 335u);
+  EXPECT_EQ(hw.host.ram_gib, 317u);  // 340 GB = 316.7 GiB
 }
 
 TEST(HwConfig, EmbeddedIncludeMatchesDisk) {

@@ -1,0 +1,231 @@
+#include "models/bert.h"
+
+#include <cmath>
+#include <limits>
+
+#include "config/config_error.h"
+#include "models/losses.h"
+
+namespace tpusim::models {
+
+namespace {
+
+void check(bool ok, const std::string& key, int64_t value, const std::string& rule) {
+  if (!ok) throw ConfigError({"", key, 0, std::to_string(value), rule, ""});
+}
+
+// Builds one BERT graph; holds the shapes and collects parameters and inputs as it goes.
+class BertBuilder {
+ public:
+  BertBuilder(const BertConfig& cfg, const BertGraphOptions& o)
+      : cfg_(cfg), o_(o), t_(o.dtype), B_(o.batch), S_(o.seq), H_(cfg.hidden), nh_(cfg.heads), hd_(cfg.hidden / cfg.heads) {}
+
+  BertGraph build() {
+    int seq_out = encoder(embeddings());
+    int pooled = pooler(seq_out);
+    if (o_.head == BertHead::kSequenceClassification)
+      classification_head(pooled);
+    else
+      pretraining_heads(seq_out, pooled);
+    out_.graph.mark_output(out_.loss);
+    if (!o_.training) out_.graph.mark_output(out_.logits);
+    return std::move(out_);
+  }
+
+ private:
+  Graph& g() { return out_.graph; }
+  int weight(const std::string& name, Dims shape) {
+    int p = g().parameter(name, std::move(shape), t_, ParamRole::kTrainable);
+    out_.params.push_back(p);
+    return p;
+  }
+  int input(const std::string& name, Dims shape, DType t) {
+    int p = g().parameter(name, std::move(shape), t, ParamRole::kInput);
+    out_.inputs.push_back(p);
+    return p;
+  }
+  int c(double v) { return g().constant(v, t_); }
+
+  // nn.Linear on rows: y = x W^T + b, x [rows, in], W [out, in].
+  int linear(int x, int64_t in, int64_t out, const std::string& name) {
+    int w = weight(name + ".weight", {out, in});
+    int b = weight(name + ".bias", {out});
+    int y = g().dot(x, w, {{}, {}, {1}, {1}}, o_.precision, name);
+    return g().ew_bcast(EwOp::kAdd, y, b, {1}, name + ".bias_add");
+  }
+
+  // nn.LayerNorm over the last dim of rows [rows, H] (eps = layer_norm_eps).
+  int layer_norm(int x, const std::string& name) {
+    const int64_t cols = g().node(x).shape.at(1);
+    int gamma = weight(name + ".weight", {cols});
+    int beta = weight(name + ".bias", {cols});
+    int inv = c(1.0 / double(cols));
+    int mean = g().ew(EwOp::kMul, g().reduce(x, 1, ReduceOp::kSum), inv, name + ".mean");
+    int xc = g().ew_bcast(EwOp::kSub, x, mean, {0}, name + ".center");
+    int var = g().ew(EwOp::kMul, g().reduce(g().ew(EwOp::kMul, xc, xc, name + ".square"), 1, ReduceOp::kSum), inv,
+                     name + ".var");
+    int rstd = g().ew(EwOp::kRsqrt, g().ew(EwOp::kAdd, var, c(cfg_.layer_norm_eps), name + ".var_eps"), -1, name + ".rstd");
+    int y = g().ew_bcast(EwOp::kMul, xc, rstd, {0}, name + ".normalize");
+    y = g().ew_bcast(EwOp::kMul, y, gamma, {1}, name + ".gamma");
+    return g().ew_bcast(EwOp::kAdd, y, beta, {1}, name);
+  }
+
+  int dropout(int x, double rate, const std::string& name) {
+    if (!o_.training || rate <= 0) return x;
+    return g().ew(EwOp::kMul, x, g().dropout_mask(x, rate, name + ".mask"), name);
+  }
+
+  // Hugging Face's "gelu": the exact form x * 0.5 * (1 + erf(x / sqrt(2))).
+  int gelu(int x, const std::string& name) {
+    int e = g().ew(EwOp::kErf, g().ew(EwOp::kMul, x, c(1.0 / std::sqrt(2.0)), name + ".scale"), -1, name + ".erf");
+    int u = g().ew(EwOp::kAdd, e, c(1.0), name + ".one_plus");
+    return g().ew(EwOp::kMul, g().ew(EwOp::kMul, x, u, name + ".mul"), c(0.5), name);
+  }
+
+  // BertEmbeddings: word + position + token-type lookups, LayerNorm, dropout -> [B*S, H].
+  int embeddings() {
+    const std::string p = "bert.embeddings";
+    int ids = input("input_ids", {B_, S_}, DType::kS32);
+    int types = input("token_type_ids", {B_, S_}, DType::kS32);
+    mask_ = input("attention_mask", {B_, S_}, DType::kS32);
+    int word_table = weight(p + ".word_embeddings.weight", {cfg_.vocab, H_});
+    int pos_table = weight(p + ".position_embeddings.weight", {cfg_.max_position, H_});
+    int type_table = weight(p + ".token_type_embeddings.weight", {cfg_.type_vocab, H_});
+    word_table_ = word_table;
+    int words = g().gather(word_table, ids, p + ".word_embeddings");                                       // [B, S, H]
+    int pos = g().gather(pos_table, g().iota({S_}, 0, DType::kS32), p + ".position_embeddings");          // [S, H]
+    int types_e = g().gather(type_table, types, p + ".token_type_embeddings");                            // [B, S, H]
+    int x = g().ew(EwOp::kAdd, words, types_e, p + ".add_token_type");
+    x = g().ew_bcast(EwOp::kAdd, x, pos, {1, 2}, p + ".add_position");
+    x = layer_norm(g().reshape(x, {B_ * S_, H_}), p + ".LayerNorm");
+    return dropout(x, cfg_.hidden_dropout, p + ".dropout");
+  }
+
+  int encoder(int x) {
+    // get_extended_attention_mask: (1 - mask) * finfo.min, [B, 1, 1, S]; kept as [B, S] and
+    // broadcast over heads and queries in each layer (XLA drops the size-1 dims).
+    int m = g().convert(mask_, t_);
+    additive_mask_ = g().ew(EwOp::kMul, g().ew(EwOp::kSub, m, c(1.0), "bert.extended_attention_mask"),
+                            c(double(std::numeric_limits<float>::max())), "bert.extended_attention_mask");
+    for (int64_t l = 0; l < cfg_.layers; ++l) x = layer(x, "bert.encoder.layer." + std::to_string(l));
+    return x;
+  }
+
+  // BertLayer: self-attention + output (residual, LayerNorm), intermediate (GELU), output (residual, LayerNorm).
+  int layer(int x, const std::string& p) {
+    const std::string sa = p + ".attention.self";
+    auto heads = [&](int y) { return g().reshape(y, {B_, S_, nh_, hd_}); };
+    int q = heads(linear(x, H_, H_, sa + ".query"));
+    int k = heads(linear(x, H_, H_, sa + ".key"));
+    int v = heads(linear(x, H_, H_, sa + ".value"));
+    // scores[b, h, i, j] = sum_d q[b, i, h, d] k[b, j, h, d] / sqrt(d) + mask[b, j]
+    int s = g().dot(q, k, {{0, 2}, {0, 2}, {3}, {3}}, o_.precision, sa + ".scores");
+    s = g().ew(EwOp::kMul, s, c(1.0 / std::sqrt(double(hd_))), sa + ".scale");
+    s = g().ew_bcast(EwOp::kAdd, s, additive_mask_, {0, 3}, sa + ".mask");
+    int probs = dropout(stable_softmax(g(), s, 3, sa + ".softmax"), cfg_.attention_dropout, sa + ".dropout");
+    // context[b, h, i, d] = sum_j probs[b, h, i, j] v[b, j, h, d]; then permute to [B, S, heads, d].
+    int ctx = g().dot(probs, v, {{0, 1}, {0, 2}, {3}, {1}}, o_.precision, sa + ".context");
+    ctx = g().reshape(g().transpose(ctx, {0, 2, 1, 3}), {B_ * S_, H_});
+    const std::string ao = p + ".attention.output";
+    int a = dropout(linear(ctx, H_, H_, ao + ".dense"), cfg_.hidden_dropout, ao + ".dropout");
+    a = layer_norm(g().ew(EwOp::kAdd, a, x, ao + ".residual"), ao + ".LayerNorm");
+    int f = gelu(linear(a, H_, cfg_.intermediate, p + ".intermediate.dense"), p + ".intermediate.gelu");
+    int o = dropout(linear(f, cfg_.intermediate, H_, p + ".output.dense"), cfg_.hidden_dropout, p + ".output.dropout");
+    return layer_norm(g().ew(EwOp::kAdd, o, a, p + ".output.residual"), p + ".output.LayerNorm");
+  }
+
+  // BertPooler: the first token's hidden state (rows b*S of [B*S, H], a strided slice) -> Linear -> tanh.
+  int pooler(int seq_out) {
+    int first = g().ew(EwOp::kMul, g().iota({B_}, 0, DType::kS32), g().constant(double(S_), DType::kS32),
+                       "bert.pooler.first_token_rows");
+    int cls = g().gather(seq_out, first, "bert.pooler.first_token");
+    return g().ew(EwOp::kTanh, linear(cls, H_, H_, "bert.pooler.dense"), -1, "bert.pooler.activation");
+  }
+
+  void classification_head(int pooled) {
+    int x = dropout(pooled, cfg_.hidden_dropout, "dropout");
+    out_.logits = linear(x, H_, cfg_.num_labels, "classifier");
+    if (cfg_.num_labels == 1) {
+      int labels = input("labels", {B_}, t_);
+      out_.loss = mse_loss(g(), g().reshape(out_.logits, {B_}), labels, "loss");
+    } else {
+      int labels = input("labels", {B_}, DType::kS32);
+      out_.loss = cross_entropy(g(), out_.logits, labels, -1, "loss");
+    }
+  }
+
+  // BertPreTrainingHeads: MLM (transform + decoder tied to the word embeddings + bias) on the P
+  // gathered positions per sequence, and NSP (Linear(H, 2) on the pooled output).
+  void pretraining_heads(int seq_out, int pooled) {
+    const int64_t P = o_.max_predictions_per_seq;
+    int positions = input("masked_lm_positions", {B_, P}, DType::kS32);
+    int lm_ids = input("masked_lm_ids", {B_, P}, DType::kS32);
+    int lm_weights = input("masked_lm_weights", {B_, P}, t_);
+    int nsp_labels = input("next_sentence_labels", {B_}, DType::kS32);
+    const std::string t = "cls.predictions.transform";
+    int x = g().reshape(g().gather(seq_out, positions, "cls.predictions.gather"), {B_ * P, H_});
+    x = layer_norm(gelu(linear(x, H_, H_, t + ".dense"), t + ".gelu"), t + ".LayerNorm");
+    int logits = g().dot(x, word_table_, {{}, {}, {1}, {1}}, o_.precision, "cls.predictions.decoder");
+    int bias = weight("cls.predictions.bias", {cfg_.vocab});
+    out_.logits = g().ew_bcast(EwOp::kAdd, logits, bias, {1}, "cls.predictions.bias_add");
+    int mlm = cross_entropy(g(), out_.logits, g().reshape(lm_ids, {B_ * P}), g().reshape(lm_weights, {B_ * P}),
+                            "masked_lm_loss");
+    int nsp_logits = linear(pooled, H_, 2, "cls.seq_relationship");
+    int nsp = cross_entropy(g(), nsp_logits, nsp_labels, -1, "next_sentence_loss");
+    out_.loss = g().ew(EwOp::kAdd, mlm, nsp, "loss");
+  }
+
+  const BertConfig& cfg_;
+  const BertGraphOptions& o_;
+  const DType t_;
+  const int64_t B_, S_, H_, nh_, hd_;
+  int mask_ = -1, additive_mask_ = -1, word_table_ = -1;
+  BertGraph out_;
+};
+
+}  // namespace
+
+BertGraph build_bert(const BertConfig& cfg, const BertGraphOptions& o) {
+  check(o.batch >= 1, "batch", o.batch, "must be at least 1");
+  check(o.seq >= 1 && o.seq <= cfg.max_position, "seq", o.seq,
+        "must be in [1, " + std::to_string(cfg.max_position) + "] (max_position_embeddings of " + cfg.name + ")");
+  check(cfg.heads >= 1 && cfg.hidden % cfg.heads == 0, "heads", cfg.heads,
+        "must divide hidden (" + std::to_string(cfg.hidden) + ")");
+  check(cfg.num_labels >= 1, "num_labels", cfg.num_labels, "must be at least 1");
+  if (o.head == BertHead::kMaskedLm)
+    check(o.max_predictions_per_seq >= 1 && o.max_predictions_per_seq <= o.seq, "max_predictions_per_seq",
+          o.max_predictions_per_seq, "must be in [1, seq]");
+  if (!is_float(o.dtype)) throw ConfigError({"", "dtype", 0, dtype_name(o.dtype), "must be f32 or bf16", ""});
+  return BertBuilder(cfg, o).build();
+}
+
+BertTrainingStep build_training_step(const BertConfig& cfg, const BertGraphOptions& opts, const OptimizerConfig& opt) {
+  BertTrainingStep s;
+  BertGraphOptions o = opts;
+  o.training = true;
+  s.model = build_bert(cfg, o);
+  s.grads = build_backward(s.model.graph, s.model.loss, s.model.params);
+  s.optimizer = append_optimizer(s.model.graph, s.grads, opt);
+  return s;
+}
+
+uint64_t count_parameters(const Graph& g) {
+  uint64_t n = 0;
+  for (const auto& node : g.nodes())
+    if (node.kind == OpKind::kParameter && node.role == ParamRole::kTrainable) n += uint64_t(num_elements(node.shape));
+  return n;
+}
+
+uint64_t expected_parameters(const BertConfig& c, BertHead head) {
+  const uint64_t H = uint64_t(c.hidden), I = uint64_t(c.intermediate);
+  const uint64_t embeddings = (uint64_t(c.vocab) + uint64_t(c.max_position) + uint64_t(c.type_vocab)) * H + 2 * H;
+  // q, k, v, attention output: 4 (H^2 + H); FFN: 2 H I + I + H; two LayerNorms: 4 H.
+  const uint64_t layer = 4 * (H * H + H) + 2 * H * I + I + H + 4 * H;
+  const uint64_t pooler = H * H + H;
+  const uint64_t body = embeddings + uint64_t(c.layers) * layer + pooler;
+  if (head == BertHead::kSequenceClassification) return body + H * uint64_t(c.num_labels) + uint64_t(c.num_labels);
+  // MLM transform (dense + LayerNorm) + decoder bias (weight tied) + NSP Linear(H, 2).
+  return body + (H * H + H + 2 * H) + uint64_t(c.vocab) + (2 * H + 2);
+}
+
+}  // namespace tpusim::models

@@ -1,0 +1,193 @@
+#include "models/optimizers.h"
+
+#include <cmath>
+
+#include "config/config_error.h"
+#include "config/suggest.h"
+#include "models/losses.h"
+
+namespace tpusim::models {
+
+namespace {
+
+struct NamedKind {
+  const char* name;
+  OptimizerKind kind;
+};
+constexpr NamedKind kOptimizers[] = {{"adamw", OptimizerKind::kAdamW}, {"sgd", OptimizerKind::kSgd},
+                                     {"lamb", OptimizerKind::kLamb}};
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Appends one optimizer's ops. Scalars broadcast to each parameter's shape inside its fusion.
+class Builder {
+ public:
+  Builder(Graph& g, const OptimizerConfig& cfg) : g_(g), cfg_(cfg), st_(cfg.state_dtype) {}
+
+  OptimizerGraph run(const Gradients& grads) {
+    lr_ = scalar_input("optimizer.lr");
+    if (cfg_.kind == OptimizerKind::kAdamW) {
+      // torch.optim.AdamW: step_size = lr / (1 - beta1^t), bc2_sqrt = sqrt(1 - beta2^t).
+      step_size_ = scalar_input("optimizer.step_size");
+      bc2_sqrt_ = scalar_input("optimizer.bias_correction2_sqrt");
+      // Decoupled decay multiplies every decayed parameter by 1 - lr*wd (one scalar, shared).
+      if (cfg_.weight_decay > 0)
+        decay_factor_ = ew(EwOp::kAdd, ew(EwOp::kMul, lr_, c(-cfg_.weight_decay, st_), "optimizer.decay_factor"),
+                           c(1, st_), "optimizer.decay_factor");
+    } else if (cfg_.kind == OptimizerKind::kLamb) {
+      bc1_ = scalar_input("optimizer.bias_correction1");  // 1 - beta1^t
+      bc2_sqrt_ = scalar_input("optimizer.bias_correction2_sqrt");
+    }
+    std::vector<int> gs = grads.grads;
+    if (cfg_.max_grad_norm > 0) gs = clip(gs);
+    for (size_t i = 0; i < grads.params.size(); ++i) update(grads.params[i], gs[i]);
+    return std::move(out_);
+  }
+
+ private:
+  int scalar_input(const std::string& name) {
+    int s = g_.parameter(name, {}, st_, ParamRole::kInput);
+    out_.scalars.push_back(s);
+    return s;
+  }
+  int c(double v, DType t) { return g_.constant(v, t); }
+  int ew(EwOp op, int a, int b, const std::string& name) { return g_.ew(op, a, b, name); }
+  // a (tensor) op s (scalar tensor), s broadcast to a's shape.
+  int with_scalar(EwOp op, int a, int s, const std::string& name) { return g_.ew_bcast(op, a, s, {}, name); }
+  int cast(int x, DType t) { return g_.node(x).dtype == t ? x : g_.convert(x, t); }
+  int state(const std::string& name, const Dims& shape) {
+    out_.state_bytes += uint64_t(num_elements(shape)) * dtype_bytes(st_);
+    if (cfg_.first_step) return g_.full(0.0, shape, st_);
+    return g_.parameter(name, shape, st_, ParamRole::kOptimizerState);
+  }
+  int sum_squares(int x, const std::string& name) {
+    const Node& n = g_.node(x);
+    int flat = g_.reshape(x, {num_elements(n.shape)});
+    return reduce_all(g_, ew(EwOp::kMul, flat, flat, name + ".square"));
+  }
+
+  // clip_grad_norm_: total = sqrt(sum of squares of every gradient); scale = min(1, max / (total + 1e-6)).
+  std::vector<int> clip(const std::vector<int>& gs) {
+    int total = -1;
+    for (int x : gs) {
+      int s = cast(sum_squares(x, "clip_grad_norm"), st_);
+      total = total < 0 ? s : ew(EwOp::kAdd, total, s, "clip_grad_norm.sum");
+    }
+    int norm = ew(EwOp::kAdd, ew(EwOp::kSqrt, total, -1, "clip_grad_norm.norm"), c(1e-6, st_), "clip_grad_norm.eps");
+    int coef = ew(EwOp::kDiv, g_.full(cfg_.max_grad_norm, {}, st_), norm, "clip_grad_norm.coef");
+    // min(coef, 1) = -max(-coef, -1)
+    coef = ew(EwOp::kNeg, ew(EwOp::kMax, ew(EwOp::kNeg, coef, -1, "clip_grad_norm.clamp"), c(-1, st_), "clip_grad_norm.clamp"),
+              -1, "clip_grad_norm.clamp");
+    std::vector<int> out;
+    for (int x : gs) out.push_back(with_scalar(EwOp::kMul, x, cast(coef, g_.node(x).dtype), g_.node(x).name + ".clipped"));
+    return out;
+  }
+
+  void update(int p, int grad) {
+    const Node pn = g_.node(p);
+    const std::string& name = pn.name;
+    const bool decay = cfg_.weight_decay > 0 &&
+                       !(cfg_.no_decay_for_bias_and_norm && (ends_with(name, ".bias") || name.find("LayerNorm.") != std::string::npos));
+    ParamUpdate u;
+    u.param = p;
+    u.grad = grad;
+    int gr = cast(grad, st_);
+    int delta = -1;  // what is subtracted from the parameter (state dtype)
+    if (cfg_.kind == OptimizerKind::kSgd) {
+      // torch.optim.SGD: d = g + wd*p; buf = mu*buf + d; d = nesterov ? d + mu*buf : buf; p -= lr*d.
+      int d = gr;
+      if (decay) d = ew(EwOp::kAdd, d, ew(EwOp::kMul, cast(p, st_), c(cfg_.weight_decay, st_), name + ".decay"), name + ".decay");
+      if (cfg_.momentum > 0) {
+        int buf = state(name + ".momentum_buffer", pn.shape);
+        int nb = ew(EwOp::kAdd, ew(EwOp::kMul, buf, c(cfg_.momentum, st_), name + ".momentum"), d, name + ".momentum");
+        u.state = {buf};
+        u.updated_state = {nb};
+        d = cfg_.nesterov ? ew(EwOp::kAdd, d, ew(EwOp::kMul, nb, c(cfg_.momentum, st_), name + ".nesterov"), name + ".nesterov")
+                          : nb;
+      }
+      delta = with_scalar(EwOp::kMul, d, lr_, name + ".step");
+    } else {
+      // exp_avg = b1*m + (1-b1)*g; exp_avg_sq = b2*v + (1-b2)*g^2.
+      int m = state(name + ".exp_avg", pn.shape);
+      int v = state(name + ".exp_avg_sq", pn.shape);
+      int nm = ew(EwOp::kAdd, ew(EwOp::kMul, m, c(cfg_.beta1, st_), name + ".exp_avg"),
+                  ew(EwOp::kMul, gr, c(1 - cfg_.beta1, st_), name + ".exp_avg"), name + ".exp_avg");
+      int g2 = ew(EwOp::kMul, ew(EwOp::kMul, gr, gr, name + ".grad_sq"), c(1 - cfg_.beta2, st_), name + ".exp_avg_sq");
+      int nv = ew(EwOp::kAdd, ew(EwOp::kMul, v, c(cfg_.beta2, st_), name + ".exp_avg_sq"), g2, name + ".exp_avg_sq");
+      u.state = {m, v};
+      u.updated_state = {nm, nv};
+      // denom = sqrt(v) / bc2_sqrt + eps
+      int denom = ew(EwOp::kAdd, with_scalar(EwOp::kDiv, ew(EwOp::kSqrt, nv, -1, name + ".denom"), bc2_sqrt_, name + ".denom"),
+                     c(cfg_.eps, st_), name + ".denom");
+      if (cfg_.kind == OptimizerKind::kAdamW) {
+        // p = p*(1 - lr*wd) - step_size * m / denom
+        delta = with_scalar(EwOp::kMul, ew(EwOp::kDiv, nm, denom, name + ".adam"), step_size_, name + ".step");
+      } else {
+        // LAMB (You et al., 2020): r = m_hat/denom + wd*p; p -= lr * trust * r with
+        // trust = ||p|| / ||r|| per tensor (1 if either norm is 0).
+        int m_hat = with_scalar(EwOp::kDiv, nm, bc1_, name + ".m_hat");
+        int r = ew(EwOp::kDiv, m_hat, denom, name + ".lamb");
+        int pw = cast(p, st_);
+        if (decay) r = ew(EwOp::kAdd, r, ew(EwOp::kMul, pw, c(cfg_.weight_decay, st_), name + ".decay"), name + ".decay");
+        int pn2 = ew(EwOp::kSqrt, sum_squares(pw, name + ".weight_norm"), -1, name + ".weight_norm");
+        int rn2 = ew(EwOp::kSqrt, sum_squares(r, name + ".update_norm"), -1, name + ".update_norm");
+        int ok = ew(EwOp::kMul, ew(EwOp::kCmpGt, pn2, c(0, st_), name + ".trust"), ew(EwOp::kCmpGt, rn2, c(0, st_), name + ".trust"),
+                    name + ".trust");
+        // trust = ok * (pn/rn) + (1 - ok)
+        int one_minus_ok = ew(EwOp::kAdd, ew(EwOp::kNeg, ok, -1, name + ".trust"), c(1, st_), name + ".trust");
+        int trust = ew(EwOp::kAdd, ew(EwOp::kMul, ok, ew(EwOp::kDiv, pn2, rn2, name + ".trust"), name + ".trust"), one_minus_ok,
+                       name + ".trust_ratio");
+        delta = with_scalar(EwOp::kMul, r, ew(EwOp::kMul, trust, lr_, name + ".trust_lr"), name + ".step");
+      }
+    }
+    int np = p;
+    if (decay && cfg_.kind == OptimizerKind::kAdamW) {
+      np = with_scalar(EwOp::kMul, p, cast(decay_factor_, pn.dtype), name + ".decay");
+    }
+    np = ew(EwOp::kSub, np, cast(delta, pn.dtype), name + ".updated");
+    u.updated = np;
+    g_.mark_output(np);
+    out_.donated.push_back({p, np});
+    for (size_t i = 0; i < u.state.size(); ++i) {
+      g_.mark_output(u.updated_state[i]);
+      if (!cfg_.first_step) out_.donated.push_back({u.state[i], u.updated_state[i]});
+    }
+    out_.updates.push_back(std::move(u));
+  }
+
+  Graph& g_;
+  const OptimizerConfig& cfg_;
+  const DType st_;
+  int lr_ = -1, step_size_ = -1, bc1_ = -1, bc2_sqrt_ = -1, decay_factor_ = -1;
+  OptimizerGraph out_;
+};
+
+}  // namespace
+
+OptimizerKind optimizer_from_name(const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& o : kOptimizers) {
+    if (name == o.name) return o.kind;
+    names.push_back(o.name);
+  }
+  const auto near = config::closest(name, names);
+  throw ConfigError({"", "optimizer", 0, name, "is not a known optimizer (known: " + config::join(names) + ")",
+                     near ? "did you mean '" + *near + "'?" : ""});
+}
+
+const char* optimizer_name(OptimizerKind k) {
+  for (const auto& o : kOptimizers)
+    if (o.kind == k) return o.name;
+  return "?";
+}
+
+OptimizerGraph append_optimizer(Graph& g, const Gradients& grads, const OptimizerConfig& cfg) {
+  for (int p : grads.params)
+    if (g.node(p).role != ParamRole::kTrainable)
+      throw std::invalid_argument("optimizer: '" + g.node(p).name + "' is not a trainable parameter");
+  return Builder(g, cfg).run(grads);
+}
+
+}  // namespace tpusim::models
