@@ -37,9 +37,12 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f) {
   std::vector<int> streamed, small;
   uint64_t streamed_bytes = 0, largest = 0, small_bytes = 0;
   isa::VpuWork work;
+  // A gather reads only the rows it picks (dynamic-offset DMAs), not its whole table.
+  const int gathered_table = root.kind == OpKind::kGather ? root.inputs[0] : -1;
+  auto input_bytes = [&](int in) { return in == gathered_table ? stored_bytes(g, f.root) : stored_bytes(g, in); };
   for (int in : f.inputs) {
-    const auto& n = g.node(in);
-    uint64_t b = stored_bytes(g, in);
+    const auto& n = in == gathered_table ? root : g.node(in);
+    uint64_t b = input_bytes(in);
     if (models::num_elements(n.shape) * 8 <= iter_elems) {
       small.push_back(in);
       small_bytes += b;
@@ -69,7 +72,7 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f) {
   if (small_bytes) pb.alloc(small_bytes, "small_inputs");
 
   std::vector<uint32_t> small_loads;
-  for (int in : small) small_loads.push_back(pb.dma_load(stored_bytes(g, in), {}, g.node(in).name));
+  for (int in : small) small_loads.push_back(pb.dma_load(input_bytes(in), {}, g.node(in).name));
   cx.hbm_bytes += small_bytes;
 
   const isa::VpuWork tile_work = scale_work(work, 1.0 / double(tiles));
@@ -79,7 +82,7 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f) {
     std::vector<uint32_t> war;
     if (t >= 2) war.push_back(compute[t - 2]);  // the buffer this tile reuses is free
     for (int in : streamed) {
-      uint64_t b = stored_bytes(g, in) / tiles;
+      uint64_t b = input_bytes(in) / tiles;
       loads[t].push_back(pb.dma_load(b, war, g.node(in).name));
       cx.hbm_bytes += b;
     }
