@@ -1,0 +1,174 @@
+// `tpusim run`: load configs (files or the embedded default), run the kernel, report.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "app/commands.h"
+#include "app/embedded.h"
+#include "config/config_error.h"
+#include "config/hw_loader.h"
+#include "config/suggest.h"
+#include "sim/engine/engine.h"
+#include "traces/chrome_trace.h"
+#include "workloads/kernel_run.h"
+#include "workloads/report.h"
+#include "workloads/workload_config.h"
+
+namespace tpusim::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kEmbeddedPrefix = "(embedded) ";
+constexpr const char* kDefaultOutDir = "out";
+
+// Stage messages on stderr, only for a person at a terminal (never in logs or pipes).
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled) {}
+  ~Progress() { clear(); }
+  void stage(std::string_view what) {
+    if (!enabled_) return;
+    std::fprintf(stderr, "\r\033[K%.*s...", int(what.size()), what.data());
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void clear() {
+    if (!shown_) return;
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+};
+
+const std::string& embedded(const char* key) {
+  const auto& files = embedded_files();
+  auto it = files.find(key);
+  if (it == files.end()) {
+    // The build embeds configs/; a missing default is a build problem, not bad input.
+    throw std::logic_error(fmt::format("the default config {} was not embedded at build time", key));
+  }
+  return it->second;
+}
+
+HwConfig load_hw(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin) {
+  if (!a.hw_file.empty()) {
+    *origin = a.hw_file;
+    return load_hw_config(a.hw_file, overrides);
+  }
+  // `include:` paths in the default are relative to configs/hw/; serve them from the embedded copies.
+  const std::string base = fs::path(kDefaultHwFile).parent_path().string();
+  std::map<std::string, std::string> includes;
+  for (const auto& [path, text] : embedded_files()) {
+    // Keyed both relative to configs/hw/ (as a slice file writes its include) and from the root.
+    if (path.rfind(base + "/", 0) == 0) includes.emplace(path.substr(base.size() + 1), text);
+    includes.emplace(path, text);
+  }
+  *origin = std::string(kEmbeddedPrefix) + kDefaultHwFile;
+  return load_hw_config_text(embedded(kDefaultHwFile), *origin, base, overrides, &includes);
+}
+
+WorkloadConfig load_workload(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin) {
+  if (!a.workload_file.empty()) {
+    *origin = a.workload_file;
+    return load_workload_config(a.workload_file, overrides);
+  }
+  *origin = std::string(kEmbeddedPrefix) + kDefaultWorkloadFile;
+  WorkloadConfig w = load_workload_config_text(embedded(kDefaultWorkloadFile), *origin, overrides);
+  return w;
+}
+
+void check_engine(const std::string& engine) {
+  std::vector<std::string> names = engine_names();
+  if (std::find(names.begin(), names.end(), engine) != names.end()) return;
+  auto near = config::closest(engine, names);
+  throw input_error("--engine", "is not a known engine (known: " + config::join(names) + ")", engine,
+                    near ? "did you mean '" + *near + "'?" : "");
+}
+
+// Fails before simulating when the output directory cannot be made (bad --out).
+void make_out_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    const std::string why = ec ? ec.message() : "not a directory";
+    throw input_error("--out", "cannot be used as the output directory (" + why + ")", dir);
+  }
+}
+
+}  // namespace
+
+int run(const RunArgs& a) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<Override> all;
+  for (const auto& s : a.sets) all.push_back(parse_override(s));
+  SplitOverrides split = split_overrides(all);
+
+  RunContext ctx;
+  HwConfig hw = load_hw(a, split.hw, &ctx.hw_file);
+  WorkloadConfig workload = load_workload(a, split.workload, &ctx.workload_file);
+  check_engine(a.engine);
+  ctx.hw_dump = dump_hw_config(hw);
+  ctx.workload_dump = dump_workload_config(workload);
+
+  if (a.dump_config) {
+    std::cout << "# Resolved hardware config, from " << ctx.hw_file << "\n"
+              << ctx.hw_dump << (ctx.hw_dump.ends_with("\n") ? "" : "\n") << "---\n"
+              << "# Resolved workload config, from " << ctx.workload_file << "\n"
+              << ctx.workload_dump << (ctx.workload_dump.ends_with("\n") ? "" : "\n");
+    return 0;
+  }
+
+  // --trace without --out still needs a place for trace.json: ./out/ (ignored by git).
+  const std::string out_dir = !a.out_dir.empty() ? a.out_dir : (a.trace ? kDefaultOutDir : "");
+  if (!out_dir.empty()) make_out_dir(out_dir);
+
+  std::unique_ptr<ChromeTraceFile> trace;
+  if (a.trace) trace = std::make_unique<ChromeTraceFile>((fs::path(out_dir) / "trace.json").string());
+
+  Progress progress(!a.quiet && ::isatty(STDERR_FILENO));
+  KernelRunOptions opts;
+  opts.engine = a.engine;
+  opts.trace = trace.get();
+  opts.on_stage = [&progress](std::string_view stage) { progress.stage(stage); };
+  KernelRunResult result = run_kernel(hw, workload, opts);
+
+  std::string report_path;
+  if (!out_dir.empty()) {
+    progress.stage("writing report");
+    if (trace) {
+      try {
+        trace->close();
+      } catch (const std::runtime_error& e) {
+        throw input_error("--out", e.what(), out_dir);
+      }
+    }
+    ctx.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    report_path = write_report(out_dir, make_report(hw, workload, result, ctx));
+  } else {
+    ctx.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  progress.clear();
+
+  if (a.quiet) return 0;
+  std::cout << format_summary(hw, workload, result, ctx);
+  if (!report_path.empty()) std::cout << fmt::format("{:<10} {}\n", "report", report_path);
+  if (trace) {
+    std::cout << fmt::format("{:<10} {} ({} events; open in ui.perfetto.dev or chrome://tracing)\n", "trace",
+                             trace->path(), trace->events());
+  }
+  return 0;
+}
+
+}  // namespace tpusim::app

@@ -1,0 +1,91 @@
+// tpusim: command line. Parses flags with CLI11 and maps errors to exit codes:
+//   0 ok; 2 bad input (ConfigError, YAML syntax, flags); 3 the workload failed on the simulated
+//   hardware (SimError); 1 anything else ("internal error"). Never a stack trace.
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <yaml-cpp/exceptions.h>
+
+#include "app/commands.h"
+#include "config/config_error.h"
+#include "sim/base/sim_error.h"
+
+namespace tpusim::app {
+namespace {
+
+int dispatch(int argc, char** argv) {
+  CLI::App cli{"tpusim " TPUSIM_VERSION " — a cycle-approximate simulator of Google TPU v2/v3", "tpusim"};
+  cli.require_subcommand(0, 1);
+  bool version = false;
+  cli.add_flag("--version", version, "Print the version and exit");
+
+  RunArgs ra;
+  CLI::App* run_cmd = cli.add_subcommand(
+      "run", "Run one simulation (default: an encoder block on a TPU v3-8, embedded in the binary)");
+  run_cmd->add_option("--hw", ra.hw_file, "Hardware YAML (default: embedded configs/hw/v3-8.yaml)")
+      ->type_name("FILE");
+  run_cmd->add_option("--workload", ra.workload_file,
+                      "Workload YAML (default: embedded configs/workloads/kernel_encoder_block_512x1024.yaml)")
+      ->type_name("FILE");
+  run_cmd->add_option("--set", ra.sets, "Override a config key: PATH=VALUE, PATH prefixed hw. or workload. "
+                                        "where ambiguous (repeatable)")
+      ->allow_extra_args(false)
+      ->type_name("PATH=VALUE");
+  run_cmd->add_option("--out", ra.out_dir, "Write DIR/report.json (and DIR/trace.json with --trace)")
+      ->type_name("DIR");
+  run_cmd->add_flag("--trace", ra.trace, "Write a Chrome/Perfetto trace to DIR/trace.json (DIR defaults to out/)");
+  run_cmd->add_option("--engine", ra.engine, "Engine: systemc (detailed, contention) or analytical (fast)")
+      ->type_name("NAME")
+      ->capture_default_str();
+  run_cmd->add_flag("--dump-config", ra.dump_config, "Print the resolved hardware and workload YAML and exit");
+  run_cmd->add_flag("-q,--quiet", ra.quiet, "Print nothing on success");
+
+  std::vector<std::string> files;
+  CLI::App* validate_cmd = cli.add_subcommand("validate", "Check config files without simulating");
+  validate_cmd->add_option("FILE", files, "Hardware or workload YAML files (a top-level kind: means workload)")
+      ->required();
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help
+    return cli.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "error: " << e.what() << "\n(run 'tpusim --help' for usage)\n";
+    return 2;
+  }
+  if (version) {
+    std::cout << "tpusim " << TPUSIM_VERSION << "\n";
+    return 0;
+  }
+  if (run_cmd->parsed()) return run(ra);
+  if (validate_cmd->parsed()) return validate(files);
+  std::cout << cli.help();
+  std::cerr << "error: a command is required: run or validate\n";
+  return 2;
+}
+
+}  // namespace
+}  // namespace tpusim::app
+
+int main(int argc, char** argv) {
+  try {
+    return tpusim::app::dispatch(argc, argv);
+  } catch (const tpusim::ConfigError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const YAML::Exception& e) {
+    // Loaders report YAML errors as ConfigError with the file name; this is the safety net.
+    std::cerr << "error: YAML: " << e.what() << "\n";
+    return 2;
+  } catch (const tpusim::SimError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 3;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << "internal error: unknown exception\n";
+    return 1;
+  }
+}

@@ -1,0 +1,68 @@
+// Reports of a run: report.json (every figure with its unit) and the human summary on stdout.
+// Both are built from one KernelSummary so that the formulas live in one place.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/slice/slice_params.h"
+#include "workloads/kernel_run.h"
+#include "workloads/workload_config.h"
+
+namespace tpusim {
+
+// Where the inputs came from and how they resolved (for the report's provenance fields).
+struct RunContext {
+  std::string hw_file;        // as given on the command line, or "(embedded) configs/hw/v3-8.yaml"
+  std::string workload_file;  // likewise
+  std::string hw_dump;        // dump_hw_config(hw): hashed into tpusim.config_hash
+  std::string workload_dump;  // dump_workload_config(workload)
+  double total_wall_s = -1;   // whole command incl. config loading; < 0: not measured
+};
+
+// Derived figures of a kernel run. Every field is documented with its unit in README.md
+// ("report.json") and carries it in report.json's `units`.
+struct KernelSummary {
+  uint64_t device_cycles = 0;            // cycles (core clock)
+  double device_time_s = 0;              // s
+  double clock_mhz = 0;                  // MHz, core clock
+  uint32_t cores_used = 0;               // count
+  uint64_t flops = 0;                    // flop (2 per multiply-accumulate)
+  double achieved_tflop_per_s = 0;       // 10^12 flop/s = flops / device_time_s
+  double peak_tflop_per_s = 0;           // bf16 MXU peak of the cores used
+  double mxu_utilization = 0;            // fraction = achieved / peak
+  uint64_t hbm_bytes = 0;                // bytes the schedule moves between HBM and VMEM
+  uint64_t hbm_bytes_min = 0;            // compulsory bytes: inputs read once, outputs written once
+  double achieved_hbm_gbyte_per_s = 0;   // 10^9 bytes/s = hbm_bytes / device_time_s
+  double peak_hbm_gbyte_per_s = 0;       // HBM peak seen by the cores used (before efficiency)
+  double hbm_bandwidth_utilization = 0;  // fraction = achieved / peak
+  uint64_t ideal_compute_cycles = 0;     // cycles: flops at MXU peak
+  uint64_t ideal_hbm_cycles = 0;         // cycles: compulsory bytes at HBM peak
+  double ideal_bound_fraction = 0;       // fraction = max(ideal) / device_cycles (1 = at the roofline)
+  uint32_t fusions = 0;                  // count
+  uint64_t instructions = 0;             // count
+};
+
+// Peak bf16 TFLOP/s of one core: MXUs x rows x cols x 2 flop x clock.
+double core_peak_tflop_per_s(const HwConfig& hw);
+// Peak HBM GB/s one core sees: the chip's share per core (per_core ownership) or all of it (shared).
+double core_peak_hbm_gbyte_per_s(const HwConfig& hw);
+
+KernelSummary summarize(const HwConfig& hw, const KernelRunResult& r);
+
+// The whole report.json tree. Deterministic for the same inputs except `run.wall_time_s`.
+nlohmann::json make_report(const HwConfig& hw, const WorkloadConfig& w, const KernelRunResult& r,
+                           const RunContext& ctx);
+// Creates `dir` (and parents) and writes dir/report.json; returns the file's path.
+// Throws ConfigError naming the directory if it cannot be created or written.
+std::string write_report(const std::string& dir, const nlohmann::json& report);
+
+// The readable summary printed by `tpusim run`.
+std::string format_summary(const HwConfig& hw, const WorkloadConfig& w, const KernelRunResult& r,
+                           const RunContext& ctx);
+
+// 64-bit FNV-1a of the resolved hardware and workload dumps, as "fnv1a64:0123456789abcdef".
+std::string config_hash(const std::string& hw_dump, const std::string& workload_dump);
+
+}  // namespace tpusim
