@@ -166,6 +166,25 @@ const Schema<IciParams>& ici_schema() {
         .max(1e5)
         .doc("per link, one direction");
     s.field(&IciParams::hop_latency_ns, "hop_latency_ns").unit("ns").range(0, 1e7).doc("per router hop");
+    s.field(&IciParams::packet_bytes, "packet_bytes")
+        .unit("bytes")
+        .range(16, 1 << 24)
+        .doc("network packet: links, the NoC and PCIe are reserved packet by packet, so flows sharing them interleave "
+             "at this granularity");
+    return s;
+  }();
+  return s;
+}
+
+const Schema<NocParams>& noc_schema() {
+  static const Schema<NocParams> s = [] {
+    Schema<NocParams> s("NoC (on-chip network)", "The path between the TensorCores of one chip (core-to-core transfers on the same chip).");
+    s.field(&NocParams::bandwidth_gbyte_per_s, "bandwidth_gbyte_per_s")
+        .unit("GB/s")
+        .greater_than(0)
+        .max(1e6)
+        .doc("shared by all core-to-core transfers of the chip (10^9 bytes/s)");
+    s.field(&NocParams::latency_ns, "latency_ns").unit("ns").range(0, 1e7).doc("source core to destination core");
     return s;
   }();
   return s;
@@ -229,11 +248,12 @@ const Schema<HostParams>& host_schema() {
 
 const Schema<ChipParams>& chip_schema() {
   static const Schema<ChipParams> s = [] {
-    Schema<ChipParams> s("TPU chip", "One TPU chip: its TensorCores, HBM, ICI ports and PCIe host interface.");
+    Schema<ChipParams> s("TPU chip", "One TPU chip: its TensorCores, HBM, on-chip network, ICI ports and PCIe host interface.");
     s.field(&ChipParams::generation, "generation").one_of({"v2", "v3", "v4"}).doc("TPU generation");
     s.field(&ChipParams::cores, "cores").range(1, 64).doc("TensorCores per chip").source(kNorrie);
     s.section(&ChipParams::core, "core", core_schema());
     s.section(&ChipParams::hbm, "hbm", hbm_schema());
+    s.section(&ChipParams::noc, "noc", noc_schema());
     s.section(&ChipParams::ici, "ici", ici_schema());
     s.section(&ChipParams::pcie, "pcie", pcie_schema());
     s.check([](const ChipParams& c, const CheckContext& ctx) {

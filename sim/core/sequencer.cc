@@ -18,7 +18,7 @@ TraceNames core_track(const std::string& sequencer, const char* suffix) {
 
 Sequencer::Sequencer(sc_core::sc_module_name name, uint32_t units)
     : sc_module(name),
-      issue("issue", units - 1),
+      issue("issue", units - 2),
       sync("sync"),
       wake_("wake"),
       group_(this->name()),
@@ -40,6 +40,7 @@ void Sequencer::begin_run(const CorePlan* plan, const RunContext* run) {
   head_.assign(plan->queues.begin.size() - 1, 0);
   reached_.assign(n, 0);  // only barrier entries are used; keeps indexing trivial
   done_.assign(n, 0);
+  arrived_.assign(n, 0);
   completions_.clear();
   completed_ = 0;
   last_completion_ps_ = run->start_ps + launch_cycles_ * run->clock.period_ps;
@@ -65,6 +66,10 @@ void Sequencer::step() {
     std::pop_heap(completions_.begin(), completions_.end(), std::greater<>());
     const uint32_t i = completions_.back().second;
     completions_.pop_back();
+    if (plan_->unit[i] == UnitIndex::kRecv && pending_[i] > 0) {
+      arrived_[i] = 1;  // retired when its last dep completes (retire() below)
+      continue;
+    }
     retire(i);
   }
   dispatch();
@@ -76,7 +81,11 @@ void Sequencer::retire(uint32_t i) {
   ++completed_;
   last_completion_ps_ = std::max<uint64_t>(last_completion_ps_, sc_core::sc_time_stamp().value());
   const uint32_t* s = plan_->succs.row(i);
-  for (uint32_t k = 0, n = plan_->succs.size(i); k < n; ++k) --pending_[s[k]];
+  for (uint32_t k = 0, n = plan_->succs.size(i); k < n; ++k) {
+    // A recv whose data arrived earlier completes with its last dep: now, in this same step().
+    if (--pending_[s[k]] == 0 && arrived_[s[k]]) complete(s[k], sc_core::SC_ZERO_TIME);
+  }
+  if (plan_->unit[i] == UnitIndex::kRecv) ++stats_.instructions;
   if (plan_->unit[i] == UnitIndex::kSync && run_->trace) {
     const uint64_t now = run_->now_cycle();
     run_->trace->complete({sync_track_.process, sync_track_.track, plan_->prog->instrs[i].label, reached_[i],
@@ -87,6 +96,7 @@ void Sequencer::retire(uint32_t i) {
 void Sequencer::dispatch() {
   const uint32_t units = uint32_t(head_.size());
   for (uint32_t u = 0; u < units; ++u) {
+    if (u == UnitIndex::kRecv) continue;  // nothing to issue: completed by their data's arrival
     const uint32_t* queue = plan_->queues.row(u);
     const uint32_t len = plan_->queues.size(u);
     uint32_t& h = head_[u];
@@ -110,25 +120,7 @@ void Sequencer::dispatch() {
 
 std::string Sequencer::stuck_report() const {
   if (!plan_) return "";
-  for (uint32_t i = 0; i < done_.size(); ++i) {
-    if (done_[i]) continue;
-    const isa::Instr& ins = plan_->prog->instrs[i];
-    std::string why = ins.op == isa::Op::kBarrier
-                          ? "barrier " + std::to_string(ins.barrier_id) + " was never reached by every participating core"
-                          : "it waits for an instruction that never completed";
-    if (ins.op != isa::Op::kBarrier) {
-      for (uint32_t k = plan_->deps.begin[i]; k < plan_->deps.begin[i + 1]; ++k) {
-        const uint32_t d = plan_->deps.items[k];
-        if (!done_[d] && plan_->prog->instrs[d].op == isa::Op::kBarrier) {
-          why = "it waits for barrier #" + std::to_string(d) + " (id " + std::to_string(plan_->prog->instrs[d].barrier_id) +
-                "), which never completed";
-          break;
-        }
-      }
-    }
-    return plan_->name + " instruction #" + std::to_string(i) + " '" + ins.label + "' never completed: " + why;
-  }
-  return "";
+  return plan_->plan->deadlock_report(plan_->slot, done_);
 }
 
 }  // namespace tpusim

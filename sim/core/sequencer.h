@@ -6,6 +6,9 @@
 // Units report each completion time when they start an instruction (CompletionIf); the
 // sequencer retires completions at their time and re-examines the queue heads. Barriers are
 // issued to the slice's sync service (BarrierIf) and complete when every participant arrived.
+// Receives are issued nowhere: the receiving core's transfer unit reports the arrival of their
+// data like a completion, and the sequencer retires a kRecv once both its data arrived and its
+// deps completed (so it completes at max(deps, arrival)).
 // Launch: the first issue happens `sequencer.launch_cycles` after the run start; that constant
 // stands for the host doorbell to first issue *and* the end-of-program completion signal, which
 // are both charged up front so that the core's end is simply its last completion.
@@ -30,13 +33,14 @@ namespace tpusim {
 
 class Sequencer : public sc_core::sc_module, public CompletionIf {
  public:
-  // One queue per unit except sync: port p serves unit p for p < kSync and unit p + 1 after it.
+  // One queue per unit except the virtual sync and recv queues: port p serves unit p for
+  // p < kSync and unit p + 2 after them.
   sc_core::sc_vector<sc_core::sc_fifo_out<uint32_t>> issue;
   sc_core::sc_port<BarrierIf> sync;
 
   Sequencer(sc_core::sc_module_name name, uint32_t units);
 
-  static uint32_t port_of(uint32_t unit) { return unit < UnitIndex::kSync ? unit : unit - 1; }
+  static uint32_t port_of(uint32_t unit) { return unit < UnitIndex::kSync ? unit : unit - 2; }
 
   void configure(uint64_t launch_cycles) { launch_cycles_ = launch_cycles; }
   // Arms the run: the first issue happens launch_cycles after the run start.
@@ -64,6 +68,7 @@ class Sequencer : public sc_core::sc_module, public CompletionIf {
   std::vector<uint32_t> head_;     // per unit: next position in its queue
   std::vector<uint64_t> reached_;  // per barrier instruction: cycle it was reached
   std::vector<uint8_t> done_;      // per instruction: completed
+  std::vector<uint8_t> arrived_;   // per kRecv: its data arrived (it may still wait for deps)
   // Pending completions (kernel time in ps, instruction), a min-heap.
   std::vector<std::pair<uint64_t, uint32_t>> completions_;
   size_t completed_ = 0;

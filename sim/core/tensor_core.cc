@@ -15,26 +15,35 @@ constexpr int kIssueQueueDepth = 4;
 TensorCore::TensorCore(sc_core::sc_module_name name, uint32_t mxus)
     : sc_module(name),
       mem("mem"),
+      xfer_mem("xfer_mem"),
       sync("sync"),
+      noc("noc"),
+      ici("ici"),
+      pcie("pcie"),
+      rx("rx"),
       seq_("sequencer", UnitIndex::count(mxus)),
       vpu_("vpu"),
       vmem_("vmem"),
-      dma_("dma") {
+      dma_("dma"),
+      xfer_("xfer") {
   for (uint32_t m = 0; m < mxus; ++m) mxus_.push_back(std::make_unique<Mxu>(("mxu" + std::to_string(m)).c_str()));
 
   // One queue per sequencer port, named after the unit it feeds.
   const uint32_t units = UnitIndex::count(mxus);
   for (uint32_t u = 0; u < units; ++u) {
-    if (u == UnitIndex::kSync) continue;
-    std::string q = u == UnitIndex::kDma   ? "dma_queue"
-                    : u == UnitIndex::kVpu ? "vpu_queue"
-                    : (u - 3) % 2 == 0     ? "mxu" + std::to_string((u - 3) / 2) + "_weights_queue"
-                                           : "mxu" + std::to_string((u - 3) / 2) + "_stream_queue";
+    if (UnitIndex::is_virtual(u)) continue;
+    const uint32_t m = (u - UnitIndex::mxu_weights(0)) / 2;
+    std::string q = u == UnitIndex::kDma                ? "dma_queue"
+                    : u == UnitIndex::kVpu              ? "vpu_queue"
+                    : u == UnitIndex::kXfer             ? "xfer_queue"
+                    : u == UnitIndex::mxu_weights(m)    ? "mxu" + std::to_string(m) + "_weights_queue"
+                                                        : "mxu" + std::to_string(m) + "_stream_queue";
     queues_.push_back(std::make_unique<sc_core::sc_fifo<uint32_t>>(q.c_str(), kIssueQueueDepth));
     seq_.issue[Sequencer::port_of(u)].bind(*queues_.back());
   }
   auto queue = [&](uint32_t unit) -> sc_core::sc_fifo<uint32_t>& { return *queues_[Sequencer::port_of(unit)]; };
   dma_.in.bind(queue(UnitIndex::kDma));
+  xfer_.in.bind(queue(UnitIndex::kXfer));
   vpu_.in.bind(queue(UnitIndex::kVpu));
   for (uint32_t m = 0; m < mxus; ++m) {
     mxus_[m]->weights_in.bind(queue(UnitIndex::mxu_weights(m)));
@@ -43,22 +52,31 @@ TensorCore::TensorCore(sc_core::sc_module_name name, uint32_t mxus)
   }
   dma_.done.bind(seq_);
   vpu_.done.bind(seq_);
+  xfer_.done.bind(seq_);
   dma_.mem.bind(mem);     // hierarchical: the chip binds `mem` to its HBM
+  xfer_.hbm.bind(xfer_mem);
+  xfer_.noc.bind(noc);    // hierarchical: the chip binds the network ports and `rx`
+  xfer_.ici.bind(ici);
+  xfer_.pcie.bind(pcie);
+  rx.bind(xfer_.rx);
   seq_.sync.bind(sync);   // hierarchical: the chip binds `sync` to the slice's sync service
 }
 
-void TensorCore::configure(const ChipParams& chip) {
+void TensorCore::configure(const HwConfig& hw) {
+  const ChipParams& chip = hw.chip;
   seq_.configure(chip.core.sequencer.launch_cycles);
   for (auto& m : mxus_) m->configure(chip.core.mxu);
   vpu_.configure(chip.core.vpu);
   vmem_.configure(chip.core.vmem);
   dma_.configure(chip);
+  xfer_.configure(hw);
 }
 
 void TensorCore::begin_run(const CorePlan* plan, const RunContext* run) {
   for (auto& m : mxus_) m->begin_run(plan->prog, run);
   vpu_.begin_run(plan->prog, run);
   dma_.begin_run(plan->prog, run);
+  xfer_.begin_run(plan, run);
   seq_.begin_run(plan, run);
 }
 
@@ -68,6 +86,7 @@ void TensorCore::end_run() {
   for (auto& m : mxus_) m->end_run(cycles);
   vpu_.end_run(cycles);
   dma_.end_run(cycles);
+  xfer_.end_run(cycles);
 }
 
 void TensorCore::dump_stats(nlohmann::json& out) const {
@@ -76,6 +95,7 @@ void TensorCore::dump_stats(nlohmann::json& out) const {
   out[vpu_.stats().name()] = vpu_.stats().dump();
   out[vmem_.stats().name()] = vmem_.stats().dump();
   out[dma_.stats().name()] = dma_.stats().dump();
+  if (xfer_.used()) out[xfer_.stats().name()] = xfer_.stats().dump();
 }
 
 }  // namespace tpusim

@@ -1,7 +1,8 @@
-// TensorCore: sequencer + MXUs + VPU + VMEM + DMA engines, wired by issue queues (sc_fifo of
-// instruction indices, sequencer -> unit), completion ports (unit -> sequencer), the DMA's memory
-// socket (exported to the chip, which binds it to its HBM) and the sequencer's barrier port
-// (exported to the chip, bound to the slice's sync service).
+// TensorCore: sequencer + MXUs + VPU + VMEM + DMA engines + transfer queue, wired by issue queues
+// (sc_fifo of instruction indices, sequencer -> unit), completion ports (unit -> sequencer), the
+// DMA's and the transfer queue's memory sockets (exported to the chip, which binds them to its
+// HBM), the transfer queue's network ports and receive export (bound by the chip to its NoC,
+// router and PCIe link) and the sequencer's barrier port (bound to the slice's sync service).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -20,19 +21,25 @@
 #include "sim/mxu/mxu.h"
 #include "sim/vmem/vmem.h"
 #include "sim/vpu/vpu.h"
+#include "sim/xfer/xfer.h"
 
 namespace tpusim {
 
 class TensorCore : public sc_core::sc_module {
  public:
-  tlm::tlm_initiator_socket<> mem;  // the DMA engines' path to the chip's HBM
+  tlm::tlm_initiator_socket<> mem;       // the DMA engines' path to the chip's HBM
+  tlm::tlm_initiator_socket<> xfer_mem;  // the transfer queue's path to the chip's HBM
   sc_core::sc_port<BarrierIf> sync;
+  sc_core::sc_port<TrainIf> noc;         // transfer queue -> the chip's NoC
+  sc_core::sc_port<TrainIf> ici;         // transfer queue -> the chip's ICI router
+  sc_core::sc_port<TrainIf> pcie;        // transfer queue -> the chip's PCIe link
+  sc_core::sc_export<TrainIf> rx;        // trains delivered to this core (its transfer unit)
 
   // `mxus`: the one structural parameter (modules cannot be added after elaboration); every
   // other parameter is applied by configure() and may change between runs.
   TensorCore(sc_core::sc_module_name name, uint32_t mxus);
 
-  void configure(const ChipParams& chip);
+  void configure(const HwConfig& hw);
   // Checks what can make the program fail on this core (VMEM plan); throws SimError.
   void load(const CorePlan& plan) { vmem_.load(*plan.prog); }
   void begin_run(const CorePlan* plan, const RunContext* run);
@@ -48,6 +55,7 @@ class TensorCore : public sc_core::sc_module {
   Vpu vpu_;
   Vmem vmem_;
   Dma dma_;
+  Xfer xfer_;
   std::vector<std::unique_ptr<sc_core::sc_fifo<uint32_t>>> queues_;  // indexed by sequencer port
 };
 

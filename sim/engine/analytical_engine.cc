@@ -1,6 +1,7 @@
 #include "sim/engine/analytical_engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,9 @@
 #include "sim/engine/run_stats.h"
 #include "sim/hbm/hbm_stats.h"
 #include "sim/hbm/hbm_timing.h"
+#include "sim/host/host_stats.h"
+#include "sim/ici/ici_timing.h"
+#include "sim/ici/link_stats.h"
 #include "sim/isa/program_plan.h"
 #include "sim/mxu/mxu_stats.h"
 #include "sim/mxu/mxu_timing.h"
@@ -19,33 +23,46 @@
 #include "sim/vmem/vmem_stats.h"
 #include "sim/vpu/vpu_stats.h"
 #include "sim/vpu/vpu_timing.h"
+#include "sim/xfer/xfer_stats.h"
 
 namespace tpusim {
 namespace {
 
 struct CoreState {
   const CorePlan* plan = nullptr;
-  std::vector<uint64_t> complete;     // per instruction: completion cycle
+  std::vector<uint64_t> complete;     // per instruction: completion cycle (valid once done)
+  std::vector<uint8_t> done;          // per instruction: scheduled, completion known
+  std::vector<uint8_t> arrived;       // per barrier: reached (its group may still be incomplete)
+  std::vector<uint64_t> reached;      // per barrier: the cycle it was reached
+  std::vector<uint8_t> has_data;      // per recv: its send is scheduled ...
+  std::vector<uint64_t> data_at;      // ... and its data arrives then
   std::vector<uint64_t> unit_free;    // per unit queue: end of its current occupancy
   std::vector<uint64_t> engine_free;  // per DMA engine
+  std::vector<uint32_t> pending;      // instructions the scan could not schedule yet, stream order
+  std::vector<uint32_t> next_pending;
+  std::vector<uint8_t> blocked;       // per unit queue, during a scan: an earlier instruction waits
   uint64_t last_dma_start = 0;        // DMA issue is in stream order
   uint64_t hbm_free = 0;              // the core's bandwidth server
   uint64_t last_barrier = 0;          // barriers are reached in stream order
-  uint64_t reached = 0;               // reach cycle of the barrier at `cursor`, once arrived
-  bool arrived = false;
-  uint32_t cursor = 0;                // next instruction to schedule (stream order)
+  uint32_t cursor = 0;                // next instruction never scanned
+  bool dirty = false;                 // a recv's data or a barrier release arrived since the last scan
   uint64_t end = 0;
   // Stats, same structs and keys as the SystemC blocks.
   SequencerStats seq;
   std::vector<MxuStats> mxu;
   VpuStats vpu;
   DmaStats dma;
+  XferStats xfer;
   VmemUsage vmem;
   uint64_t hbm_bytes = 0, hbm_requests = 0;
   double hbm_busy = 0;  // unrounded bytes / rate, as the SystemC HBM reports it
   // Trace names (built only when tracing).
   std::string process, prefix;
+
+  bool finished() const { return cursor == plan->unit.size() && pending.empty(); }
 };
+
+enum class Step { kDone, kArrived, kBlocked };
 
 class AnalyticalEngine final : public Engine {
  public:
@@ -56,6 +73,7 @@ class AnalyticalEngine final : public Engine {
     setup_ = chip.core.dma.setup_cycles;
     latency_ = dma_fixed_cycles(chip) - setup_;  // HBM latency in whole cycles (hbm_timing.h)
     fill_drain_ = mxu_fill_drain_cycles(chip.core.mxu);
+    ports_ = ici_port_count(hw_.slice.topology);
   }
 
   std::string_view name() const override { return "analytical"; }
@@ -68,6 +86,7 @@ class AnalyticalEngine final : public Engine {
       states_[c].vmem = check_vmem(hw_.chip.core.vmem, *cores[c].prog, cores[c].name + ".vmem");
     }
     for (size_t c = 0; c < cores.size(); ++c) reset(states_[c], cores[c], trace);
+    reset_network();
     trace_ = trace;
 
     // Barrier groups: arrivals and the latest reach cycle.
@@ -75,8 +94,9 @@ class AnalyticalEngine final : public Engine {
     group_arrived_.assign(expected.size(), 0);
     group_time_.assign(expected.size(), 0);
 
-    // Round-robin over cores: each advances in stream order until it waits at a barrier that not
-    // every participant has reached. No progress in a full round is a deadlock.
+    // Rounds over the cores: each schedules, in stream order, everything whose inputs are known;
+    // what waits for another core (a recv's data, a barrier's other participants) is kept and
+    // retried when that core delivers. No progress in a full round is a deadlock.
     size_t finished = 0;
     std::vector<bool> done(cores.size(), false);
     while (finished < cores.size()) {
@@ -84,7 +104,7 @@ class AnalyticalEngine final : public Engine {
       for (size_t c = 0; c < cores.size(); ++c) {
         if (done[c]) continue;
         progress |= advance(states_[c]);
-        if (states_[c].cursor == cores[c].unit.size()) {
+        if (states_[c].finished()) {
           done[c] = true;
           ++finished;
         }
@@ -92,11 +112,7 @@ class AnalyticalEngine final : public Engine {
       if (!progress) {
         for (size_t c = 0; c < cores.size(); ++c) {
           if (done[c]) continue;
-          const CorePlan& cp = cores[c];
-          const isa::Instr& ins = cp.prog->instrs[states_[c].cursor];
-          throw SimError("program '" + program.name + "' deadlocked: " + cp.name + " instruction #" +
-                         std::to_string(states_[c].cursor) + " '" + ins.label + "' never completed: barrier " +
-                         std::to_string(ins.barrier_id) + " was never reached by every participating core");
+          throw SimError("program '" + program.name + "' deadlocked: " + plan_.deadlock_report(uint32_t(c), states_[c].done));
         }
       }
     }
@@ -108,17 +124,25 @@ class AnalyticalEngine final : public Engine {
     const size_t n = cp.unit.size();
     s.plan = &cp;
     s.complete.assign(n, 0);
+    s.done.assign(n, 0);
+    s.arrived.assign(n, 0);
+    s.reached.assign(n, 0);
+    s.has_data.assign(n, 0);
+    s.data_at.assign(n, 0);
     s.unit_free.assign(cp.queues.begin.size() - 1, 0);
+    s.blocked.assign(cp.queues.begin.size() - 1, 0);
     s.engine_free.assign(hw_.chip.core.dma.engines, 0);
-    s.last_dma_start = s.hbm_free = s.last_barrier = s.reached = 0;
-    s.arrived = false;
+    s.pending.clear();
+    s.last_dma_start = s.hbm_free = s.last_barrier = 0;
     s.cursor = 0;
+    s.dirty = false;
     s.end = launch_;
     s.seq.reset(launch_);
     s.mxu.resize(hw_.chip.core.mxu.count);
     for (auto& m : s.mxu) m.reset(hw_.chip.core.mxu);
     s.vpu.reset();
     s.dma.reset(hw_.chip.core.dma.engines);
+    s.xfer.reset();
     s.hbm_bytes = s.hbm_requests = 0;
     s.hbm_busy = 0;
     if (trace) {
@@ -127,45 +151,105 @@ class AnalyticalEngine final : public Engine {
     }
   }
 
-  void emit(const CoreState& s, const std::string& track, const isa::Instr& ins, uint64_t start, uint64_t dur,
-            uint64_t bytes) {
-    trace_->complete({s.process, track, ins.label, start, dur, hw_.chip.core.clock_mhz, bytes});
+  void reset_network() {
+    const uint32_t chips = hw_.slice.chips();
+    links_.assign(size_t(chips) * ports_, LinkStats{});
+    for (auto& l : links_) l.reset(ici_link_bytes_per_cycle(hw_));
+    noc_.assign(chips, LinkStats{});
+    for (auto& l : noc_) l.reset(noc_bytes_per_cycle(hw_.chip));
+    pcie_.assign(size_t(chips) * 2, LinkStats{});
+    for (auto& l : pcie_) l.reset(pcie_bytes_per_cycle(hw_.chip));
+    hosts_.assign(hw_.slice.hosts, HostStats{});
   }
 
-  // Schedules instructions from the cursor on; returns whether anything moved.
+  void emit(const std::string& process, const std::string& track, const isa::Instr& ins, uint64_t start, uint64_t dur,
+            uint64_t bytes) {
+    trace_->complete({process, track, ins.label, start, dur, hw_.chip.core.clock_mhz, bytes});
+  }
+  void emit(const CoreState& s, const std::string& track, const isa::Instr& ins, uint64_t start, uint64_t dur,
+            uint64_t bytes) {
+    emit(s.process, track, ins, start, dur, bytes);
+  }
+  // A bandwidth stage busy from `start` for bytes / rate (fractional), drawn like SystemC's
+  // stages: both ends rounded to the nearest cycle.
+  void emit_stage(uint32_t chip, const std::string& track, const isa::Instr& ins, uint64_t start, double rate) {
+    const uint64_t end = std::max<uint64_t>(uint64_t(std::llround(double(start) + double(ins.bytes) / rate)), start);
+    emit("slice.chip" + std::to_string(chip), track, ins, start, end - start, ins.bytes);
+  }
+
+  // Scans the core's stream: first the instructions kept from earlier scans, then the rest, in
+  // stream order. An instruction that cannot be scheduled blocks the later ones of its queue
+  // (queues are in order; receives have none). Returns whether anything was scheduled or a
+  // barrier reached.
   bool advance(CoreState& s) {
-    const CorePlan& cp = *s.plan;
-    const uint32_t n = uint32_t(cp.unit.size());
+    const uint32_t n = uint32_t(s.plan->unit.size());
+    if (s.cursor == n && !s.dirty) return false;  // only another core can unblock what is kept
+    s.dirty = false;
+    std::fill(s.blocked.begin(), s.blocked.end(), 0);
+    s.next_pending.clear();
     bool moved = false;
-    while (s.cursor < n) {
-      const uint32_t i = s.cursor;
-      const isa::Instr& ins = cp.prog->instrs[i];
-      uint64_t ready = launch_;
-      for (uint32_t k = cp.deps.begin[i]; k < cp.deps.begin[i + 1]; ++k) ready = std::max(ready, s.complete[cp.deps.items[k]]);
-      if (ins.op == isa::Op::kBarrier) {
+    auto visit = [&](uint32_t i) {
+      const Step r = try_schedule(s, i);
+      if (r == Step::kDone) {
+        moved = true;
+        return;
+      }
+      moved |= r == Step::kArrived;
+      s.next_pending.push_back(i);
+      const uint32_t u = s.plan->unit[i];
+      if (u == UnitIndex::kRecv) return;
+      if (u == UnitIndex::kSync && s.arrived[i]) return;  // later barriers may be reached meanwhile
+      s.blocked[u] = 1;
+    };
+    for (uint32_t i : s.pending) visit(i);
+    while (s.cursor < n) visit(s.cursor++);
+    s.pending.swap(s.next_pending);
+    return moved;
+  }
+
+  Step try_schedule(CoreState& s, uint32_t i) {
+    const CorePlan& cp = *s.plan;
+    const uint32_t u = cp.unit[i];
+    if (u != UnitIndex::kRecv && s.blocked[u]) return Step::kBlocked;
+    uint64_t ready = launch_;
+    for (uint32_t k = cp.deps.begin[i]; k < cp.deps.begin[i + 1]; ++k) {
+      const uint32_t d = cp.deps.items[k];
+      if (!s.done[d]) return Step::kBlocked;
+      ready = std::max(ready, s.complete[d]);
+    }
+    const isa::Instr& ins = cp.prog->instrs[i];
+    Step progress = Step::kBlocked;
+    switch (ins.op) {
+      case isa::Op::kBarrier: {
         const uint32_t g = cp.barrier_group[i];
-        if (!s.arrived) {
-          s.reached = s.last_barrier = std::max(ready, s.last_barrier);
-          s.arrived = true;
-          ++group_arrived_[g];
-          group_time_[g] = std::max(group_time_[g], s.reached);
+        if (!s.arrived[i]) {
+          s.reached[i] = s.last_barrier = std::max(ready, s.last_barrier);
+          s.arrived[i] = 1;
+          group_time_[g] = std::max(group_time_[g], s.reached[i]);
           ++s.seq.instructions;
           ++s.seq.barriers;
-          moved = true;
+          progress = Step::kArrived;
+          if (++group_arrived_[g] == plan_.barrier_participants()[g])
+            for (auto& o : states_) o.dirty = true;  // the others waiting in it are released
         }
-        if (group_arrived_[g] < plan_.barrier_participants()[g]) return moved;
+        if (group_arrived_[g] < plan_.barrier_participants()[g]) return progress;
         s.complete[i] = group_time_[g];
-        if (trace_) emit(s, s.prefix + ".sync", ins, s.reached, s.complete[i] - s.reached, 0);
-        s.arrived = false;
-      } else {
+        if (trace_) emit(s, s.prefix + ".sync", ins, s.reached[i], s.complete[i] - s.reached[i], 0);
+        break;
+      }
+      case isa::Op::kRecv:
+        if (!s.has_data[i]) return Step::kBlocked;
+        s.complete[i] = std::max(ready, s.data_at[i]);
+        ++s.seq.instructions;
+        break;
+      default:
         schedule(s, i, ins, ready);
         ++s.seq.instructions;
-      }
-      s.end = std::max(s.end, s.complete[i]);
-      ++s.cursor;
-      moved = true;
+        break;
     }
-    return moved;
+    s.done[i] = 1;
+    s.end = std::max(s.end, s.complete[i]);
+    return Step::kDone;
   }
 
   void schedule(CoreState& s, uint32_t i, const isa::Instr& ins, uint64_t ready) {
@@ -207,14 +291,8 @@ class AnalyticalEngine final : public Engine {
         while (s.engine_free[e] > start) ++e;
         uint64_t end = start + setup_ + latency_;  // zero bytes: no HBM request
         if (ins.bytes > 0) {
-          const uint64_t t = hbm_transfer_cycles(chip, ins.bytes);
-          const uint64_t begin = std::max(start + setup_, s.hbm_free);
-          s.hbm_free = begin + t;
+          hbm_serve(s, ins, start + setup_);
           end = s.hbm_free + latency_;
-          s.hbm_bytes += ins.bytes;
-          s.hbm_requests += (ins.bytes + chip.core.dma.chunk_bytes - 1) / chip.core.dma.chunk_bytes;
-          s.hbm_busy += double(ins.bytes) / hbm_core_bytes_per_cycle(chip);
-          if (trace_) emit(s, "hbm." + s.prefix, ins, begin, t, ins.bytes);
         }
         s.last_dma_start = start;
         s.engine_free[e] = s.complete[i] = end;
@@ -222,7 +300,89 @@ class AnalyticalEngine final : public Engine {
         if (trace_) emit(s, s.prefix + ".dma" + std::to_string(e), ins, start, end - start, ins.bytes);
         break;
       }
-      case isa::Op::kBarrier: break;  // handled by advance()
+      case isa::Op::kSend:
+      case isa::Op::kHostLoad:
+      case isa::Op::kHostStore: transfer(s, i, ins, ready); break;
+      case isa::Op::kBarrier:
+      case isa::Op::kRecv: break;  // handled by try_schedule()
+    }
+  }
+
+  // The core's HBM bandwidth server: `ins.bytes` served from max(at, server free); returns the
+  // service start. Accounts the HBM stats of the core.
+  uint64_t hbm_serve(CoreState& s, const isa::Instr& ins, uint64_t at) {
+    const uint64_t t = hbm_transfer_cycles(hw_.chip, ins.bytes);
+    const uint64_t begin = std::max(at, s.hbm_free);
+    s.hbm_free = begin + t;
+    hbm_account(s, ins.bytes);
+    if (trace_) emit(s, "hbm." + s.prefix, ins, begin, t, ins.bytes);
+    return begin;
+  }
+  void hbm_account(CoreState& s, uint64_t bytes) {
+    const uint64_t chunk = hw_.chip.core.dma.chunk_bytes;
+    s.hbm_bytes += bytes;
+    s.hbm_requests += (bytes + chunk - 1) / chunk;
+    s.hbm_busy += double(bytes) / hbm_core_bytes_per_cycle(hw_.chip);
+  }
+
+  // kSend / kHostLoad / kHostStore on the core's transfer queue, with the contention-free
+  // formulas of sim/ici/ici_timing.h. The source read is served by the core's HBM server (it
+  // delays the transfer when the server is busy, and later DMAs); writes at the destination are
+  // counted but not reserved: the cores are scheduled one after the other, so a reservation by
+  // another core would not come in time order.
+  void transfer(CoreState& s, uint32_t i, const isa::Instr& ins, uint64_t ready) {
+    const CorePlan& cp = *s.plan;
+    const bool send = ins.op == isa::Op::kSend, load = ins.op == isa::Op::kHostLoad;
+    const TransferEstimate e = send ? send_estimate(hw_, cp.chip, ins.peer_chip, ins.bytes)
+                                    : host_transfer_estimate(hw_, load, ins.bytes);
+    const uint64_t start = std::max(ready, s.unit_free[UnitIndex::kXfer]);
+    const uint64_t t0 = start + e.setup_cycles;
+    uint64_t flow = t0;  // the first byte leaves the source
+    if (!load) flow = (ins.bytes > 0 ? hbm_serve(s, ins, t0) : t0) + e.read_cycles;
+    const uint64_t injected = flow + e.stream_cycles;
+    const uint64_t delivered = injected + e.path_cycles;
+    s.unit_free[UnitIndex::kXfer] = injected;
+    s.complete[i] = delivered;
+    s.xfer.transfer(ins, injected - start);
+    if (trace_) emit(s, s.prefix + ".xfer", ins, start, injected - start, ins.bytes);
+
+    const uint64_t packets = network_packets(hw_.chip, ins.bytes);
+    auto carry = [&](LinkStats& l) {
+      l.bytes += ins.bytes;
+      l.packets += packets;
+    };
+    if (send) {
+      CoreState& dst = states_[cp.match_slot[i]];
+      const uint32_t r = cp.match_instr[i];
+      dst.has_data[r] = 1;
+      dst.data_at[r] = delivered;
+      dst.dirty = true;
+      dst.xfer.received(ins.bytes, true);
+      if (ins.bytes > 0) hbm_account(dst, ins.bytes);
+      if (cp.chip == ins.peer_chip) {
+        carry(noc_[cp.chip]);
+        if (trace_) emit_stage(cp.chip, "noc", ins, flow, e.bytes_per_cycle);
+      } else {
+        const uint64_t hop = ici_hop_cycles(hw_.chip);
+        uint64_t at = flow;
+        for (const IciHop& h : ici_path(hw_.slice.topology, cp.chip, ins.peer_chip)) {
+          carry(links_[size_t(h.chip) * ports_ + h.port]);
+          if (trace_) emit_stage(h.chip, "ici." + ici_port_name(h.port), ins, at, e.bytes_per_cycle);
+          at += hop;
+        }
+      }
+      return;
+    }
+    carry(pcie_[size_t(cp.chip) * 2 + (load ? 0 : 1)]);
+    if (trace_) emit_stage(cp.chip, load ? "pcie.h2d" : "pcie.d2h", ins, flow, e.bytes_per_cycle);
+    HostStats& host = hosts_[cp.chip / hw_.slice.chips_per_host];
+    if (load) {
+      ++host.loads;
+      host.load_bytes += ins.bytes;
+      if (ins.bytes > 0) hbm_account(s, ins.bytes);
+    } else {
+      ++host.stores;
+      host.store_bytes += ins.bytes;
     }
   }
 
@@ -238,7 +398,7 @@ class AnalyticalEngine final : public Engine {
       const CorePlan& cp = cores[c];
       s.seq.total_cycles = s.end;
       for (auto& m : s.mxu) m.run_cycles = s.end;
-      s.vpu.run_cycles = s.dma.run_cycles = s.end;
+      s.vpu.run_cycles = s.dma.run_cycles = s.xfer.run_cycles = s.end;
       r.cores.push_back({cp.chip, cp.core, s.end});
       r.device_cycles = std::max(r.device_cycles, s.end);
       HbmStats& h = hbm[cp.chip];
@@ -258,6 +418,7 @@ class AnalyticalEngine final : public Engine {
       dump("vpu", [&](StatGroup& g) { s.vpu.declare(g); });
       dump("vmem", [&](StatGroup& g) { declare_vmem_stats(g, &s.vmem); });
       dump("dma", [&](StatGroup& g) { s.dma.declare(g); });
+      if (cp.has_transfers) dump("xfer", [&](StatGroup& g) { s.xfer.declare(g); });
     }
     for (uint32_t c = 0; c < chips; ++c) {
       if (!active[c]) continue;
@@ -265,6 +426,7 @@ class AnalyticalEngine final : public Engine {
       hbm[c].declare(g);
       r.stats[g.name()] = g.dump();
     }
+    dump_network(r);
     r.device_time_s = Clock{hw_.chip.core.clock_mhz}.seconds(r.device_cycles);
     add_run_stats(r, plan_.instructions());
     (void)program;
@@ -272,12 +434,42 @@ class AnalyticalEngine final : public Engine {
     return r;
   }
 
+  // Same keys as the SystemC blocks: slice.chipN.ici.x+, slice.chipN.noc, slice.chipN.pcie.h2d,
+  // slice.hostH; only the ones that carried something.
+  void dump_network(RunResult& r) {
+    auto dump = [&](const std::string& name, LinkStats& l) {
+      if (!l.used()) return;
+      l.run_cycles = r.device_cycles;
+      StatGroup g(name);
+      l.declare(g);
+      r.stats[name] = g.dump();
+    };
+    for (uint32_t c = 0; c < hw_.slice.chips(); ++c) {
+      const std::string chip = "slice.chip" + std::to_string(c);
+      for (uint32_t p = 0; p < ports_; ++p) dump(chip + ".ici." + ici_port_name(p), links_[size_t(c) * ports_ + p]);
+      dump(chip + ".noc", noc_[c]);
+      dump(chip + ".pcie.h2d", pcie_[size_t(c) * 2]);
+      dump(chip + ".pcie.d2h", pcie_[size_t(c) * 2 + 1]);
+    }
+    for (uint32_t h = 0; h < hosts_.size(); ++h) {
+      if (!hosts_[h].used()) continue;
+      StatGroup g("slice.host" + std::to_string(h));
+      hosts_[h].declare(g);
+      r.stats[g.name()] = g.dump();
+    }
+  }
+
   HwConfig hw_;
   uint64_t launch_ = 0, setup_ = 0, latency_ = 0, fill_drain_ = 0;
+  uint32_t ports_ = 0;
   ProgramPlan plan_;
   std::vector<CoreState> states_;
   std::vector<uint32_t> group_arrived_;
   std::vector<uint64_t> group_time_;
+  std::vector<LinkStats> links_;  // per chip and ICI port index
+  std::vector<LinkStats> noc_;    // per chip
+  std::vector<LinkStats> pcie_;   // per chip: h2d, d2h
+  std::vector<HostStats> hosts_;
   TraceSink* trace_ = nullptr;
 };
 

@@ -48,7 +48,20 @@ void check_hw_for_sim(const HwConfig& hw) {
   require(c.hbm.ownership != "per_core" || c.hbm.channels >= c.cores, "chip.hbm.channels", c.hbm.channels,
           "must be >= chip.cores with per_core ownership (every core owns at least one channel)");
   require(!hw.slice.topology.dims.empty(), "slice.topology.dims", std::string("[]"), "must list at least one dimension");
+  require(hw.slice.topology.dims.size() <= 3, "slice.topology.dims", hw.slice.topology.dims.size(), "at most 3 dimensions");
   for (uint32_t d : hw.slice.topology.dims) require(d >= 1, "slice.topology.dims", d, "every dimension must be >= 1");
+  require(hw.slice.topology.wraparound.size() == hw.slice.topology.dims.size(), "slice.topology.wraparound",
+          hw.slice.topology.wraparound.size(), "must have one entry per dimension");
+  // The network (transfers between cores and with the host).
+  require(c.ici.packet_bytes >= 1, "chip.ici.packet_bytes", c.ici.packet_bytes, "must be >= 1");
+  require(hw.slice.chips() == 1 || c.ici.bandwidth_gbyte_per_s_per_direction > 0,
+          "chip.ici.bandwidth_gbyte_per_s_per_direction", c.ici.bandwidth_gbyte_per_s_per_direction, "must be > 0");
+  require(c.cores == 1 || c.noc.bandwidth_gbyte_per_s > 0, "chip.noc.bandwidth_gbyte_per_s", c.noc.bandwidth_gbyte_per_s,
+          "must be > 0");
+  require(c.pcie.bandwidth_gbyte_per_s > 0, "chip.pcie.bandwidth_gbyte_per_s", c.pcie.bandwidth_gbyte_per_s, "must be > 0");
+  require(hw.slice.hosts >= 1 && hw.slice.chips_per_host >= 1 &&
+              uint64_t(hw.slice.hosts) * hw.slice.chips_per_host == hw.slice.chips(),
+          "slice.hosts", hw.slice.hosts, "hosts x chips_per_host must equal the chips of slice.topology.dims");
 }
 
 }  // namespace tpusim

@@ -23,8 +23,16 @@ namespace tpusim {
 namespace {
 
 std::string structure_of(const HwConfig& hw) {
+  std::string topo;
+  for (size_t d = 0; d < hw.slice.topology.dims.size(); ++d) {
+    const bool wrap = d < hw.slice.topology.wraparound.size() && hw.slice.topology.wraparound[d];
+    if (d) topo += 'x';
+    topo += std::to_string(hw.slice.topology.dims[d]);
+    if (wrap) topo += 't';
+  }
   return std::to_string(hw.slice.chips()) + " chips x " + std::to_string(hw.chip.cores) + " cores x " +
-         std::to_string(hw.chip.core.mxu.count) + " MXUs, hbm.impl " + hw.chip.hbm.impl;
+         std::to_string(hw.chip.core.mxu.count) + " MXUs, hbm.impl " + hw.chip.hbm.impl + ", topology " + topo +
+         " (t: torus), " + std::to_string(hw.slice.hosts) + " hosts";
 }
 
 // The process-wide elaborated slice (SystemC: one elaboration per process). Never destroyed: the
@@ -92,6 +100,7 @@ class SystemcEngine final : public Engine {
     std::vector<bool> active(slice_->chips(), false);
     for (const CorePlan& cp : plan_.cores()) active[cp.chip] = true;
     slice_->sync().begin_run(plan_.barrier_participants());
+    slice_->begin_run(&ctx_);
     for (uint32_t c = 0; c < slice_->chips(); ++c)
       if (active[c]) slice_->chip(c).hbm().begin_run(&ctx_);
     for (const CorePlan& cp : plan_.cores()) slice_->chip(cp.chip).core(cp.core).begin_run(&cp, &ctx_);
@@ -118,6 +127,8 @@ class SystemcEngine final : public Engine {
       slice_->chip(c).hbm().end_run(chip_cycles[c]);
       slice_->chip(c).hbm().dump_stats(r.stats);
     }
+    slice_->end_run(r.device_cycles);
+    slice_->dump_network_stats(r.stats);
     r.device_time_s = Clock{hw_.chip.core.clock_mhz}.seconds(r.device_cycles);
     add_run_stats(r, plan_.instructions());
     ctx_.trace = nullptr;

@@ -19,7 +19,8 @@ namespace tpusim {
 
 class Hbm : public sc_core::sc_module {
  public:
-  // Bound once per core of the chip, in core order: the socket index is the core index.
+  // Bound by every core's DMA, then by every core's transfer unit, each in core order: the socket
+  // index modulo the chip's cores is the core index.
   tlm_utils::multi_passthrough_target_socket<Hbm> target;
 
   explicit Hbm(sc_core::sc_module_name name) : sc_module(name), target("target") {

@@ -45,7 +45,7 @@ void SimpleHbm::serve(int core, tlm::tlm_generic_payload& trans, sc_core::sc_tim
   const auto* tag = trans.get_extension<HbmRequestTag>();
   const uint64_t bytes = tag ? tag->bytes : trans.get_data_length();
   const uint64_t chunk = tag && tag->chunk_bytes ? tag->chunk_bytes : std::max<uint64_t>(bytes, 1);
-  CoreView& v = cores_[size_t(core)];
+  CoreView& v = cores_[size_t(core) % cores_.size()];  // the core's DMA and transfer unit share its view
   // Request i of the transfer goes to channel (next + i) mod count. Channel d (counted from
   // `next`) gets requests d, d + count, ...; they all arrive now, so it serves them back to back:
   // reserving their byte sum at once is the same as reserving them one by one.

@@ -8,7 +8,6 @@
 #include "sim/base/sim_error.h"
 
 namespace tpusim {
-namespace {
 
 const char* op_name(isa::Op op) {
   switch (op) {
@@ -18,13 +17,25 @@ const char* op_name(isa::Op op) {
     case isa::Op::kMxuMatmul: return "mxu_matmul";
     case isa::Op::kVpu: return "vpu";
     case isa::Op::kBarrier: return "barrier";
+    case isa::Op::kSend: return "send";
+    case isa::Op::kRecv: return "recv";
+    case isa::Op::kHostLoad: return "host_load";
+    case isa::Op::kHostStore: return "host_store";
   }
   return "?";
 }
 
-std::string describe(const CorePlan& cp, uint32_t i) {
+std::string describe_instr(const CorePlan& cp, uint32_t i) {
   const isa::Instr& ins = cp.prog->instrs[i];
   return cp.name + " instruction #" + std::to_string(i) + " '" + ins.label + "' (" + op_name(ins.op) + ")";
+}
+
+namespace {
+
+std::string describe(const CorePlan& cp, uint32_t i) { return describe_instr(cp, i); }
+
+std::string core_name(uint32_t chip, uint32_t core) {
+  return "slice.chip" + std::to_string(chip) + ".core" + std::to_string(core);
 }
 
 [[noreturn]] void invalid(const std::string& what) { throw SimError("invalid program: " + what); }
@@ -60,6 +71,8 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
     }
     seen[slot] = true;
     CorePlan& cp = cores_[c];
+    cp.plan = this;
+    cp.slot = uint32_t(c);
     build_core(cp, prog, hw);
     instructions_ += prog.instrs.size();
 
@@ -73,6 +86,7 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
       ++barrier_participants_[it->second];
     }
   }
+  match_transfers(program, hw);
 }
 
 void ProgramPlan::build_core(CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw) {
@@ -85,6 +99,9 @@ void ProgramPlan::build_core(CorePlan& cp, const isa::CoreProgram& prog, const H
   cp.name = "slice.chip" + std::to_string(prog.chip) + ".core" + std::to_string(prog.core);
   cp.unit.resize(n);
   cp.barrier_group.assign(n, kNoIndex);
+  cp.match_instr.assign(n, kNoIndex);
+  cp.match_slot.assign(n, kNoIndex);
+  cp.has_transfers = false;
   cp.deps.begin.assign(size_t(n) + 1, 0);
   cp.deps.items.clear();
   tile_of_.assign(n, kNoIndex);
@@ -113,6 +130,16 @@ void ProgramPlan::build_core(CorePlan& cp, const isa::CoreProgram& prog, const H
       case isa::Op::kDmaStore: cp.unit[i] = UnitIndex::kDma; break;
       case isa::Op::kVpu: cp.unit[i] = UnitIndex::kVpu; break;
       case isa::Op::kBarrier: cp.unit[i] = UnitIndex::kSync; break;
+      case isa::Op::kSend:
+      case isa::Op::kHostLoad:
+      case isa::Op::kHostStore:
+        cp.unit[i] = UnitIndex::kXfer;
+        cp.has_transfers = true;
+        break;
+      case isa::Op::kRecv:
+        cp.unit[i] = UnitIndex::kRecv;
+        cp.has_transfers = true;
+        break;
       case isa::Op::kMxuWeights:
         check_mxu();
         cp.unit[i] = UnitIndex::mxu_weights(ins.mxu);
@@ -235,6 +262,119 @@ bool ProgramPlan::happens_before(const CorePlan& cp, uint32_t user, uint32_t loa
     }
   }
   return false;
+}
+
+// program.h: a kSend and a kRecv pair up by (sender core, receiver core, tag); each triple
+// appears at most once per program, and every send has its recv and vice versa.
+void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& hw) {
+  const uint32_t chips = hw.slice.chips();
+  const uint32_t per_chip = hw.chip.cores;
+  struct Key {
+    uint64_t pair;  // sender global core index << 32 | receiver global core index
+    uint32_t tag;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return std::hash<uint64_t>()(k.pair * 0x9E3779B97F4A7C15ull ^ k.tag); }
+  };
+  struct End {
+    uint32_t slot, instr;
+  };
+  std::unordered_map<Key, End, KeyHash> sends, recvs;
+  for (uint32_t c = 0; c < cores_.size(); ++c) {
+    CorePlan& cp = cores_[c];
+    if (!cp.has_transfers) continue;
+    const uint64_t self = uint64_t(cp.chip) * per_chip + cp.core;
+    for (uint32_t i = 0; i < cp.unit.size(); ++i) {
+      const isa::Instr& ins = cp.prog->instrs[i];
+      const bool send = ins.op == isa::Op::kSend;
+      if (!send && ins.op != isa::Op::kRecv) continue;
+      const char* to_from = send ? " sends to " : " receives from ";
+      if (ins.peer_chip >= chips || ins.peer_core >= per_chip) {
+        invalid(describe(cp, i) + to_from + "chip " + std::to_string(ins.peer_chip) + " core " +
+                std::to_string(ins.peer_core) + ", but the slice has " + std::to_string(chips) + " chips of " +
+                std::to_string(per_chip) + " cores");
+      }
+      const uint64_t peer = uint64_t(ins.peer_chip) * per_chip + ins.peer_core;
+      if (peer == self) invalid(describe(cp, i) + to_from + "its own core (use a DMA)");
+      const Key key{send ? self << 32 | peer : peer << 32 | self, ins.tag};
+      auto [it, inserted] = (send ? sends : recvs).try_emplace(key, End{c, i});
+      if (!inserted) {
+        invalid(describe(cp, i) + " and " + describe(cores_[it->second.slot], it->second.instr) + " are both " +
+                (send ? "sends to " : "recvs from ") + core_name(ins.peer_chip, ins.peer_core) + " with tag " +
+                std::to_string(ins.tag) + " (a sender, receiver, tag triple must be unique in a program)");
+      }
+    }
+  }
+  auto pair_name = [&](const Key& k) {
+    const uint32_t from = uint32_t(k.pair >> 32), to = uint32_t(k.pair);
+    return core_name(from / per_chip, from % per_chip) + " to " + core_name(to / per_chip, to % per_chip) +
+           " with tag " + std::to_string(k.tag);
+  };
+  for (const auto& [key, r] : recvs) {
+    auto it = sends.find(key);
+    if (it == sends.end()) {
+      invalid(describe(cores_[r.slot], r.instr) + " has no matching send (no send from " + pair_name(key) + ")");
+    }
+    CorePlan& rp = cores_[r.slot];
+    CorePlan& sp = cores_[it->second.slot];
+    const uint64_t sent = sp.prog->instrs[it->second.instr].bytes;
+    const uint64_t expected = rp.prog->instrs[r.instr].bytes;
+    if (expected != 0 && expected != sent) {
+      invalid(describe(rp, r.instr) + " expects " + std::to_string(expected) + " bytes, but its send " +
+              describe(sp, it->second.instr) + " sends " + std::to_string(sent) +
+              " (bytes of a recv: 0 or the send's bytes)");
+    }
+    rp.match_instr[r.instr] = it->second.instr;
+    rp.match_slot[r.instr] = it->second.slot;
+    sp.match_instr[it->second.instr] = r.instr;
+    sp.match_slot[it->second.instr] = r.slot;
+  }
+  if (sends.size() != recvs.size()) {
+    // Report the first unmatched send in program order (deterministic message).
+    for (const CorePlan& cp : cores_) {
+      for (uint32_t i = 0; i < cp.unit.size(); ++i) {
+        const isa::Instr& ins = cp.prog->instrs[i];
+        if (ins.op != isa::Op::kSend || cp.match_instr[i] != kNoIndex) continue;
+        invalid(describe(cp, i) + " has no matching recv (no recv from " + core_name(cp.chip, cp.core) + " on " +
+                core_name(ins.peer_chip, ins.peer_core) + " with tag " + std::to_string(ins.tag) +
+                (program.name.empty() ? "" : " in program '" + program.name + "'") + ")");
+      }
+    }
+  }
+}
+
+std::string ProgramPlan::deadlock_report(uint32_t slot, const std::vector<uint8_t>& done) const {
+  const CorePlan& cp = cores_[slot];
+  const auto& instrs = cp.prog->instrs;
+  // Why a recv or barrier waits forever.
+  auto wait_of = [&](uint32_t i) -> std::string {
+    const isa::Instr& ins = instrs[i];
+    if (ins.op == isa::Op::kBarrier) {
+      return "barrier " + std::to_string(ins.barrier_id) + " was never reached by every participating core";
+    }
+    const CorePlan& sp = cores_[cp.match_slot[i]];
+    return "its data never arrived: the matching send " + describe(sp, cp.match_instr[i]) + " never ran";
+  };
+  auto is_wait = [&](uint32_t i) { return instrs[i].op == isa::Op::kBarrier || instrs[i].op == isa::Op::kRecv; };
+  for (uint32_t i = 0; i < done.size(); ++i) {
+    if (done[i]) continue;
+    std::string why;
+    if (is_wait(i)) {
+      why = wait_of(i);
+    } else {
+      why = "it waits for an instruction that never completed";
+      for (uint32_t k = cp.deps.begin[i]; k < cp.deps.begin[i + 1]; ++k) {
+        const uint32_t d = cp.deps.items[k];
+        if (done[d] || !is_wait(d)) continue;
+        why = "it waits for #" + std::to_string(d) + " '" + instrs[d].label + "' (" + op_name(instrs[d].op) +
+              "), which never completed: " + wait_of(d);
+        break;
+      }
+    }
+    return cp.name + " instruction #" + std::to_string(i) + " '" + instrs[i].label + "' never completed: " + why;
+  }
+  return "";
 }
 
 }  // namespace tpusim

@@ -1,6 +1,7 @@
 // The decoded form of a Program that both engines execute: every instruction assigned to a unit
-// queue, dependency lists (explicit + implicit) in both directions, barrier groups, and the
-// structural checks of program.h (deps point backwards, MXU weight-buffer residency, cores exist).
+// queue, dependency lists (explicit + implicit) in both directions, barrier groups, send/recv
+// pairs, and the structural checks of program.h (deps point backwards, MXU weight-buffer
+// residency, cores exist, every send has exactly one recv and vice versa).
 //
 // Decoding is shared so that the SystemC and analytical engines cannot disagree on semantics; only
 // timing differs (contention). Buffers are reused across builds: the training driver runs
@@ -15,16 +16,21 @@
 
 namespace tpusim {
 
-// Unit queues of a TensorCore (each is in-order). Layout: 0 = DMA (all engines share one issue
-// queue), 1 = VPU, 2 = sync (barriers), then per MXU m: 3 + 2m = weight-load path,
-// 4 + 2m = streaming path.
+// Unit queues of a TensorCore. Layout: 0 = DMA (all engines share one issue queue), 1 = VPU,
+// 2 = transfer queue (kSend, kHostLoad, kHostStore), 3 = sync (barriers, in order, served by the
+// slice), 4 = receives (no unit and not in order: each kRecv completes when its data arrived and
+// its deps completed), then per MXU m: 5 + 2m = weight-load path, 6 + 2m = streaming path.
 struct UnitIndex {
   static constexpr uint32_t kDma = 0;
   static constexpr uint32_t kVpu = 1;
-  static constexpr uint32_t kSync = 2;
-  static constexpr uint32_t mxu_weights(uint32_t m) { return 3 + 2 * m; }
-  static constexpr uint32_t mxu_stream(uint32_t m) { return 4 + 2 * m; }
-  static constexpr uint32_t count(uint32_t mxus) { return 3 + 2 * mxus; }
+  static constexpr uint32_t kXfer = 2;
+  static constexpr uint32_t kSync = 3;
+  static constexpr uint32_t kRecv = 4;
+  static constexpr uint32_t mxu_weights(uint32_t m) { return 5 + 2 * m; }
+  static constexpr uint32_t mxu_stream(uint32_t m) { return 6 + 2 * m; }
+  static constexpr uint32_t count(uint32_t mxus) { return 5 + 2 * mxus; }
+  // Queues without a unit behind them (no issue port).
+  static constexpr bool is_virtual(uint32_t u) { return u == kSync || u == kRecv; }
 };
 
 inline constexpr uint32_t kNoIndex = UINT32_MAX;
@@ -37,7 +43,11 @@ struct Csr {
   const uint32_t* row(uint32_t r) const { return items.data() + begin[r]; }
 };
 
+class ProgramPlan;
+
 struct CorePlan {
+  const ProgramPlan* plan = nullptr;    // the plan this core belongs to
+  uint32_t slot = 0;                    // index in ProgramPlan::cores()
   const isa::CoreProgram* prog = nullptr;
   uint32_t chip = 0;
   uint32_t core = 0;
@@ -47,7 +57,16 @@ struct CorePlan {
   Csr succs;                            // reverse of `deps`: who waits for instruction i
   Csr queues;                           // per unit: its instructions in stream order
   std::vector<uint32_t> barrier_group;  // per instruction: barrier group (kNoIndex if not a barrier)
+  // kSend / kRecv: the matching instruction and the slot (ProgramPlan::cores() index) of its
+  // core; kNoIndex for other instructions.
+  std::vector<uint32_t> match_instr;
+  std::vector<uint32_t> match_slot;
+  bool has_transfers = false;           // any kSend, kRecv, kHostLoad or kHostStore
 };
+
+// "slice.chip0.core1 instruction #3 'label' (send)": how errors name an instruction.
+std::string describe_instr(const CorePlan& cp, uint32_t instr);
+const char* op_name(isa::Op op);
 
 class ProgramPlan {
  public:
@@ -59,10 +78,15 @@ class ProgramPlan {
   // Barrier group g completes when `barrier_participants()[g]` cores reached it.
   const std::vector<uint32_t>& barrier_participants() const { return barrier_participants_; }
   size_t instructions() const { return instructions_; }
+  // Deadlock report for core `slot`, given which of its instructions completed: names the first
+  // instruction that never completed and the unsatisfied wait (a recv whose send never ran, a
+  // barrier not reached by every participant) that holds it. Empty when all completed.
+  std::string deadlock_report(uint32_t slot, const std::vector<uint8_t>& done) const;
 
  private:
   void build_core(CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw);
   void check_weight_buffers(const CorePlan& cp, const HwConfig& hw);
+  void match_transfers(const isa::Program& program, const HwConfig& hw);
   bool happens_before(const CorePlan& cp, uint32_t user, uint32_t load, uint32_t mxu);
 
   std::vector<CorePlan> cores_;

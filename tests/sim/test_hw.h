@@ -21,13 +21,28 @@ inline HwConfig v3_8_like() {
   c.core.dma = {.engines = 4, .setup_cycles = 64, .chunk_bytes = 32768};
   c.hbm = {.impl = "simple", .size_gib = 32, .bandwidth_gbyte_per_s = 900, .efficiency = 0.9, .channels = 32,
            .latency_ns = 250, .ownership = "per_core"};
-  c.ici = {.links = 4, .bandwidth_gbyte_per_s_per_direction = 82, .hop_latency_ns = 1000};
+  c.noc = {.bandwidth_gbyte_per_s = 200, .latency_ns = 100};
+  c.ici = {.links = 4, .bandwidth_gbyte_per_s_per_direction = 82, .hop_latency_ns = 1000, .packet_bytes = 4096};
   c.pcie = {.bandwidth_gbyte_per_s = 16, .latency_ns = 0};
   hw.slice.topology.dims = {2, 2};
   hw.slice.topology.wraparound = {false, false};
   hw.slice.hosts = 1;
   hw.slice.chips_per_host = 4;
   hw.host = {.cpus = 96, .ram_gib = 340, .cpu_ghz = 2.0};
+  return hw;
+}
+
+// v3_8_like() set up for transfers as the shipped configs are: HBM requests of 2 KiB (a
+// transfer's reads and writes spread over all of the core's 16 channels) and a PCIe latency of
+// 1 us. Same structure, so it shares the elaborated SystemC slice with v3_8_like().
+// Rates at 940 MHz, in bytes per cycle: HBM per core 900e9 * 0.9 / 2 / 940e6 = 430.851;
+// ICI link 82e9 / 940e6 = 87.234 (4 links / (2 * 2 dimensions) = 1 link per neighbour);
+// NoC 200e9 / 940e6 = 212.766; PCIe 16e9 / 940e6 = 17.021. Latencies in cycles: HBM
+// ceil(250 * 0.94) = 235, hop ceil(1000 * 0.94) = 940, NoC ceil(100 * 0.94) = 94, PCIe 940.
+inline HwConfig v3_8_ici() {
+  HwConfig hw = v3_8_like();
+  hw.chip.core.dma.chunk_bytes = 2048;
+  hw.chip.pcie.latency_ns = 1000;
   return hw;
 }
 

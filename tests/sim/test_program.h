@@ -57,6 +57,44 @@ class Stream {
     i.barrier_id = id;
     return add(i, deps, label);
   }
+  // Transfers (program.h): a send to / recv from core `core` of chip `chip`, paired by `tag`.
+  uint32_t send(uint64_t bytes, uint32_t chip, uint32_t core, uint32_t tag, std::initializer_list<uint32_t> deps = {},
+                std::string label = "send") {
+    isa::Instr i;
+    i.op = isa::Op::kSend;
+    i.bytes = bytes;
+    i.peer_chip = chip;
+    i.peer_core = core;
+    i.tag = tag;
+    return add(i, deps, label);
+  }
+  uint32_t recv(uint32_t chip, uint32_t core, uint32_t tag, std::initializer_list<uint32_t> deps = {},
+                std::string label = "recv", uint64_t bytes = 0) {
+    isa::Instr i;
+    i.op = isa::Op::kRecv;
+    i.bytes = bytes;
+    i.peer_chip = chip;
+    i.peer_core = core;
+    i.tag = tag;
+    return add(i, deps, label);
+  }
+  uint32_t host_load(uint64_t bytes, std::initializer_list<uint32_t> deps = {}, std::string label = "host_load") {
+    isa::Instr i;
+    i.op = isa::Op::kHostLoad;
+    i.bytes = bytes;
+    return add(i, deps, label);
+  }
+  uint32_t host_store(uint64_t bytes, std::initializer_list<uint32_t> deps = {}, std::string label = "host_store") {
+    isa::Instr i;
+    i.op = isa::Op::kHostStore;
+    i.bytes = bytes;
+    return add(i, deps, label);
+  }
+  // Same, with deps from a vector (programs built in loops).
+  uint32_t with_deps(uint32_t instr, const std::vector<uint32_t>& deps) {
+    for (uint32_t d : deps) add_dep(instr, d);
+    return instr;
+  }
   void alloc(uint64_t offset, uint64_t size, uint32_t first, uint32_t last, std::string label) {
     p_.vmem_allocs.push_back({offset, size, first, last, std::move(label)});
   }

@@ -1,0 +1,217 @@
+#include "sim/xfer/xfer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "sim/hbm/hbm_timing.h"
+#include "sim/ici/ici_timing.h"
+
+namespace tpusim {
+
+using sc_core::sc_time;
+
+namespace {
+
+// At least this many packets per train: fewer activations; trains of 16 x 4 KiB last ~750
+// cycles on a v3 link, short against the messages of collectives (MBs).
+constexpr uint64_t kMinTrainPackets = 16;
+constexpr uint64_t kMaxTrainBytes = 16ull << 20;
+
+}  // namespace
+
+uint64_t train_bytes(const HwConfig& hw) {
+  const ChipParams& c = hw.chip;
+  const uint64_t packet = std::max<uint32_t>(c.ici.packet_bytes, 1);
+  const uint64_t chunk = std::max<uint32_t>(c.core.dma.chunk_bytes, 1);
+  const uint64_t channels =
+      std::max<uint32_t>(c.hbm.ownership == "per_core" ? c.hbm.channels / std::max<uint32_t>(c.cores, 1) : c.hbm.channels, 1);
+  // Every HBM read of a train covers all of the core's channels (chunks go round-robin).
+  double bytes = double(std::max(kMinTrainPackets * packet, channels * chunk));
+  // The read of train k+1 is issued when train k is reserved (about when it starts on the
+  // path), so that no train waits for its data: (a) its first byte (read issue + HBM latency)
+  // must be there before train k is through, B / rate >= latency; (b) its last byte (issue +
+  // latency + B / hbm) before train k+1 is through, B * (2 / rate - 1 / hbm) >= latency. Both
+  // with 2 cycles for rounding. (Paths faster than HBM are HBM-bound: (b) cannot hold, and the
+  // transfer is paced by its reads.)
+  const double hbm = hbm_core_bytes_per_cycle(c);
+  const double latency = double(hbm_latency_cycles(c)) + 2;
+  for (double rate : {noc_bytes_per_cycle(c), ici_link_bytes_per_cycle(hw), pcie_bytes_per_cycle(c)}) {
+    if (rate <= 0) continue;
+    bytes = std::max(bytes, latency * rate);
+    const double slack = 2 / rate - 1 / hbm;  // cycles per byte
+    if (slack > 0) bytes = std::max(bytes, latency / slack);
+  }
+  // Whole packets and whole HBM chunks, so both engines count the same packets and requests.
+  uint64_t unit = std::lcm(packet, chunk);
+  if (unit > 64 * std::max(packet, chunk)) unit = packet;
+  const uint64_t b = uint64_t(std::ceil(std::min(bytes, double(kMaxTrainBytes)) / double(unit))) * unit;
+  return std::max(b, unit);
+}
+
+Xfer::Xfer(sc_core::sc_module_name name)
+    : sc_module(name),
+      in("in"),
+      done("done"),
+      hbm("hbm"),
+      noc("noc"),
+      ici("ici"),
+      pcie("pcie"),
+      rx("rx"),
+      group_(this->name()),
+      track_(TraceNames::of(this->name())) {
+  SC_HAS_PROCESS(Xfer);
+  rx.bind(*this);
+  tag_ = new HbmRequestTag;
+  trans_.set_extension(tag_);  // the payload owns and frees it
+  trans_.set_data_ptr(nullptr);
+  trans_.set_byte_enable_ptr(nullptr);
+  stats_.declare(group_);
+  SC_METHOD(step);
+}
+
+void Xfer::configure(const HwConfig& hw) {
+  setup_cycles_ = hw.chip.core.dma.setup_cycles;
+  hbm_latency_ = hbm_latency_cycles(hw.chip);
+  chunk_bytes_ = hw.chip.core.dma.chunk_bytes;
+  packet_bytes_ = std::max<uint32_t>(hw.chip.ici.packet_bytes, 1);
+  train_bytes_ = train_bytes(hw);
+}
+
+void Xfer::begin_run(const CorePlan* plan, const RunContext* run) {
+  plan_ = plan;
+  prog_ = plan->prog;
+  run_ = run;
+  used_ = plan->has_transfers;
+  free_cycle_ = 0;
+  act_ = Active{};
+  stats_.reset();
+}
+
+void Xfer::step() {
+  if (!prog_) return next_trigger(in->data_written_event());
+  const uint64_t now = run_->now_cycle();  // the unit only waits whole cycles
+  if (!act_.on) {
+    if (now < free_cycle_) return next_trigger(run_->clock.cycles(free_cycle_ - now));
+    uint32_t i;
+    if (!in->nb_read(i)) return next_trigger(in->data_written_event());
+    begin(i, now);
+  }
+  const uint64_t next = send_train(now);
+  next_trigger(run_->clock.cycles(next - now));
+}
+
+void Xfer::begin(uint32_t i, uint64_t now) {
+  const isa::Instr& ins = prog_->instrs[i];
+  act_ = Active{};
+  act_.on = true;
+  act_.instr = i;
+  act_.start = now;
+  act_.t0 = now + setup_cycles_;
+  act_.remaining = ins.bytes;
+  act_.reads_hbm = ins.op != isa::Op::kHostLoad;
+
+  Train& t = train_;
+  t.kind = ins.op == isa::Op::kSend ? TrainKind::kSend
+           : ins.op == isa::Op::kHostLoad ? TrainKind::kHostLoad
+                                          : TrainKind::kHostStore;
+  t.src_chip = plan_->chip;
+  t.src_core = plan_->core;
+  const bool send = t.kind == TrainKind::kSend;
+  t.dst_chip = send ? ins.peer_chip : plan_->chip;
+  t.dst_core = send ? ins.peer_core : plan_->core;
+  t.src_instr = i;
+  t.recv_instr = send ? plan_->match_instr[i] : kNoIndex;
+  t.flow = uint64_t(plan_->slot) << 32 | i;
+  t.label = ins.label;
+  t.packet_bytes = packet_bytes_;
+  t.delivered = 0;
+  t.injected = 0;
+  if (act_.reads_hbm) act_.next = read_hbm(std::min(train_bytes_, act_.remaining), act_.t0, now);
+}
+
+uint64_t Xfer::send_train(uint64_t now) {
+  Train& t = train_;
+  const uint64_t b = std::min(train_bytes_, act_.remaining);
+  act_.remaining -= b;
+  t.bytes = b;
+  t.packets = uint32_t(std::max<uint64_t>(1, (b + packet_bytes_ - 1) / packet_bytes_));
+  t.last = act_.remaining == 0;
+  t.stage = 0;
+  t.head.resize(t.packets);
+  t.tail.resize(t.packets);
+  if (act_.reads_hbm) {
+    // The train's data comes out of HBM between the read's first and last byte, evenly.
+    const double a = act_.next.first, span = act_.next.last - act_.next.first;
+    for (uint32_t p = 0; p < t.packets; ++p) {
+      t.head[p] = a + span * p / t.packets;
+      t.tail[p] = a + span * (p + 1) / t.packets;
+    }
+    if (!t.last) act_.next = read_hbm(std::min(train_bytes_, act_.remaining), std::max(now, act_.t0), now);
+  } else {
+    std::fill(t.head.begin(), t.head.end(), double(act_.t0));  // host RAM: all there after setup
+    std::fill(t.tail.begin(), t.tail.end(), double(act_.t0));
+  }
+  sc_core::sc_port<TrainIf>& path = t.kind != TrainKind::kSend ? pcie : t.dst_chip == plan_->chip ? noc : ici;
+  path->transmit(t);
+  if (!t.last) return std::max(now, ceil_cycles(t.injected));
+  finish(now);
+  return free_cycle_;
+}
+
+void Xfer::finish(uint64_t now) {
+  const isa::Instr& ins = prog_->instrs[act_.instr];
+  free_cycle_ = std::max(now, ceil_cycles(train_.injected));
+  const uint64_t end = std::max(free_cycle_, ceil_cycles(train_.delivered));
+  done->complete(act_.instr, run_->clock.cycles(end - now));
+  const uint64_t busy = free_cycle_ - act_.start;
+  stats_.transfer(ins, busy);
+  if (run_->trace) {
+    run_->trace->complete({track_.process, track_.track, ins.label, act_.start, busy, run_->clock_mhz, ins.bytes});
+  }
+  act_.on = false;
+}
+
+Xfer::Read Xfer::read_hbm(uint64_t bytes, uint64_t issue, uint64_t now) {
+  const double first = double(issue + hbm_latency_);
+  if (bytes == 0) return {first, first};
+  return {first, hbm_call(tlm::TLM_READ_COMMAND, bytes, issue, now, act_.instr, prog_->instrs[act_.instr].label)};
+}
+
+double Xfer::hbm_call(tlm::tlm_command cmd, uint64_t bytes, uint64_t issue, uint64_t now, uint32_t instr,
+                      std::string_view label) {
+  tag_->bytes = bytes;
+  tag_->chunk_bytes = chunk_bytes_;
+  tag_->instr = instr;
+  tag_->label = label;
+  const uint32_t len = uint32_t(std::min<uint64_t>(bytes, UINT32_MAX));
+  trans_.set_command(cmd);
+  trans_.set_address(0);
+  trans_.set_data_length(len);
+  trans_.set_streaming_width(len);
+  trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_time delay = run_->clock.cycles(issue - now);
+  hbm->b_transport(trans_, delay);
+  return double(now) + double(delay.value()) / double(run_->clock.period_ps);
+}
+
+// A train for this core's HBM (a send from another core, or this core's host load). Writes are
+// posted: the train's bytes are requested from the HBM when the train is handed on (now; the
+// request runs ahead of the data by the path's latency, which keeps HBM reservations in time
+// order), and the data counts as delivered when its last byte has arrived and the HBM has served
+// the request (its latency is hidden).
+void Xfer::transmit(Train& t) {
+  const uint64_t now = run_->now_cycle();
+  const double arrived = t.tail[t.packets - 1];
+  double written = arrived;
+  if (t.bytes > 0) {
+    const uint32_t instr = t.kind == TrainKind::kSend ? t.recv_instr : t.src_instr;
+    written = hbm_call(tlm::TLM_WRITE_COMMAND, t.bytes, now, now, instr, t.label) - double(hbm_latency_);
+  }
+  t.delivered = std::max({t.delivered, arrived, written});
+  if (t.kind != TrainKind::kSend) return;  // a host load completes at its sender, this unit
+  stats_.received(t.bytes, t.last);
+  if (t.last) done->complete(t.recv_instr, run_->clock.cycles(std::max(now, ceil_cycles(t.delivered)) - now));
+}
+
+}  // namespace tpusim
