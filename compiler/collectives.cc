@@ -79,8 +79,8 @@ std::vector<uint32_t> emit_all_reduce(std::vector<ProgramBuilder*>& b, const std
   std::vector<std::vector<uint32_t>> ready(n, std::vector<uint32_t>(2 * pieces));
   std::vector<std::vector<uint32_t>> tails(n);
   for (uint32_t i = 0; i < n; ++i) {
-    // Staging for the reductions: the received and the local piece, and the sum, per direction.
-    b[i]->alloc(6 * piece, "staging");
+    // Staging for the reductions: the sum is written over the local piece.
+    b[i]->alloc(4 * piece, "staging");  // received + local piece, double buffered
     uint32_t start = b[i]->vpu({}, after[i], "all-reduce start");
     for (auto& r : ready[i]) r = start;
   }

@@ -27,7 +27,7 @@ struct CoreId {
 std::vector<CoreId> ring_order(const HwConfig& hw);
 
 struct AllReduceOptions {
-  uint64_t piece_bytes = 4ull << 20;  // pipelining granularity of a chunk
+  uint64_t piece_bytes = 1ull << 20;  // pipelining granularity of a chunk (4 pieces must fit VMEM)
   uint32_t tag_base = 0;              // tags [tag_base, tag_base + tags_used) are taken
 };
 

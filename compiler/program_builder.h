@@ -109,6 +109,8 @@ class ProgramBuilder {
   }
 
   uint32_t size() const { return uint32_t(core_.instrs.size()); }
+  // What the next kernel's first instructions will wait for (the previous kernel's sinks).
+  const std::vector<uint32_t>& entry_deps() const { return entry_deps_; }
 
  private:
   isa::CoreProgram& core_;

@@ -1,0 +1,43 @@
+// Data-parallel (SPMD) training steps: the same step program on every core of the slice, with the
+// gradients all-reduced between the backward pass and the optimizer update — what
+// torch_xla's optimizer step (xm.optimizer_step / Accelerate's optimizer.step()) and TPUStrategy do
+// on a v2/v3 slice where every TensorCore is a replica.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/compile_cache.h"
+#include "compiler/memory_plan.h"
+#include "models/graph.h"
+#include "sim/isa/program.h"
+#include "sim/slice/slice_params.h"
+
+namespace tpusim::compiler {
+
+struct DataParallelStep {
+  const models::Graph* graph = nullptr;
+  std::vector<int> grads;        // gradients to all-reduce; empty: no all-reduce (evaluation, or a
+                                 // gradient-accumulation micro-step that does not sync)
+  std::map<int, int> donated;    // output node -> the input parameter whose buffer it overwrites
+  bool prefetch_next_batch = true;  // host->HBM transfer of the next step's inputs overlaps this step
+  uint64_t allreduce_piece_bytes = 1ull << 20;
+};
+
+struct CompiledStep {
+  isa::Program program;  // one core stream per replica (ring order), core 0 of chip 0 first
+  MemoryPlan memory;     // per core (every replica holds the same buffers)
+  CacheKey key;          // XLA-style compilation cache key of the step graph
+  uint64_t hlo_ops = 0;  // nodes of the step graph
+  uint32_t kernels = 0;  // fused kernels per core
+  uint64_t allreduce_bytes = 0;
+  uint64_t infeed_bytes = 0;  // per core and step
+};
+
+// Compiles the step for every core of `hw`'s slice (`replicas` = 0: all of them; 1: one core, no
+// collective). Throws SimError when a kernel cannot be tiled.
+CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwConfig& hw, const std::string& name,
+                                        uint32_t replicas = 0);
+
+}  // namespace tpusim::compiler
