@@ -17,6 +17,15 @@ class CompletionIf : public virtual sc_core::sc_interface {
   virtual void complete(uint32_t instr, const sc_core::sc_time& delay) = 0;
 };
 
+// The sequencer hands an instruction to an in-order unit that contends with nothing outside
+// itself (an MXU path, the VPU) at the time its deps completed, in queue order. The unit starts it
+// at max(now, unit free) — exactly the start a queue + unit process would give — and reports its
+// completion at once, so it needs no queue and no activation of its own.
+class IssueIf : public virtual sc_core::sc_interface {
+ public:
+  virtual void issue(uint32_t instr) = 0;
+};
+
 // Cross-core barriers. A core calls arrive() when it reaches its barrier of group `group`;
 // `release` is called (in simulation context, at the time of the last arrival) once every
 // participant has arrived.

@@ -18,7 +18,8 @@ TraceNames core_track(const std::string& sequencer, const char* suffix) {
 
 Sequencer::Sequencer(sc_core::sc_module_name name, uint32_t units)
     : sc_module(name),
-      issue("issue", units - 2),
+      issue("issue", 2),
+      direct("direct", units - 4),
       sync("sync"),
       wake_("wake"),
       group_(this->name()),
@@ -110,7 +111,15 @@ void Sequencer::dispatch() {
       }
       continue;
     }
-    sc_core::sc_fifo_out<uint32_t>& port = issue[port_of(u)];
+    if (is_direct(u)) {
+      sc_core::sc_port<IssueIf>& port = direct[direct_port_of(u)];
+      for (; h < len && pending_[queue[h]] == 0; ++h) {
+        port->issue(queue[h]);
+        ++stats_.instructions;
+      }
+      continue;
+    }
+    sc_core::sc_fifo_out<uint32_t>& port = issue[fifo_port_of(u)];
     for (; h < len && pending_[queue[h]] == 0 && port->num_free() > 0; ++h) {
       port->nb_write(queue[h]);
       ++stats_.instructions;

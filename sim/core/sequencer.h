@@ -1,8 +1,11 @@
 // Sequencer: the core's instruction issue and scoreboard.
 //
 // Semantics (program.h): every unit queue is in order; the head of a queue is issued when all
-// its deps have completed. Issue means writing the instruction index into the unit's queue
-// (sc_fifo); the unit starts it when it is free, so start = max(deps completed, unit free).
+// its deps have completed. Units that share something with other blocks (the DMA engines and the
+// transfer queue: HBM, network) are fed through an sc_fifo and start the instruction in their own
+// process when free; units that do not (the MXU paths, the VPU) are handed the instruction by an
+// interface call (IssueIf) and compute its start themselves. Either way start = max(deps
+// completed, unit free).
 // Units report each completion time when they start an instruction (CompletionIf); the
 // sequencer retires completions at their time and re-examines the queue heads. Barriers are
 // issued to the slice's sync service (BarrierIf) and complete when every participant arrived.
@@ -33,14 +36,17 @@ namespace tpusim {
 
 class Sequencer : public sc_core::sc_module, public CompletionIf {
  public:
-  // One queue per unit except the virtual sync and recv queues: port p serves unit p for
-  // p < kSync and unit p + 2 after them.
+  // Queued units: port 0 = DMA, port 1 = transfer queue (see fifo_port_of).
   sc_core::sc_vector<sc_core::sc_fifo_out<uint32_t>> issue;
+  // Directly issued units: port 0 = VPU, then per MXU m: 1 + 2m weights, 2 + 2m stream.
+  sc_core::sc_vector<sc_core::sc_port<IssueIf>> direct;
   sc_core::sc_port<BarrierIf> sync;
 
   Sequencer(sc_core::sc_module_name name, uint32_t units);
 
-  static uint32_t port_of(uint32_t unit) { return unit < UnitIndex::kSync ? unit : unit - 2; }
+  static bool is_direct(uint32_t unit) { return unit == UnitIndex::kVpu || unit >= UnitIndex::mxu_weights(0); }
+  static uint32_t fifo_port_of(uint32_t unit) { return unit == UnitIndex::kDma ? 0 : 1; }
+  static uint32_t direct_port_of(uint32_t unit) { return unit == UnitIndex::kVpu ? 0 : unit - UnitIndex::mxu_weights(0) + 1; }
 
   void configure(uint64_t launch_cycles) { launch_cycles_ = launch_cycles; }
   // Arms the run: the first issue happens launch_cycles after the run start.

@@ -28,26 +28,20 @@ TensorCore::TensorCore(sc_core::sc_module_name name, uint32_t mxus)
       xfer_("xfer") {
   for (uint32_t m = 0; m < mxus; ++m) mxus_.push_back(std::make_unique<Mxu>(("mxu" + std::to_string(m)).c_str()));
 
-  // One queue per sequencer port, named after the unit it feeds.
-  const uint32_t units = UnitIndex::count(mxus);
-  for (uint32_t u = 0; u < units; ++u) {
-    if (UnitIndex::is_virtual(u)) continue;
-    const uint32_t m = (u - UnitIndex::mxu_weights(0)) / 2;
-    std::string q = u == UnitIndex::kDma                ? "dma_queue"
-                    : u == UnitIndex::kVpu              ? "vpu_queue"
-                    : u == UnitIndex::kXfer             ? "xfer_queue"
-                    : u == UnitIndex::mxu_weights(m)    ? "mxu" + std::to_string(m) + "_weights_queue"
-                                                        : "mxu" + std::to_string(m) + "_stream_queue";
-    queues_.push_back(std::make_unique<sc_core::sc_fifo<uint32_t>>(q.c_str(), kIssueQueueDepth));
-    seq_.issue[Sequencer::port_of(u)].bind(*queues_.back());
+  // A queue for each unit fed through one (DMA, transfer queue), named after it; the MXU paths
+  // and the VPU are issued to directly.
+  for (uint32_t u : {UnitIndex::kDma, UnitIndex::kXfer}) {
+    const char* q = u == UnitIndex::kDma ? "dma_queue" : "xfer_queue";
+    queues_.push_back(std::make_unique<sc_core::sc_fifo<uint32_t>>(q, kIssueQueueDepth));
+    seq_.issue[Sequencer::fifo_port_of(u)].bind(*queues_.back());
   }
-  auto queue = [&](uint32_t unit) -> sc_core::sc_fifo<uint32_t>& { return *queues_[Sequencer::port_of(unit)]; };
+  auto queue = [&](uint32_t unit) -> sc_core::sc_fifo<uint32_t>& { return *queues_[Sequencer::fifo_port_of(unit)]; };
   dma_.in.bind(queue(UnitIndex::kDma));
   xfer_.in.bind(queue(UnitIndex::kXfer));
-  vpu_.in.bind(queue(UnitIndex::kVpu));
+  seq_.direct[Sequencer::direct_port_of(UnitIndex::kVpu)].bind(vpu_.in);
   for (uint32_t m = 0; m < mxus; ++m) {
-    mxus_[m]->weights_in.bind(queue(UnitIndex::mxu_weights(m)));
-    mxus_[m]->stream_in.bind(queue(UnitIndex::mxu_stream(m)));
+    seq_.direct[Sequencer::direct_port_of(UnitIndex::mxu_weights(m))].bind(mxus_[m]->weights_in);
+    seq_.direct[Sequencer::direct_port_of(UnitIndex::mxu_stream(m))].bind(mxus_[m]->stream_in);
     mxus_[m]->done.bind(seq_);
   }
   dma_.done.bind(seq_);

@@ -1,5 +1,6 @@
 // TensorCore: sequencer + MXUs + VPU + VMEM + DMA engines + transfer queue, wired by issue queues
-// (sc_fifo of instruction indices, sequencer -> unit), completion ports (unit -> sequencer), the
+// (sc_fifo of instruction indices, sequencer -> DMA and transfer queue) and issue ports
+// (IssueIf, sequencer -> MXU paths and VPU), completion ports (unit -> sequencer), the
 // DMA's and the transfer queue's memory sockets (exported to the chip, which binds them to its
 // HBM), the transfer queue's network ports and receive export (bound by the chip to its NoC,
 // router and PCIe link) and the sequencer's barrier port (bound to the slice's sync service).
@@ -56,7 +57,7 @@ class TensorCore : public sc_core::sc_module {
   Vmem vmem_;
   Dma dma_;
   Xfer xfer_;
-  std::vector<std::unique_ptr<sc_core::sc_fifo<uint32_t>>> queues_;  // indexed by sequencer port
+  std::vector<std::unique_ptr<sc_core::sc_fifo<uint32_t>>> queues_;  // indexed by Sequencer::fifo_port_of
 };
 
 }  // namespace tpusim

@@ -1,5 +1,7 @@
 #include "sim/mxu/mxu.h"
 
+#include <algorithm>
+
 #include "sim/mxu/mxu_timing.h"
 
 namespace tpusim {
@@ -15,10 +17,11 @@ Mxu::Mxu(sc_core::sc_module_name name)
       group_(this->name()),
       stream_track_(TraceNames::of(this->name())),
       weights_track_(TraceNames::of(this->name(), ".weights")) {
-  SC_HAS_PROCESS(Mxu);
   stats_.declare(group_);
-  SC_METHOD(weights_step);
-  SC_METHOD(stream_step);
+  weights_path_.mxu = stream_path_.mxu = this;
+  weights_path_.weights = true;
+  weights_in.bind(weights_path_);
+  stream_in.bind(stream_path_);
 }
 
 void Mxu::configure(const MxuParams& p) { p_ = p; }
@@ -30,41 +33,33 @@ void Mxu::begin_run(const isa::CoreProgram* prog, const RunContext* run) {
   stats_.reset(p_);
 }
 
-// Both paths: wait for the path to be free, take the next instruction of the queue, report its
-// completion time to the sequencer, stay busy for its occupancy. First activation (kernel
-// initialisation) just subscribes to the queue.
-void Mxu::weights_step() {
+// Both paths are in order: an instruction issued now starts when the path is free.
+void Mxu::start_weights(uint32_t i) {
   const sc_time now = sc_time_stamp();
-  if (now < weights_free_) return next_trigger(weights_free_ - now);
-  uint32_t i;
-  if (!prog_ || !weights_in->nb_read(i)) return next_trigger(weights_in->data_written_event());
+  const sc_time start = std::max(now, weights_free_);
   const isa::Instr& ins = prog_->instrs[i];
   const uint64_t c = mxu_weight_load_cycles(p_, ins.k);
   stats_.weights(c);
   if (run_->trace) {
-    run_->trace->complete({weights_track_.process, weights_track_.track, ins.label, run_->cycle(now), c,
+    run_->trace->complete({weights_track_.process, weights_track_.track, ins.label, run_->cycle(start), c,
                            run_->clock_mhz, 0});
   }
-  weights_free_ = now + run_->clock.cycles(c);
-  done->complete(i, run_->clock.cycles(c));
-  next_trigger(run_->clock.cycles(c));
+  weights_free_ = start + run_->clock.cycles(c);
+  done->complete(i, weights_free_ - now);
 }
 
-void Mxu::stream_step() {
+void Mxu::start_stream(uint32_t i) {
   const sc_time now = sc_time_stamp();
-  if (now < stream_free_) return next_trigger(stream_free_ - now);
-  uint32_t i;
-  if (!prog_ || !stream_in->nb_read(i)) return next_trigger(stream_in->data_written_event());
+  const sc_time start = std::max(now, stream_free_);
   const isa::Instr& ins = prog_->instrs[i];
   const uint64_t c = mxu_stream_cycles(p_, ins.rows, ins.passes);
   stats_.matmul(ins, c);
   if (run_->trace) {
-    run_->trace->complete({stream_track_.process, stream_track_.track, ins.label, run_->cycle(now), c,
+    run_->trace->complete({stream_track_.process, stream_track_.track, ins.label, run_->cycle(start), c,
                            run_->clock_mhz, 0});
   }
-  stream_free_ = now + run_->clock.cycles(c);
-  done->complete(i, run_->clock.cycles(c + mxu_fill_drain_cycles(p_)));
-  next_trigger(run_->clock.cycles(c));
+  stream_free_ = start + run_->clock.cycles(c);
+  done->complete(i, stream_free_ - now + run_->clock.cycles(mxu_fill_drain_cycles(p_)));
 }
 
 }  // namespace tpusim

@@ -5,8 +5,9 @@
 //    deps, see program.h);
 //  * streaming path: a kMxuMatmul occupies it for mxu_stream_cycles and completes
 //    mxu_fill_drain_cycles after its stream ends, so back-to-back matmuls pipeline.
-// Timing comes only from sim/mxu/mxu_timing.h. One SystemC method per path, one activation per
-// instruction (no per-cycle process).
+// Timing comes only from sim/mxu/mxu_timing.h. The sequencer issues to each path directly
+// (IssueIf): the path starts an instruction at max(issue, path free) and reports its completion
+// at once, so the MXU has no process of its own (no activation per instruction).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -24,8 +25,8 @@ namespace tpusim {
 
 class Mxu : public sc_core::sc_module {
  public:
-  sc_core::sc_fifo_in<uint32_t> weights_in;  // instruction indices for the weight-load path
-  sc_core::sc_fifo_in<uint32_t> stream_in;   // instruction indices for the streaming path
+  sc_core::sc_export<IssueIf> weights_in;  // instruction indices for the weight-load path
+  sc_core::sc_export<IssueIf> stream_in;   // instruction indices for the streaming path
   sc_core::sc_port<CompletionIf> done;       // to the core's sequencer
 
   explicit Mxu(sc_core::sc_module_name name);
@@ -36,8 +37,15 @@ class Mxu : public sc_core::sc_module {
   const StatGroup& stats() const { return group_; }
 
  private:
-  void weights_step();
-  void stream_step();
+  struct Path final : IssueIf {
+    Mxu* mxu = nullptr;
+    bool weights = false;
+    void issue(uint32_t instr) override { weights ? mxu->start_weights(instr) : mxu->start_stream(instr); }
+  };
+  void start_weights(uint32_t instr);
+  void start_stream(uint32_t instr);
+
+  Path weights_path_, stream_path_;
 
   MxuParams p_;
   const isa::CoreProgram* prog_ = nullptr;

@@ -1,6 +1,7 @@
 // VPU: the core's vector unit, one in-order queue of vector blocks. A block occupies the VPU for
 // vpu_issue_cycles (slot-bound, sim/vpu/vpu_timing.h) and completes pipeline_latency_cycles after
-// its last issue. One SystemC method, one activation per block.
+// its last issue. The sequencer issues to it directly (IssueIf): a block starts at max(issue, VPU
+// free) and reports its completion at once, so the VPU has no process of its own.
 #pragma once
 #include <cstdint>
 
@@ -15,9 +16,9 @@
 
 namespace tpusim {
 
-class Vpu : public sc_core::sc_module {
+class Vpu : public sc_core::sc_module, public IssueIf {
  public:
-  sc_core::sc_fifo_in<uint32_t> in;      // instruction indices from the sequencer
+  sc_core::sc_export<IssueIf> in;        // instruction indices from the sequencer
   sc_core::sc_port<CompletionIf> done;   // to the core's sequencer
 
   explicit Vpu(sc_core::sc_module_name name);
@@ -28,7 +29,7 @@ class Vpu : public sc_core::sc_module {
   const StatGroup& stats() const { return group_; }
 
  private:
-  void step();
+  void issue(uint32_t instr) override;
 
   VpuParams p_;
   const isa::CoreProgram* prog_ = nullptr;
