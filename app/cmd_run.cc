@@ -1,4 +1,5 @@
-// `tpusim run`: load configs (files or the embedded default), run the kernel, report.
+// `tpusim run`: load configs (files or the embedded default), run the workload (a kernel or a
+// training run, by `kind:`), report.
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,8 @@
 #include "traces/chrome_trace.h"
 #include "workloads/kernel_run.h"
 #include "workloads/report.h"
+#include "workloads/training_report.h"
+#include "workloads/training_run.h"
 #include "workloads/workload_config.h"
 
 namespace tpusim::app {
@@ -107,6 +110,40 @@ void make_out_dir(const std::string& dir) {
   }
 }
 
+// Dataset length tables: the source tree's configs/datasets/ when present (a user may add tables
+// there), else the copies embedded in the binary (so the default run works from any directory).
+data::LengthTables dataset_tables() {
+  if (fs::is_directory(data::default_datasets_dir())) return data::load_length_tables(data::default_datasets_dir());
+  data::LengthTables all;
+  for (const auto& [path, text] : embedded_files()) {
+    if (path.rfind("configs/datasets/", 0) != 0 || !path.ends_with(".json")) continue;
+    for (auto& [k, v] : data::parse_length_tables(text, std::string(kEmbeddedPrefix) + path)) all.emplace(k, std::move(v));
+  }
+  return all;
+}
+
+int run_training_workload(const RunArgs& a, const HwConfig& hw, const WorkloadConfig& workload, RunContext& ctx,
+                          const std::string& out_dir, std::chrono::steady_clock::time_point t0) {
+  Progress progress(!a.quiet && ::isatty(STDERR_FILENO));
+  TrainingRunOptions opts;
+  opts.engine = a.engine.empty() ? kDefaultTrainingEngine : a.engine;
+  opts.full_sim = a.full_sim;
+  opts.tables = dataset_tables();
+  opts.on_stage = [&progress](std::string_view stage) { progress.stage(stage); };
+  const TrainingRunResult result = run_training(hw, workload, opts);
+  ctx.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string report_path;
+  if (!out_dir.empty()) {
+    progress.stage("writing report");
+    report_path = write_report(out_dir, make_training_report(hw, workload, result, ctx));
+  }
+  progress.clear();
+  if (a.quiet) return 0;
+  std::cout << format_training_summary(hw, workload, result, ctx);
+  if (!report_path.empty()) std::cout << fmt::format("{:<10} {}\n", "report", report_path);
+  return 0;
+}
+
 }  // namespace
 
 int run(const RunArgs& a) {
@@ -118,7 +155,7 @@ int run(const RunArgs& a) {
   RunContext ctx;
   HwConfig hw = load_hw(a, split.hw, &ctx.hw_file);
   WorkloadConfig workload = load_workload(a, split.workload, &ctx.workload_file);
-  check_engine(a.engine);
+  if (!a.engine.empty()) check_engine(a.engine);
   ctx.hw_dump = dump_hw_config(hw);
   ctx.workload_dump = dump_workload_config(workload);
 
@@ -134,12 +171,19 @@ int run(const RunArgs& a) {
   const std::string out_dir = !a.out_dir.empty() ? a.out_dir : (a.trace ? kDefaultOutDir : "");
   if (!out_dir.empty()) make_out_dir(out_dir);
 
+  if (workload.kind == "training") {
+    if (a.trace)
+      throw input_error("--trace", "is not supported for training workloads yet (trace a kernel workload instead)");
+    return run_training_workload(a, hw, workload, ctx, out_dir, t0);
+  }
+  if (a.full_sim) throw input_error("--full-sim", "applies to training workloads only");
+
   std::unique_ptr<ChromeTraceFile> trace;
   if (a.trace) trace = std::make_unique<ChromeTraceFile>((fs::path(out_dir) / "trace.json").string());
 
   Progress progress(!a.quiet && ::isatty(STDERR_FILENO));
   KernelRunOptions opts;
-  opts.engine = a.engine;
+  opts.engine = a.engine.empty() ? kDefaultKernelEngine : a.engine;
   opts.trace = trace.get();
   opts.on_stage = [&progress](std::string_view stage) { progress.stage(stage); };
   KernelRunResult result = run_kernel(hw, workload, opts);

@@ -15,11 +15,18 @@ struct RunArgs {
   std::vector<std::string> sets;
   std::string out_dir;        // empty: no report.json (unless --trace, see run())
   bool trace = false;
-  std::string engine = "systemc";
+  std::string engine;         // empty: kDefaultKernelEngine or kDefaultTrainingEngine, by workload kind
+  bool full_sim = false;      // training: simulate every step (no replay of identical executions)
   bool dump_config = false;
   bool quiet = false;
 };
 int run(const RunArgs& args);
+
+// Engines used without --engine. A training run defaults to the analytical engine: it simulates
+// each distinct step program (8 core streams of a BERT step) in well under a second, which keeps the
+// default 3-epoch run interactive; `--engine systemc` adds HBM contention (see docs/training.md).
+inline constexpr const char* kDefaultKernelEngine = "systemc";
+inline constexpr const char* kDefaultTrainingEngine = "analytical";
 
 int validate(const std::vector<std::string>& files);
 

@@ -22,11 +22,11 @@ int dispatch(int argc, char** argv) {
 
   RunArgs ra;
   CLI::App* run_cmd = cli.add_subcommand(
-      "run", "Run one simulation (default: an encoder block on a TPU v3-8, embedded in the binary)");
+      "run", "Run one simulation (default: BERT-base fine-tuning on GLUE MRPC on a TPU v3-8, embedded in the binary)");
   run_cmd->add_option("--hw", ra.hw_file, "Hardware YAML (default: embedded configs/hw/v3-8.yaml)")
       ->type_name("FILE");
   run_cmd->add_option("--workload", ra.workload_file,
-                      "Workload YAML (default: embedded configs/workloads/kernel_encoder_block_512x1024.yaml)")
+                      "Workload YAML (default: embedded configs/workloads/bert_base_mrpc_v3-8.yaml)")
       ->type_name("FILE");
   run_cmd->add_option("--set", ra.sets, "Override a config key: PATH=VALUE, PATH prefixed hw. or workload. "
                                         "where ambiguous (repeatable)")
@@ -35,9 +35,10 @@ int dispatch(int argc, char** argv) {
   run_cmd->add_option("--out", ra.out_dir, "Write DIR/report.json (and DIR/trace.json with --trace)")
       ->type_name("DIR");
   run_cmd->add_flag("--trace", ra.trace, "Write a Chrome/Perfetto trace to DIR/trace.json (DIR defaults to out/)");
-  run_cmd->add_option("--engine", ra.engine, "Engine: systemc (detailed, contention) or analytical (fast)")
-      ->type_name("NAME")
-      ->capture_default_str();
+  run_cmd->add_option("--engine", ra.engine, "Engine: systemc (detailed, contention; default for kernels) or analytical (fast; default for training)")
+      ->type_name("NAME");
+  run_cmd->add_flag("--full-sim", ra.full_sim,
+                    "Training: simulate every step instead of replaying identical executions");
   run_cmd->add_flag("--dump-config", ra.dump_config, "Print the resolved hardware and workload YAML and exit");
   run_cmd->add_flag("-q,--quiet", ra.quiet, "Print nothing on success");
 

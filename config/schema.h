@@ -236,6 +236,25 @@ class Schema : public SchemaBase {
     o.equal = [member, &sub](const T& a, const T& b) { return sub.equal(a.*member, b.*member); };
     o.json = [member, &sub](const T& t) { return sub.to_json(t.*member); };
   }
+  // A nested section one struct down (`(t.*outer).*inner`), like the two-level field() above.
+  template <class M, class S>
+  void section(M T::*outer, S M::*inner, std::string key, const Schema<S>& sub) {
+    FieldInfo& f = fields_.emplace_back();
+    f.key = std::move(key);
+    f.kind = FieldKind::Section;
+    f.section = &sub;
+    f.doc = sub.title();
+    f.required = sub.has_required();
+    Ops& o = ops_.emplace_back();
+    auto get = [outer, inner](auto& t) -> auto& { return (t.*outer).*inner; };
+    o.parse = [get, &sub](T& t, const Node& n, const FieldInfo&, const std::string& p) { sub.parse_into(get(t), n, p); };
+    o.dump = [get, &sub](const T& t, const FieldInfo& fi, YamlWriter& w, int depth) {
+      w.line(depth, fi.key + ":", fi.doc);
+      sub.dump_into(get(t), w, depth + 1);
+    };
+    o.equal = [get, &sub](const T& a, const T& b) { return sub.equal(get(a), get(b)); };
+    o.json = [get, &sub](const T& t) { return sub.to_json(get(t)); };
+  }
   // A cross-field rule, run after the section's own fields parsed.
   void check(std::function<void(const T&, const CheckContext&)> fn) { checks_.push_back(std::move(fn)); }
 

@@ -1,4 +1,4 @@
-// Workload configs. The `kind:` key selects a schema from a registry (only `kernel` so far); each
+// Workload configs. The `kind:` key selects a schema from a registry (`kernel`, `training`); each
 // kind's schema is declared once below and drives parsing, dumping and the Markdown reference.
 #include "workloads/workload_config.h"
 
@@ -12,7 +12,10 @@
 #include "config/schema.h"
 #include "config/suggest.h"
 #include "config/tree.h"
+#include "models/bert_presets.h"
 #include "models/kernel_specs.h"
+#include "workloads/batching.h"
+#include "workloads/dataset.h"
 
 namespace tpusim {
 
@@ -80,6 +83,137 @@ const Schema<WorkloadConfig>& kernel_schema() {
   return s;
 }
 
+const Schema<TrainingDatasets>& datasets_schema() {
+  static const Schema<TrainingDatasets> s = [] {
+    Schema<TrainingDatasets> s("Datasets", "Token-length datasets of the training and evaluation splits.");
+    const std::string refs =
+        "A key of a length table in configs/datasets/*.json (e.g. `glue_mrpc/train/bert-base-cased`), or a "
+        "synthetic spec: `fixed:N[:COUNT]`, `uniform:MIN-MAX[:COUNT]`, `normal:MEAN,STD[:COUNT]` (docs/datasets.md).";
+    s.field(&TrainingDatasets::train, "train").doc("training split").details(refs);
+    s.field(&TrainingDatasets::eval, "eval").default_value("", "none").doc("evaluation split, run after every epoch");
+    return s;
+  }();
+  return s;
+}
+
+const Schema<CompileCacheConfig>& compile_cache_schema() {
+  static const Schema<CompileCacheConfig> s = [] {
+    Schema<CompileCacheConfig> s("Compile cache", "The per-process XLA compilation cache.");
+    s.field(&CompileCacheConfig::capacity, "capacity").range(1, 1 << 24).default_value(1024)
+        .doc("entries kept in memory, LRU (XLA_COMPILATION_CACHE_SIZE)").source("torch_xla default 1024");
+    s.field(&CompileCacheConfig::persistent_dir, "persistent_dir").default_value("", "none")
+        .doc("directory of the persistent cache (XLA_PERSISTENT_CACHE_PATH); a later run with the same "
+             "directory loads instead of compiling");
+    return s;
+  }();
+  return s;
+}
+
+// The ML frameworks whose semantics a training workload could follow; only torch_xla is modelled.
+const std::vector<std::string>& framework_names() {
+  static const std::vector<std::string> n = {"torch_xla", "tf_keras", "jax"};
+  return n;
+}
+
+const Schema<WorkloadConfig>& training_schema() {
+  static const Schema<WorkloadConfig> s = [] {
+    using TW = TrainingWorkload;
+    Schema<WorkloadConfig> s("Workload, kind: training",
+                             "Fine-tunes a BERT-family model data-parallel on every TensorCore of the slice, step by "
+                             "step under a framework's semantics (compiles, recompiles, warm-up, host tracing, "
+                             "evaluation), as docs/training.md describes.");
+    s.field(&WorkloadConfig::kind, "kind").one_of({"training"}).doc("workload kind (selects this schema)");
+    s.field(&WorkloadConfig::name, "name").default_value("", "file stem").doc("workload name, shown in reports");
+    s.field(&WorkloadConfig::training, &TW::model, "model").doc("model preset (Hugging Face hub name)")
+        .details("Known: " + config::join(models::bert_preset_names()));
+    s.field(&WorkloadConfig::training, &TW::task, "task").one_of({"sequence_classification", "masked_lm"})
+        .default_value("sequence_classification").doc("head and loss: BertForSequenceClassification or BertForPreTraining");
+    s.field(&WorkloadConfig::training, &TW::max_predictions_per_seq, "max_predictions_per_seq").range(1, 512)
+        .default_value(20).doc("masked_lm: masked positions per sequence").source("BERT pre-training data, S=128");
+    s.field(&WorkloadConfig::training, &TW::num_labels, "num_labels").range(1, 1 << 20).default_value(2)
+        .doc("sequence_classification: classifier outputs (1 = regression)");
+    s.section(&WorkloadConfig::training, &TW::dataset, "dataset", datasets_schema());
+    s.field(&WorkloadConfig::training, &TW::max_length, "max_length").unit("tokens").range(1, 512).default_value(128)
+        .doc("tokenizer truncation length");
+    s.field(&WorkloadConfig::training, &TW::padding, "padding").default_value("max_length")
+        .doc("max_length | longest | multiple_of:N (also the map form {multiple_of: N})")
+        .details("`max_length`: every batch is padded to max_length; `longest`: to the longest example of the "
+                 "batch (DataCollatorWithPadding); `multiple_of:N`: the longest rounded up to a multiple of N, "
+                 "capped at max_length (pad_to_multiple_of). Every distinct padded shape is a compilation.");
+    s.field(&WorkloadConfig::training, &TW::per_device_batch_size, "per_device_batch_size").unit("examples")
+        .range(1, 1 << 20).doc("batch per process (per TensorCore) and micro-step (per_device_train_batch_size)");
+    s.field(&WorkloadConfig::training, &TW::eval_per_device_batch_size, "eval_per_device_batch_size").unit("examples")
+        .range(0, 1 << 20).default_value(0, "per_device_batch_size")
+        .doc("evaluation batch per process; a different batch is a different program (a compile and an allocation)");
+    s.field(&WorkloadConfig::training, &TW::epochs, "epochs").range(1, 1 << 20).default_value(1).doc("passes over the training split");
+    s.field(&WorkloadConfig::training, &TW::steps, "steps").default_value(0, "no cap")
+        .doc("stop after this many training micro-steps in total (0 = no cap); evaluation still runs at the end");
+    s.field(&WorkloadConfig::training, &TW::optimizer, "optimizer").one_of({"adamw", "sgd", "lamb"})
+        .default_value("adamw").doc("optimizer (torch.optim.AdamW / SGD / LAMB)");
+    s.field(&WorkloadConfig::training, &TW::precision, "precision").one_of({"fp32", "bf16", "bf16_downcast", "mixed_bf16"})
+        .default_value("fp32").doc("float precision of the step graph")
+        .details("`fp32`: every float tensor f32. `bf16` (XLA_USE_BF16=1, Accelerate mixed_precision=bf16 on TPU): "
+                 "every float tensor bf16, incl. weights, gradients and optimizer state. `bf16_downcast` "
+                 "(XLA_DOWNCAST_BF16=1): f32 tensors become bf16, the same tensors as `bf16` for BERT. "
+                 "`mixed_bf16`: f32 parameters and optimizer state with bf16 activations; approximated as "
+                 "bf16 activations and gradients with f32 optimizer moments (the f32 master weights are not "
+                 "modelled: parameter memory is that of `bf16`).")
+        .source("DESIGN.md §5; torch_xla docs");
+    s.field(&WorkloadConfig::training, &TW::gradient_accumulation_steps, "gradient_accumulation_steps").range(1, 1 << 16)
+        .default_value(1).doc("micro-steps per optimizer step; non-sync micro-steps skip the all-reduce and optimizer");
+    s.field(&WorkloadConfig::training, &TW::framework, "framework").default_value("torch_xla")
+        .doc("framework personality: torch_xla (others are not yet supported)");
+    s.field(&WorkloadConfig::training, &TW::seed, "seed").default_value(0).doc("run seed (epoch shuffles, synthetic datasets)");
+    s.field(&WorkloadConfig::training, &TW::split_batches, "split_batches").default_value(false)
+        .doc("Accelerate split_batches: per_device_batch_size is the global batch, split across processes");
+    s.field(&WorkloadConfig::training, &TW::even_batches, "even_batches").default_value(true)
+        .doc("Accelerate even_batches: pad the last round with examples from the start of the epoch");
+    s.field(&WorkloadConfig::training, &TW::drop_last, "drop_last").default_value(false)
+        .doc("DataLoader drop_last: drop the last incomplete global batch");
+    s.section(&WorkloadConfig::training, &TW::compile_cache, "compile_cache", compile_cache_schema());
+    s.field(&WorkloadConfig::training, &TW::launcher, "launcher").one_of({"xla_spawn", "notebook_fork"})
+        .default_value("xla_spawn").doc("xla_spawn (xmp.spawn, one process per core) or notebook_fork (notebook_launcher)");
+    s.field(&WorkloadConfig::training, &TW::build_model_in_each_process, "build_model_in_each_process")
+        .default_value(false)
+        .doc("notebook_fork: the training function builds its own model (a copy per process in host RAM)");
+    s.check([](const WorkloadConfig& w, const CheckContext& c) {
+      const TrainingWorkload& t = w.training;
+      try {
+        models::find_preset(t.model);
+      } catch (const ConfigError& e) {
+        const auto near = config::closest(t.model, models::bert_preset_names());
+        c.fail("model", "unknown model preset; known: " + config::join(models::bert_preset_names()),
+               near ? "did you mean '" + *near + "'?" : "");
+      }
+      if (t.framework != "torch_xla") {
+        const auto& known = framework_names();
+        if (std::find(known.begin(), known.end(), t.framework) == known.end()) {
+          const auto near = config::closest(t.framework, known);
+          c.fail("framework", "unknown framework; known: " + config::join(known), near ? "did you mean '" + *near + "'?" : "");
+        }
+        c.fail("framework", "framework '" + t.framework + "' is not yet supported (supported: torch_xla)");
+      }
+      data::ErrorWhere where{};
+      try {
+        data::parse_padding(t.padding, where);
+      } catch (const ConfigError&) {
+        c.fail("padding", "must be max_length, longest, or multiple_of:N with N >= 1 (or {multiple_of: N})");
+      }
+      for (const auto& [key, ref] : {std::pair{"dataset.train", t.dataset.train}, std::pair{"dataset.eval", t.dataset.eval}}) {
+        if (ref.empty() && std::string(key) == "dataset.eval") continue;
+        try {
+          data::parse_dataset_ref(ref, where);
+        } catch (const ConfigError& e) {
+          c.fail(key, std::string("is not a dataset reference: ") + e.what());
+        }
+      }
+      if (t.split_batches && t.per_device_batch_size == 0) c.fail("per_device_batch_size", "must be >= 1");
+    });
+    return s;
+  }();
+  return s;
+}
+
 // The registry of workload kinds: name -> schema. A new kind adds one entry here.
 struct WorkloadKind {
   std::string name;
@@ -87,7 +221,7 @@ struct WorkloadKind {
 };
 
 const std::vector<WorkloadKind>& kinds() {
-  static const std::vector<WorkloadKind> k = {{"kernel", kernel_schema}};
+  static const std::vector<WorkloadKind> k = {{"kernel", kernel_schema}, {"training", training_schema}};
   return k;
 }
 
@@ -118,8 +252,20 @@ const Schema<WorkloadConfig>& schema_of_kind(const config::Node& root, const std
 WorkloadConfig finish(config::Node root, const std::string& origin, const std::vector<Override>& overrides) {
   const Schema<WorkloadConfig>& schema = schema_of_kind(root, overrides);
   config::apply_overrides(root, schema, overrides);
+  // `padding: {multiple_of: 32}` (the YAML map form) is the string form `multiple_of:32`.
+  if (config::Node* p = root.find("padding"); p && p->is_map() && p->entries.size() == 1 &&
+                                               p->entries[0].key == "multiple_of" &&
+                                               p->entries[0].value.kind == config::Node::Kind::Scalar) {
+    config::Node flat = *p;
+    flat.kind = config::Node::Kind::Scalar;
+    flat.scalar = "multiple_of:" + p->entries[0].value.scalar;
+    flat.entries.clear();
+    *p = flat;
+  }
   WorkloadConfig w = schema.parse(root);
   if (w.name.empty()) w.name = config::file_stem(origin);
+  if (w.kind == "training" && w.training.eval_per_device_batch_size == 0)
+    w.training.eval_per_device_batch_size = w.training.per_device_batch_size;
   return w;
 }
 

@@ -1,4 +1,5 @@
-// Workload configs (YAML `kind:` selects the schema). Issue 2: `kind: kernel`.
+// Workload configs (YAML `kind:` selects the schema): `kind: kernel` (one kernel on one core) and
+// `kind: training` (a whole fine-tuning run under a framework personality, workloads/training_run.h).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -19,10 +20,48 @@ struct KernelWorkload {
   uint32_t core = 0;
 };
 
+// kind: training — the `dataset:` section: references as in workloads/dataset.h
+// (a length-table key such as glue_mrpc/train/bert-base-cased, or fixed:/uniform:/normal: specs).
+struct TrainingDatasets {
+  std::string train;
+  std::string eval;  // "" = no evaluation
+};
+
+// kind: training — the `compile_cache:` section (torch_xla's in-memory LRU and persistent cache).
+struct CompileCacheConfig {
+  uint64_t capacity = 1024;    // entries (XLA_COMPILATION_CACHE_SIZE)
+  std::string persistent_dir;  // "" = none (XLA_PERSISTENT_CACHE_PATH)
+};
+
+// kind: training — fine-tune a BERT-family model data-parallel on every core of the slice.
+struct TrainingWorkload {
+  std::string model;                       // preset name (models/bert_presets.h)
+  std::string task = "sequence_classification";  // | masked_lm
+  uint32_t max_predictions_per_seq = 20;   // masked_lm: P
+  uint32_t num_labels = 2;                 // sequence_classification outputs
+  TrainingDatasets dataset;
+  uint32_t max_length = 128;               // tokens: truncation length
+  std::string padding = "max_length";      // max_length | longest | multiple_of:N
+  uint32_t per_device_batch_size = 0;      // examples per process and micro-step
+  uint32_t eval_per_device_batch_size = 0; // resolved to per_device_batch_size when omitted
+  uint32_t epochs = 1;
+  uint64_t steps = 0;                      // cap on training micro-steps; 0 = none
+  std::string optimizer = "adamw";         // adamw | sgd | lamb
+  std::string precision = "fp32";          // fp32 | bf16 | bf16_downcast | mixed_bf16
+  uint32_t gradient_accumulation_steps = 1;
+  std::string framework = "torch_xla";
+  uint64_t seed = 0;
+  bool split_batches = false, even_batches = true, drop_last = false;
+  CompileCacheConfig compile_cache;
+  std::string launcher = "xla_spawn";      // xla_spawn | notebook_fork
+  bool build_model_in_each_process = false;
+};
+
 struct WorkloadConfig {
-  std::string kind;  // "kernel"
+  std::string kind;  // "kernel" | "training"
   std::string name;  // file stem or `name:` key
   KernelWorkload kernel;
+  TrainingWorkload training;
 };
 
 WorkloadConfig load_workload_config(const std::string& path, const std::vector<Override>& overrides = {});

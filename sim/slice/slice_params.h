@@ -17,6 +17,16 @@ struct HostParams {
   uint32_t cpus = 0;        // host CPU cores
   uint32_t ram_gib = 0;     // host RAM
   double cpu_ghz = 0;       // host CPU clock (compile/tracing cost models scale by it)
+  // Host-side cost models of the training driver (workloads/host_costs.h has the formulas and their
+  // calibration). Times are at reference_cpu_ghz and scale by reference_cpu_ghz / cpu_ghz.
+  double reference_cpu_ghz = 2.0;     // GHz: clock the coefficients below were calibrated at
+  double trace_s_per_node = 0;        // s per graph node recorded by lazy tracing
+  double step_overhead_s = 0;         // s of Python/framework dispatch per step (loader, zero_grad, loop)
+  double compile_base_s = 0;          // s: fixed cost of one XLA compilation
+  double compile_s_per_hlo_op = 0;    // s per HLO op of the graph (HLO passes, scheduling)
+  double compile_s_per_kernel = 0;    // s per fused kernel (LLO code generation)
+  double program_load_s = 0;          // s: first execution of a new program (load, buffer allocation)
+  double process_ram_gib = 0;         // GiB of private RAM of one framework process (model excluded)
 };
 
 struct SliceParams {

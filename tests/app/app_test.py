@@ -18,6 +18,7 @@ import tempfile
 TPUSIM = ""
 SRC = ""
 HW = ""  # configs/hw/v3-8.yaml
+KERNEL = ""  # configs/workloads/kernel_encoder_block_512x1024.yaml: the kernel tests' workload
 
 
 class Failure(Exception):
@@ -54,14 +55,23 @@ def load_report(out_dir):
 # ---- tests -------------------------------------------------------------------------------------
 
 def test_default_run(tmp):
-    """`tpusim run` with no arguments: the embedded default, from a directory without configs/."""
+    """`tpusim run` with no arguments: the embedded default (BERT-base on MRPC, v3-8) with its embedded
+    dataset, from a directory without configs/."""
     proc, where = run(["run"], tmp)
+    for needle in ("bert-base-cased", "v3-8", "where did the time go", "compile", "all-reduce", "steady",
+                   "warm-up", "HBM"):
+        check(needle in proc.stdout, "summary lacks {!r}".format(needle), where)
+
+
+def test_kernel_default_workload(tmp):
+    """The encoder-block kernel (the default before the training driver) still runs and summarizes."""
+    proc, where = run(["run", "--workload", KERNEL], tmp)
     for needle in ("encoder_block", "v3-8", "cycles", "TFLOP/s", "GB/s", "ideal", "busy cycles"):
         check(needle in proc.stdout, "summary lacks {!r}".format(needle), where)
 
 
 def test_quiet(tmp):
-    proc, where = run(["run", "--engine", "analytical", "--quiet"], tmp)
+    proc, where = run(["run", "--workload", KERNEL, "--engine", "analytical", "--quiet"], tmp)
     check(proc.stdout == "" and proc.stderr == "", "--quiet printed something", where)
 
 
@@ -88,14 +98,14 @@ def test_kernel(tmp, workload, engine):
 def test_hw(tmp, hw, engine):
     """The default workload on one shipped hardware config with one engine."""
     out = os.path.join(tmp, "out")
-    proc, where = run(["run", "--hw", hw, "--engine", engine, "--out", out, "--quiet"], tmp)
+    proc, where = run(["run", "--hw", hw, "--workload", KERNEL, "--engine", engine, "--out", out, "--quiet"], tmp)
     rep, _ = load_report(out)
     check(rep["summary"]["device_cycles"] > 0, "device_cycles is not positive", where)
 
 
 def test_report(tmp):
     out = os.path.join(tmp, "res")
-    run(["run", "--engine", "analytical", "--out", out, "--quiet"], tmp)
+    run(["run", "--workload", KERNEL, "--engine", "analytical", "--out", out, "--quiet"], tmp)
     rep, _ = load_report(out)
     for key in ("tpusim", "run", "hw", "workload", "summary", "units", "blocks"):
         check(key in rep, "report.json lacks " + key)
@@ -118,7 +128,7 @@ def test_report_deterministic(tmp, engine):
     texts = []
     for i in range(2):
         out = os.path.join(tmp, "r{}".format(i))
-        run(["run", "--engine", engine, "--out", out, "--quiet"], tmp)
+        run(["run", "--workload", KERNEL, "--engine", engine, "--out", out, "--quiet"], tmp)
         texts.append(load_report(out)[1])
     a, b = (strip_wall_time(t) for t in texts)
     check(a == b, "report.json differs between two identical runs (beyond run.wall_time_s)")
@@ -129,7 +139,7 @@ def test_report_deterministic(tmp, engine):
 
 def test_trace(tmp, engine):
     out = os.path.join(tmp, "out")
-    proc, where = run(["run", "--engine", engine, "--out", out, "--trace"], tmp)
+    proc, where = run(["run", "--workload", KERNEL, "--engine", engine, "--out", out, "--trace"], tmp)
     path = os.path.join(out, "trace.json")
     check(os.path.isfile(path), "no trace.json", where)
     with open(path) as f:
@@ -161,13 +171,13 @@ def test_trace(tmp, engine):
 
 def test_trace_default_out(tmp):
     """--trace without --out writes into ./out/."""
-    run(["run", "--engine", "analytical", "--trace", "--quiet"], tmp)
+    run(["run", "--workload", KERNEL, "--engine", "analytical", "--trace", "--quiet"], tmp)
     check(os.path.isfile(os.path.join(tmp, "out", "trace.json")), "no out/trace.json")
     check(os.path.isfile(os.path.join(tmp, "out", "report.json")), "no out/report.json")
 
 
 def test_dump_config(tmp):
-    proc, where = run(["run", "--dump-config", "--set", "workload.shape.seq=256"], tmp)
+    proc, where = run(["run", "--workload", KERNEL, "--dump-config", "--set", "workload.shape.seq=256"], tmp)
     check("---" in proc.stdout and "256" in proc.stdout, "dump lacks the two documents or the override",
           where)
 
@@ -239,8 +249,108 @@ def test_bad_yaml(tmp):
 
 def test_sim_failure(tmp):
     """A workload that cannot run on the simulated hardware (1 MiB of VMEM): exit 3, naming VMEM."""
-    proc, where = run(["run", "--set", "hw.chip.core.vmem.size_mib=1"], tmp, expect=3)
+    proc, where = run(["run", "--workload", KERNEL, "--set", "hw.chip.core.vmem.size_mib=1"], tmp, expect=3)
     check(proc.stderr.startswith("error: ") and "VMEM" in proc.stderr, "message does not name VMEM", where)
+
+
+# ---- training workloads --------------------------------------------------------------------------
+
+TINY_TRAINING = """kind: training
+model: bert-tiny
+dataset: {train: 'uniform:8-60:160', eval: 'fixed:30:64'}
+max_length: 64
+padding: longest
+per_device_batch_size: 4
+eval_per_device_batch_size: 8
+epochs: 2
+"""
+
+
+def write(tmp, name, text):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def check_training_report(rep, where):
+    for key in ("tpusim", "run", "hw", "workload", "summary", "metrics", "steps", "programs", "processes", "units"):
+        check(key in rep, "report.json lacks " + key, where)
+    s = rep["summary"]
+    for k, v in s.items():
+        if isinstance(v, (int, float)):
+            check("summary." + k in rep["units"], "no unit for summary." + k, where)
+    check(s["total_time_s"] > 0 and s["compiles"] >= 1, "implausible summary {}".format(s), where)
+    check(0 < s["mxu_utilization"] <= 1, "mxu_utilization out of (0, 1]", where)
+    b = s["breakdown_s"]
+    check(abs(sum(b.values()) - s["total_time_s"]) < 1e-6 * s["total_time_s"], "breakdown does not sum to total", where)
+    for name in ("CompileTime", "ExecuteTime", "TransferToDeviceTime", "TransferFromDeviceTime"):
+        check("count" in rep["metrics"][name] and "total_s" in rep["metrics"][name], "metric " + name, where)
+    for name in ("UncachedCompile", "CachedCompile", "MarkStep"):
+        check(isinstance(rep["metrics"][name], int), "counter " + name, where)
+    check(rep["metrics"]["UncachedCompile"] == s["compiles"], "UncachedCompile != compiles", where)
+    for st in rep["steps"]:
+        check(st["kind"] in ("train", "eval") and st["compile"] in ("compiled", "cached", "persistent"),
+              "bad step {}".format(st), where)
+
+
+def test_training(tmp, workload):
+    """A shipped training workload, capped at a few steps (evaluation still runs once)."""
+    hw = os.path.join(SRC, "configs", "hw", "v2-8.yaml" if "_v2-8" in workload else "v3-8.yaml")
+    out = os.path.join(tmp, "out")
+    proc, where = run(["run", "--hw", hw, "--workload", workload, "--engine", "analytical", "--set", "steps=3",
+                       "--set", "epochs=1", "--out", out], tmp)
+    rep, _ = load_report(out)
+    check_training_report(rep, where)
+    check(rep["summary"]["train_steps"] == 3, "steps cap not applied", where)
+    check("where did the time go" in proc.stdout, "no breakdown table", where)
+
+
+def test_training_report_deterministic(tmp):
+    wl = write(tmp, "tiny.yaml", TINY_TRAINING)
+    texts = []
+    for i in range(2):
+        out = os.path.join(tmp, "r{}".format(i))
+        run(["run", "--workload", wl, "--out", out, "--quiet"], tmp)
+        texts.append(load_report(out)[1])
+    check(strip_wall_time(texts[0]) == strip_wall_time(texts[1]), "training report.json differs between runs")
+    check_training_report(json.loads(texts[0]), "")
+
+
+def test_training_full_sim(tmp):
+    """--full-sim simulates every step; the totals equal the replayed run's."""
+    wl = write(tmp, "tiny.yaml", TINY_TRAINING)
+    reps = []
+    for flag in ([], ["--full-sim"]):
+        out = os.path.join(tmp, "full" if flag else "replay")
+        run(["run", "--workload", wl, "--engine", "analytical", "--out", out, "--quiet"] + flag, tmp)
+        reps.append(load_report(out)[0])
+    a, b = reps
+    check(b["run"]["replays"] == 0 and a["run"]["replays"] > 0, "replay counts {} / {}".format(
+        a["run"]["replays"], b["run"]["replays"]))
+    for k in ("total_time_s", "steady_step_time_s", "compile_time_s", "warmup_time_s"):
+        check(a["summary"][k] == b["summary"][k], "summary.{} differs: {} vs {}".format(k, a["summary"][k], b["summary"][k]))
+
+
+def test_training_oom(tmp):
+    """BERT-base on a core with 0.5 GiB of HBM: exit 3, XLA-style, naming the buffer and the free bytes."""
+    proc, where = run(["run", "--engine", "analytical", "--set", "hw.chip.hbm.size_gib=1"], tmp, expect=3)
+    for needle in ("Resource exhausted", "attempting to allocate", "free", "bytes"):
+        check(needle in proc.stderr, "message lacks {!r}".format(needle), where)
+
+
+def test_training_notebook_ram(tmp):
+    """notebook_fork building BERT-base in each of 8 processes on an 8 GiB host: exit 3 with the fix."""
+    proc, where = run(["run", "--engine", "analytical", "--set", "launcher=notebook_fork", "--set",
+                       "build_model_in_each_process=true", "--set", "host.ram_gib=8"], tmp, expect=3)
+    for needle in ("host RAM", "build_model_in_each_process: false"):
+        check(needle in proc.stderr, "message lacks {!r}".format(needle), where)
+
+
+def test_training_bad_input(tmp):
+    expect_bad_input(tmp, ["run", "--set", "model=bert-bsae-cased"], ["model", "did you mean 'bert-base-cased'"])
+    expect_bad_input(tmp, ["run", "--set", "framework=tf_keras"], ["framework", "not yet supported"])
+    expect_bad_input(tmp, ["run", "--set", "padding=multiple_of:0"], ["padding"])
 
 
 def shipped_configs():
@@ -271,12 +381,13 @@ def test_validate_mixed(tmp):
 
 
 def main():
-    global TPUSIM, SRC, HW
+    global TPUSIM, SRC, HW, KERNEL
     if len(sys.argv) < 4:
         print(__doc__)
         return 2
     TPUSIM, SRC, name, args = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4:]
     HW = os.path.join(SRC, "configs", "hw", "v3-8.yaml")
+    KERNEL = os.path.join(SRC, "configs", "workloads", "kernel_encoder_block_512x1024.yaml")
     test = globals().get("test_" + name)
     if test is None:
         print("unknown test " + name)

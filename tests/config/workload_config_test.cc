@@ -69,10 +69,11 @@ TEST(WorkloadConfig, UnknownKernelAndKind) {
   EXPECT_EQ(e.rule, "must be one of: matmul, layernorm, softmax, attention, encoder_block");
   EXPECT_EQ(e.suggestion, "did you mean 'matmul'?");
   std::string what;
-  e = config_error_of([] { load("kind: training\n"); }, &what);
+  e = config_error_of([] { load("kind: trainig\n"); }, &what);
   EXPECT_EQ(e.yaml_path, "kind");
   EXPECT_EQ(e.line, 1);
-  EXPECT_EQ(e.rule, "unknown kind 'training'; known: kernel") << what;
+  EXPECT_EQ(e.rule, "unknown kind 'trainig'; known: kernel, training") << what;
+  EXPECT_EQ(e.suggestion, "did you mean 'training'?");
   e = config_error_of([] { load("kernel: matmul\n"); });
   EXPECT_TRUE(contains(e.rule, "missing required key")) << e.rule;
 }
@@ -134,6 +135,54 @@ TEST(SplitOverrides, AmbiguousAndUnknown) {
   e = config_error_of([] { split_overrides({parse_override("chip.core.mxu.cont=2")}); });
   EXPECT_EQ(e.yaml_path, "chip.core.mxu.cont");
   EXPECT_EQ(e.suggestion, "did you mean 'count'?");
+}
+
+}  // namespace
+}  // namespace tpusim
+
+namespace tpusim {
+namespace {
+
+using testing::config_error_of;
+using testing::contains;
+
+constexpr const char* kTraining =
+    "kind: training\nmodel: bert-base-cased\ndataset: {train: glue_mrpc/train/bert-base-cased}\n"
+    "per_device_batch_size: 4\n";
+
+TEST(TrainingWorkloadConfig, DefaultsAndDerivedEvalBatch) {
+  const WorkloadConfig w = load_workload_config_text(kTraining, "t.yaml");
+  EXPECT_EQ(w.kind, "training");
+  EXPECT_EQ(w.training.eval_per_device_batch_size, 4u);  // = per_device_batch_size
+  EXPECT_EQ(w.training.max_length, 128u);
+  EXPECT_EQ(w.training.padding, "max_length");
+  EXPECT_EQ(w.training.compile_cache.capacity, 1024u);
+  EXPECT_EQ(w.training.launcher, "xla_spawn");
+  EXPECT_EQ(w.training.dataset.eval, "");
+  // The dump parses back to the same config.
+  const WorkloadConfig again = load_workload_config_text(dump_workload_config(w), "dump.yaml");
+  EXPECT_EQ(again.training.model, w.training.model);
+  EXPECT_EQ(again.training.eval_per_device_batch_size, 4u);
+}
+
+TEST(TrainingWorkloadConfig, PaddingMapForm) {
+  const WorkloadConfig w = load_workload_config_text(std::string(kTraining) + "padding: {multiple_of: 32}\n", "t.yaml");
+  EXPECT_EQ(w.training.padding, "multiple_of:32");
+  auto e = config_error_of([] { load_workload_config_text(std::string(kTraining) + "padding: longst\n", "t.yaml"); });
+  EXPECT_EQ(e.yaml_path, "padding");
+}
+
+TEST(TrainingWorkloadConfig, ModelFrameworkAndDatasetErrors) {
+  auto e = config_error_of([] { load_workload_config_text("kind: training\nmodel: bert-bsae-cased\ndataset: {train: 'fixed:8:8'}\nper_device_batch_size: 1\n", "t.yaml"); });
+  EXPECT_EQ(e.yaml_path, "model");
+  EXPECT_EQ(e.suggestion, "did you mean 'bert-base-cased'?");
+  e = config_error_of([] { load_workload_config_text(std::string(kTraining) + "framework: tf_keras\n", "t.yaml"); });
+  EXPECT_EQ(e.yaml_path, "framework");
+  EXPECT_TRUE(contains(e.rule, "not yet supported")) << e.rule;
+  e = config_error_of([] { load_workload_config_text(std::string(kTraining) + "framework: pytorch\n", "t.yaml"); });
+  EXPECT_TRUE(contains(e.rule, "unknown framework")) << e.rule;
+  e = config_error_of([] { load_workload_config_text("kind: training\nmodel: bert-tiny\ndataset: {train: 'fixed:x'}\nper_device_batch_size: 1\n", "t.yaml"); });
+  EXPECT_EQ(e.yaml_path, "dataset.train");
 }
 
 }  // namespace

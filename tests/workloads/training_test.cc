@@ -1,0 +1,199 @@
+// The training driver on bert-tiny and tiny synthetic datasets (label unit): compiles per padded
+// shape, the short last batch, eval programs, the persistent cache, bf16 memory, the first optimizer
+// step, replay == full simulation, out-of-HBM and out-of-host-RAM errors.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/hw_loader.h"
+#include "models/bert.h"
+#include "sim/base/sim_error.h"
+#include "workloads/batching.h"
+#include "workloads/host_costs.h"
+#include "workloads/training_run.h"
+#include "workloads/workload_config.h"
+
+namespace tpusim {
+namespace {
+
+const HwConfig& v3_8() {
+  static const HwConfig hw = load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v3-8.yaml");
+  return hw;
+}
+
+// bert-tiny, 4 per core (global 32), one epoch, fixed-length data padded to max_length 64. Each line
+// of `extra` ("key: value") replaces the base's line of the same key or adds one.
+WorkloadConfig tiny(const std::string& extra = "") {
+  std::vector<std::string> lines = {"kind: training", "model: bert-tiny", "dataset: {train: 'fixed:40:96'}",
+                                    "max_length: 64", "per_device_batch_size: 4", "optimizer: adamw"};
+  size_t from = 0;
+  while (from < extra.size()) {
+    const size_t nl = extra.find('\n', from);
+    const std::string line = extra.substr(from, nl - from);
+    from = nl == std::string::npos ? extra.size() : nl + 1;
+    const std::string key = line.substr(0, line.find(':') + 1);
+    std::erase_if(lines, [&](const std::string& l) { return l.rfind(key, 0) == 0; });
+    lines.push_back(line);
+  }
+  std::string yaml;
+  for (const auto& l : lines) yaml += l + "\n";
+  return load_workload_config_text(yaml, "tiny.yaml");
+}
+
+TrainingRunResult run(const WorkloadConfig& w, bool full_sim = false, const HwConfig& hw = v3_8()) {
+  TrainingRunOptions o;
+  o.engine = "analytical";
+  o.full_sim = full_sim;
+  return run_training(hw, w, o);
+}
+
+TEST(Training, FirstOptimizerStepIsASecondCompile) {
+  // AdamW creates its moments in the first optimizer step: that graph differs from later steps'.
+  const TrainingRunResult r = run(tiny());
+  ASSERT_EQ(r.train_steps, 3u);  // 96 examples / 32
+  EXPECT_EQ(r.compiles, 2u);
+  EXPECT_EQ(r.steps[0].graph, "train_first_step");
+  EXPECT_TRUE(r.steps[0].compiled);
+  EXPECT_TRUE(r.steps[1].compiled);
+  EXPECT_EQ(r.steps[1].graph, "train");
+  EXPECT_FALSE(r.steps[2].compiled);
+  EXPECT_EQ(r.cached_compiles, 1u);
+  EXPECT_EQ(r.mark_steps, 3u);
+  // Slow first steps: compile and upload come before the first execution; step 2 is steady.
+  EXPECT_GT(r.steps[0].setup_s, r.steps[1].setup_s);
+  EXPECT_GT(r.upload_time_s, 0);
+  EXPECT_NEAR(r.warmup_time_s, r.steps[1].end_s, 1e-12);
+  EXPECT_GT(r.steady_step_time_s, 0);
+  // The breakdown accounts for the whole run.
+  const TimeBreakdown& b = r.breakdown;
+  EXPECT_NEAR(b.compile + b.warmup + b.host + b.device + b.allreduce + b.eval, r.total_time_s, 1e-9);
+}
+
+TEST(Training, EveryDistinctPaddedShapeIsACompile) {
+  // SGD without momentum has no state: no first-step graph, so compiles = distinct shapes.
+  const WorkloadConfig w = tiny("padding: longest\noptimizer: sgd\ndataset: {train: 'uniform:5-40:320'}\n");
+  const TrainingRunResult r = run(w);
+  std::set<std::pair<uint32_t, uint32_t>> shapes;
+  for (const auto& s : r.steps) shapes.insert({s.batch, s.seq});
+  EXPECT_GE(shapes.size(), 2u);
+  EXPECT_EQ(r.compiles, shapes.size());
+  EXPECT_EQ(r.programs.size(), shapes.size());
+}
+
+TEST(Training, ShortLastBatchWithoutDropLastIsOneMoreCompile) {
+  // 98 examples, global batch 32: the last round has 2 examples, all on process 0 (B = 2).
+  const std::string base = "optimizer: sgd\ndataset: {train: 'fixed:40:98'}\neven_batches: false\n";
+  const TrainingRunResult keep = run(tiny(base + "drop_last: false\n"));
+  const TrainingRunResult drop = run(tiny(base + "drop_last: true\n"));
+  EXPECT_EQ(keep.compiles, drop.compiles + 1);
+  EXPECT_EQ(keep.steps.back().batch, 2u);
+}
+
+TEST(Training, EvalBatchSizeIsANewProgram) {
+  const TrainingRunResult r = run(tiny("dataset: {train: 'fixed:40:96', eval: 'fixed:40:64'}\neval_per_device_batch_size: 8\n"));
+  EXPECT_EQ(r.compiles, 3u);  // first step, train, eval
+  ASSERT_EQ(r.eval_steps, 1u);  // 64 examples / (8 x 8)
+  const StepRecord& e = r.steps.back();
+  EXPECT_EQ(e.kind, "eval");
+  EXPECT_EQ(e.batch, 8u);
+  EXPECT_TRUE(e.compiled);
+  EXPECT_TRUE(e.first_execution);
+  EXPECT_GT(r.breakdown.eval, 0);
+}
+
+TEST(Training, PersistentCacheRemovesCompilesOnTheSecondRun) {
+  const auto dir = std::filesystem::temp_directory_path() / ("tpusim_training_cache_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const WorkloadConfig w = tiny("compile_cache: {persistent_dir: '" + dir.string() + "'}\n");
+  const TrainingRunResult first = run(w);
+  const TrainingRunResult second = run(w);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(first.compiles, 2u);
+  EXPECT_EQ(second.compiles, 0u);
+  EXPECT_EQ(second.persistent_hits, 2u);
+  EXPECT_LT(second.total_time_s, first.total_time_s);
+}
+
+TEST(Training, Bf16HalvesStaticParameterAndOptimizerMemory) {
+  auto static_bytes = [](const TrainingRunResult& r) {
+    for (const auto& p : r.programs)
+      if (p.graph == "train") return p.parameter_bytes + p.optimizer_state_bytes;
+    return uint64_t{0};
+  };
+  const uint64_t f32 = static_bytes(run(tiny("precision: fp32\n")));
+  const uint64_t bf16 = static_bytes(run(tiny("precision: bf16\n")));
+  ASSERT_GT(f32, 0u);
+  EXPECT_EQ(bf16 * 2, f32);  // AdamW: 12 B/param -> 6 B/param (weights + two moments)
+}
+
+TEST(Training, ReplayGivesTheSameTotalsAsFullSimulation) {
+  const WorkloadConfig w = tiny("dataset: {train: 'fixed:40:160', eval: 'fixed:40:64'}\nepochs: 2\n");
+  const TrainingRunResult replay = run(w, false);
+  const TrainingRunResult full = run(w, true);
+  EXPECT_LT(replay.simulations, full.simulations);
+  EXPECT_EQ(full.replays, 0u);
+  EXPECT_GT(replay.replays, 0u);
+  ASSERT_EQ(replay.steps.size(), full.steps.size());
+  for (size_t i = 0; i < full.steps.size(); ++i) EXPECT_EQ(replay.steps[i].device_s, full.steps[i].device_s) << i;
+  EXPECT_EQ(replay.total_time_s, full.total_time_s);
+  EXPECT_EQ(replay.steady_step_time_s, full.steady_step_time_s);
+}
+
+TEST(Training, StepsCapsTheRun) {
+  const TrainingRunResult r = run(tiny("dataset: {train: 'fixed:40:320'}\nsteps: 4\nepochs: 3\n"));
+  EXPECT_EQ(r.train_steps, 4u);
+}
+
+TEST(Training, OutOfHbmNamesTheBufferAndTheFreeBytes) {
+  HwConfig hw = v3_8();
+  hw.chip.hbm.size_gib = 0;  // nothing fits
+  try {
+    run(tiny(), false, hw);
+    FAIL() << "expected SimError";
+  } catch (const SimError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("Resource exhausted"), std::string::npos) << m;
+    EXPECT_NE(m.find("attempting to allocate"), std::string::npos) << m;
+    EXPECT_NE(m.find("free"), std::string::npos) << m;
+    EXPECT_NE(m.find("bytes"), std::string::npos) << m;
+  }
+}
+
+TEST(Training, NotebookForkWithAModelPerProcessRunsOutOfHostRam) {
+  HwConfig hw = v3_8();
+  hw.host.ram_gib = 1;
+  hw.host.process_ram_gib = 0.1;  // 8 processes: 0.8 GiB; 16 copies of bert-tiny's ~18 MB push it over
+  try {
+    run(tiny("launcher: notebook_fork\nbuild_model_in_each_process: true\n"), false, hw);
+    FAIL() << "expected SimError";
+  } catch (const SimError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("host RAM"), std::string::npos) << m;
+    EXPECT_NE(m.find("build_model_in_each_process: false"), std::string::npos) << m;
+  }
+  // Built once and passed in: fits.
+  EXPECT_NO_THROW(run(tiny("launcher: notebook_fork\nbuild_model_in_each_process: false\n"), false, hw));
+}
+
+TEST(Training, CompileTimeModelIsCalibratedOnBertBase) {
+  // DESIGN.md §5: BERT-base's forward traces in ~25 ms; a BERT fine-tune's compiles take 3-11 s.
+  models::BertGraphOptions o;
+  o.batch = 4;
+  o.seq = 128;
+  const models::BertGraph fwd = models::build_bert(models::find_preset("bert-base-cased"), o);
+  const double trace = trace_time_s(v3_8().host, fwd.graph.nodes().size()) - v3_8().host.step_overhead_s;
+  std::printf("bert-base forward: %zu nodes, %.1f ms of tracing\n", fwd.graph.nodes().size(), trace * 1e3);
+  EXPECT_GT(trace, 0.015);
+  EXPECT_LT(trace, 0.040);
+  EXPECT_NEAR(compile_time_s(v3_8().host, 0, 0, 8), 0.3, 1e-12);
+  // More processes than CPUs share them.
+  HostParams few = v3_8().host;
+  few.cpus = 4;
+  EXPECT_NEAR(compile_time_s(few, 1000, 100, 8), 2 * compile_time_s(v3_8().host, 1000, 100, 8), 1e-9);
+}
+
+}  // namespace
+}  // namespace tpusim

@@ -1,0 +1,86 @@
+// The step programs of a training run and the replay cache of their simulated executions.
+//
+// A run executes a handful of distinct graphs (train / first optimizer step / accumulation
+// micro-step / eval, at each padded shape) hundreds of times. tpusim builds and compiles each
+// distinct (graph kind, B, S) once, and simulates each distinct program once: later executions of
+// the same program (same cache key, same starting conditions — every execution starts with empty
+// queues and its inputs already in HBM, so the device time is a pure function of the program)
+// replay the simulated device time. `full_sim` disables the replay (every execution is simulated);
+// both give identical totals because the engines are deterministic.
+#pragma once
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "compiler/data_parallel.h"
+#include "models/bert.h"
+#include "sim/engine/engine.h"
+#include "sim/slice/slice_params.h"
+#include "workloads/workload_config.h"
+
+namespace tpusim {
+
+enum class GraphKind {
+  kTrain,            // forward + backward + all-reduce + optimizer update
+  kTrainFirstStep,   // the first optimizer step: optimizer state created inside the graph
+  kAccumulate,       // non-sync micro-step: forward + backward + gradient accumulation, no all-reduce
+  kEval,             // forward only, dropout off
+};
+const char* graph_kind_name(GraphKind k);  // "train", "train_first_step", "accumulate", "eval"
+
+struct StepVariant {
+  GraphKind kind = GraphKind::kTrain;
+  uint32_t batch = 0;  // B, per core
+  uint32_t seq = 0;    // S, tokens
+  auto operator<=>(const StepVariant&) const = default;
+};
+
+struct BuiltStep {
+  StepVariant variant;
+  std::string name;                 // "train B=4 S=128"
+  compiler::CompiledStep compiled;  // program for every core, memory plan, cache key
+  uint64_t graph_nodes = 0;         // nodes the host traces
+  uint64_t parameter_bytes = 0;     // per core: trainable parameters in HBM
+  uint64_t optimizer_state_bytes = 0;  // per core
+};
+
+struct DeviceRun {
+  double device_s = 0;         // s: program launch to the last core's completion
+  uint64_t device_cycles = 0;  // core cycles
+  bool replayed = false;
+};
+
+class StepPrograms {
+ public:
+  StepPrograms(const HwConfig& hw, const TrainingWorkload& w, const std::string& engine, bool full_sim);
+  ~StepPrograms();
+
+  // Builds and compiles the variant's program on first use (memoized). Throws SimError when a kernel
+  // cannot be tiled, ConfigError for an impossible shape.
+  BuiltStep& get(const StepVariant& v);
+  // The device time of one execution: simulated, or replayed from an earlier identical execution.
+  // With replay on, a program's instruction streams are freed once simulated (a BERT-base step is
+  // ~10^5 instructions per core; runs with `padding: longest` have dozens of programs).
+  DeviceRun execute(BuiltStep& s);
+
+  uint64_t simulations() const { return simulations_; }
+  uint64_t replays() const { return replays_; }
+  double compile_wall_s() const { return compile_wall_s_; }
+  double simulate_wall_s() const { return simulate_wall_s_; }
+
+ private:
+  const HwConfig& hw_;
+  const TrainingWorkload& w_;
+  models::BertConfig cfg_;
+  bool full_sim_;
+  std::unique_ptr<Engine> engine_;
+  std::map<StepVariant, BuiltStep> built_;
+  std::unordered_map<compiler::CacheKey, DeviceRun, compiler::CacheKeyHash> replay_;
+  uint64_t simulations_ = 0, replays_ = 0;
+  double compile_wall_s_ = 0, simulate_wall_s_ = 0;
+};
+
+}  // namespace tpusim

@@ -1,0 +1,201 @@
+#include "workloads/training_report.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace tpusim {
+namespace {
+
+using nlohmann::json;
+
+// Seconds for people: "412 ms", "3.21 s", "2 min 05 s".
+std::string dur(double s) {
+  if (s < 1e-3) return fmt::format("{:.1f} µs", s * 1e6);
+  if (s < 1) return fmt::format("{:.1f} ms", s * 1e3);
+  if (s < 120) return fmt::format("{:.2f} s", s);
+  return fmt::format("{} min {:04.1f} s", int(s / 60), std::fmod(s, 60.0));
+}
+
+std::string gib(uint64_t b) { return fmt::format("{:.2f} GiB", double(b) / (1024.0 * 1024.0 * 1024.0)); }
+
+}  // namespace
+
+json metric_json(const MetricSamples& m) {
+  std::vector<double> v = m.samples;
+  std::sort(v.begin(), v.end());
+  double total = 0;
+  for (double x : v) total += x;
+  json pct = json::object();
+  // torch_xla's metrics report prints these percentiles (nearest rank).
+  for (int p : {1, 5, 10, 20, 50, 80, 90, 95, 99}) {
+    if (v.empty()) break;
+    const size_t rank = size_t(std::ceil(p / 100.0 * double(v.size())));
+    pct[fmt::format("p{}", p)] = v[std::min(v.size() - 1, rank ? rank - 1 : 0)];
+  }
+  return {{"count", v.size()}, {"total_s", total}, {"mean_s", v.empty() ? 0.0 : total / double(v.size())},
+          {"percentiles_s", pct}};
+}
+
+json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunResult& r,
+                          const RunContext& ctx) {
+  const TrainingWorkload& t = w.training;
+  json j;
+  j["tpusim"] = {{"version", TPUSIM_VERSION}, {"config_hash", config_hash(ctx.hw_dump, ctx.workload_dump)}};
+  j["run"] = {{"engine", r.engine},
+              {"full_sim", r.full_sim},
+              {"hw_file", ctx.hw_file},
+              {"workload_file", ctx.workload_file},
+              {"simulations", r.simulations},
+              {"replays", r.replays},
+              {"wall_time_s", {{"compile", r.compile_wall_s}, {"simulate", r.simulate_wall_s}, {"total", ctx.total_wall_s}}}};
+  j["hw"] = {{"name", hw.name},
+             {"generation", hw.chip.generation},
+             {"chips", hw.slice.chips()},
+             {"cores_per_chip", hw.chip.cores},
+             {"hbm_bytes_per_core", r.hbm_bytes_per_core},
+             {"core_peak_tflop_per_s", core_peak_tflop_per_s(hw)},
+             {"host_cpus", hw.host.cpus},
+             {"host_cpu_ghz", hw.host.cpu_ghz},
+             {"host_ram_gib", hw.host.ram_gib}};
+  j["workload"] = {{"name", w.name},         {"kind", w.kind},
+                   {"model", t.model},       {"task", t.task},
+                   {"framework", t.framework}, {"precision", t.precision},
+                   {"optimizer", t.optimizer}, {"padding", t.padding},
+                   {"max_length", t.max_length}, {"per_device_batch_size", t.per_device_batch_size},
+                   {"eval_per_device_batch_size", t.eval_per_device_batch_size},
+                   {"global_batch", r.global_batch}, {"processes", r.processes},
+                   {"epochs", t.epochs},     {"launcher", t.launcher}};
+  const TimeBreakdown& b = r.breakdown;
+  j["summary"] = {{"total_time_s", r.total_time_s},
+                  {"steady_step_time_s", r.steady_step_time_s},
+                  {"examples_per_s", r.examples_per_s},
+                  {"steady_examples_per_s", r.steady_examples_per_s},
+                  {"compiles", r.compiles},
+                  {"compile_time_s", r.compile_time_s},
+                  {"warmup_time_s", r.warmup_time_s},
+                  {"upload_time_s", r.upload_time_s},
+                  {"peak_hbm_bytes", r.peak_hbm_bytes},
+                  {"mxu_utilization", r.mxu_utilization},
+                  {"padding_waste", r.padding_waste},
+                  {"train_steps", r.train_steps},
+                  {"eval_steps", r.eval_steps},
+                  {"optimizer_steps", r.optimizer_steps},
+                  {"train_examples", r.train_examples},
+                  {"epochs_run", r.epochs_run},
+                  {"breakdown_s",
+                   {{"compile", b.compile}, {"warmup", b.warmup}, {"host", b.host}, {"device", b.device},
+                    {"allreduce", b.allreduce}, {"eval", b.eval}}}};
+  j["metrics"] = {{"CompileTime", metric_json(r.compile_time)},
+                  {"ExecuteTime", metric_json(r.execute_time)},
+                  {"TransferToDeviceTime", metric_json(r.transfer_to_device)},
+                  {"TransferFromDeviceTime", metric_json(r.transfer_from_device)},
+                  {"UncachedCompile", r.compiles},
+                  {"CachedCompile", r.cached_compiles},
+                  {"PersistentCacheHit", r.persistent_hits},
+                  {"MarkStep", r.mark_steps}};
+  json steps = json::array();
+  for (const StepRecord& s : r.steps)
+    steps.push_back({{"index", s.index},         {"kind", s.kind},
+                     {"graph", s.graph},         {"epoch", s.epoch},
+                     {"batch", s.batch},         {"seq", s.seq},
+                     {"examples", s.examples},   {"compile", s.compiled ? "compiled" : s.persistent_hit ? "persistent" : "cached"},
+                     {"first_execution", s.first_execution},
+                     {"compile_s", s.compile_s}, {"host_s", s.host_s},
+                     {"setup_s", s.setup_s},     {"device_s", s.device_s},
+                     {"allreduce_s", s.allreduce_s}, {"start_s", s.start_s},
+                     {"end_s", s.end_s},         {"step_time_s", s.step_time_s}});
+  j["steps"] = steps;
+  json programs = json::array();
+  for (const ProgramRecord& p : r.programs)
+    programs.push_back({{"name", p.name}, {"graph", p.graph}, {"key", p.key}, {"batch", p.batch}, {"seq", p.seq},
+                        {"graph_nodes", p.graph_nodes}, {"hlo_ops", p.hlo_ops}, {"kernels", p.kernels},
+                        {"persistent_bytes", p.persistent_bytes}, {"peak_hbm_bytes", p.peak_hbm_bytes},
+                        {"parameter_bytes", p.parameter_bytes}, {"optimizer_state_bytes", p.optimizer_state_bytes},
+                        {"allreduce_bytes", p.allreduce_bytes}, {"flops", p.flops}, {"compile_s", p.compile_s},
+                        {"device_s", p.device_s}, {"executions", p.executions}});
+  j["programs"] = programs;
+  json procs = json::array();
+  for (const ProcessRecord& p : r.process_records)
+    procs.push_back({{"index", p.index}, {"chip", p.chip}, {"core", p.core}, {"compiles", p.compiles},
+                     {"compile_time_s", p.compile_time_s}});
+  j["processes"] = procs;
+  // Units of every numeric field, by path ([] = every element of an array).
+  json u = {{"hw.chips", "count"}, {"hw.cores_per_chip", "count"}, {"hw.hbm_bytes_per_core", "bytes"},
+            {"hw.core_peak_tflop_per_s", "TFLOP/s"}, {"hw.host_cpus", "count"}, {"hw.host_cpu_ghz", "GHz"},
+            {"hw.host_ram_gib", "GiB"}, {"run.simulations", "count"}, {"run.replays", "count"},
+            {"run.wall_time_s", "s"}, {"workload.max_length", "tokens"},
+            {"workload.per_device_batch_size", "examples"}, {"workload.eval_per_device_batch_size", "examples"},
+            {"workload.global_batch", "examples"}, {"workload.processes", "count"}, {"workload.epochs", "count"},
+            {"summary.total_time_s", "s"}, {"summary.steady_step_time_s", "s"},
+            {"summary.examples_per_s", "examples/s"}, {"summary.steady_examples_per_s", "examples/s"},
+            {"summary.compiles", "count (per process)"}, {"summary.compile_time_s", "s (busiest process)"},
+            {"summary.warmup_time_s", "s"}, {"summary.upload_time_s", "s"}, {"summary.peak_hbm_bytes", "bytes (per core)"},
+            {"summary.mxu_utilization", "fraction"}, {"summary.padding_waste", "fraction of tokens"},
+            {"summary.train_steps", "count"}, {"summary.eval_steps", "count"}, {"summary.optimizer_steps", "count"},
+            {"summary.train_examples", "examples"}, {"summary.epochs_run", "count"}, {"summary.breakdown_s", "s"},
+            {"metrics.*.count", "count"}, {"metrics.*.total_s", "s"}, {"metrics.*.mean_s", "s"},
+            {"metrics.*.percentiles_s", "s"}, {"metrics.UncachedCompile", "count"},
+            {"metrics.CachedCompile", "count"}, {"metrics.PersistentCacheHit", "count"}, {"metrics.MarkStep", "count"},
+            {"steps[].batch", "examples (per core)"}, {"steps[].seq", "tokens"}, {"steps[].examples", "examples"},
+            {"steps[].compile_s", "s"}, {"steps[].host_s", "s"}, {"steps[].setup_s", "s"}, {"steps[].device_s", "s"},
+            {"steps[].allreduce_s", "s"}, {"steps[].start_s", "s"}, {"steps[].end_s", "s"},
+            {"steps[].step_time_s", "s"}, {"programs[].batch", "examples (per core)"}, {"programs[].seq", "tokens"},
+            {"programs[].graph_nodes", "count"}, {"programs[].hlo_ops", "count"}, {"programs[].kernels", "count"},
+            {"programs[].persistent_bytes", "bytes (per core)"}, {"programs[].peak_hbm_bytes", "bytes (per core)"},
+            {"programs[].parameter_bytes", "bytes (per core)"}, {"programs[].optimizer_state_bytes", "bytes (per core)"},
+            {"programs[].allreduce_bytes", "bytes (per core)"}, {"programs[].flops", "flop (per core)"},
+            {"programs[].compile_s", "s"}, {"programs[].device_s", "s"}, {"programs[].executions", "count"},
+            {"processes[].compiles", "count"}, {"processes[].compile_time_s", "s"}};
+  j["units"] = u;
+  j["config"] = {{"hw_yaml", ctx.hw_dump}, {"workload_yaml", ctx.workload_dump}};
+  return j;
+}
+
+std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunResult& r,
+                                    const RunContext& ctx) {
+  const TrainingWorkload& t = w.training;
+  std::string o;
+  auto line = [&](const char* k, const std::string& v) { o += fmt::format("{:<10} {}\n", k, v); };
+  line("configs", ctx.hw_file + " + " + ctx.workload_file);
+  line("workload", fmt::format("{} {} on {}, {} epochs, padding {}, max_length {}, precision {}, {}", t.model, t.task,
+                               t.dataset.train, t.epochs, t.padding, t.max_length, t.precision, t.optimizer));
+  line("hardware", fmt::format("{} ({} chips x {} TensorCores), {} processes ({}), host {} CPUs at {} GHz",
+                               hw.name, hw.slice.chips(), hw.chip.cores, r.processes, t.launcher, hw.host.cpus,
+                               hw.host.cpu_ghz));
+  line("batches", fmt::format("{} per core, global {}; eval {} per core; {} train steps ({} optimizer), {} eval steps",
+                              t.per_device_batch_size, r.global_batch, t.eval_per_device_batch_size, r.train_steps,
+                              r.optimizer_steps, r.eval_steps));
+  line("engine", fmt::format("{}{}; {} programs simulated, {} executions replayed", r.engine,
+                             r.full_sim ? " (--full-sim)" : "", r.simulations, r.replays));
+  o += "\n";
+  line("total", dur(r.total_time_s));
+  line("steady", fmt::format("{} per step, {:.1f} examples/s ({:.1f} examples/s end to end)", dur(r.steady_step_time_s),
+                             r.steady_examples_per_s, r.examples_per_s));
+  line("compiles", fmt::format("{} per process, {} of compilation (each of the {} processes compiles its own)",
+                               r.compiles, dur(r.compile_time_s), r.processes));
+  line("warm-up", fmt::format("{} until the first step without a compile or an allocation", dur(r.warmup_time_s)));
+  line("HBM", fmt::format("peak {} of {} per core", gib(r.peak_hbm_bytes), gib(r.hbm_bytes_per_core)));
+  line("MXU", fmt::format("{:.1f}% utilization while executing; padding wastes {:.1f}% of tokens",
+                          100 * r.mxu_utilization, 100 * r.padding_waste));
+  o += "\nwhere did the time go\n";
+  const TimeBreakdown& b = r.breakdown;
+  const std::pair<const char*, double> rows[] = {
+      {"compile (XLA, blocks the step)", b.compile}, {"warm-up (program load, parameter upload)", b.warmup},
+      {"host (tracing, dispatch, sync)", b.host},   {"device compute", b.device},
+      {"gradient all-reduce", b.allreduce},          {"evaluation", b.eval}};
+  for (const auto& [name, s] : rows)
+    o += fmt::format("  {:<42} {:>14} {:>6.1f}%\n", name, dur(s), r.total_time_s > 0 ? 100 * s / r.total_time_s : 0);
+  o += fmt::format("  {:<42} {:>14}\n", "total", dur(r.total_time_s));
+  o += "\nprograms\n";
+  for (const ProgramRecord& p : r.programs)
+    o += fmt::format("  {:<26} {:>6} runs  compile {:>9}  device {:>9}  peak HBM {}\n", p.name, p.executions,
+                     dur(p.compile_s), dur(p.device_s), gib(p.peak_hbm_bytes));
+  o += "\n";
+  line("wall time", fmt::format("compile {}, simulate {}, total {}", dur(r.compile_wall_s), dur(r.simulate_wall_s),
+                                ctx.total_wall_s >= 0 ? dur(ctx.total_wall_s) : "-"));
+  return o;
+}
+
+}  // namespace tpusim

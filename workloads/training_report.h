@@ -1,0 +1,24 @@
+// report.json and the stdout summary of a training run (the kernel run's are in report.h).
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "workloads/report.h"
+#include "workloads/training_run.h"
+
+namespace tpusim {
+
+// The whole report.json tree; every numeric field's unit is in `units`. Deterministic for the same
+// inputs except `run.wall_time_s`.
+nlohmann::json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunResult& r,
+                                    const RunContext& ctx);
+
+// "Where did the time go": a breakdown table and the key figures.
+std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunResult& r,
+                                    const RunContext& ctx);
+
+// torch_xla-style metric summary of `samples` (s): {count, total_s, mean_s, percentiles_s{p1..p99}}.
+nlohmann::json metric_json(const MetricSamples& m);
+
+}  // namespace tpusim

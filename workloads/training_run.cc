@@ -1,0 +1,364 @@
+// The torch_xla training loop, simulated. Time is kept on two clocks of the (representative)
+// process: the host's (tracing, compiling, dispatching) and the device's (the slice executing the
+// step programs). Tracing step n+1 overlaps executing step n, so in steady state a step takes
+// max(host, device); a compile blocks the host, hence the device waits for it.
+#include "workloads/training_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "compiler/compile_cache.h"
+#include "config/config_error.h"
+#include "sim/base/sim_error.h"
+#include "sim/ici/ici_timing.h"
+#include "workloads/batching.h"
+#include "workloads/host_costs.h"
+#include "workloads/report.h"
+#include "workloads/step_cache.h"
+
+namespace tpusim {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+uint64_t hbm_bytes_per_core(const HwConfig& hw) {
+  const uint64_t chip = uint64_t(hw.chip.hbm.size_gib) << 30;
+  return hw.chip.hbm.ownership == "per_core" ? chip / hw.chip.cores : chip;
+}
+
+// Closed-form time of the bidirectional ring all-reduce of `bytes` per core, for the breakdown only
+// (the device time itself is simulated): 2(n-1) phases, each moving bytes/n split over both ring
+// directions across one neighbour hop; the slowest hop (ICI between chips) sets the pace.
+double allreduce_estimate_s(const HwConfig& hw, uint64_t bytes, uint32_t n) {
+  if (n < 2 || bytes == 0) return 0;
+  const uint32_t chips = hw.slice.chips();
+  const uint64_t piece = (bytes + 2ull * n - 1) / (2ull * n);
+  const TransferEstimate e = chips > 1 ? send_estimate(hw, 0, 1, piece) : send_estimate(hw, 0, 0, piece);
+  return 2.0 * (n - 1) * double(e.total_cycles()) / (hw.chip.core.clock_mhz * 1e6);
+}
+
+std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / kGiB); }
+
+// XLA's "Resource exhausted" error, naming the largest buffer live at the peak.
+[[noreturn]] void out_of_hbm(const BuiltStep& s, uint64_t capacity) {
+  const compiler::MemoryPlan& m = s.compiled.memory;
+  const compiler::HbmBuffer* big = m.live_at_peak.empty() ? nullptr : &m.buffers[m.live_at_peak.front()];
+  const uint64_t big_bytes = big ? big->bytes : 0;
+  const uint64_t others = m.peak_bytes - std::min(m.peak_bytes, big_bytes);
+  const uint64_t free_bytes = capacity > others ? capacity - others : 0;
+  throw SimError(fmt::format(
+      "Resource exhausted: out of HBM running program '{}' on each TensorCore: attempting to allocate {} ({} bytes) "
+      "for {} '{}', {} ({} bytes) free of the core's {}; the program needs {} at its peak ({} parameters and "
+      "optimizer state). Reduce per_device_batch_size or max_length, or use precision: bf16",
+      s.name, gib(big_bytes), big_bytes, big ? compiler::buffer_kind_name(big->kind) : "buffer",
+      big ? big->name : "?", gib(free_bytes), free_bytes, gib(capacity), gib(m.peak_bytes), gib(m.persistent_bytes)));
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The shape of the step's program: the largest B and S of the processes' batches (see the header).
+std::pair<uint32_t, uint32_t> step_shape(const data::Step& st, uint64_t* examples) {
+  uint32_t b = 0, s = 0;
+  *examples = 0;
+  for (const auto& p : st.processes) {
+    b = std::max(b, p.batch_size);
+    s = std::max(s, p.padded_length);
+    *examples += p.batch_size;
+  }
+  return {b, s};
+}
+
+class Loop {
+ public:
+  Loop(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunOptions& o, TrainingRunResult& r)
+      : hw_(hw), t_(w.training), o_(o), r_(r), programs_(hw, w.training, o.engine, o.full_sim),
+        cache_(t_.compile_cache.capacity, t_.compile_cache.persistent_dir) {}
+
+  void run();
+
+ private:
+  void execute(GraphKind kind, const data::Step& st, uint32_t epoch, bool eval);
+  void sync_host(double bytes_from_device);
+  void finish();
+  data::Dataset load(const std::string& ref, const std::string& key, uint64_t default_count);
+
+  const HwConfig& hw_;
+  const TrainingWorkload& t_;
+  const TrainingRunOptions& o_;
+  TrainingRunResult& r_;
+  StepPrograms programs_;
+  compiler::CompileCache cache_;
+  std::set<std::string> executed_;   // program keys already executed once (loaded, allocated)
+  std::map<std::string, size_t> program_index_;
+  double host_t_ = 0, dev_t_ = 0;    // s: host and device clocks
+  uint64_t real_tokens_ = 0, padded_tokens_ = 0;
+  uint64_t flops_ = 0;
+  double device_sum_s_ = 0;
+};
+
+data::Dataset Loop::load(const std::string& ref, const std::string& key, uint64_t default_count) {
+  data::DatasetOptions d;
+  d.datasets_dir = o_.datasets_dir;
+  d.seed = t_.seed;
+  if (default_count) d.default_count = default_count;
+  const data::ErrorWhere where{"workload", "dataset." + key, 0};
+  const data::DatasetRef parsed = data::parse_dataset_ref(ref, where);
+  if (!o_.tables.empty()) return data::load_dataset(parsed, o_.tables, d, where);
+  return data::load_dataset(parsed, d, where);
+}
+
+void Loop::run() {
+  const uint32_t processes = hw_.slice.chips() * hw_.chip.cores;
+  r_.processes = processes;
+  r_.engine = o_.engine;
+  r_.full_sim = o_.full_sim;
+  r_.hbm_bytes_per_core = hbm_bytes_per_core(hw_);
+
+  data::LoaderOptions lo;
+  lo.num_processes = processes;
+  lo.batch_size = t_.per_device_batch_size;
+  lo.split_batches = t_.split_batches;
+  lo.even_batches = t_.even_batches;
+  lo.drop_last = t_.drop_last;
+  lo.gradient_accumulation_steps = t_.gradient_accumulation_steps;
+  lo.max_length = t_.max_length;
+  lo.padding = data::parse_padding(t_.padding, {"workload", "padding", 0});
+  data::validate(lo, {"workload", "", 0});
+  r_.global_batch = lo.global_batch();
+
+  if (o_.on_stage) o_.on_stage("loading datasets");
+  const data::Dataset train = load(t_.dataset.train, "train", t_.steps * lo.global_batch());
+  data::Dataset eval;
+  if (!t_.dataset.eval.empty()) eval = load(t_.dataset.eval, "eval", 0);
+
+  // notebook_launcher forks the processes; a model built inside the training function is a copy per
+  // process (DESIGN.md §5: the cryptic SIGSEGV on small hosts).
+  if (t_.launcher == "notebook_fork") {
+    const BuiltStep& probe = programs_.get({GraphKind::kEval, 1, 1});
+    const HostRamNeed ram = host_ram_need(hw_.host, processes, probe.parameter_bytes, t_.build_model_in_each_process);
+    if (!ram.fits())
+      throw SimError(fmt::format(
+          "out of host RAM: launcher notebook_fork with build_model_in_each_process: true holds {} copies of the "
+          "model ({} each) in {} processes: {} needed, {} of host RAM (the real run dies with SIGSEGV or is "
+          "killed by the OOM killer). Build the model once, before notebook_launcher, and pass it to the "
+          "training function (build_model_in_each_process: false), or use launcher: xla_spawn",
+          ram.copies, gib(ram.model_bytes), processes, gib(ram.need_bytes), gib(ram.have_bytes)));
+  }
+
+  uint64_t train_steps = 0;
+  bool capped = false;
+  for (uint32_t epoch = 0; epoch < t_.epochs && !capped; ++epoch) {
+    if (o_.on_stage) o_.on_stage(fmt::format("epoch {} of {}", epoch + 1, t_.epochs));
+    const data::EpochPlan plan = data::plan_train_epoch(train, lo, t_.seed, epoch, {"workload", "", 0});
+    for (const data::Step& st : plan.steps) {
+      if (t_.steps && train_steps >= t_.steps) {
+        capped = true;
+        break;
+      }
+      // torch.optim creates its state lazily in the first optimizer step: a different graph.
+      const GraphKind kind = !st.sync ? GraphKind::kAccumulate
+                             : r_.optimizer_steps == 0 ? GraphKind::kTrainFirstStep
+                                                       : GraphKind::kTrain;
+      execute(kind, st, epoch, false);
+      ++train_steps;
+      for (const auto& p : st.processes) real_tokens_ += p.real_tokens, padded_tokens_ += p.padded_tokens;
+    }
+    r_.epochs_run = epoch + 1;
+    if (!eval.empty()) {
+      if (o_.on_stage) o_.on_stage(fmt::format("evaluation after epoch {}", epoch + 1));
+      const data::EpochPlan ep = data::plan_eval(eval, lo, t_.eval_per_device_batch_size, {"workload", "", 0});
+      uint64_t logits_bytes = 0;
+      for (const data::Step& st : ep.steps) {
+        execute(GraphKind::kEval, st, epoch, true);
+        uint64_t ex = 0;
+        step_shape(st, &ex);
+        logits_bytes += ex * t_.num_labels * 4;
+      }
+      // gather_for_metrics: the predictions come back to the host, which waits for the device.
+      sync_host(double(logits_bytes));
+    }
+  }
+  // The end of training (saving, the final loss) waits for the device too.
+  sync_host(0);
+  finish();
+}
+
+void Loop::execute(GraphKind kind, const data::Step& st, uint32_t epoch, bool eval) {
+  uint64_t examples = 0;
+  const auto [b, s] = step_shape(st, &examples);
+  BuiltStep& prog = programs_.get({kind, b, s});
+  const std::string key = prog.compiled.key.hex();
+  if (prog.compiled.memory.peak_bytes > r_.hbm_bytes_per_core) out_of_hbm(prog, r_.hbm_bytes_per_core);
+
+  StepRecord rec;
+  rec.index = r_.steps.size();
+  rec.kind = eval ? "eval" : "train";
+  rec.graph = graph_kind_name(kind);
+  rec.epoch = epoch;
+  rec.batch = b;
+  rec.seq = s;
+  rec.examples = examples;
+
+  // The host runs at most one step ahead: tracing step n waits for step n-2 to complete (the
+  // parallel loader's mark_step hands step n-1 to the device while n is traced).
+  if (r_.steps.size() >= 2) host_t_ = std::max(host_t_, r_.steps[r_.steps.size() - 2].end_s);
+  rec.host_s = trace_time_s(hw_.host, prog.graph_nodes);
+  host_t_ += rec.host_s;
+  ++r_.mark_steps;
+
+  switch (cache_.lookup_or_insert(prog.compiled.key)) {
+    case compiler::CacheResult::kMiss:
+      rec.compiled = true;
+      rec.compile_s = compile_time_s(hw_.host, prog.compiled.hlo_ops, prog.compiled.kernels, r_.processes);
+      ++r_.compiles;
+      r_.compile_time.add(rec.compile_s);
+      break;
+    case compiler::CacheResult::kPersistentHit:
+      // Deserializing a cached executable costs about a compilation's fixed part, not its passes.
+      rec.persistent_hit = true;
+      rec.compile_s = hw_.host.compile_base_s * host_speed_scale(hw_.host);
+      ++r_.persistent_hits;
+      break;
+    case compiler::CacheResult::kHit:
+      ++r_.cached_compiles;
+      break;
+  }
+  host_t_ += rec.compile_s;
+
+  rec.start_s = std::max(host_t_, dev_t_);
+  if (executed_.insert(key).second) {
+    rec.first_execution = true;
+    rec.setup_s = hw_.host.program_load_s;
+    if (executed_.size() == 1) {
+      // The very first execution: every chip's PCIe link carries its cores' copies of the parameters
+      // (and of the first batch, which later steps prefetch inside their programs).
+      const uint64_t per_chip = uint64_t(hw_.chip.cores) * (prog.parameter_bytes + prog.compiled.infeed_bytes);
+      r_.upload_time_s = pcie_transfer_s(hw_, true, per_chip);
+      r_.transfer_to_device.add(r_.upload_time_s);
+      rec.setup_s += r_.upload_time_s;
+    }
+  }
+  const DeviceRun run = programs_.execute(prog);
+  rec.device_s = run.device_s;
+  rec.replayed = run.replayed;
+  rec.allreduce_s = std::min(run.device_s, allreduce_estimate_s(hw_, prog.compiled.allreduce_bytes, r_.processes));
+  const double prev_end = dev_t_;
+  dev_t_ = rec.start_s + rec.setup_s + rec.device_s;
+  rec.end_s = dev_t_;
+  rec.step_time_s = rec.end_s - prev_end;
+  r_.execute_time.add(rec.device_s);
+  if (prog.compiled.infeed_bytes) r_.transfer_to_device.add(pcie_transfer_s(hw_, true, hw_.chip.cores * prog.compiled.infeed_bytes));
+
+  // Where the device's time went: the idle gap before the step is the compile (when there was
+  // one) and otherwise the host; then setup, then the step itself.
+  const double gap = rec.start_s - prev_end;
+  const double gap_compile = std::min(gap, rec.compile_s);
+  r_.breakdown.compile += gap_compile;
+  if (eval) {
+    r_.breakdown.eval += gap - gap_compile + rec.setup_s + rec.device_s;
+  } else {
+    r_.breakdown.host += gap - gap_compile;
+    r_.breakdown.warmup += rec.setup_s;
+    r_.breakdown.device += rec.device_s - rec.allreduce_s;
+    r_.breakdown.allreduce += rec.allreduce_s;
+    ++r_.train_steps;
+    r_.train_examples += examples;
+    if (st.sync) ++r_.optimizer_steps;
+  }
+  if (eval) ++r_.eval_steps;
+  flops_ += prog.compiled.program.info.flops;
+  device_sum_s_ += rec.device_s;
+
+  auto [it, added] = program_index_.emplace(key, r_.programs.size());
+  if (added) {
+    ProgramRecord p;
+    p.name = prog.name;
+    p.graph = rec.graph;
+    p.key = key;
+    p.batch = b;
+    p.seq = s;
+    p.graph_nodes = prog.graph_nodes;
+    p.hlo_ops = prog.compiled.hlo_ops;
+    p.kernels = prog.compiled.kernels;
+    p.persistent_bytes = prog.compiled.memory.persistent_bytes;
+    p.peak_hbm_bytes = prog.compiled.memory.peak_bytes;
+    p.parameter_bytes = prog.parameter_bytes;
+    p.optimizer_state_bytes = prog.optimizer_state_bytes;
+    p.allreduce_bytes = prog.compiled.allreduce_bytes;
+    p.flops = prog.compiled.program.info.flops;
+    p.compile_s = compile_time_s(hw_.host, prog.compiled.hlo_ops, prog.compiled.kernels, r_.processes);
+    p.device_s = rec.device_s;
+    r_.programs.push_back(p);
+    r_.peak_hbm_bytes = std::max(r_.peak_hbm_bytes, p.peak_hbm_bytes);
+  }
+  ++r_.programs[it->second].executions;
+  r_.steps.push_back(rec);
+}
+
+void Loop::sync_host(double bytes_from_device) {
+  // The host blocks until the device is done, then reads the results back over PCIe.
+  const double xfer = pcie_transfer_s(hw_, false, uint64_t(bytes_from_device));
+  if (bytes_from_device > 0) r_.transfer_from_device.add(xfer);
+  host_t_ = std::max(host_t_, dev_t_) + xfer;
+}
+
+void Loop::finish() {
+  r_.total_time_s = std::max(host_t_, dev_t_);
+  // Time after the last execution (host reading results) is host time.
+  r_.breakdown.host += r_.total_time_s - dev_t_;
+  r_.compile_time_s = 0;
+  for (double c : r_.compile_time.samples) r_.compile_time_s += c;
+
+  std::vector<double> steady;
+  bool warm = false;
+  for (size_t i = 0; i < r_.steps.size(); ++i) {
+    const StepRecord& s = r_.steps[i];
+    if (s.kind != "train" || s.compiled || s.persistent_hit || s.first_execution) continue;
+    if (!warm) r_.warmup_time_s = i ? r_.steps[i - 1].end_s : 0;
+    warm = true;
+    steady.push_back(s.step_time_s);
+  }
+  if (!warm) r_.warmup_time_s = r_.total_time_s;
+  r_.steady_step_time_s = median(steady);
+  r_.examples_per_s = r_.total_time_s > 0 ? double(r_.train_examples) / r_.total_time_s : 0;
+  r_.steady_examples_per_s = r_.steady_step_time_s > 0 ? double(r_.global_batch) / r_.steady_step_time_s : 0;
+  r_.padding_waste = real_tokens_ + padded_tokens_ ? double(padded_tokens_) / double(real_tokens_ + padded_tokens_) : 0;
+  const double peak_flop_per_s = core_peak_tflop_per_s(hw_) * 1e12;
+  r_.mxu_utilization = device_sum_s_ > 0 ? double(flops_) / (device_sum_s_ * peak_flop_per_s) : 0;
+
+  for (uint32_t p = 0; p < r_.processes; ++p) {
+    ProcessRecord pr;
+    pr.index = p;
+    pr.chip = p / hw_.chip.cores;
+    pr.core = p % hw_.chip.cores;
+    pr.compiles = r_.compiles;
+    pr.compile_time_s = r_.compile_time_s;
+    r_.process_records.push_back(pr);
+  }
+  r_.simulations = programs_.simulations();
+  r_.replays = programs_.replays();
+  r_.compile_wall_s = programs_.compile_wall_s();
+  r_.simulate_wall_s = programs_.simulate_wall_s();
+}
+
+}  // namespace
+
+TrainingRunResult run_training(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunOptions& opts) {
+  if (w.kind != "training")
+    throw ConfigError({"", "kind", 0, w.kind, "run_training needs a workload of kind: training", ""});
+  TrainingRunResult r;
+  Loop loop(hw, w, opts, r);
+  loop.run();
+  return r;
+}
+
+}  // namespace tpusim

@@ -1,0 +1,111 @@
+// The training driver: a whole fine-tuning run of a `kind: training` workload on every TensorCore of
+// the slice, step by step, under PyTorch/XLA's semantics (DESIGN.md §5; docs/training.md):
+//
+//   per step   trace the step on the host (overlaps the previous step's execution), mark_step,
+//              look the graph up in the process's compilation cache: a miss compiles synchronously,
+//              a hit enqueues execution; the first execution of a program loads it and allocates its
+//              buffers, the very first also uploads the parameters over PCIe;
+//   per epoch  the epoch plan of workloads/batching.h (Accelerate sharding, padding), then
+//              evaluation with its own graph and batch.
+//
+// One process per core; all processes execute the same programs in lockstep (the all-reduce
+// synchronizes them), so one timeline is simulated and every process shares it. The program of a
+// step uses the largest B and S over the processes' batches at that step (a process with a shorter
+// batch would compile its own shape in reality; with even_batches=true, the default, they are equal).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/slice/slice_params.h"
+#include "workloads/dataset.h"
+#include "workloads/workload_config.h"
+
+namespace tpusim {
+
+struct TrainingRunOptions {
+  std::string engine = "analytical";  // engine that simulates each distinct program
+  bool full_sim = false;              // simulate every execution (no replay of identical ones)
+  // Length tables to resolve dataset keys against; empty: read options.datasets_dir.
+  data::LengthTables tables;
+  std::string datasets_dir = data::default_datasets_dir();
+  std::function<void(std::string_view stage)> on_stage;  // progress display, may be empty
+};
+
+struct StepRecord {
+  uint64_t index = 0;       // position in the run (train and eval steps interleaved)
+  std::string kind;         // "train" | "eval"
+  std::string graph;        // graph_kind_name: train | train_first_step | accumulate | eval
+  uint32_t epoch = 0;
+  uint32_t batch = 0, seq = 0;  // per-core program shape: examples, tokens
+  uint64_t examples = 0;    // examples over all processes (incl. even_batches fill)
+  bool compiled = false;    // UncachedCompile at this step
+  bool persistent_hit = false;  // loaded from the persistent cache instead of compiling
+  bool first_execution = false; // this program's first execution (load + allocation)
+  double host_s = 0;        // s: tracing + dispatch
+  double compile_s = 0;     // s
+  double setup_s = 0;       // s: program load/allocation (+ parameter upload on the very first)
+  double device_s = 0;      // s: simulated device time
+  double allreduce_s = 0;   // s: closed-form estimate of the gradient all-reduce within device_s
+  double start_s = 0, end_s = 0;  // s: device timeline (execution start, completion)
+  double step_time_s = 0;   // s: end_s - previous step's end_s
+  bool replayed = false;    // device time replayed from an identical earlier execution
+};
+
+struct ProgramRecord {
+  std::string name, graph, key;
+  uint32_t batch = 0, seq = 0;
+  uint64_t graph_nodes = 0, hlo_ops = 0;
+  uint32_t kernels = 0;
+  uint64_t persistent_bytes = 0, peak_hbm_bytes = 0;  // per core
+  uint64_t parameter_bytes = 0, optimizer_state_bytes = 0;  // per core
+  uint64_t allreduce_bytes = 0;  // per core
+  uint64_t flops = 0;            // per core and execution
+  double compile_s = 0;          // modelled XLA compile time, s
+  double device_s = 0;           // s per execution
+  uint64_t executions = 0;
+};
+
+struct ProcessRecord {
+  uint32_t index = 0, chip = 0, core = 0;
+  uint64_t train_examples = 0, eval_examples = 0;
+  uint64_t compiles = 0;
+  double compile_time_s = 0;
+};
+
+// A torch_xla metric: count and total, with percentiles of the samples (s).
+struct MetricSamples {
+  std::vector<double> samples;
+  void add(double v) { samples.push_back(v); }
+};
+
+struct TimeBreakdown {  // s; sums to total_time_s
+  double compile = 0, warmup = 0, host = 0, device = 0, allreduce = 0, eval = 0;
+};
+
+struct TrainingRunResult {
+  std::string engine;
+  bool full_sim = false;
+  uint32_t processes = 0;
+  std::vector<StepRecord> steps;
+  std::vector<ProgramRecord> programs;
+  std::vector<ProcessRecord> process_records;
+  TimeBreakdown breakdown;
+  double total_time_s = 0, steady_step_time_s = 0, examples_per_s = 0, steady_examples_per_s = 0;
+  double compile_time_s = 0, warmup_time_s = 0, upload_time_s = 0, mxu_utilization = 0;
+  uint64_t compiles = 0, cached_compiles = 0, persistent_hits = 0, mark_steps = 0;
+  uint64_t train_steps = 0, eval_steps = 0, optimizer_steps = 0, train_examples = 0, epochs_run = 0;
+  uint64_t peak_hbm_bytes = 0, hbm_bytes_per_core = 0;
+  double padding_waste = 0;  // fraction of padded tokens over the training steps run
+  uint64_t global_batch = 0;
+  MetricSamples compile_time, execute_time, transfer_to_device, transfer_from_device;
+  uint64_t simulations = 0, replays = 0;
+  double compile_wall_s = 0, simulate_wall_s = 0;  // host wall time of tpusim itself
+};
+
+// Throws ConfigError (bad dataset, shapes) and SimError (out of HBM, out of host RAM).
+TrainingRunResult run_training(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunOptions& opts);
+
+}  // namespace tpusim
