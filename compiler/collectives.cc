@@ -94,24 +94,11 @@ std::vector<uint32_t> emit_all_reduce(std::vector<ProgramBuilder*>& b, const std
             const uint32_t next = dir == 0 ? (i + 1) % n : (i + n - 1) % n;
             const uint32_t prev = dir == 0 ? (i + n - 1) % n : (i + 1) % n;
             const size_t slot = size_t(dir) * pieces + p;
-            isa::Instr s;
-            s.op = isa::Op::kSend;
-            s.bytes = piece;
-            s.peer_chip = ring[next].chip;
-            s.peer_core = ring[next].core;
-            s.tag = t;
-            s.deps = {ready[i][slot]};
-            s.label = phase == 0 ? "all-reduce:reduce-scatter send" : "all-reduce:all-gather send";
-            uint32_t sent = b[i]->emit(std::move(s));
-            isa::Instr r;
-            r.op = isa::Op::kRecv;
-            r.bytes = piece;
-            r.peer_chip = ring[prev].chip;
-            r.peer_core = ring[prev].core;
-            r.tag = t;
-            r.deps = {ready[i][slot]};
-            r.label = phase == 0 ? "all-reduce:reduce-scatter recv" : "all-reduce:all-gather recv";
-            uint32_t got = b[i]->emit(std::move(r));
+            const char* what = phase == 0 ? "reduce-scatter" : "all-gather";
+            const uint32_t sent = b[i]->transfer(isa::Op::kSend, piece, ring[next].chip, ring[next].core, t,
+                                                 {ready[i][slot]}, std::string(what) + " send");
+            const uint32_t got = b[i]->transfer(isa::Op::kRecv, piece, ring[prev].chip, ring[prev].core, t,
+                                                {ready[i][slot]}, std::string(what) + " recv");
             if (phase == 0) {
               // Add the received piece into the local partial sum: HBM -> VMEM (both), add, store.
               uint32_t l1 = b[i]->dma_load(piece, {got}, "all-reduce received");

@@ -108,6 +108,20 @@ class ProgramBuilder {
     return emit(std::move(i));
   }
 
+  // A core-to-core transfer endpoint (kSend or kRecv) with core (peer_chip, peer_core).
+  uint32_t transfer(isa::Op op, uint64_t bytes, uint32_t peer_chip, uint32_t peer_core, uint32_t tag,
+                    std::vector<uint32_t> deps, const std::string& what) {
+    isa::Instr i;
+    i.op = op;
+    i.bytes = bytes;
+    i.peer_chip = peer_chip;
+    i.peer_core = peer_core;
+    i.tag = tag;
+    i.deps = std::move(deps);
+    i.label = kernel_ + ":" + what;
+    return emit(std::move(i));
+  }
+
   uint32_t size() const { return uint32_t(core_.instrs.size()); }
   // What the next kernel's first instructions will wait for (the previous kernel's sinks).
   const std::vector<uint32_t>& entry_deps() const { return entry_deps_; }
