@@ -122,6 +122,25 @@ data::LengthTables dataset_tables() {
   return all;
 }
 
+// --trace-steps A:B: steps [A, B), A < B.
+TrainingTraceOptions parse_trace_steps(const std::string& text) {
+  TrainingTraceOptions t;
+  const size_t colon = text.find(':');
+  auto number = [&](std::string_view part, uint64_t* v) {
+    if (part.empty() || part.size() > 18 || !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return false;
+    *v = std::stoull(std::string(part));
+    return true;
+  };
+  const std::string_view all(text);
+  if (colon == std::string::npos || !number(all.substr(0, colon), &t.from) || !number(all.substr(colon + 1), &t.to) ||
+      t.from >= t.to)
+    throw input_error("--trace-steps", "must be A:B with step numbers A < B (steps A to B-1 are traced)", text,
+                      "e.g. --trace-steps 0:5");
+  t.range_set = true;
+  return t;
+}
+
 int run_training_workload(const RunArgs& a, const HwConfig& hw, const WorkloadConfig& workload, RunContext& ctx,
                           const std::string& out_dir, std::chrono::steady_clock::time_point t0) {
   Progress progress(!a.quiet && ::isatty(STDERR_FILENO));
@@ -130,17 +149,35 @@ int run_training_workload(const RunArgs& a, const HwConfig& hw, const WorkloadCo
   opts.full_sim = a.full_sim;
   opts.tables = dataset_tables();
   opts.on_stage = [&progress](std::string_view stage) { progress.stage(stage); };
+  if (!a.trace_steps.empty()) {
+    if (!a.trace) throw input_error("--trace-steps", "needs --trace");
+    opts.trace_steps = parse_trace_steps(a.trace_steps);
+  }
+  std::unique_ptr<ChromeTraceFile> trace;
+  if (a.trace) trace = std::make_unique<ChromeTraceFile>((fs::path(out_dir) / "trace.json").string());
+  opts.trace = trace.get();
   const TrainingRunResult result = run_training(hw, workload, opts);
   ctx.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::string report_path;
   if (!out_dir.empty()) {
     progress.stage("writing report");
+    if (trace) {
+      try {
+        trace->close();
+      } catch (const std::runtime_error& e) {
+        throw input_error("--out", e.what(), out_dir);
+      }
+    }
     report_path = write_report(out_dir, make_training_report(hw, workload, result, ctx));
   }
   progress.clear();
   if (a.quiet) return 0;
   std::cout << format_training_summary(hw, workload, result, ctx);
   if (!report_path.empty()) std::cout << fmt::format("{:<10} {}\n", "report", report_path);
+  if (trace) {
+    std::cout << fmt::format("{:<10} {} ({} events; open in ui.perfetto.dev or chrome://tracing)\n", "trace",
+                             trace->path(), trace->events());
+  }
   return 0;
 }
 
@@ -172,11 +209,10 @@ int run(const RunArgs& a) {
   if (!out_dir.empty()) make_out_dir(out_dir);
 
   if (workload.kind == "training") {
-    if (a.trace)
-      throw input_error("--trace", "is not supported for training workloads yet (trace a kernel workload instead)");
     return run_training_workload(a, hw, workload, ctx, out_dir, t0);
   }
   if (a.full_sim) throw input_error("--full-sim", "applies to training workloads only");
+  if (!a.trace_steps.empty()) throw input_error("--trace-steps", "applies to training workloads only");
 
   std::unique_ptr<ChromeTraceFile> trace;
   if (a.trace) trace = std::make_unique<ChromeTraceFile>((fs::path(out_dir) / "trace.json").string());

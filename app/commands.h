@@ -15,6 +15,7 @@ struct RunArgs {
   std::vector<std::string> sets;
   std::string out_dir;        // empty: no report.json (unless --trace, see run())
   bool trace = false;
+  std::string trace_steps;    // training: --trace-steps A:B, steps [A, B) traced in detail; empty: default
   std::string engine;         // empty: kDefaultKernelEngine or kDefaultTrainingEngine, by workload kind
   bool full_sim = false;      // training: simulate every step (no replay of identical executions)
   bool dump_config = false;

@@ -35,6 +35,10 @@ int dispatch(int argc, char** argv) {
   run_cmd->add_option("--out", ra.out_dir, "Write DIR/report.json (and DIR/trace.json with --trace)")
       ->type_name("DIR");
   run_cmd->add_flag("--trace", ra.trace, "Write a Chrome/Perfetto trace to DIR/trace.json (DIR defaults to out/)");
+  run_cmd->add_option("--trace-steps", ra.trace_steps,
+                      "Training: trace steps [A, B) (step slices, engine detail); default: the first 5 steps and "
+                      "each program's first execution")
+      ->type_name("A:B");
   run_cmd->add_option("--engine", ra.engine, "Engine: systemc (detailed, contention; default for kernels) or analytical (fast; default for training)")
       ->type_name("NAME");
   run_cmd->add_flag("--full-sim", ra.full_sim,

@@ -71,6 +71,9 @@ std::string FieldInfo::rule() const {
       return "must be a list of " + size_phrase(min_size, max_size) + "integers" + (each.empty() ? "" : ", each" + each);
     }
     case FieldKind::BoolList: return "must be a list of " + size_phrase(min_size, max_size) + "true/false values";
+    case FieldKind::StringList:
+      return "must be a list of " + size_phrase(min_size, max_size) + "names" +
+             (one_of.empty() ? "" : ", each one of: " + join(one_of));
     case FieldKind::U64Map: {
       const std::string each = bounds.phrase(true);
       return "must be a mapping of names to integers" + (each.empty() ? "" : ", each" + each);
@@ -89,6 +92,7 @@ std::string FieldInfo::type_name() const {
     case FieldKind::String: return "string";
     case FieldKind::U32List: return "list of integers";
     case FieldKind::BoolList: return "list of bools";
+    case FieldKind::StringList: return "list of strings";
     case FieldKind::U64Map: return "mapping name → integer";
     case FieldKind::Section: return "section";
   }
@@ -102,7 +106,7 @@ std::string FieldInfo::allowed() const {
     return s;
   }
   const std::string b = bounds.phrase(is_int_kind(kind));
-  if (kind == FieldKind::U32List || kind == FieldKind::BoolList) {
+  if (kind == FieldKind::U32List || kind == FieldKind::BoolList || kind == FieldKind::StringList) {
     s = size_phrase(min_size, max_size);
     if (!s.empty()) s = s.substr(0, s.size() - 1) + " items";
     if (!b.empty()) s += (s.empty() ? "each" : ", each") + b;
@@ -204,6 +208,22 @@ void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std
   for (size_t i = 0; i < n.items.size(); ++i) out.push_back(parse_bool(n.items[i], fmt::format("{}[{}]", path, i), "must be true or false"));
 }
 
+void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::vector<std::string>& out) {
+  if (n.kind != Node::Kind::Sequence || n.items.size() < f.min_size || n.items.size() > f.max_size)
+    fail_at(n, path, f.rule(), n.kind == Node::Kind::Scalar ? "write a list in brackets, e.g. [" + n.scalar + "]" : "");
+  out.clear();
+  for (size_t i = 0; i < n.items.size(); ++i) {
+    const Node& item = n.items[i];
+    const std::string at = fmt::format("{}[{}]", path, i);
+    if (item.kind != Node::Kind::Scalar) fail_at(item, at, "must be a name");
+    if (!f.one_of.empty() && std::find(f.one_of.begin(), f.one_of.end(), item.scalar) == f.one_of.end()) {
+      const auto c = closest(item.scalar, f.one_of);
+      fail_at(item, at, "must be one of: " + join(f.one_of), c ? "did you mean '" + *c + "'?" : "");
+    }
+    out.push_back(item.scalar);
+  }
+}
+
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::map<std::string, uint64_t>& out) {
   if (n.kind != Node::Kind::Map) fail_at(n, path, f.rule());
   const std::string elem_rule = "must be " + integer_phrase(f.bounds);
@@ -230,6 +250,12 @@ std::string yaml_value(const std::string& v) {
 std::string yaml_value(const std::vector<uint32_t>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+std::string yaml_value(const std::vector<std::string>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + yaml_value(v[i]);
   return s + "]";
 }
 

@@ -29,7 +29,7 @@
 
 namespace tpusim::config {
 
-enum class FieldKind { U32, U64, F64, Bool, String, U32List, BoolList, U64Map, Section };
+enum class FieldKind { U32, U64, F64, Bool, String, U32List, BoolList, StringList, U64Map, Section };
 
 // Numeric bounds (of a number, or of each element of a list or map); open bounds exclude the endpoint.
 struct Bounds {
@@ -75,6 +75,8 @@ void parse_value(const Node& n, const FieldInfo& f, const std::string& path, boo
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::string& out);
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::vector<uint32_t>& out);
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::vector<bool>& out);
+// Each item one of f.one_of when that is set (else any string).
+void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::vector<std::string>& out);
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::map<std::string, uint64_t>& out);
 // YAML flow text that parses back to the same value (doubles print shortest-exact).
 std::string yaml_value(uint32_t v);
@@ -84,6 +86,7 @@ std::string yaml_value(bool v);
 std::string yaml_value(const std::string& v);
 std::string yaml_value(const std::vector<uint32_t>& v);
 std::string yaml_value(const std::vector<bool>& v);
+std::string yaml_value(const std::vector<std::string>& v);
 std::string yaml_value(const std::map<std::string, uint64_t>& v);
 
 template <class V>
@@ -95,6 +98,7 @@ constexpr FieldKind kind_of() {
   else if constexpr (std::is_same_v<V, std::string>) return FieldKind::String;
   else if constexpr (std::is_same_v<V, std::vector<uint32_t>>) return FieldKind::U32List;
   else if constexpr (std::is_same_v<V, std::vector<bool>>) return FieldKind::BoolList;
+  else if constexpr (std::is_same_v<V, std::vector<std::string>>) return FieldKind::StringList;
   else if constexpr (std::is_same_v<V, std::map<std::string, uint64_t>>) return FieldKind::U64Map;
   else static_assert(!sizeof(V*), "unsupported config field type");
 }

@@ -102,7 +102,7 @@ BuiltStep& StepPrograms::get(const StepVariant& v) {
   return built_.emplace(v, std::move(s)).first->second;
 }
 
-DeviceRun StepPrograms::execute(BuiltStep& s) {
+DeviceRun StepPrograms::execute(BuiltStep& s, TraceSink* trace) {
   if (!full_sim_) {
     if (auto it = replay_.find(s.compiled.key); it != replay_.end()) {
       ++replays_;
@@ -112,7 +112,7 @@ DeviceRun StepPrograms::execute(BuiltStep& s) {
     }
   }
   const auto t0 = Clock::now();
-  const RunResult rr = engine_->run(s.compiled.program, nullptr);
+  const RunResult rr = engine_->run(s.compiled.program, trace);
   simulate_wall_s_ += since(t0);
   ++simulations_;
   DeviceRun r{rr.device_time_s, rr.device_cycles, false};

@@ -64,7 +64,9 @@ class StepPrograms {
   // The device time of one execution: simulated, or replayed from an earlier identical execution.
   // With replay on, a program's instruction streams are freed once simulated (a BERT-base step is
   // ~10^5 instructions per core; runs with `padding: longest` have dozens of programs).
-  DeviceRun execute(BuiltStep& s);
+  // `trace`, if set, receives the engine's per-unit events of this execution when it is simulated
+  // (a replayed execution reports none).
+  DeviceRun execute(BuiltStep& s, TraceSink* trace = nullptr);
 
   uint64_t simulations() const { return simulations_; }
   uint64_t replays() const { return replays_; }

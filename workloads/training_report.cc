@@ -95,6 +95,12 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                   {"CachedCompile", r.cached_compiles},
                   {"PersistentCacheHit", r.persistent_hits},
                   {"MarkStep", r.mark_steps}};
+  for (const auto& [op, n] : r.fallback_counters) j["metrics"][op] = n;  // CPU fallbacks, e.g. aten::nonzero
+  json diags = json::array();
+  for (const XlaDiagnostic& d : r.diagnostics)
+    diags.push_back({{"severity", "warning"}, {"construct", d.construct}, {"code", d.code}, {"rule", d.rule},
+                     {"rewrite", d.rewrite}, {"message", d.message}, {"occurrences", d.occurrences}});
+  j["diagnostics"] = diags;
   json steps = json::array();
   for (const StepRecord& s : r.steps)
     steps.push_back({{"index", s.index},         {"kind", s.kind},
@@ -138,6 +144,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"metrics.*.count", "count"}, {"metrics.*.total_s", "s"}, {"metrics.*.mean_s", "s"},
             {"metrics.*.percentiles_s", "s"}, {"metrics.UncachedCompile", "count"},
             {"metrics.CachedCompile", "count"}, {"metrics.PersistentCacheHit", "count"}, {"metrics.MarkStep", "count"},
+            {"metrics.aten::*", "count"}, {"diagnostics[].occurrences", "count (train steps)"},
             {"steps[].batch", "examples (per core)"}, {"steps[].seq", "tokens"}, {"steps[].examples", "examples"},
             {"steps[].compile_s", "s"}, {"steps[].host_s", "s"}, {"steps[].setup_s", "s"}, {"steps[].device_s", "s"},
             {"steps[].allreduce_s", "s"}, {"steps[].start_s", "s"}, {"steps[].end_s", "s"},
@@ -179,6 +186,8 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   line("HBM", fmt::format("peak {} of {} per core", gib(r.peak_hbm_bytes), gib(r.hbm_bytes_per_core)));
   line("MXU", fmt::format("{:.1f}% utilization while executing; padding wastes {:.1f}% of tokens",
                           100 * r.mxu_utilization, 100 * r.padding_waste));
+  for (const XlaDiagnostic& d : r.diagnostics)
+    o += fmt::format("warning: {} (in {} train steps)\n", d.message, d.occurrences);
   o += "\nwhere did the time go\n";
   const TimeBreakdown& b = r.breakdown;
   const std::pair<const char*, double> rows[] = {

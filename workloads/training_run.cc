@@ -19,6 +19,8 @@
 #include "workloads/host_costs.h"
 #include "workloads/report.h"
 #include "workloads/step_cache.h"
+#include "workloads/xla_constructs.h"
+#include "workloads/training_trace.h"
 
 namespace tpusim {
 namespace {
@@ -77,6 +79,22 @@ std::pair<uint32_t, uint32_t> step_shape(const data::Step& st, uint64_t* example
   return {b, s};
 }
 
+// model_code (xla_constructs.h): with strict_xla the first construct fails the run like XLA would;
+// otherwise each is a diagnostic, a graph-breaking one is charged per train step in execute(), and
+// dynamic_sequence_length gives every batch its own shape (padding becomes `longest`).
+std::vector<const XlaConstruct*> apply_model_code(const TrainingWorkload& t, data::LoaderOptions& lo,
+                                                  TrainingRunResult& r) {
+  std::vector<const XlaConstruct*> breaks;
+  for (const std::string& name : t.model_code) {
+    const XlaConstruct& c = find_xla_construct(name);
+    if (t.strict_xla) throw SimError(xla_construct_message(c));
+    r.diagnostics.push_back({c.name, c.code, c.rule, c.rewrite, xla_construct_message(c), 0});
+    if (c.graph_break) breaks.push_back(&c);
+    else lo.padding = data::parse_padding("longest", {"workload", "model_code", 0});
+  }
+  return breaks;
+}
+
 class Loop {
  public:
   Loop(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunOptions& o, TrainingRunResult& r)
@@ -103,6 +121,7 @@ class Loop {
   uint64_t real_tokens_ = 0, padded_tokens_ = 0;
   uint64_t flops_ = 0;
   double device_sum_s_ = 0;
+  std::vector<const XlaConstruct*> breaks_;  // model_code graph breaks, each once per train step
 };
 
 data::Dataset Loop::load(const std::string& ref, const std::string& key, uint64_t default_count) {
@@ -132,6 +151,7 @@ void Loop::run() {
   lo.gradient_accumulation_steps = t_.gradient_accumulation_steps;
   lo.max_length = t_.max_length;
   lo.padding = data::parse_padding(t_.padding, {"workload", "padding", 0});
+  breaks_ = apply_model_code(t_, lo, r_);
   data::validate(lo, {"workload", "", 0});
   r_.global_batch = lo.global_batch();
 
@@ -212,6 +232,8 @@ void Loop::execute(GraphKind kind, const data::Step& st, uint32_t epoch, bool ev
   // parallel loader's mark_step hands step n-1 to the device while n is traced).
   if (r_.steps.size() >= 2) host_t_ = std::max(host_t_, r_.steps[r_.steps.size() - 2].end_s);
   rec.host_s = trace_time_s(hw_.host, prog.graph_nodes);
+  TrainingTracer tracer(o_.trace, o_.trace_steps, hw_.slice.chips(), hw_.chip.cores);
+  tracer.host("tracing", fmt::format("step {}", rec.index), host_t_, rec.host_s);
   host_t_ += rec.host_s;
   ++r_.mark_steps;
 
@@ -232,6 +254,20 @@ void Loop::execute(GraphKind kind, const data::Step& st, uint32_t epoch, bool ev
       ++r_.cached_compiles;
       break;
   }
+  // Each graph break cuts a train step into one more graph: a compile of its fixed part when the
+  // step compiles, a cache hit otherwise (xla_constructs.h).
+  const size_t breaks = eval ? 0 : breaks_.size();
+  for (size_t i = 0; i < breaks; ++i) {
+    if (rec.compiled) {
+      const double extra = compile_time_s(hw_.host, 0, 0, r_.processes);
+      rec.compile_s += extra;
+      r_.compile_time.add(extra);
+      ++r_.compiles;
+    } else {
+      ++r_.cached_compiles;
+    }
+  }
+  tracer.host("compile", prog.name, host_t_, rec.compile_s);
   host_t_ += rec.compile_s;
 
   rec.start_s = std::max(host_t_, dev_t_);
@@ -247,7 +283,7 @@ void Loop::execute(GraphKind kind, const data::Step& st, uint32_t epoch, bool ev
       rec.setup_s += r_.upload_time_s;
     }
   }
-  const DeviceRun run = programs_.execute(prog);
+  const DeviceRun run = programs_.execute(prog, tracer.detail(rec.index, rec.first_execution, rec.start_s + rec.setup_s));
   rec.device_s = run.device_s;
   rec.replayed = run.replayed;
   rec.allreduce_s = std::min(run.device_s, allreduce_estimate_s(hw_, prog.compiled.allreduce_bytes, r_.processes));
@@ -255,6 +291,24 @@ void Loop::execute(GraphKind kind, const data::Step& st, uint32_t epoch, bool ev
   dev_t_ = rec.start_s + rec.setup_s + rec.device_s;
   rec.end_s = dev_t_;
   rec.step_time_s = rec.end_s - prev_end;
+  if (rec.first_execution) {
+    tracer.host("transfer", "program load: " + prog.name, rec.start_s, hw_.host.program_load_s);
+    tracer.host("transfer", "parameter upload", rec.start_s + hw_.host.program_load_s, rec.setup_s - hw_.host.program_load_s);
+  }
+  if (tracer.traced(rec.index, rec.first_execution)) tracer.step(prog.name, rec.start_s + rec.setup_s, rec.device_s);
+  // Graph breaks: the host waits for the device, runs the fallback op on the tensor copied over
+  // PCIe, and dispatches the rest of the step; the host/device overlap of the step is lost.
+  for (size_t i = 0; i < breaks; ++i) {
+    const XlaConstruct& c = *breaks_[i];
+    const uint64_t bytes = uint64_t(hw_.chip.cores) * (c.host_bytes_fixed + c.host_bytes_per_token * uint64_t(b) * s);
+    const double xfer = pcie_transfer_s(hw_, false, bytes);
+    r_.transfer_from_device.add(xfer);
+    host_t_ = std::max(host_t_, dev_t_) + kGraphBreakSyncS + xfer + trace_time_s(hw_.host, 0);
+    ++r_.fallback_counters[c.aten_op];
+    ++r_.graph_breaks;
+  }
+  if (!eval)
+    for (XlaDiagnostic& d : r_.diagnostics) ++d.occurrences;
   r_.execute_time.add(rec.device_s);
   if (prog.compiled.infeed_bytes) r_.transfer_to_device.add(pcie_transfer_s(hw_, true, hw_.chip.cores * prog.compiled.infeed_bytes));
 

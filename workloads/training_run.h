@@ -15,12 +15,14 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "sim/slice/slice_params.h"
 #include "workloads/dataset.h"
+#include "workloads/training_trace.h"
 #include "workloads/workload_config.h"
 
 namespace tpusim {
@@ -32,6 +34,8 @@ struct TrainingRunOptions {
   data::LengthTables tables;
   std::string datasets_dir = data::default_datasets_dir();
   std::function<void(std::string_view stage)> on_stage;  // progress display, may be empty
+  TraceSink* trace = nullptr;  // --trace: host, step and engine events (workloads/training_trace.h)
+  TrainingTraceOptions trace_steps;
 };
 
 struct StepRecord {
@@ -85,6 +89,12 @@ struct TimeBreakdown {  // s; sums to total_time_s
   double compile = 0, warmup = 0, host = 0, device = 0, allreduce = 0, eval = 0;
 };
 
+// A `model_code:` construct that breaks an XLA rule (workloads/xla_constructs.h), as reported.
+struct XlaDiagnostic {
+  std::string construct, code, rule, rewrite, message;
+  uint64_t occurrences = 0;  // train steps it ran in (once per step)
+};
+
 struct TrainingRunResult {
   std::string engine;
   bool full_sim = false;
@@ -101,6 +111,9 @@ struct TrainingRunResult {
   double padding_waste = 0;  // fraction of padded tokens over the training steps run
   uint64_t global_batch = 0;
   MetricSamples compile_time, execute_time, transfer_to_device, transfer_from_device;
+  std::vector<XlaDiagnostic> diagnostics;
+  std::map<std::string, uint64_t> fallback_counters;  // torch_xla's aten::* CPU-fallback counters
+  uint64_t graph_breaks = 0;
   uint64_t simulations = 0, replays = 0;
   double compile_wall_s = 0, simulate_wall_s = 0;  // host wall time of tpusim itself
 };

@@ -16,6 +16,7 @@
 #include "models/kernel_specs.h"
 #include "workloads/batching.h"
 #include "workloads/dataset.h"
+#include "workloads/xla_constructs.h"
 
 namespace tpusim {
 
@@ -176,6 +177,18 @@ const Schema<WorkloadConfig>& training_schema() {
     s.field(&WorkloadConfig::training, &TW::build_model_in_each_process, "build_model_in_each_process")
         .default_value(false)
         .doc("notebook_fork: the training function builds its own model (a copy per process in host RAM)");
+    std::string constructs;
+    for (const XlaConstruct& c : xla_constructs())
+      constructs += fmt::format("{}`{}` (`{}`: {}; rewrite: {})", constructs.empty() ? "" : "; ", c.name, c.code, c.rule,
+                                c.rewrite);
+    s.field(&WorkloadConfig::training, &TW::model_code, "model_code").one_of(xla_construct_names())
+        .default_value(std::vector<std::string>{}, "none")
+        .doc("XLA-incompatible constructs present in the training step (each once per step)")
+        .details("Each is reported (report.json `diagnostics`, a warning) with the rule it breaks and the standard "
+                 "rewrite, and costs what PyTorch/XLA makes it cost (docs/training.md, \"XLA rules\"): " + constructs + ".")
+        .source("DESIGN.md §5; PyTorch/XLA troubleshooting guide");
+    s.field(&WorkloadConfig::training, &TW::strict_xla, "strict_xla").default_value(false)
+        .doc("a `model_code` construct fails the run like an XLA error (exit 3) instead of a warning");
     s.check([](const WorkloadConfig& w, const CheckContext& c) {
       const TrainingWorkload& t = w.training;
       try {

@@ -55,6 +55,9 @@ struct TrainingWorkload {
   CompileCacheConfig compile_cache;
   std::string launcher = "xla_spawn";      // xla_spawn | notebook_fork
   bool build_model_in_each_process = false;
+  // Constructs of the user's training step that break XLA's rules (workloads/xla_constructs.h).
+  std::vector<std::string> model_code;
+  bool strict_xla = false;                 // such a construct fails the run (exit 3) instead of a warning
 };
 
 struct WorkloadConfig {

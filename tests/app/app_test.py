@@ -332,6 +332,43 @@ def test_training_full_sim(tmp):
         check(a["summary"][k] == b["summary"][k], "summary.{} differs: {} vs {}".format(k, a["summary"][k], b["summary"][k]))
 
 
+def test_training_trace(tmp):
+    """--trace on a capped MRPC training run: host, step and engine lanes, small enough to open."""
+    wl = os.path.join(SRC, "configs", "workloads", "bert_base_mrpc_v3-8.yaml")
+    out = os.path.join(tmp, "out")
+    proc, where = run(["run", "--workload", wl, "--engine", "analytical", "--set", "steps=3", "--out", out,
+                       "--trace"], tmp)
+    path = os.path.join(out, "trace.json")
+    check(os.path.isfile(path), "no trace.json", where)
+    size = os.path.getsize(path)
+    check(size < 8 << 20, "trace.json is {} bytes".format(size), where)
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    procs = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"}
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+               if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    xs = [(procs[e["pid"]], threads[(e["pid"], e["tid"])], e) for e in events if e.get("ph") == "X"]
+    host = [(t, e) for p, t, e in xs if p == "host0"]
+    check(any(t == "compile" and e["name"].startswith("train") for t, e in host), "no host compile slice", where)
+    check(any(t == "tracing" for t, e in host), "no host tracing slice", where)
+    check(any(t == "transfer" for t, e in host), "no host transfer slice", where)
+    cores = {(p, t) for p, t, e in xs if t.endswith(".step")}
+    check(len(cores) == 8, "core step lanes: {}".format(sorted(cores)), where)
+    check(any(".mxu" in t for p, t, e in xs), "no mxu lane event", where)
+    check("trace.json" in proc.stdout, "summary does not say where the trace is", where)
+    # --trace-steps limits the step slices to the range.
+    out2 = os.path.join(tmp, "out2")
+    run(["run", "--workload", wl, "--engine", "analytical", "--set", "steps=3", "--out", out2, "--trace",
+         "--trace-steps", "1:2", "--quiet"], tmp)
+    with open(os.path.join(out2, "trace.json")) as f:
+        events2 = json.load(f)["traceEvents"]
+    threads2 = {(e["pid"], e["tid"]): e["args"]["name"] for e in events2
+                if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    steps2 = [e for e in events2 if e.get("ph") == "X" and threads2[(e["pid"], e["tid"])].endswith(".step")]
+    check(len(steps2) == 8, "--trace-steps 1:2 gave {} step slices".format(len(steps2)))
+    expect_bad_input(tmp, ["run", "--workload", wl, "--trace", "--trace-steps", "5:2"], ["--trace-steps"])
+
+
 def test_training_oom(tmp):
     """BERT-base on a core with 0.5 GiB of HBM: exit 3, XLA-style, naming the buffer and the free bytes."""
     proc, where = run(["run", "--engine", "analytical", "--set", "hw.chip.hbm.size_gib=1"], tmp, expect=3)

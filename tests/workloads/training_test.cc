@@ -15,6 +15,8 @@
 #include "workloads/host_costs.h"
 #include "workloads/training_run.h"
 #include "workloads/workload_config.h"
+#include "workloads/xla_constructs.h"
+#include "config/config_error.h"
 
 namespace tpusim {
 namespace {
@@ -193,6 +195,59 @@ TEST(Training, CompileTimeModelIsCalibratedOnBertBase) {
   HostParams few = v3_8().host;
   few.cpus = 4;
   EXPECT_NEAR(compile_time_s(few, 1000, 100, 8), 2 * compile_time_s(v3_8().host, 1000, 100, 8), 1e-9);
+}
+
+}  // namespace
+}  // namespace tpusim
+
+namespace tpusim {
+namespace {
+
+// model_code: each XLA-incompatible construct is a diagnostic and costs compiles / host time; the
+// graph-breaking ones count their torch_xla CPU-fallback op; strict_xla fails like XLA (SimError).
+TEST(TrainingXla, EachConstructIsDiagnosedAndCosts) {
+  const TrainingRunResult base = run_training(v3_8(), tiny("dataset: {train: 'uniform:20-60:96'}"), {});
+  EXPECT_TRUE(base.diagnostics.empty());
+  for (const std::string& name : xla_construct_names()) {
+    SCOPED_TRACE(name);
+    const XlaConstruct& c = find_xla_construct(name);
+    const TrainingRunResult r = run_training(v3_8(), tiny("dataset: {train: 'uniform:20-60:96'}\nmodel_code: [" + name + "]"), {});
+    ASSERT_EQ(r.diagnostics.size(), 1u);
+    EXPECT_EQ(r.diagnostics[0].construct, name);
+    EXPECT_NE(r.diagnostics[0].message.find(c.rewrite), std::string::npos);
+    EXPECT_EQ(r.diagnostics[0].occurrences, r.train_steps);
+    EXPECT_GT(r.compiles, base.compiles);
+    EXPECT_GT(r.total_time_s, base.total_time_s);
+    if (c.graph_break) {
+      EXPECT_EQ(r.fallback_counters.at(c.aten_op), r.train_steps);
+      EXPECT_EQ(r.graph_breaks, r.train_steps);
+      EXPECT_GT(r.transfer_from_device.samples.size(), base.transfer_from_device.samples.size());
+      EXPECT_GT(r.breakdown.host, base.breakdown.host);
+    }
+    EXPECT_THROW(run_training(v3_8(), tiny("model_code: [" + name + "]\nstrict_xla: true"), {}), SimError);
+  }
+}
+
+TEST(TrainingXla, StrictMessageNamesRuleAndRewrite) {
+  try {
+    run_training(v3_8(), tiny("model_code: [boolean_mask_indexing]\nstrict_xla: true"), {});
+    FAIL();
+  } catch (const SimError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("XLA: data-dependent shape in `x[mask]`"), std::string::npos) << m;
+    EXPECT_NE(m.find("rewrite:"), std::string::npos) << m;
+  }
+}
+
+TEST(TrainingXla, UnknownConstructIsConfigErrorWithDidYouMean) {
+  try {
+    tiny("model_code: [nonzer]");
+    FAIL();
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("did you mean 'nonzero'"), std::string::npos) << m;
+    EXPECT_NE(m.find("item_in_loop"), std::string::npos) << m;
+  }
 }
 
 }  // namespace
