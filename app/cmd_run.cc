@@ -27,6 +27,15 @@
 namespace tpusim::app {
 namespace {
 
+// Where the run's files went (after the summary, kernel and training runs alike).
+void print_outputs(const std::string& report_path, const ChromeTraceFile* trace) {
+  if (!report_path.empty()) std::cout << fmt::format("{:<10} {}\n", "report", report_path);
+  if (trace) {
+    std::cout << fmt::format("{:<10} {} ({} events; open in ui.perfetto.dev or chrome://tracing)\n", "trace",
+                             trace->path(), trace->events());
+  }
+}
+
 namespace fs = std::filesystem;
 
 constexpr const char* kEmbeddedPrefix = "(embedded) ";
@@ -173,11 +182,7 @@ int run_training_workload(const RunArgs& a, const HwConfig& hw, const WorkloadCo
   progress.clear();
   if (a.quiet) return 0;
   std::cout << format_training_summary(hw, workload, result, ctx);
-  if (!report_path.empty()) std::cout << fmt::format("{:<10} {}\n", "report", report_path);
-  if (trace) {
-    std::cout << fmt::format("{:<10} {} ({} events; open in ui.perfetto.dev or chrome://tracing)\n", "trace",
-                             trace->path(), trace->events());
-  }
+  print_outputs(report_path, trace.get());
   return 0;
 }
 
@@ -243,11 +248,7 @@ int run(const RunArgs& a) {
 
   if (a.quiet) return 0;
   std::cout << format_summary(hw, workload, result, ctx);
-  if (!report_path.empty()) std::cout << fmt::format("{:<10} {}\n", "report", report_path);
-  if (trace) {
-    std::cout << fmt::format("{:<10} {} ({} events; open in ui.perfetto.dev or chrome://tracing)\n", "trace",
-                             trace->path(), trace->events());
-  }
+  print_outputs(report_path, trace.get());
   return 0;
 }
 

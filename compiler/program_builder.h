@@ -61,20 +61,10 @@ class ProgramBuilder {
   }
 
   uint32_t dma_load(uint64_t bytes, std::vector<uint32_t> deps, const std::string& what) {
-    isa::Instr i;
-    i.op = isa::Op::kDmaLoad;
-    i.bytes = bytes;
-    i.deps = std::move(deps);
-    i.label = kernel_ + ":load " + what;
-    return emit(std::move(i));
+    return dma(isa::Op::kDmaLoad, bytes, std::move(deps), "load " + what);
   }
   uint32_t dma_store(uint64_t bytes, std::vector<uint32_t> deps, const std::string& what) {
-    isa::Instr i;
-    i.op = isa::Op::kDmaStore;
-    i.bytes = bytes;
-    i.deps = std::move(deps);
-    i.label = kernel_ + ":store " + what;
-    return emit(std::move(i));
+    return dma(isa::Op::kDmaStore, bytes, std::move(deps), "store " + what);
   }
   uint32_t vpu(const isa::VpuWork& w, std::vector<uint32_t> deps, const std::string& what) {
     isa::Instr i;
@@ -105,6 +95,15 @@ class ProgramBuilder {
     i.passes = passes;
     i.deps = std::move(deps);
     i.label = kernel_ + ":matmul";
+    return emit(std::move(i));
+  }
+
+  uint32_t dma(isa::Op op, uint64_t bytes, std::vector<uint32_t> deps, const std::string& what) {
+    isa::Instr i;
+    i.op = op;
+    i.bytes = bytes;
+    i.deps = std::move(deps);
+    i.label = kernel_ + ":" + what;
     return emit(std::move(i));
   }
 
