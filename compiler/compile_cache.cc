@@ -97,7 +97,7 @@ void CompileCache::write_disk(const CacheKey& key) const {
   std::ofstream(std::filesystem::path(dir_) / (key.hex() + ".xla")) << "tpusim compiled program " << key.hex() << "\n";
 }
 
-CacheResult CompileCache::lookup_or_insert(const CacheKey& key) {
+CacheResult CompileCache::lookup_or_insert(const CacheKey& key, bool defer_write) {
   auto it = index_.find(key);
   if (it != index_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second);
@@ -110,7 +110,7 @@ CacheResult CompileCache::lookup_or_insert(const CacheKey& key) {
     r = CacheResult::kPersistentHit;
   } else {
     ++misses_;
-    write_disk(key);
+    if (!defer_write) write_disk(key);
     r = CacheResult::kMiss;
   }
   lru_.push_front(key);

@@ -39,8 +39,12 @@ class CompileCache {
   explicit CompileCache(size_t capacity, std::string persistent_dir = "");
 
   // Looks the key up; on a miss or a persistent hit the entry is inserted (and, for a miss,
-  // written to the persistent directory). Updates the LRU order and the counters.
-  CacheResult lookup_or_insert(const CacheKey& key);
+  // written to the persistent directory unless `defer_write`: then the caller calls store() when
+  // the compilation is over, so that processes compiling the same graph at the same time all
+  // miss, as they do). Updates the LRU order and the counters.
+  CacheResult lookup_or_insert(const CacheKey& key, bool defer_write = false);
+  // Writes a compiled key to the persistent directory (no-op without one).
+  void store(const CacheKey& key) const { write_disk(key); }
 
   uint64_t hits() const { return hits_; }
   uint64_t persistent_hits() const { return persistent_hits_; }

@@ -34,11 +34,16 @@ class BertBuilder {
 
  private:
   Graph& g() { return out_.graph; }
-  int weight(const std::string& name, Dims shape) {
-    int p = g().parameter(name, std::move(shape), t_, ParamRole::kTrainable);
+  // A trainable parameter as stored (f32 master weights under autocast).
+  int stored_weight(const std::string& name, Dims shape) {
+    int p = g().parameter(name, std::move(shape), o_.param_dtype.value_or(t_), ParamRole::kTrainable);
     out_.params.push_back(p);
     return p;
   }
+  // `x` in the compute dtype: a convert under autocast (XLA fuses it into the consumer), else x.
+  int compute(int x) { return g().node(x).dtype == t_ ? x : g().convert(x, t_); }
+  // A trainable parameter as the model uses it.
+  int weight(const std::string& name, Dims shape) { return compute(stored_weight(name, std::move(shape))); }
   int input(const std::string& name, Dims shape, DType t) {
     int p = g().parameter(name, std::move(shape), t, ParamRole::kInput);
     out_.inputs.push_back(p);
@@ -88,13 +93,14 @@ class BertBuilder {
     int ids = input("input_ids", {B_, S_}, DType::kS32);
     int types = input("token_type_ids", {B_, S_}, DType::kS32);
     mask_ = input("attention_mask", {B_, S_}, DType::kS32);
-    int word_table = weight(p + ".word_embeddings.weight", {cfg_.vocab, H_});
-    int pos_table = weight(p + ".position_embeddings.weight", {cfg_.max_position, H_});
-    int type_table = weight(p + ".token_type_embeddings.weight", {cfg_.type_vocab, H_});
-    word_table_ = word_table;
-    int words = g().gather(word_table, ids, p + ".word_embeddings");                                       // [B, S, H]
-    int pos = g().gather(pos_table, g().iota({S_}, 0, DType::kS32), p + ".position_embeddings");          // [S, H]
-    int types_e = g().gather(type_table, types, p + ".token_type_embeddings");                            // [B, S, H]
+    // Lookups read the stored tables; under autocast only the gathered rows are converted.
+    int word_table = stored_weight(p + ".word_embeddings.weight", {cfg_.vocab, H_});
+    int pos_table = stored_weight(p + ".position_embeddings.weight", {cfg_.max_position, H_});
+    int type_table = stored_weight(p + ".token_type_embeddings.weight", {cfg_.type_vocab, H_});
+    word_table_ = word_table;  // tied to the MLM decoder
+    int words = compute(g().gather(word_table, ids, p + ".word_embeddings"));                              // [B, S, H]
+    int pos = compute(g().gather(pos_table, g().iota({S_}, 0, DType::kS32), p + ".position_embeddings")); // [S, H]
+    int types_e = compute(g().gather(type_table, types, p + ".token_type_embeddings"));                   // [B, S, H]
     int x = g().ew(EwOp::kAdd, words, types_e, p + ".add_token_type");
     x = g().ew_bcast(EwOp::kAdd, x, pos, {1, 2}, p + ".add_position");
     x = layer_norm(g().reshape(x, {B_ * S_, H_}), p + ".LayerNorm");
@@ -165,7 +171,7 @@ class BertBuilder {
     const std::string t = "cls.predictions.transform";
     int x = g().reshape(g().gather(seq_out, positions, "cls.predictions.gather"), {B_ * P, H_});
     x = layer_norm(gelu(linear(x, H_, H_, t + ".dense"), t + ".gelu"), t + ".LayerNorm");
-    int logits = g().dot(x, word_table_, {{}, {}, {1}, {1}}, o_.precision, "cls.predictions.decoder");
+    int logits = g().dot(x, compute(word_table_), {{}, {}, {1}, {1}}, o_.precision, "cls.predictions.decoder");
     int bias = weight("cls.predictions.bias", {cfg_.vocab});
     out_.logits = g().ew_bcast(EwOp::kAdd, logits, bias, {1}, "cls.predictions.bias_add");
     int mlm = cross_entropy(g(), out_.logits, g().reshape(lm_ids, {B_ * P}), g().reshape(lm_weights, {B_ * P}),
@@ -196,6 +202,8 @@ BertGraph build_bert(const BertConfig& cfg, const BertGraphOptions& o) {
     check(o.max_predictions_per_seq >= 1 && o.max_predictions_per_seq <= o.seq, "max_predictions_per_seq",
           o.max_predictions_per_seq, "must be in [1, seq]");
   if (!is_float(o.dtype)) throw ConfigError({"", "dtype", 0, dtype_name(o.dtype), "must be f32 or bf16", ""});
+  if (o.param_dtype && !is_float(*o.param_dtype))
+    throw ConfigError({"", "param_dtype", 0, dtype_name(*o.param_dtype), "must be f32 or bf16", ""});
   return BertBuilder(cfg, o).build();
 }
 

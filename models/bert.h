@@ -15,6 +15,7 @@
 //              (the input pipeline adds b*S), as BERT's reference gather_indexes does.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,10 @@ struct BertGraphOptions {
   int64_t seq = 0;    // S (padded length, <= max_position)
   int64_t max_predictions_per_seq = 20;  // P, masked_lm only (BERT's pre-training data uses 20 at S=128, 76-80 at 512)
   DType dtype = DType::kF32;             // every float tensor (bf16 under XLA_USE_BF16)
+  // Autocast-style mixed precision (torch.autocast(dtype=bfloat16)): trainable parameters stay in
+  // this dtype (f32 master weights, hence f32 gradients and optimizer state) and are converted to
+  // `dtype` where they are used; XLA fuses the convert into the consuming kernel. Unset: `dtype`.
+  std::optional<DType> param_dtype{};
   bool training = true;                  // dropout on; off for evaluation graphs
   std::string precision = "default";     // dot precision
 };

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "compiler/fusion.h"
 #include "models/autodiff.h"
 #include "models/optimizers.h"
 
@@ -14,12 +17,31 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Graph dtype and optimizer-state dtype of a precision setting (workload_config.cc documents them).
+// Compute dtype, stored-parameter dtype and optimizer-state dtype of a precision setting
+// (workload_config.cc documents them).
 models::DType activation_dtype(const std::string& precision) {
   return precision == "fp32" ? models::DType::kF32 : models::DType::kBF16;
 }
 models::DType state_dtype(const std::string& precision) {
   return precision == "bf16" || precision == "bf16_downcast" ? models::DType::kBF16 : models::DType::kF32;
+}
+std::optional<models::DType> param_dtype(const std::string& precision) {
+  if (precision == "mixed_bf16") return models::DType::kF32;  // autocast keeps f32 master weights
+  return std::nullopt;
+}
+
+// Adds each gradient to its parameter's persistent .grad buffer (an input donated to the sum):
+// what backward() does when .grad already exists. Returns the sums, in `grads` order.
+std::vector<int> add_grad_buffers(models::Graph& g, const models::Gradients& grads, compiler::DataParallelStep& dp) {
+  std::vector<int> sums;
+  for (size_t i = 0; i < grads.params.size(); ++i) {
+    const auto& p = g.node(grads.params[i]);
+    const int acc = g.parameter(p.name + ".grad", p.shape, p.dtype, models::ParamRole::kOptimizerState);
+    const int sum = g.ew(models::EwOp::kAdd, acc, grads.grads[i], p.name + ".grad_accumulate");
+    dp.donated[sum] = acc;
+    sums.push_back(sum);
+  }
+  return sums;
 }
 
 uint64_t role_bytes(const models::Graph& g, models::ParamRole role) {
@@ -28,6 +50,13 @@ uint64_t role_bytes(const models::Graph& g, models::ParamRole role) {
     if (n.kind == models::OpKind::kParameter && n.role == role)
       b += uint64_t(models::num_elements(n.shape)) * models::dtype_bytes(n.dtype);
   return b;
+}
+
+// The key compile_data_parallel_step gives the step (without lowering it).
+compiler::CacheKey step_key(const compiler::DataParallelStep& dp) {
+  std::vector<int> donated_inputs;
+  for (const auto& [out, in] : dp.donated) donated_inputs.push_back(in);
+  return compiler::graph_cache_key(*dp.graph, donated_inputs);
 }
 
 }  // namespace
@@ -49,9 +78,13 @@ StepPrograms::StepPrograms(const HwConfig& hw, const TrainingWorkload& w, const 
 
 StepPrograms::~StepPrograms() = default;
 
-BuiltStep& StepPrograms::get(const StepVariant& v) {
-  if (auto it = built_.find(v); it != built_.end()) return it->second;
-  const auto t0 = Clock::now();
+// The step graph of a variant, with what the data-parallel compiler needs to know about it.
+struct StepPrograms::StepGraph {
+  models::BertGraph fwd;
+  compiler::DataParallelStep dp;
+};
+
+std::unique_ptr<StepPrograms::StepGraph> StepPrograms::build_graph(const StepVariant& v) const {
   models::BertGraphOptions o;
   o.head = w_.task == "masked_lm" ? models::BertHead::kMaskedLm : models::BertHead::kSequenceClassification;
   o.batch = v.batch;
@@ -59,45 +92,63 @@ BuiltStep& StepPrograms::get(const StepVariant& v) {
   // P <= S: with `longest` padding a batch can be shorter than max_predictions_per_seq.
   o.max_predictions_per_seq = std::min<int64_t>(w_.max_predictions_per_seq, v.seq);
   o.dtype = activation_dtype(w_.precision);
+  o.param_dtype = param_dtype(w_.precision);
   o.training = v.kind != GraphKind::kEval;
   models::OptimizerConfig opt;
   opt.kind = models::optimizer_from_name(w_.optimizer);
   opt.state_dtype = state_dtype(w_.precision);
   opt.first_step = v.kind == GraphKind::kTrainFirstStep;
 
+  auto sg = std::make_unique<StepGraph>();
+  sg->fwd = models::build_bert(cfg_, o);
+  models::Graph& g = sg->fwd.graph;
+  compiler::DataParallelStep& dp = sg->dp;
+  if (v.kind != GraphKind::kEval) {
+    models::Gradients grads = models::build_backward(g, sg->fwd.loss, sg->fwd.params);
+    if (v.grad_buffers) grads.grads = add_grad_buffers(g, grads, dp);
+    if (v.kind == GraphKind::kAccumulate) {
+      // A non-sync micro-step (Accelerate's accumulate()): the gradients stay in the .grad
+      // buffers, neither all-reduced nor applied.
+      for (int gr : grads.grads) g.mark_output(gr);
+    } else {
+      const models::OptimizerGraph upd = models::append_optimizer(g, grads, opt);
+      dp.grads = grads.grads;
+      for (auto [in, out] : upd.donated) dp.donated[out] = in;
+    }
+  }
+  dp.graph = &g;
+  return sg;
+}
+
+const StepInfo& StepPrograms::info(const StepVariant& v) {
+  if (auto it = info_.find(v); it != info_.end()) return it->second;
+  const auto t0 = Clock::now();
+  const std::unique_ptr<StepGraph> sg = build_graph(v);
+  const models::Graph& g = sg->fwd.graph;
+  StepInfo i;
+  i.name = fmt::format("{}{} B={} S={}", graph_kind_name(v.kind), v.grad_buffers ? "+grad" : "", v.batch, v.seq);
+  i.graph_nodes = g.nodes().size();
+  i.key = step_key(sg->dp);
+  i.hlo_ops = g.nodes().size();
+  i.kernels = uint32_t(compiler::plan_fusions(g).fusions.size());
+  i.parameter_bytes = role_bytes(g, models::ParamRole::kTrainable);
+  i.optimizer_state_bytes = role_bytes(g, models::ParamRole::kOptimizerState);
+  compile_wall_s_ += since(t0);
+  return info_.emplace(v, std::move(i)).first->second;
+}
+
+BuiltStep& StepPrograms::get(const StepVariant& v) {
+  if (auto it = built_.find(v); it != built_.end()) return it->second;
+  const StepInfo& i = info(v);
+  const auto t0 = Clock::now();
+  const std::unique_ptr<StepGraph> sg = build_graph(v);
   BuiltStep s;
   s.variant = v;
-  s.name = fmt::format("{} B={} S={}", graph_kind_name(v.kind), v.batch, v.seq);
-  compiler::DataParallelStep dp;
-  models::BertTrainingStep train;
-  models::BertGraph fwd;
-  const models::Graph* g = nullptr;
-  if (v.kind == GraphKind::kTrain || v.kind == GraphKind::kTrainFirstStep) {
-    train = models::build_training_step(cfg_, o, opt);
-    dp.grads = train.grads.grads;
-    for (auto [in, out] : train.optimizer.donated) dp.donated[out] = in;
-    g = &train.model.graph;
-  } else {
-    fwd = models::build_bert(cfg_, o);
-    if (v.kind == GraphKind::kAccumulate) {
-      // PyTorch accumulates into each parameter's .grad buffer (persistent, updated in place) and
-      // neither all-reduces nor steps on a non-sync micro-step (Accelerate's accumulate()).
-      const models::Gradients grads = models::build_backward(fwd.graph, fwd.loss, fwd.params);
-      for (size_t i = 0; i < grads.params.size(); ++i) {
-        const auto& p = fwd.graph.node(grads.params[i]);
-        const int acc = fwd.graph.parameter(p.name + ".grad", p.shape, p.dtype, models::ParamRole::kOptimizerState);
-        const int sum = fwd.graph.ew(models::EwOp::kAdd, acc, grads.grads[i], p.name + ".grad_accumulate");
-        fwd.graph.mark_output(sum);
-        dp.donated[sum] = acc;
-      }
-    }
-    g = &fwd.graph;
-  }
-  dp.graph = g;
-  s.graph_nodes = g->nodes().size();
-  s.parameter_bytes = role_bytes(*g, models::ParamRole::kTrainable);
-  s.optimizer_state_bytes = role_bytes(*g, models::ParamRole::kOptimizerState);
-  s.compiled = compiler::compile_data_parallel_step(dp, hw_, s.name);
+  s.name = i.name;
+  s.graph_nodes = i.graph_nodes;
+  s.parameter_bytes = i.parameter_bytes;
+  s.optimizer_state_bytes = i.optimizer_state_bytes;
+  s.compiled = compiler::compile_data_parallel_step(sg->dp, hw_, s.name);
   compile_wall_s_ += since(t0);
   return built_.emplace(v, std::move(s)).first->second;
 }

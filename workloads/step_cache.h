@@ -26,16 +26,35 @@ namespace tpusim {
 enum class GraphKind {
   kTrain,            // forward + backward + all-reduce + optimizer update
   kTrainFirstStep,   // the first optimizer step: optimizer state created inside the graph
-  kAccumulate,       // non-sync micro-step: forward + backward + gradient accumulation, no all-reduce
+  kAccumulate,       // non-sync micro-step: forward + backward into the .grad buffers, no all-reduce
   kEval,             // forward only, dropout off
 };
 const char* graph_kind_name(GraphKind k);  // "train", "train_first_step", "accumulate", "eval"
 
+// Gradient accumulation as PyTorch runs it (gradient_accumulation_steps > 1): backward adds into
+// each parameter's .grad buffer when it exists; zero_grad() (set_to_none=True, the default since
+// torch 2.0) frees the buffers after every optimizer step. So the first micro-step of a cycle
+// creates the buffers (no .grad input), later micro-steps read and overwrite them, and the sync
+// step adds its own gradients to them before the all-reduce and the update: up to three distinct
+// train graphs per shape, each its own compilation.
 struct StepVariant {
   GraphKind kind = GraphKind::kTrain;
   uint32_t batch = 0;  // B, per core
   uint32_t seq = 0;    // S, tokens
+  bool grad_buffers = false;  // kAccumulate / kTrain*: the graph reads the accumulated .grad buffers
   auto operator<=>(const StepVariant&) const = default;
+};
+
+// What the host knows about a step graph without lowering it: its cache key and size (the inputs
+// of the compile-time model) and its static memory.
+struct StepInfo {
+  std::string name;                 // "train B=4 S=128", "accumulate+grad B=4 S=128"
+  compiler::CacheKey key;
+  uint64_t graph_nodes = 0;         // nodes the host traces
+  uint64_t hlo_ops = 0;
+  uint32_t kernels = 0;             // fused kernels per core
+  uint64_t parameter_bytes = 0;     // per core: trainable parameters in HBM
+  uint64_t optimizer_state_bytes = 0;  // per core (incl. .grad buffers of gradient accumulation)
 };
 
 struct BuiltStep {
@@ -44,7 +63,7 @@ struct BuiltStep {
   compiler::CompiledStep compiled;  // program for every core, memory plan, cache key
   uint64_t graph_nodes = 0;         // nodes the host traces
   uint64_t parameter_bytes = 0;     // per core: trainable parameters in HBM
-  uint64_t optimizer_state_bytes = 0;  // per core
+  uint64_t optimizer_state_bytes = 0;  // per core (incl. .grad buffers of gradient accumulation)
 };
 
 struct DeviceRun {
@@ -58,6 +77,9 @@ class StepPrograms {
   StepPrograms(const HwConfig& hw, const TrainingWorkload& w, const std::string& engine, bool full_sim);
   ~StepPrograms();
 
+  // The variant's graph-level facts (memoized; builds the graph, does not lower it): what a
+  // process needs for its cache lookup and compile time when it does not run the program itself.
+  const StepInfo& info(const StepVariant& v);
   // Builds and compiles the variant's program on first use (memoized). Throws SimError when a kernel
   // cannot be tiled, ConfigError for an impossible shape.
   BuiltStep& get(const StepVariant& v);
@@ -74,11 +96,15 @@ class StepPrograms {
   double simulate_wall_s() const { return simulate_wall_s_; }
 
  private:
+  struct StepGraph;
+  std::unique_ptr<StepGraph> build_graph(const StepVariant& v) const;
+
   const HwConfig& hw_;
   const TrainingWorkload& w_;
   models::BertConfig cfg_;
   bool full_sim_;
   std::unique_ptr<Engine> engine_;
+  std::map<StepVariant, StepInfo> info_;
   std::map<StepVariant, BuiltStep> built_;
   std::unordered_map<compiler::CacheKey, DeviceRun, compiler::CacheKeyHash> replay_;
   uint64_t simulations_ = 0, replays_ = 0;

@@ -74,6 +74,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                   {"steady_examples_per_s", r.steady_examples_per_s},
                   {"compiles", r.compiles},
                   {"compile_time_s", r.compile_time_s},
+                  {"busiest_process", r.busiest_process},
                   {"warmup_time_s", r.warmup_time_s},
                   {"upload_time_s", r.upload_time_s},
                   {"peak_hbm_bytes", r.peak_hbm_bytes},
@@ -104,7 +105,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
   json steps = json::array();
   for (const StepRecord& s : r.steps)
     steps.push_back({{"index", s.index},         {"kind", s.kind},
-                     {"graph", s.graph},         {"epoch", s.epoch},
+                     {"graph", s.graph},         {"grad_buffers", s.grad_buffers},
+                     {"epoch", s.epoch},         {"compiling_processes", s.compiling_processes},
                      {"batch", s.batch},         {"seq", s.seq},
                      {"examples", s.examples},   {"compile", s.compiled ? "compiled" : s.persistent_hit ? "persistent" : "cached"},
                      {"first_execution", s.first_execution},
@@ -124,8 +126,10 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
   j["programs"] = programs;
   json procs = json::array();
   for (const ProcessRecord& p : r.process_records)
-    procs.push_back({{"index", p.index}, {"chip", p.chip}, {"core", p.core}, {"compiles", p.compiles},
-                     {"compile_time_s", p.compile_time_s}});
+    procs.push_back({{"index", p.index}, {"chip", p.chip}, {"core", p.core},
+                     {"train_examples", p.train_examples}, {"eval_examples", p.eval_examples},
+                     {"compiles", p.compiles}, {"cached_compiles", p.cached_compiles},
+                     {"persistent_hits", p.persistent_hits}, {"compile_time_s", p.compile_time_s}});
   j["processes"] = procs;
   // Units of every numeric field, by path ([] = every element of an array).
   json u = {{"hw.chips", "count"}, {"hw.cores_per_chip", "count"}, {"hw.hbm_bytes_per_core", "bytes"},
@@ -136,7 +140,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"workload.global_batch", "examples"}, {"workload.processes", "count"}, {"workload.epochs", "count"},
             {"summary.total_time_s", "s"}, {"summary.steady_step_time_s", "s"},
             {"summary.examples_per_s", "examples/s"}, {"summary.steady_examples_per_s", "examples/s"},
-            {"summary.compiles", "count (per process)"}, {"summary.compile_time_s", "s (busiest process)"},
+            {"summary.compiles", "count (busiest process)"}, {"summary.compile_time_s", "s (busiest process)"},
+            {"summary.busiest_process", "process index"},
             {"summary.warmup_time_s", "s"}, {"summary.upload_time_s", "s"}, {"summary.peak_hbm_bytes", "bytes (per core)"},
             {"summary.mxu_utilization", "fraction"}, {"summary.padding_waste", "fraction of tokens"},
             {"summary.train_steps", "count"}, {"summary.eval_steps", "count"}, {"summary.optimizer_steps", "count"},
@@ -154,7 +159,11 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"programs[].parameter_bytes", "bytes (per core)"}, {"programs[].optimizer_state_bytes", "bytes (per core)"},
             {"programs[].allreduce_bytes", "bytes (per core)"}, {"programs[].flops", "flop (per core)"},
             {"programs[].compile_s", "s"}, {"programs[].device_s", "s"}, {"programs[].executions", "count"},
-            {"processes[].compiles", "count"}, {"processes[].compile_time_s", "s"}};
+            {"processes[].compiles", "count"}, {"processes[].compile_time_s", "s"},
+            {"processes[].cached_compiles", "count"}, {"processes[].persistent_hits", "count"},
+            {"processes[].train_examples", "examples (incl. even_batches fill)"},
+            {"processes[].eval_examples", "examples (incl. even_batches fill)"},
+            {"steps[].compiling_processes", "count"}};
   j["units"] = u;
   j["config"] = {{"hw_yaml", ctx.hw_dump}, {"workload_yaml", ctx.workload_dump}};
   return j;
@@ -180,8 +189,15 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   line("total", dur(r.total_time_s));
   line("steady", fmt::format("{} per step, {:.1f} examples/s ({:.1f} examples/s end to end)", dur(r.steady_step_time_s),
                              r.steady_examples_per_s, r.examples_per_s));
-  line("compiles", fmt::format("{} per process, {} of compilation (each of the {} processes compiles its own)",
-                               r.compiles, dur(r.compile_time_s), r.processes));
+  bool same = true;
+  for (const ProcessRecord& p : r.process_records) same = same && p.compiles == r.compiles;
+  if (same)
+    line("compiles", fmt::format("{} per process, {} of compilation (each of the {} processes compiles its own)",
+                                 r.compiles, dur(r.compile_time_s), r.processes));
+  else
+    line("compiles", fmt::format("{} on the busiest process (#{}), {} of compilation; the {} processes' batch "
+                                 "shapes differ, so do their compiles (processes[] in report.json)",
+                                 r.compiles, r.busiest_process, dur(r.compile_time_s), r.processes));
   line("warm-up", fmt::format("{} until the first step without a compile or an allocation", dur(r.warmup_time_s)));
   line("HBM", fmt::format("peak {} of {} per core", gib(r.peak_hbm_bytes), gib(r.hbm_bytes_per_core)));
   line("MXU", fmt::format("{:.1f}% utilization while executing; padding wastes {:.1f}% of tokens",
@@ -198,8 +214,10 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
     o += fmt::format("  {:<42} {:>14} {:>6.1f}%\n", name, dur(s), r.total_time_s > 0 ? 100 * s / r.total_time_s : 0);
   o += fmt::format("  {:<42} {:>14}\n", "total", dur(r.total_time_s));
   o += "\nprograms\n";
+  size_t width = 26;
+  for (const ProgramRecord& p : r.programs) width = std::max(width, p.name.size());
   for (const ProgramRecord& p : r.programs)
-    o += fmt::format("  {:<26} {:>6} runs  compile {:>9}  device {:>9}  peak HBM {}\n", p.name, p.executions,
+    o += fmt::format("  {:<{}} {:>6} runs  compile {:>9}  device {:>9}  peak HBM {}\n", p.name, width, p.executions,
                      dur(p.compile_s), dur(p.device_s), gib(p.peak_hbm_bytes));
   o += "\n";
   line("wall time", fmt::format("compile {}, simulate {}, total {}", dur(r.compile_wall_s), dur(r.simulate_wall_s),

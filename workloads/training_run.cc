@@ -98,13 +98,29 @@ std::vector<const XlaConstruct*> apply_model_code(const TrainingWorkload& t, dat
 class Loop {
  public:
   Loop(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunOptions& o, TrainingRunResult& r)
-      : hw_(hw), t_(w.training), o_(o), r_(r), programs_(hw, w.training, o.engine, o.full_sim),
-        cache_(t_.compile_cache.capacity, t_.compile_cache.persistent_dir) {}
+      : hw_(hw), t_(w.training), o_(o), r_(r), programs_(hw, w.training, o.engine, o.full_sim) {
+    const uint32_t n = hw.slice.chips() * hw.chip.cores;
+    procs_.reserve(n);
+    for (uint32_t p = 0; p < n; ++p)
+      procs_.push_back({compiler::CompileCache(t_.compile_cache.capacity, t_.compile_cache.persistent_dir)});
+  }
 
   void run();
 
  private:
-  void execute(GraphKind kind, const data::Step& st, uint32_t epoch, bool eval);
+  // One torch_xla process (one per TensorCore): its own host clock and compilation cache.
+  struct Process {
+    compiler::CompileCache cache;
+    double host_t = 0;  // s: this process's host clock
+    uint64_t compiles = 0, cached = 0, persistent_hits = 0, train_examples = 0, eval_examples = 0;
+    MetricSamples compile_time{};
+  };
+
+  void execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint32_t epoch, bool eval);
+  // Host side of a step on every process: trace, cache lookup, compile. Returns the step's
+  // compile (the longest of any process) and fills the record's host fields.
+  void host_side(GraphKind kind, bool grad_buffers, const data::Step& st, bool eval, StepRecord& rec,
+                 TrainingTracer& tracer);
   void sync_host(double bytes_from_device);
   void finish();
   data::Dataset load(const std::string& ref, const std::string& key, uint64_t default_count);
@@ -114,10 +130,10 @@ class Loop {
   const TrainingRunOptions& o_;
   TrainingRunResult& r_;
   StepPrograms programs_;
-  compiler::CompileCache cache_;
+  std::vector<Process> procs_;
   std::set<std::string> executed_;   // program keys already executed once (loaded, allocated)
   std::map<std::string, size_t> program_index_;
-  double host_t_ = 0, dev_t_ = 0;    // s: host and device clocks
+  double dev_t_ = 0;                 // s: the device clock
   uint64_t real_tokens_ = 0, padded_tokens_ = 0;
   uint64_t flops_ = 0;
   double device_sum_s_ = 0;
@@ -175,6 +191,7 @@ void Loop::run() {
   }
 
   uint64_t train_steps = 0;
+  uint32_t micro_steps = 0;  // micro-steps since the last optimizer step (gradient accumulation)
   bool capped = false;
   for (uint32_t epoch = 0; epoch < t_.epochs && !capped; ++epoch) {
     if (o_.on_stage) o_.on_stage(fmt::format("epoch {} of {}", epoch + 1, t_.epochs));
@@ -188,7 +205,9 @@ void Loop::run() {
       const GraphKind kind = !st.sync ? GraphKind::kAccumulate
                              : r_.optimizer_steps == 0 ? GraphKind::kTrainFirstStep
                                                        : GraphKind::kTrain;
-      execute(kind, st, epoch, false);
+      // .grad buffers exist after the first micro-step of an accumulation cycle (step_cache.h).
+      execute(kind, micro_steps > 0, st, epoch, false);
+      micro_steps = st.sync ? 0 : micro_steps + 1;
       ++train_steps;
       for (const auto& p : st.processes) real_tokens_ += p.real_tokens, padded_tokens_ += p.padded_tokens;
     }
@@ -198,7 +217,7 @@ void Loop::run() {
       const data::EpochPlan ep = data::plan_eval(eval, lo, t_.eval_per_device_batch_size, {"workload", "", 0});
       uint64_t logits_bytes = 0;
       for (const data::Step& st : ep.steps) {
-        execute(GraphKind::kEval, st, epoch, true);
+        execute(GraphKind::kEval, false, st, epoch, true);
         uint64_t ex = 0;
         step_shape(st, &ex);
         logits_bytes += ex * t_.num_labels * 4;
@@ -212,10 +231,85 @@ void Loop::run() {
   finish();
 }
 
-void Loop::execute(GraphKind kind, const data::Step& st, uint32_t epoch, bool eval) {
+void Loop::host_side(GraphKind kind, bool grad_buffers, const data::Step& st, bool eval, StepRecord& rec,
+                     TrainingTracer& tracer) {
+  // The host runs at most one step ahead: tracing step n waits for step n-2 to complete (the
+  // parallel loader's mark_step hands step n-1 to the device while n is traced).
+  const double ahead = r_.steps.size() >= 2 ? r_.steps[r_.steps.size() - 2].end_s : 0;
+  const size_t breaks = eval ? 0 : breaks_.size();
+  struct Lookup {
+    const StepInfo* info = nullptr;
+    compiler::CacheResult result = compiler::CacheResult::kHit;
+  };
+  std::vector<Lookup> look(procs_.size());
+  uint32_t compiling = 0;
+  for (size_t p = 0; p < procs_.size(); ++p) {
+    const data::ProcessBatch& pb = st.processes[p];
+    if (pb.batch_size == 0) continue;  // nothing to run: this process only waits for the others
+    look[p].info = &programs_.info({kind, pb.batch_size, pb.padded_length, grad_buffers});
+    // Writes to the persistent cache are deferred to the step's end: processes that compile the
+    // same graph at the same time all miss.
+    look[p].result = procs_[p].cache.lookup_or_insert(look[p].info->key, /*defer_write=*/true);
+    if (look[p].result == compiler::CacheResult::kMiss) ++compiling;
+  }
+  // Concurrent compilations (one single-threaded compiler per process) share the host's CPUs.
+  const uint32_t sharing = std::max(compiling, 1u);
+  rec.host_s = 0;
+  rec.compile_s = 0;
+  for (size_t p = 0; p < procs_.size(); ++p) {
+    if (!look[p].info) continue;
+    Process& pr = procs_[p];
+    const StepInfo& info = *look[p].info;
+    pr.host_t = std::max(pr.host_t, ahead);
+    const double trace_s = trace_time_s(hw_.host, info.graph_nodes);
+    if (p == 0) tracer.host("tracing", fmt::format("step {}", rec.index), pr.host_t, trace_s);
+    pr.host_t += trace_s;
+    rec.host_s = std::max(rec.host_s, trace_s);
+    double compile_s = 0;
+    switch (look[p].result) {
+      case compiler::CacheResult::kMiss:
+        compile_s = compile_time_s(hw_.host, info.hlo_ops, info.kernels, sharing);
+        ++pr.compiles;
+        pr.compile_time.add(compile_s);
+        rec.compiled = true;
+        break;
+      case compiler::CacheResult::kPersistentHit:
+        // Deserializing a cached executable costs about a compilation's fixed part, not its passes.
+        compile_s = hw_.host.compile_base_s * host_speed_scale(hw_.host);
+        ++pr.persistent_hits;
+        rec.persistent_hit = true;
+        break;
+      case compiler::CacheResult::kHit:
+        ++pr.cached;
+        break;
+    }
+    // Each graph break cuts a train step into one more graph: a compile of its fixed part when the
+    // step compiles, a cache hit otherwise (xla_constructs.h).
+    for (size_t i = 0; i < breaks; ++i) {
+      if (look[p].result == compiler::CacheResult::kMiss) {
+        const double extra = compile_time_s(hw_.host, 0, 0, sharing);
+        compile_s += extra;
+        pr.compile_time.add(extra);
+        ++pr.compiles;
+      } else {
+        ++pr.cached;
+      }
+    }
+    if (p == 0 && compile_s > 0) tracer.host("compile", info.name, pr.host_t, compile_s);
+    pr.host_t += compile_s;
+    rec.compile_s = std::max(rec.compile_s, compile_s);
+    (eval ? pr.eval_examples : pr.train_examples) += st.processes[p].batch_size;
+  }
+  for (size_t p = 0; p < procs_.size(); ++p)
+    if (look[p].result == compiler::CacheResult::kMiss && look[p].info) procs_[p].cache.store(look[p].info->key);
+  rec.compiling_processes = compiling;
+  r_.mark_steps += 1;
+}
+
+void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint32_t epoch, bool eval) {
   uint64_t examples = 0;
   const auto [b, s] = step_shape(st, &examples);
-  BuiltStep& prog = programs_.get({kind, b, s});
+  BuiltStep& prog = programs_.get({kind, b, s, grad_buffers});
   const std::string key = prog.compiled.key.hex();
   if (prog.compiled.memory.peak_bytes > r_.hbm_bytes_per_core) out_of_hbm(prog, r_.hbm_bytes_per_core);
 
@@ -223,54 +317,20 @@ void Loop::execute(GraphKind kind, const data::Step& st, uint32_t epoch, bool ev
   rec.index = r_.steps.size();
   rec.kind = eval ? "eval" : "train";
   rec.graph = graph_kind_name(kind);
+  rec.grad_buffers = grad_buffers;
   rec.epoch = epoch;
   rec.batch = b;
   rec.seq = s;
   rec.examples = examples;
 
-  // The host runs at most one step ahead: tracing step n waits for step n-2 to complete (the
-  // parallel loader's mark_step hands step n-1 to the device while n is traced).
-  if (r_.steps.size() >= 2) host_t_ = std::max(host_t_, r_.steps[r_.steps.size() - 2].end_s);
-  rec.host_s = trace_time_s(hw_.host, prog.graph_nodes);
   TrainingTracer tracer(o_.trace, o_.trace_steps, hw_.slice.chips(), hw_.chip.cores);
-  tracer.host("tracing", fmt::format("step {}", rec.index), host_t_, rec.host_s);
-  host_t_ += rec.host_s;
-  ++r_.mark_steps;
-
-  switch (cache_.lookup_or_insert(prog.compiled.key)) {
-    case compiler::CacheResult::kMiss:
-      rec.compiled = true;
-      rec.compile_s = compile_time_s(hw_.host, prog.compiled.hlo_ops, prog.compiled.kernels, r_.processes);
-      ++r_.compiles;
-      r_.compile_time.add(rec.compile_s);
-      break;
-    case compiler::CacheResult::kPersistentHit:
-      // Deserializing a cached executable costs about a compilation's fixed part, not its passes.
-      rec.persistent_hit = true;
-      rec.compile_s = hw_.host.compile_base_s * host_speed_scale(hw_.host);
-      ++r_.persistent_hits;
-      break;
-    case compiler::CacheResult::kHit:
-      ++r_.cached_compiles;
-      break;
-  }
-  // Each graph break cuts a train step into one more graph: a compile of its fixed part when the
-  // step compiles, a cache hit otherwise (xla_constructs.h).
+  host_side(kind, grad_buffers, st, eval, rec, tracer);
   const size_t breaks = eval ? 0 : breaks_.size();
-  for (size_t i = 0; i < breaks; ++i) {
-    if (rec.compiled) {
-      const double extra = compile_time_s(hw_.host, 0, 0, r_.processes);
-      rec.compile_s += extra;
-      r_.compile_time.add(extra);
-      ++r_.compiles;
-    } else {
-      ++r_.cached_compiles;
-    }
-  }
-  tracer.host("compile", prog.name, host_t_, rec.compile_s);
-  host_t_ += rec.compile_s;
+  // The SPMD step (and its all-reduce) starts when the last process has dispatched it.
+  double host_ready = 0;
+  for (const Process& pr : procs_) host_ready = std::max(host_ready, pr.host_t);
 
-  rec.start_s = std::max(host_t_, dev_t_);
+  rec.start_s = std::max(host_ready, dev_t_);
   if (executed_.insert(key).second) {
     rec.first_execution = true;
     rec.setup_s = hw_.host.program_load_s;
@@ -303,7 +363,7 @@ void Loop::execute(GraphKind kind, const data::Step& st, uint32_t epoch, bool ev
     const uint64_t bytes = uint64_t(hw_.chip.cores) * (c.host_bytes_fixed + c.host_bytes_per_token * uint64_t(b) * s);
     const double xfer = pcie_transfer_s(hw_, false, bytes);
     r_.transfer_from_device.add(xfer);
-    host_t_ = std::max(host_t_, dev_t_) + kGraphBreakSyncS + xfer + trace_time_s(hw_.host, 0);
+    for (Process& pr : procs_) pr.host_t = std::max(pr.host_t, dev_t_) + kGraphBreakSyncS + xfer + trace_time_s(hw_.host, 0);
     ++r_.fallback_counters[c.aten_op];
     ++r_.graph_breaks;
   }
@@ -362,15 +422,29 @@ void Loop::sync_host(double bytes_from_device) {
   // The host blocks until the device is done, then reads the results back over PCIe.
   const double xfer = pcie_transfer_s(hw_, false, uint64_t(bytes_from_device));
   if (bytes_from_device > 0) r_.transfer_from_device.add(xfer);
-  host_t_ = std::max(host_t_, dev_t_) + xfer;
+  for (Process& pr : procs_) pr.host_t = std::max(pr.host_t, dev_t_) + xfer;
 }
 
 void Loop::finish() {
-  r_.total_time_s = std::max(host_t_, dev_t_);
+  double host_t = 0;
+  for (const Process& pr : procs_) host_t = std::max(host_t, pr.host_t);
+  r_.total_time_s = std::max(host_t, dev_t_);
   // Time after the last execution (host reading results) is host time.
   r_.breakdown.host += r_.total_time_s - dev_t_;
-  r_.compile_time_s = 0;
-  for (double c : r_.compile_time.samples) r_.compile_time_s += c;
+  // The summary shows the busiest process's torch_xla metrics (most compiles, then most compile time).
+  size_t busiest = 0;
+  auto total = [](const MetricSamples& m) { double t = 0; for (double v : m.samples) t += v; return t; };
+  for (size_t p = 1; p < procs_.size(); ++p) {
+    const Process &a = procs_[p], &b = procs_[busiest];
+    if (a.compiles > b.compiles || (a.compiles == b.compiles && total(a.compile_time) > total(b.compile_time))) busiest = p;
+  }
+  const Process& bp = procs_[busiest];
+  r_.busiest_process = uint32_t(busiest);
+  r_.compiles = bp.compiles;
+  r_.cached_compiles = bp.cached;
+  r_.persistent_hits = bp.persistent_hits;
+  r_.compile_time = bp.compile_time;
+  r_.compile_time_s = total(bp.compile_time);
 
   std::vector<double> steady;
   bool warm = false;
@@ -390,12 +464,17 @@ void Loop::finish() {
   r_.mxu_utilization = device_sum_s_ > 0 ? double(flops_) / (device_sum_s_ * peak_flop_per_s) : 0;
 
   for (uint32_t p = 0; p < r_.processes; ++p) {
+    const Process& pc = procs_[p];
     ProcessRecord pr;
     pr.index = p;
     pr.chip = p / hw_.chip.cores;
     pr.core = p % hw_.chip.cores;
-    pr.compiles = r_.compiles;
-    pr.compile_time_s = r_.compile_time_s;
+    pr.train_examples = pc.train_examples;
+    pr.eval_examples = pc.eval_examples;
+    pr.compiles = pc.compiles;
+    pr.cached_compiles = pc.cached;
+    pr.persistent_hits = pc.persistent_hits;
+    pr.compile_time_s = total(pc.compile_time);
     r_.process_records.push_back(pr);
   }
   r_.simulations = programs_.simulations();

@@ -8,10 +8,12 @@
 //   per epoch  the epoch plan of workloads/batching.h (Accelerate sharding, padding), then
 //              evaluation with its own graph and batch.
 //
-// One process per core; all processes execute the same programs in lockstep (the all-reduce
-// synchronizes them), so one timeline is simulated and every process shares it. The program of a
-// step uses the largest B and S over the processes' batches at that step (a process with a shorter
-// batch would compile its own shape in reality; with even_batches=true, the default, they are equal).
+// One process per core, each with its own host clock and compilation cache: a process traces and
+// looks up the graph of its own batch shape (with `padding: longest` or a short last batch the
+// processes' shapes differ, and so do their compiles), and concurrent compilations share the
+// host's CPUs. The device runs the processes' programs in lockstep (the all-reduce synchronizes
+// them): a step starts when the last process has dispatched it, and one SPMD program is simulated
+// for it, at the largest B and S over the processes' batches (the replica that gates the step).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -42,14 +44,16 @@ struct StepRecord {
   uint64_t index = 0;       // position in the run (train and eval steps interleaved)
   std::string kind;         // "train" | "eval"
   std::string graph;        // graph_kind_name: train | train_first_step | accumulate | eval
+  bool grad_buffers = false;  // gradient accumulation: the graph reads the .grad buffers
   uint32_t epoch = 0;
   uint32_t batch = 0, seq = 0;  // per-core program shape: examples, tokens
   uint64_t examples = 0;    // examples over all processes (incl. even_batches fill)
-  bool compiled = false;    // UncachedCompile at this step
+  bool compiled = false;    // UncachedCompile at this step (on some process)
+  uint32_t compiling_processes = 0;  // processes that compiled at this step (sharing the host CPUs)
   bool persistent_hit = false;  // loaded from the persistent cache instead of compiling
   bool first_execution = false; // this program's first execution (load + allocation)
-  double host_s = 0;        // s: tracing + dispatch
-  double compile_s = 0;     // s
+  double host_s = 0;        // s: tracing + dispatch (the longest of any process)
+  double compile_s = 0;     // s: the longest compile of any process at this step
   double setup_s = 0;       // s: program load/allocation (+ parameter upload on the very first)
   double device_s = 0;      // s: simulated device time
   double allreduce_s = 0;   // s: closed-form estimate of the gradient all-reduce within device_s
@@ -75,7 +79,7 @@ struct ProgramRecord {
 struct ProcessRecord {
   uint32_t index = 0, chip = 0, core = 0;
   uint64_t train_examples = 0, eval_examples = 0;
-  uint64_t compiles = 0;
+  uint64_t compiles = 0, cached_compiles = 0, persistent_hits = 0;
   double compile_time_s = 0;
 };
 
@@ -99,6 +103,7 @@ struct TrainingRunResult {
   std::string engine;
   bool full_sim = false;
   uint32_t processes = 0;
+  uint32_t busiest_process = 0;  // whose metrics the summary shows (most compiles)
   std::vector<StepRecord> steps;
   std::vector<ProgramRecord> programs;
   std::vector<ProcessRecord> process_records;

@@ -156,9 +156,9 @@ const Schema<WorkloadConfig>& training_schema() {
         .details("`fp32`: every float tensor f32. `bf16` (XLA_USE_BF16=1, Accelerate mixed_precision=bf16 on TPU): "
                  "every float tensor bf16, incl. weights, gradients and optimizer state. `bf16_downcast` "
                  "(XLA_DOWNCAST_BF16=1): f32 tensors become bf16, the same tensors as `bf16` for BERT. "
-                 "`mixed_bf16`: f32 parameters and optimizer state with bf16 activations; approximated as "
-                 "bf16 activations and gradients with f32 optimizer moments (the f32 master weights are not "
-                 "modelled: parameter memory is that of `bf16`).")
+                 "`mixed_bf16` (torch.autocast with bfloat16): f32 master weights, gradients and optimizer "
+                 "state; every weight is converted to bf16 where it is used (XLA fuses the convert into the "
+                 "consumer or keeps a bf16 copy for the backward pass) and activations are bf16.")
         .source("DESIGN.md §5; torch_xla docs");
     s.field(&WorkloadConfig::training, &TW::gradient_accumulation_steps, "gradient_accumulation_steps").range(1, 1 << 16)
         .default_value(1).doc("micro-steps per optimizer step; non-sync micro-steps skip the all-reduce and optimizer");

@@ -3,6 +3,7 @@
 // step, replay == full simulation, out-of-HBM and out-of-host-RAM errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -12,6 +13,7 @@
 #include "models/bert.h"
 #include "sim/base/sim_error.h"
 #include "workloads/batching.h"
+#include "workloads/dataset.h"
 #include "workloads/host_costs.h"
 #include "workloads/training_run.h"
 #include "workloads/workload_config.h"
@@ -74,15 +76,101 @@ TEST(Training, FirstOptimizerStepIsASecondCompile) {
   EXPECT_NEAR(b.compile + b.warmup + b.host + b.device + b.allreduce + b.eval, r.total_time_s, 1e-9);
 }
 
-TEST(Training, EveryDistinctPaddedShapeIsACompile) {
-  // SGD without momentum has no state: no first-step graph, so compiles = distinct shapes.
+TEST(Training, EveryDistinctPaddedShapeIsACompileOfEachProcess) {
+  // SGD without momentum has no state: no first-step graph, so each process compiles once per
+  // distinct (B, S) of its own batches; with `longest` padding the processes' shapes differ.
   const WorkloadConfig w = tiny("padding: longest\noptimizer: sgd\ndataset: {train: 'uniform:5-40:320'}\n");
   const TrainingRunResult r = run(w);
-  std::set<std::pair<uint32_t, uint32_t>> shapes;
-  for (const auto& s : r.steps) shapes.insert({s.batch, s.seq});
-  EXPECT_GE(shapes.size(), 2u);
-  EXPECT_EQ(r.compiles, shapes.size());
-  EXPECT_EQ(r.programs.size(), shapes.size());
+  data::DatasetOptions d;
+  d.seed = w.training.seed;
+  const data::Dataset ds = data::load_dataset("uniform:5-40:320", d);
+  data::LoaderOptions lo;
+  lo.num_processes = r.processes;
+  lo.batch_size = 4;
+  lo.max_length = 64;
+  lo.padding = data::PaddingSpec::longest();
+  const data::EpochPlan plan = data::plan_train_epoch(ds, lo, w.training.seed, 0);
+  ASSERT_EQ(r.process_records.size(), r.processes);
+  uint64_t most = 0;
+  std::set<uint64_t> counts;
+  for (uint32_t p = 0; p < r.processes; ++p) {
+    const uint64_t shapes = data::distinct_shapes(plan, p).size();
+    EXPECT_EQ(r.process_records[p].compiles, shapes) << "process " << p;
+    counts.insert(shapes);
+    most = std::max(most, shapes);
+  }
+  EXPECT_GE(most, 2u);
+  EXPECT_GE(counts.size(), 2u);  // the processes really compile different numbers of graphs
+  EXPECT_EQ(r.compiles, most);   // the summary shows the busiest process
+  EXPECT_EQ(r.process_records[r.busiest_process].compiles, most);
+  // The device runs the largest shape of each step: one simulated program per distinct one.
+  std::set<std::pair<uint32_t, uint32_t>> step_shapes;
+  for (const auto& s : r.steps) step_shapes.insert({s.batch, s.seq});
+  EXPECT_EQ(r.programs.size(), step_shapes.size());
+}
+
+TEST(Training, ConcurrentCompilesShareTheHostCpus) {
+  // Every process compiles the first step at once; on a host with fewer CPUs than processes they
+  // share them, so the compile stretches by processes / cpus.
+  HwConfig small = v3_8();
+  small.host.cpus = 2;
+  const TrainingRunResult many = run(tiny(), false, v3_8());
+  const TrainingRunResult few = run(tiny(), false, small);
+  ASSERT_GE(v3_8().host.cpus, many.processes);
+  EXPECT_EQ(few.steps[0].compiling_processes, few.processes);
+  EXPECT_NEAR(few.steps[0].compile_s, many.steps[0].compile_s * few.processes / 2.0, 1e-9);
+}
+
+TEST(Training, GradientAccumulationAllReducesOnlyOnSyncSteps) {
+  // 3 micro-steps per optimizer step: the first creates the .grad buffers, the second adds into
+  // them, the third adds, all-reduces and updates (zero_grad(set_to_none) frees them again).
+  const TrainingRunResult r = run(tiny("dataset: {train: 'fixed:40:192'}\ngradient_accumulation_steps: 3\n"));
+  ASSERT_EQ(r.train_steps, 6u);  // 192 / 32
+  EXPECT_EQ(r.optimizer_steps, 2u);
+  const std::vector<std::pair<std::string, bool>> want = {{"accumulate", false}, {"accumulate", true},
+                                                          {"train_first_step", true}, {"accumulate", false},
+                                                          {"accumulate", true}, {"train", true}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(r.steps[i].graph, want[i].first) << i;
+    EXPECT_EQ(r.steps[i].grad_buffers, want[i].second) << i;
+    EXPECT_EQ(r.steps[i].allreduce_s > 0, want[i].first != "accumulate") << i;
+  }
+  for (const ProgramRecord& p : r.programs) EXPECT_EQ(p.allreduce_bytes > 0, p.graph != "accumulate") << p.name;
+  EXPECT_EQ(r.compiles, 4u);  // accumulate, accumulate+grad, train_first_step+grad, train+grad
+  // The .grad buffers persist between micro-steps: they are static memory of the graphs that read them.
+  uint64_t first = 0, later = 0;
+  for (const ProgramRecord& p : r.programs)
+    if (p.graph == "accumulate") (p.name.find("+grad") != std::string::npos ? later : first) = p.optimizer_state_bytes;
+  EXPECT_EQ(first, 0u);
+  EXPECT_GT(later, 0u);
+}
+
+TEST(Training, MixedBf16KeepsF32MasterWeightsAndState) {
+  auto train = [](const TrainingRunResult& r) {
+    for (const auto& p : r.programs)
+      if (p.graph == "train") return p;
+    return ProgramRecord{};
+  };
+  // Large enough batches that activations, not weights, set the peak (autocast also keeps bf16
+  // copies of the weights for the backward pass).
+  const std::string big = "per_device_batch_size: 32\nmax_length: 128\ndataset: {train: 'fixed:100:1024'}\n";
+  const ProgramRecord f32 = train(run(tiny(big + "precision: fp32")));
+  const ProgramRecord mixed = train(run(tiny(big + "precision: mixed_bf16")));
+  const ProgramRecord bf16 = train(run(tiny(big + "precision: bf16")));
+  EXPECT_EQ(mixed.parameter_bytes, f32.parameter_bytes);
+  EXPECT_EQ(mixed.optimizer_state_bytes, f32.optimizer_state_bytes);
+  EXPECT_EQ(bf16.parameter_bytes * 2, f32.parameter_bytes);
+  // bf16 activations: the step's peak is below fp32's (same static memory, smaller activations).
+  EXPECT_LT(mixed.peak_hbm_bytes, f32.peak_hbm_bytes);
+  EXPECT_GT(mixed.peak_hbm_bytes, bf16.peak_hbm_bytes);
+}
+
+TEST(Training, HostTracingOverlapsTheDevice) {
+  // Steady state: tracing step n+1 overlaps executing step n, so a step takes max(host, device).
+  const TrainingRunResult r = run(tiny("dataset: {train: 'fixed:40:320'}\n"));
+  const StepRecord& s = r.steps.back();
+  ASSERT_FALSE(s.compiled);
+  EXPECT_NEAR(s.step_time_s, std::max(s.host_s, s.device_s), 1e-9);
 }
 
 TEST(Training, ShortLastBatchWithoutDropLastIsOneMoreCompile) {
