@@ -207,6 +207,17 @@ TEST(Training, PersistentCacheRemovesCompilesOnTheSecondRun) {
   EXPECT_LT(second.total_time_s, first.total_time_s);
 }
 
+TEST(Training, ABoundedCacheRecompilesEvictedGraphs) {
+  // Two epochs alternating train and eval graphs: with room for one program, every switch evicts
+  // the other and compiles it again (XLA_COMPILATION_CACHE_SIZE too small).
+  const std::string base = "dataset: {train: 'fixed:40:96', eval: 'fixed:40:64'}\nepochs: 2\noptimizer: sgd\n";
+  const TrainingRunResult roomy = run(tiny(base));
+  const TrainingRunResult tight = run(tiny(base + "compile_cache: {capacity: 1}"));
+  EXPECT_EQ(roomy.compiles, 2u);  // train, eval
+  EXPECT_EQ(tight.compiles, 4u);  // train, eval, train again, eval again
+  EXPECT_GT(tight.total_time_s, roomy.total_time_s);
+}
+
 TEST(Training, Bf16HalvesStaticParameterAndOptimizerMemory) {
   auto static_bytes = [](const TrainingRunResult& r) {
     for (const auto& p : r.programs)
