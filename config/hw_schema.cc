@@ -259,6 +259,12 @@ const Schema<HostParams>& host_schema() {
         .doc("first execution of a new program: loading the executable, allocating its HBM buffers");
     s.field(&HostParams::process_ram_gib, "process_ram_gib").unit("GiB").min(0).max(1 << 20).default_value(0.5)
         .doc("private RAM of one framework process, model excluded (forked workers share the parent's pages)");
+    s.field(&HostParams::remote_input_gbyte_per_s, "remote_input_gbyte_per_s").unit("GB/s").greater_than(0).max(1000)
+        .default_value(2.0)
+        .doc("TPU Node (workload tpu_runtime: node): network bandwidth from the user's VM to the TPU host")
+        .source("Google Compute Engine docs: 16 Gbit/s egress of an 8-vCPU VM = 2 GB/s");
+    s.field(&HostParams::remote_input_latency_s, "remote_input_latency_s").unit("s").min(0).max(10).default_value(0.001)
+        .doc("TPU Node: per-batch round trip of the input RPC (assumption: ~1 ms within a zone)");
     return s;
   }();
   return s;

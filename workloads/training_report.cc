@@ -66,6 +66,9 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                    {"max_length", t.max_length}, {"per_device_batch_size", t.per_device_batch_size},
                    {"eval_per_device_batch_size", t.eval_per_device_batch_size},
                    {"global_batch", r.global_batch}, {"processes", r.processes},
+                   {"replicas", r.replicas}, {"clients", r.framework},
+                   {"steps_per_execution", t.steps_per_execution}, {"tpu_runtime", t.tpu_runtime},
+                   {"data_location", t.data_location},
                    {"epochs", t.epochs},     {"launcher", t.launcher}};
   const TimeBreakdown& b = r.breakdown;
   j["summary"] = {{"total_time_s", r.total_time_s},
@@ -79,6 +82,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                   {"upload_time_s", r.upload_time_s},
                   {"peak_hbm_bytes", r.peak_hbm_bytes},
                   {"mxu_utilization", r.mxu_utilization},
+                  {"mfu", r.mfu},
+                  {"allreduce_share", r.allreduce_share},
                   {"padding_waste", r.padding_waste},
                   {"train_steps", r.train_steps},
                   {"eval_steps", r.eval_steps},
@@ -126,7 +131,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
   j["programs"] = programs;
   json procs = json::array();
   for (const ProcessRecord& p : r.process_records)
-    procs.push_back({{"index", p.index}, {"chip", p.chip}, {"core", p.core},
+    procs.push_back({{"index", p.index}, {"chip", p.chip}, {"core", p.core}, {"cores", p.cores}, {"host", p.host},
                      {"train_examples", p.train_examples}, {"eval_examples", p.eval_examples},
                      {"compiles", p.compiles}, {"cached_compiles", p.cached_compiles},
                      {"persistent_hits", p.persistent_hits}, {"compile_time_s", p.compile_time_s}});
@@ -138,6 +143,9 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"run.wall_time_s", "s"}, {"workload.max_length", "tokens"},
             {"workload.per_device_batch_size", "examples"}, {"workload.eval_per_device_batch_size", "examples"},
             {"workload.global_batch", "examples"}, {"workload.processes", "count"}, {"workload.epochs", "count"},
+            {"workload.replicas", "count"}, {"workload.steps_per_execution", "steps"},
+            {"summary.mfu", "fraction"}, {"summary.allreduce_share", "fraction (of steady device time)"},
+            {"processes[].cores", "count"}, {"processes[].host", "host index"},
             {"summary.total_time_s", "s"}, {"summary.steady_step_time_s", "s"},
             {"summary.examples_per_s", "examples/s"}, {"summary.steady_examples_per_s", "examples/s"},
             {"summary.compiles", "count (busiest process)"}, {"summary.compile_time_s", "s (busiest process)"},
@@ -177,8 +185,9 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   line("configs", ctx.hw_file + " + " + ctx.workload_file);
   line("workload", fmt::format("{} {} on {}, {} epochs, padding {}, max_length {}, precision {}, {}", t.model, t.task,
                                t.dataset.train, t.epochs, t.padding, t.max_length, t.precision, t.optimizer));
-  line("hardware", fmt::format("{} ({} chips x {} TensorCores), {} processes ({}), host {} CPUs at {} GHz",
-                               hw.name, hw.slice.chips(), hw.chip.cores, r.processes, t.launcher, hw.host.cpus,
+  line("hardware", fmt::format("{} ({} chips x {} TensorCores), {}, {} host{} of {} CPUs at {} GHz",
+                               hw.name, hw.slice.chips(), hw.chip.cores, r.framework, hw.slice.hosts,
+                               hw.slice.hosts == 1 ? "" : "s", hw.host.cpus,
                                hw.host.cpu_ghz));
   line("batches", fmt::format("{} per core, global {}; eval {} per core; {} train steps ({} optimizer), {} eval steps",
                               t.per_device_batch_size, r.global_batch, t.eval_per_device_batch_size, r.train_steps,
@@ -192,16 +201,18 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   bool same = true;
   for (const ProcessRecord& p : r.process_records) same = same && p.compiles == r.compiles;
   if (same)
-    line("compiles", fmt::format("{} per process, {} of compilation (each of the {} processes compiles its own)",
-                                 r.compiles, dur(r.compile_time_s), r.processes));
+    line("compiles", r.processes == 1 ? fmt::format("{}, {} of compilation (one client compiles for every replica)",
+                                                    r.compiles, dur(r.compile_time_s))
+                                      : fmt::format("{} per process, {} of compilation (each of the {} processes "
+                                                    "compiles its own)", r.compiles, dur(r.compile_time_s), r.processes));
   else
     line("compiles", fmt::format("{} on the busiest process (#{}), {} of compilation; the {} processes' batch "
                                  "shapes differ, so do their compiles (processes[] in report.json)",
                                  r.compiles, r.busiest_process, dur(r.compile_time_s), r.processes));
   line("warm-up", fmt::format("{} until the first step without a compile or an allocation", dur(r.warmup_time_s)));
   line("HBM", fmt::format("peak {} of {} per core", gib(r.peak_hbm_bytes), gib(r.hbm_bytes_per_core)));
-  line("MXU", fmt::format("{:.1f}% utilization while executing; padding wastes {:.1f}% of tokens",
-                          100 * r.mxu_utilization, 100 * r.padding_waste));
+  line("MXU", fmt::format("{:.1f}% utilization while executing, MFU {:.1f}% of steady steps; padding wastes "
+                          "{:.1f}% of tokens", 100 * r.mxu_utilization, 100 * r.mfu, 100 * r.padding_waste));
   for (const XlaDiagnostic& d : r.diagnostics)
     o += fmt::format("warning: {} (in {} train steps)\n", d.message, d.occurrences);
   o += "\nwhere did the time go\n";

@@ -16,6 +16,7 @@
 #include "sim/base/sim_error.h"
 #include "sim/ici/ici_timing.h"
 #include "workloads/batching.h"
+#include "workloads/framework.h"
 #include "workloads/host_costs.h"
 #include "workloads/report.h"
 #include "workloads/step_cache.h"
@@ -98,19 +99,23 @@ std::vector<const XlaConstruct*> apply_model_code(const TrainingWorkload& t, dat
 class Loop {
  public:
   Loop(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunOptions& o, TrainingRunResult& r)
-      : hw_(hw), t_(w.training), o_(o), r_(r), programs_(hw, w.training, o.engine, o.full_sim) {
-    const uint32_t n = hw.slice.chips() * hw.chip.cores;
+      : hw_(hw), t_(w.training), o_(o), r_(r), fw_(framework_personality(w.training)),
+        programs_(hw, w.training, o.engine, o.full_sim) {
+    const uint32_t n = fw_.client_count(hw);
     procs_.reserve(n);
-    for (uint32_t p = 0; p < n; ++p)
-      procs_.push_back({compiler::CompileCache(t_.compile_cache.capacity, t_.compile_cache.persistent_dir)});
+    for (uint32_t c = 0; c < n; ++c)
+      procs_.push_back({compiler::CompileCache(t_.compile_cache.capacity, t_.compile_cache.persistent_dir),
+                        fw_.first_core(hw, c), fw_.core_count(hw, c), fw_.host_of(hw, c)});
   }
 
   void run();
 
  private:
-  // One torch_xla process (one per TensorCore): its own host clock and compilation cache.
+  // One client process (framework.h: a torch_xla process per core, a JAX process per host, one
+  // TF client): its own host clock and compilation cache.
   struct Process {
     compiler::CompileCache cache;
+    uint32_t first_core = 0, cores = 1, host = 0;  // the replicas it drives, the host it runs on
     double host_t = 0;  // s: this process's host clock
     uint64_t compiles = 0, cached = 0, persistent_hits = 0, train_examples = 0, eval_examples = 0;
     MetricSamples compile_time{};
@@ -122,6 +127,8 @@ class Loop {
   void host_side(GraphKind kind, bool grad_buffers, const data::Step& st, bool eval, StepRecord& rec,
                  TrainingTracer& tracer);
   void sync_host(double bytes_from_device);
+  // Clients on one host (all of them compile a new graph at once).
+  uint32_t clients_per_host() const { return uint32_t((procs_.size() + hw_.slice.hosts - 1) / hw_.slice.hosts); }
   void finish();
   data::Dataset load(const std::string& ref, const std::string& key, uint64_t default_count);
 
@@ -129,6 +136,7 @@ class Loop {
   const TrainingWorkload& t_;
   const TrainingRunOptions& o_;
   TrainingRunResult& r_;
+  FrameworkPersonality fw_;
   StepPrograms programs_;
   std::vector<Process> procs_;
   std::set<std::string> executed_;   // program keys already executed once (loaded, allocated)
@@ -152,8 +160,20 @@ data::Dataset Loop::load(const std::string& ref, const std::string& key, uint64_
 }
 
 void Loop::run() {
-  const uint32_t processes = hw_.slice.chips() * hw_.chip.cores;
-  r_.processes = processes;
+  const uint32_t processes = hw_.slice.chips() * hw_.chip.cores;  // data-parallel replicas (Accelerate's processes)
+  r_.processes = uint32_t(procs_.size());
+  r_.replicas = processes;
+  r_.framework = fw_.describe(hw_, t_.launcher);
+  if (t_.tpu_runtime == "node" && t_.data_location == "local")
+    throw SimError(fmt::format(
+        "tf.data on a TPU Node: UnimplementedError: File system scheme '[local]' not implemented (dataset '{}'). "
+        "On a TPU Node the input pipeline runs on your VM but the TPU host reads the files, and it cannot see your "
+        "VM's local disk. Copy the dataset to Cloud Storage (gs://...) and set data_location: gcs, or use a TPU VM "
+        "(tpu_runtime: vm)", t_.dataset.train));
+  if (t_.framework == "tf_keras" && !t_.jit_compile)
+    r_.diagnostics.push_back({"jit_compile", "jit_compile: false", "TPUStrategy compiles every step with XLA",
+                              "nothing to change: jit_compile has no effect on TPU",
+                              "jit_compile: false has no effect under TPUStrategy: every step is XLA-compiled", 0});
   r_.engine = o_.engine;
   r_.full_sim = o_.full_sim;
   r_.hbm_bytes_per_core = hbm_bytes_per_core(hw_);
@@ -203,8 +223,8 @@ void Loop::run() {
       }
       // torch.optim creates its state lazily in the first optimizer step: a different graph.
       const GraphKind kind = !st.sync ? GraphKind::kAccumulate
-                             : r_.optimizer_steps == 0 ? GraphKind::kTrainFirstStep
-                                                       : GraphKind::kTrain;
+                             : r_.optimizer_steps == 0 && fw_.lazy_optimizer_state ? GraphKind::kTrainFirstStep
+                                                                                   : GraphKind::kTrain;
       // .grad buffers exist after the first micro-step of an accumulation cycle (step_cache.h).
       execute(kind, micro_steps > 0, st, epoch, false);
       micro_steps = st.sync ? 0 : micro_steps + 1;
@@ -240,20 +260,37 @@ void Loop::host_side(GraphKind kind, bool grad_buffers, const data::Step& st, bo
   struct Lookup {
     const StepInfo* info = nullptr;
     compiler::CacheResult result = compiler::CacheResult::kHit;
+    uint32_t examples = 0;
   };
+  uint64_t global_examples = 0;
+  const auto [gb, gs] = step_shape(st, &global_examples);
   std::vector<Lookup> look(procs_.size());
+  std::map<uint32_t, uint32_t> compiling_on_host;
   uint32_t compiling = 0;
   for (size_t p = 0; p < procs_.size(); ++p) {
-    const data::ProcessBatch& pb = st.processes[p];
-    if (pb.batch_size == 0) continue;  // nothing to run: this process only waits for the others
-    look[p].info = &programs_.info({kind, pb.batch_size, pb.padded_length, grad_buffers});
+    // A client compiles the shape of its own batch (torch_xla) or the global SPMD program.
+    uint32_t b = 0, s = 0;
+    for (uint32_t c = procs_[p].first_core; c < procs_[p].first_core + procs_[p].cores; ++c) {
+      b = std::max(b, st.processes[c].batch_size);
+      s = std::max(s, st.processes[c].padded_length);
+      look[p].examples += st.processes[c].batch_size;
+    }
+    if (!fw_.per_client_shapes) b = gb, s = gs;
+    if (b == 0) continue;  // nothing to run: this process only waits for the others
+    look[p].info = &programs_.info({kind, b, s, grad_buffers});
     // Writes to the persistent cache are deferred to the step's end: processes that compile the
     // same graph at the same time all miss.
     look[p].result = procs_[p].cache.lookup_or_insert(look[p].info->key, /*defer_write=*/true);
-    if (look[p].result == compiler::CacheResult::kMiss) ++compiling;
+    if (look[p].result == compiler::CacheResult::kMiss) ++compiling, ++compiling_on_host[procs_[p].host];
   }
-  // Concurrent compilations (one single-threaded compiler per process) share the host's CPUs.
-  const uint32_t sharing = std::max(compiling, 1u);
+  const double scale = host_speed_scale(hw_.host);
+  // TPU Node: the batch crosses the network from the user's VM (tf.data prefetch pipelines it with
+  // the device, so it is host-side time of the step).
+  double remote_input_s = 0;
+  if (t_.tpu_runtime == "node") {
+    const uint64_t bytes = programs_.get({kind, gb, gs, grad_buffers}).compiled.infeed_bytes * r_.replicas;
+    remote_input_s = hw_.host.remote_input_latency_s + double(bytes) / (hw_.host.remote_input_gbyte_per_s * 1e9);
+  }
   rec.host_s = 0;
   rec.compile_s = 0;
   for (size_t p = 0; p < procs_.size(); ++p) {
@@ -261,10 +298,16 @@ void Loop::host_side(GraphKind kind, bool grad_buffers, const data::Step& st, bo
     Process& pr = procs_[p];
     const StepInfo& info = *look[p].info;
     pr.host_t = std::max(pr.host_t, ahead);
-    const double trace_s = trace_time_s(hw_.host, info.graph_nodes);
+    // torch_xla re-records the graph every step; jit/tf.function trace only a new signature.
+    // Dispatch (the Python loop, the loader) is per execution of steps_per_execution steps.
+    const bool new_signature = look[p].result != compiler::CacheResult::kHit;
+    const double trace_s = (fw_.trace_every_step || new_signature ? double(info.graph_nodes) * hw_.host.trace_s_per_node : 0) * scale +
+                           hw_.host.step_overhead_s * scale / fw_.steps_per_execution + remote_input_s;
     if (p == 0) tracer.host("tracing", fmt::format("step {}", rec.index), pr.host_t, trace_s);
     pr.host_t += trace_s;
     rec.host_s = std::max(rec.host_s, trace_s);
+    // Concurrent compilations (one single-threaded compiler per process) share their host's CPUs.
+    const uint32_t sharing = std::max(compiling_on_host[pr.host], 1u);
     double compile_s = 0;
     switch (look[p].result) {
       case compiler::CacheResult::kMiss:
@@ -275,7 +318,7 @@ void Loop::host_side(GraphKind kind, bool grad_buffers, const data::Step& st, bo
         break;
       case compiler::CacheResult::kPersistentHit:
         // Deserializing a cached executable costs about a compilation's fixed part, not its passes.
-        compile_s = hw_.host.compile_base_s * host_speed_scale(hw_.host);
+        compile_s = hw_.host.compile_base_s * scale;
         ++pr.persistent_hits;
         rec.persistent_hit = true;
         break;
@@ -298,7 +341,7 @@ void Loop::host_side(GraphKind kind, bool grad_buffers, const data::Step& st, bo
     if (p == 0 && compile_s > 0) tracer.host("compile", info.name, pr.host_t, compile_s);
     pr.host_t += compile_s;
     rec.compile_s = std::max(rec.compile_s, compile_s);
-    (eval ? pr.eval_examples : pr.train_examples) += st.processes[p].batch_size;
+    (eval ? pr.eval_examples : pr.train_examples) += look[p].examples;
   }
   for (size_t p = 0; p < procs_.size(); ++p)
     if (look[p].result == compiler::CacheResult::kMiss && look[p].info) procs_[p].cache.store(look[p].info->key);
@@ -346,7 +389,8 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   const DeviceRun run = programs_.execute(prog, tracer.detail(rec.index, rec.first_execution, rec.start_s + rec.setup_s));
   rec.device_s = run.device_s;
   rec.replayed = run.replayed;
-  rec.allreduce_s = std::min(run.device_s, allreduce_estimate_s(hw_, prog.compiled.allreduce_bytes, r_.processes));
+  rec.flops = prog.compiled.program.info.flops;
+  rec.allreduce_s = std::min(run.device_s, allreduce_estimate_s(hw_, prog.compiled.allreduce_bytes, r_.replicas));
   const double prev_end = dev_t_;
   dev_t_ = rec.start_s + rec.setup_s + rec.device_s;
   rec.end_s = dev_t_;
@@ -409,7 +453,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
     p.optimizer_state_bytes = prog.optimizer_state_bytes;
     p.allreduce_bytes = prog.compiled.allreduce_bytes;
     p.flops = prog.compiled.program.info.flops;
-    p.compile_s = compile_time_s(hw_.host, prog.compiled.hlo_ops, prog.compiled.kernels, r_.processes);
+    p.compile_s = compile_time_s(hw_.host, prog.compiled.hlo_ops, prog.compiled.kernels, clients_per_host());
     p.device_s = rec.device_s;
     r_.programs.push_back(p);
     r_.peak_hbm_bytes = std::max(r_.peak_hbm_bytes, p.peak_hbm_bytes);
@@ -448,13 +492,21 @@ void Loop::finish() {
 
   std::vector<double> steady;
   bool warm = false;
+  double steady_flops = 0, steady_time = 0, steady_device = 0, steady_allreduce = 0;
   for (size_t i = 0; i < r_.steps.size(); ++i) {
     const StepRecord& s = r_.steps[i];
     if (s.kind != "train" || s.compiled || s.persistent_hit || s.first_execution) continue;
     if (!warm) r_.warmup_time_s = i ? r_.steps[i - 1].end_s : 0;
     warm = true;
     steady.push_back(s.step_time_s);
+    steady_flops += double(s.flops);
+    steady_time += s.step_time_s;
+    steady_device += s.device_s;
+    steady_allreduce += s.allreduce_s;
   }
+  const double core_peak = core_peak_tflop_per_s(hw_) * 1e12;
+  r_.mfu = steady_time > 0 ? steady_flops / (steady_time * core_peak) : 0;
+  r_.allreduce_share = steady_device > 0 ? steady_allreduce / steady_device : 0;
   if (!warm) r_.warmup_time_s = r_.total_time_s;
   r_.steady_step_time_s = median(steady);
   r_.examples_per_s = r_.total_time_s > 0 ? double(r_.train_examples) / r_.total_time_s : 0;
@@ -467,8 +519,10 @@ void Loop::finish() {
     const Process& pc = procs_[p];
     ProcessRecord pr;
     pr.index = p;
-    pr.chip = p / hw_.chip.cores;
-    pr.core = p % hw_.chip.cores;
+    pr.chip = pc.first_core / hw_.chip.cores;
+    pr.core = pc.first_core % hw_.chip.cores;
+    pr.cores = pc.cores;
+    pr.host = pc.host;
     pr.train_examples = pc.train_examples;
     pr.eval_examples = pc.eval_examples;
     pr.compiles = pc.compiles;

@@ -60,6 +60,7 @@ struct StepRecord {
   double start_s = 0, end_s = 0;  // s: device timeline (execution start, completion)
   double step_time_s = 0;   // s: end_s - previous step's end_s
   bool replayed = false;    // device time replayed from an identical earlier execution
+  uint64_t flops = 0;       // per core: useful flops of the step's program
 };
 
 struct ProgramRecord {
@@ -77,7 +78,8 @@ struct ProgramRecord {
 };
 
 struct ProcessRecord {
-  uint32_t index = 0, chip = 0, core = 0;
+  uint32_t index = 0, chip = 0, core = 0;  // its first replica's chip and core
+  uint32_t cores = 1, host = 0;            // replicas it drives; the host it runs on
   uint64_t train_examples = 0, eval_examples = 0;
   uint64_t compiles = 0, cached_compiles = 0, persistent_hits = 0;
   double compile_time_s = 0;
@@ -102,7 +104,9 @@ struct XlaDiagnostic {
 struct TrainingRunResult {
   std::string engine;
   bool full_sim = false;
-  uint32_t processes = 0;
+  uint32_t processes = 0;         // framework client processes (framework.h)
+  uint32_t replicas = 0;          // data-parallel replicas: every TensorCore of the slice
+  std::string framework;          // "8 processes (xla_spawn)", "1 client (TPUStrategy)", ...
   uint32_t busiest_process = 0;  // whose metrics the summary shows (most compiles)
   std::vector<StepRecord> steps;
   std::vector<ProgramRecord> programs;
@@ -110,6 +114,10 @@ struct TrainingRunResult {
   TimeBreakdown breakdown;
   double total_time_s = 0, steady_step_time_s = 0, examples_per_s = 0, steady_examples_per_s = 0;
   double compile_time_s = 0, warmup_time_s = 0, upload_time_s = 0, mxu_utilization = 0;
+  // Over the steady train steps: model flops utilization (flops / (step time x peak): the host's
+  // share of the step counts against it, unlike mxu_utilization's) and the all-reduce's share of
+  // the device time.
+  double mfu = 0, allreduce_share = 0;
   uint64_t compiles = 0, cached_compiles = 0, persistent_hits = 0, mark_steps = 0;
   uint64_t train_steps = 0, eval_steps = 0, optimizer_steps = 0, train_examples = 0, epochs_run = 0;
   uint64_t peak_hbm_bytes = 0, hbm_bytes_per_core = 0;

@@ -110,7 +110,7 @@ const Schema<CompileCacheConfig>& compile_cache_schema() {
   return s;
 }
 
-// The ML frameworks whose semantics a training workload could follow; only torch_xla is modelled.
+// The framework personalities a training workload can follow (workloads/framework.h).
 const std::vector<std::string>& framework_names() {
   static const std::vector<std::string> n = {"torch_xla", "tf_keras", "jax"};
   return n;
@@ -162,8 +162,20 @@ const Schema<WorkloadConfig>& training_schema() {
         .source("DESIGN.md §5; torch_xla docs");
     s.field(&WorkloadConfig::training, &TW::gradient_accumulation_steps, "gradient_accumulation_steps").range(1, 1 << 16)
         .default_value(1).doc("micro-steps per optimizer step; non-sync micro-steps skip the all-reduce and optimizer");
-    s.field(&WorkloadConfig::training, &TW::framework, "framework").default_value("torch_xla")
-        .doc("framework personality: torch_xla (others are not yet supported)");
+    s.field(&WorkloadConfig::training, &TW::framework, "framework").one_of(framework_names()).default_value("torch_xla")
+        .doc("framework personality (docs/training.md, \"Frameworks\")")
+        .details("`torch_xla` (PyTorch/XLA + Accelerate: a process per core, lazy tracing every step), `tf_keras` "
+                 "(TPUStrategy: one client, one SPMD compile per input signature, `steps_per_execution`), `jax` "
+                 "(pjit: a process per host, one compile per signature on each).");
+    s.field(&WorkloadConfig::training, &TW::steps_per_execution, "steps_per_execution").range(1, 1 << 20)
+        .default_value(1).doc("tf_keras: training steps per host dispatch (Model.compile(steps_per_execution=N))");
+    s.field(&WorkloadConfig::training, &TW::jit_compile, "jit_compile").default_value(true)
+        .doc("tf_keras: Model.compile(jit_compile=...); under TPUStrategy every step is XLA-compiled either way");
+    s.field(&WorkloadConfig::training, &TW::tpu_runtime, "tpu_runtime").one_of({"vm", "node"}).default_value("vm")
+        .doc("TPU VM (the input pipeline runs on the TPU host) or TPU Node (tf_keras: it runs on your VM and "
+             "reaches the TPU over the network; it cannot read your VM's local disk)");
+    s.field(&WorkloadConfig::training, &TW::data_location, "data_location").one_of({"local", "gcs"})
+        .default_value("local").doc("where the dataset files are: local disk, or Cloud Storage (gs://)");
     s.field(&WorkloadConfig::training, &TW::seed, "seed").default_value(0).doc("run seed (epoch shuffles, synthetic datasets)");
     s.field(&WorkloadConfig::training, &TW::split_batches, "split_batches").default_value(false)
         .doc("Accelerate split_batches: per_device_batch_size is the global batch, split across processes");
@@ -198,14 +210,15 @@ const Schema<WorkloadConfig>& training_schema() {
         c.fail("model", "unknown model preset; known: " + config::join(models::bert_preset_names()),
                near ? "did you mean '" + *near + "'?" : "");
       }
-      if (t.framework != "torch_xla") {
-        const auto& known = framework_names();
-        if (std::find(known.begin(), known.end(), t.framework) == known.end()) {
-          const auto near = config::closest(t.framework, known);
-          c.fail("framework", "unknown framework; known: " + config::join(known), near ? "did you mean '" + *near + "'?" : "");
-        }
-        c.fail("framework", "framework '" + t.framework + "' is not yet supported (supported: torch_xla)");
-      }
+      if (t.steps_per_execution > 1 && t.framework != "tf_keras")
+        c.fail("steps_per_execution", "is a Keras Model.compile setting: only framework tf_keras runs several steps "
+               "per dispatch", "remove it, or use framework: tf_keras");
+      if (t.tpu_runtime == "node" && t.framework != "tf_keras")
+        c.fail("tpu_runtime", "TPU Nodes are modelled for framework tf_keras only (JAX and current PyTorch/XLA run on "
+               "TPU VMs)", "use tpu_runtime: vm");
+      if (t.framework != "torch_xla" && (t.launcher != "xla_spawn" || !t.model_code.empty()))
+        c.fail(t.launcher != "xla_spawn" ? "launcher" : "model_code",
+               "is a PyTorch/XLA setting; framework " + t.framework + " does not use it", "remove it");
       data::ErrorWhere where{};
       try {
         data::parse_padding(t.padding, where);

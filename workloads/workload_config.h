@@ -49,7 +49,11 @@ struct TrainingWorkload {
   std::string optimizer = "adamw";         // adamw | sgd | lamb
   std::string precision = "fp32";          // fp32 | bf16 | bf16_downcast | mixed_bf16
   uint32_t gradient_accumulation_steps = 1;
-  std::string framework = "torch_xla";
+  std::string framework = "torch_xla";     // torch_xla | tf_keras | jax (workloads/framework.h)
+  uint32_t steps_per_execution = 1;        // tf_keras: steps per host dispatch (Model.compile)
+  bool jit_compile = true;                 // tf_keras: Model.compile(jit_compile=...)
+  std::string tpu_runtime = "vm";          // vm | node (tf_keras): where the input pipeline runs
+  std::string data_location = "local";     // local | gcs: where the dataset files are
   uint64_t seed = 0;
   bool split_batches = false, even_batches = true, drop_last = false;
   CompileCacheConfig compile_cache;

@@ -27,6 +27,10 @@ struct HostParams {
   double compile_s_per_kernel = 0;    // s per fused kernel (LLO code generation)
   double program_load_s = 0;          // s: first execution of a new program (load, buffer allocation)
   double process_ram_gib = 0;         // GiB of private RAM of one framework process (model excluded)
+  // TPU Node (tpu_runtime: node): the input pipeline runs on the user's VM and each batch reaches
+  // the TPU host over the data-center network (gRPC).
+  double remote_input_gbyte_per_s = 0;  // GB/s of that path
+  double remote_input_latency_s = 0;    // s per batch (one RPC)
 };
 
 struct SliceParams {

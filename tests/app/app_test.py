@@ -386,7 +386,7 @@ def test_training_notebook_ram(tmp):
 
 def test_training_bad_input(tmp):
     expect_bad_input(tmp, ["run", "--set", "model=bert-bsae-cased"], ["model", "did you mean 'bert-base-cased'"])
-    expect_bad_input(tmp, ["run", "--set", "framework=tf_keras"], ["framework", "not yet supported"])
+    expect_bad_input(tmp, ["run", "--set", "framework=tf_kears"], ["framework", "did you mean 'tf_keras'"])
     expect_bad_input(tmp, ["run", "--set", "padding=multiple_of:0"], ["padding"])
 
 

@@ -176,11 +176,12 @@ TEST(TrainingWorkloadConfig, ModelFrameworkAndDatasetErrors) {
   auto e = config_error_of([] { load_workload_config_text("kind: training\nmodel: bert-bsae-cased\ndataset: {train: 'fixed:8:8'}\nper_device_batch_size: 1\n", "t.yaml"); });
   EXPECT_EQ(e.yaml_path, "model");
   EXPECT_EQ(e.suggestion, "did you mean 'bert-base-cased'?");
-  e = config_error_of([] { load_workload_config_text(std::string(kTraining) + "framework: tf_keras\n", "t.yaml"); });
-  EXPECT_EQ(e.yaml_path, "framework");
-  EXPECT_TRUE(contains(e.rule, "not yet supported")) << e.rule;
+  e = config_error_of([] { load_workload_config_text(std::string(kTraining) + "steps_per_execution: 8\n", "t.yaml"); });
+  EXPECT_EQ(e.yaml_path, "steps_per_execution");
+  EXPECT_TRUE(contains(e.rule, "only framework tf_keras")) << e.rule;
   e = config_error_of([] { load_workload_config_text(std::string(kTraining) + "framework: pytorch\n", "t.yaml"); });
-  EXPECT_TRUE(contains(e.rule, "unknown framework")) << e.rule;
+  EXPECT_EQ(e.yaml_path, "framework");
+  EXPECT_TRUE(contains(e.rule, "torch_xla")) << e.rule;
   e = config_error_of([] { load_workload_config_text("kind: training\nmodel: bert-tiny\ndataset: {train: 'fixed:x'}\nper_device_batch_size: 1\n", "t.yaml"); });
   EXPECT_EQ(e.yaml_path, "dataset.train");
 }

@@ -1,0 +1,56 @@
+#include "workloads/framework.h"
+
+#include <fmt/format.h>
+
+namespace tpusim {
+
+FrameworkPersonality framework_personality(const TrainingWorkload& t) {
+  FrameworkPersonality p;
+  p.name = t.framework;
+  if (t.framework == "tf_keras") {
+    p.clients = FrameworkPersonality::Clients::kOne;
+    p.trace_every_step = false;
+    p.lazy_optimizer_state = false;
+    p.per_client_shapes = false;
+    p.steps_per_execution = t.steps_per_execution;
+  } else if (t.framework == "jax") {
+    p.clients = FrameworkPersonality::Clients::kPerHost;
+    p.trace_every_step = false;
+    p.lazy_optimizer_state = false;
+    p.per_client_shapes = false;
+  }
+  return p;
+}
+
+uint32_t FrameworkPersonality::client_count(const HwConfig& hw) const {
+  switch (clients) {
+    case Clients::kPerCore: return hw.slice.chips() * hw.chip.cores;
+    case Clients::kPerHost: return hw.slice.hosts;
+    case Clients::kOne: return 1;
+  }
+  return 1;
+}
+
+uint32_t FrameworkPersonality::core_count(const HwConfig& hw, uint32_t) const {
+  const uint32_t cores = hw.slice.chips() * hw.chip.cores;
+  return cores / client_count(hw);
+}
+
+uint32_t FrameworkPersonality::first_core(const HwConfig& hw, uint32_t c) const { return c * core_count(hw, c); }
+
+uint32_t FrameworkPersonality::host_of(const HwConfig& hw, uint32_t c) const {
+  const uint32_t cores_per_host = hw.slice.chips_per_host * hw.chip.cores;
+  return first_core(hw, c) / cores_per_host;
+}
+
+std::string FrameworkPersonality::describe(const HwConfig& hw, const std::string& launcher) const {
+  const uint32_t n = client_count(hw);
+  switch (clients) {
+    case Clients::kPerCore: return fmt::format("{} processes ({})", n, launcher);
+    case Clients::kPerHost: return fmt::format("{} process{} (one per host, jax.distributed)", n, n == 1 ? "" : "es");
+    case Clients::kOne: return "1 client (TPUStrategy)";
+  }
+  return "";
+}
+
+}  // namespace tpusim
