@@ -5,6 +5,7 @@
 
 #include "compiler/collectives.h"
 #include "compiler/fusion.h"
+#include "compiler/instr_buffer.h"
 #include "compiler/lowering.h"
 #include "compiler/program_builder.h"
 
@@ -21,16 +22,33 @@ BufferKind role_kind(const models::Node& n) {
   return BufferKind::kInput;
 }
 
-// Appends core 0's instructions [from, end) and VMEM allocations [alloc_from, end) to the others:
-// SPMD replicas run the same stream, and every collective emits the same instruction count per
-// core, so indices (and therefore dependencies) are the same on every core.
-void replicate_tail(std::vector<isa::CoreProgram>& cores, size_t from, size_t alloc_from) {
+// Builds the streams of replicas 1.. from core 0's: SPMD replicas run the same stream except for
+// their collective section, and every collective emits the same instruction count per core, so
+// indices (and therefore dependencies) are the same on every core. Core c's stream is core 0's
+// with [section.from, section.from + its length) replaced by sections[c], likewise for the VMEM
+// allocations. Each replica is allocated once at its final size: copying the streams is most of
+// a data-parallel compile.
+struct Section {
+  size_t from = 0, len = 0;              // instructions
+  size_t alloc_from = 0, alloc_len = 0;  // VMEM allocations
+};
+void assemble_replicas(std::vector<isa::CoreProgram>& cores, const std::vector<isa::CoreProgram>& sections,
+                       const Section& s) {
   const auto& src = cores[0];
   for (size_t c = 1; c < cores.size(); ++c) {
-    if (cores[c].instrs.size() != from) throw std::logic_error("data parallel: replica streams diverged");
-    cores[c].instrs.insert(cores[c].instrs.end(), src.instrs.begin() + long(from), src.instrs.end());
-    cores[c].vmem_allocs.insert(cores[c].vmem_allocs.end(), src.vmem_allocs.begin() + long(alloc_from),
-                                src.vmem_allocs.end());
+    const auto& sec = sections[c];
+    if (sec.instrs.size() != s.len || sec.vmem_allocs.size() != s.alloc_len)
+      throw std::logic_error("data parallel: replica streams diverged");
+    auto& instrs = cores[c].instrs;
+    reserve_instrs(instrs, src.instrs.size());
+    instrs.insert(instrs.end(), src.instrs.begin(), src.instrs.begin() + long(s.from));
+    instrs.insert(instrs.end(), sec.instrs.begin(), sec.instrs.end());
+    instrs.insert(instrs.end(), src.instrs.begin() + long(s.from + s.len), src.instrs.end());
+    auto& allocs = cores[c].vmem_allocs;
+    allocs.reserve(src.vmem_allocs.size());
+    allocs.insert(allocs.end(), src.vmem_allocs.begin(), src.vmem_allocs.begin() + long(s.alloc_from));
+    allocs.insert(allocs.end(), sec.vmem_allocs.begin(), sec.vmem_allocs.end());
+    allocs.insert(allocs.end(), src.vmem_allocs.begin() + long(s.alloc_from + s.alloc_len), src.vmem_allocs.end());
   }
 }
 
@@ -68,12 +86,10 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
     prog.cores[i].chip = ring[i].chip;
     prog.cores[i].core = ring[i].core;
   }
-  std::vector<std::unique_ptr<ProgramBuilder>> builders;
-  std::vector<ProgramBuilder*> bptr;
-  for (uint32_t i = 0; i < n; ++i) {
-    builders.push_back(std::make_unique<ProgramBuilder>(prog.cores[i], hw.chip.core.vmem.size_bytes()));
-    bptr.push_back(builders.back().get());
-  }
+  // Core 0's stream is compiled whole; the other replicas get only their own all-reduce section
+  // (`sections`, emitted at the same stream indices as core 0's) and are assembled at the end.
+  const uint64_t vmem_bytes = hw.chip.core.vmem.size_bytes();
+  ProgramBuilder b0(prog.cores[0], vmem_bytes);
 
   // Infeed: the next batch's inputs cross PCIe while this step computes (torch_xla's parallel
   // loader / tf.data prefetch), contending for the chip's PCIe link and HBM.
@@ -86,10 +102,10 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
     in.op = isa::Op::kHostLoad;
     in.bytes = out.infeed_bytes;
     in.label = "infeed:next batch";
-    bptr[0]->emit(in);
+    b0.emit(in);
   }
 
-  LowerContext cx{g, plan, hw, *bptr[0]};
+  LowerContext cx{g, plan, hw, b0};
   auto lower = [&](const Fusion& f) {
     if (f.kind == FusionKind::kDot)
       lower_dot_kernel(cx, f);
@@ -97,22 +113,32 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
       lower_vector_kernel(cx, f);
   };
   for (const Fusion* f : pre) lower(*f);
-  replicate_tail(prog.cores, 0, 0);
 
+  Section section;
+  section.from = prog.cores[0].instrs.size();
+  section.alloc_from = prog.cores[0].vmem_allocs.size();
+  std::vector<isa::CoreProgram> sections(n);  // [0] unused: core 0's section stays in place
   if (!step.grads.empty() && n > 1) {
     for (int gr : step.grads) out.allreduce_bytes += stored_bytes(g, gr);
+    std::vector<std::unique_ptr<ProgramBuilder>> builders;
+    std::vector<ProgramBuilder*> bptr = {&b0};
+    for (uint32_t i = 1; i < n; ++i) {
+      builders.push_back(std::make_unique<ProgramBuilder>(sections[i], vmem_bytes, uint32_t(section.from)));
+      bptr.push_back(builders.back().get());
+    }
     AllReduceOptions opt;
     opt.piece_bytes = step.allreduce_piece_bytes;
     uint32_t tags = 0;
     // Every replica waits for the end of its own backward pass: the same instruction indices as
-    // core 0's (the streams are identical so far), which only core 0's builder has tracked.
-    const std::vector<std::vector<uint32_t>> wait(n, bptr[0]->entry_deps());
+    // core 0's (every replica's stream is core 0's up to here), which only core 0's builder tracked.
+    const isa::Deps& entry = b0.entry_deps();
+    const std::vector<std::vector<uint32_t>> wait(n, std::vector<uint32_t>(entry.begin(), entry.end()));
     emit_all_reduce(bptr, ring, out.allreduce_bytes, wait, opt, &tags);
   }
-  const size_t tail_from = prog.cores[0].instrs.size();
-  const size_t alloc_from = prog.cores[0].vmem_allocs.size();
+  section.len = prog.cores[0].instrs.size() - section.from;
+  section.alloc_len = prog.cores[0].vmem_allocs.size() - section.alloc_from;
   for (const Fusion* f : post) lower(*f);
-  replicate_tail(prog.cores, tail_from, alloc_from);
+  assemble_replicas(prog.cores, sections, section);
 
   prog.info.flops = cx.flops;
   prog.info.hbm_bytes = cx.hbm_bytes;

@@ -278,7 +278,7 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
   pb.alloc(uint64_t(best.w_buf), best.w_res ? "stationary_operand" : "stationary_blocks");
   pb.alloc(uint64_t(best.fixed_buf), "accumulator_output_epilogue");
 
-  std::vector<uint32_t> small_loads;
+  isa::Deps small_loads;
   for (const Operand* op : {&S, &W})
     for (int in : op->small) small_loads.push_back(pb.dma_load(stored_bytes(g, in), {}, g.node(in).name));
   for (int in : epi_small) small_loads.push_back(pb.dma_load(stored_bytes(g, in), {}, g.node(in).name));
@@ -298,9 +298,9 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
   // slot waits for the last matmuls on each MXU that read the slot's previous owner.
   struct Slot {
     int64_t owner = -1;
-    std::vector<uint32_t> users, prev_users;
-    const std::vector<uint32_t>& war_for(int64_t who) const { return owner == who ? prev_users : users; }
-    void record(int64_t who, const std::vector<uint32_t>& u) {
+    isa::Deps users, prev_users;
+    const isa::Deps& war_for(int64_t who) const { return owner == who ? prev_users : users; }
+    void record(int64_t who, const isa::Deps& u) {
       if (owner != who) {
         prev_users = users;
         owner = who;
@@ -320,9 +320,9 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
   auto cols_in = [&](int64_t j) { return std::min(tc, C - j * tc); };
   auto ks_in = [&](int64_t k) { return std::min(tk, K - k * tk); };
 
-  auto prep_block = [&](const Operand& op, double frac, std::vector<uint32_t> war, const char* what) {
+  auto prep_block = [&](const Operand& op, double frac, const isa::Deps& war, const char* what) {
     uint32_t last = 0;
-    std::vector<uint32_t> loads;
+    isa::Deps loads;
     for (int in : op.large) {
       uint64_t bytes = uint64_t(std::ceil(double(stored_bytes(g, in)) * frac));
       loads.push_back(pb.dma_load(bytes, war, g.node(in).name));
@@ -330,7 +330,7 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
     }
     loads.insert(loads.end(), small_loads.begin(), small_loads.end());
     if (loads.empty()) loads = war;
-    last = pb.vpu(scale_work(op.prep, frac), loads, std::string("prepare ") + what);
+    last = pb.vpu(scale_work(op.prep, frac), loads, what);
     return last;
   };
 
@@ -341,24 +341,22 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
     if (s_needed) {
       const double frac = double(rows_in(s.i) * ks_in(s.k)) / double(B * R * K);
       const int64_t own = s_owner(t);
-      s_block[s.k] = prep_block(S, frac, s_slot[own % 2].war_for(own), "streamed");
+      s_block[s.k] = prep_block(S, frac, s_slot[own % 2].war_for(own), "prepare streamed");
     }
     if (w_needed) {
       const double frac = double(ks_in(s.k) * cols_in(s.j)) / double(B * K * C);
       const int64_t own = w_owner(t);
-      w_block[s.j * kb + s.k] = prep_block(W, frac, w_slot[own % 2].war_for(own), "stationary");
+      w_block[s.j * kb + s.k] = prep_block(W, frac, w_slot[own % 2].war_for(own), "prepare stationary");
     }
     s_ready[t] = s_block[s.k];
     w_ready[t] = w_block[s.j * kb + s.k];
     if (s.k == 0 && !epi_large.empty()) {
       const double frac = double(rows_in(s.i) * cols_in(s.j)) / double(B * R * C);
-      std::vector<uint32_t> ids;
       for (int in : epi_large) {
         uint64_t bytes = uint64_t(std::ceil(double(stored_bytes(g, in)) * frac));
-        ids.push_back(pb.dma_load(bytes, {}, g.node(in).name));
+        epi_ready[t] = pb.dma_load(bytes, {}, g.node(in).name);  // the last one: loads run in order
         cx.hbm_bytes += bytes;
       }
-      epi_ready[t] = ids.back();
       has_epi_load[t] = true;
     }
   };
@@ -368,17 +366,17 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
   uint32_t acc_prev = 0, epi_dep = 0;
   bool have_epi_dep = false;
   uint64_t counter = 0;
-  std::vector<std::vector<uint32_t>> step_users(steps.size());
+  std::vector<isa::Deps> step_users(steps.size());
   auto finish = [&](size_t t) {
     const Step& s = steps[t];
     const int64_t rows = rows_in(s.i), cols = cols_in(s.j);
     const uint64_t acc_v = vregs({rows, cols}, DType::kF32);
-    std::vector<uint32_t> adeps = step_users[t];
+    isa::Deps adeps = step_users[t];
     if (s.k > 0) adeps.push_back(acc_prev);
     acc_prev = pb.vpu({acc_v, 0, 0, s.k > 0 ? acc_v : 0, acc_v}, adeps, "accumulate");
     if (s.k == kb - 1) {
       const double frac = double(rows * cols) / double(B * R * C);
-      std::vector<uint32_t> edeps = {acc_prev};
+      isa::Deps edeps = {acc_prev};
       if (have_epi_dep) edeps.push_back(epi_dep);
       if (stores.size() >= 2) edeps.push_back(stores[stores.size() - 2]);
       uint32_t e = pb.vpu(scale_work(epi, frac), edeps, "epilogue");
@@ -397,6 +395,7 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
     if ((!best.s_res || !best.w_res) && u > t + 1) return false;
     return s_owner(u) <= s_owner(t) + 1 && w_owner(u) <= w_owner(t) + 1;
   };
+  std::vector<uint32_t> last_on;  // per MXU: this step's last matmul
   for (size_t t = 0; t < steps.size(); ++t) {
     const Step& s = steps[t];
     while (next_load <= t || can_load(next_load, t)) emit_loads(next_load++);
@@ -405,13 +404,13 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
       have_epi_dep = true;
     }
     const int64_t rows = rows_in(s.i), cols = cols_in(s.j), ks = ks_in(s.k);
-    std::vector<uint32_t> last_on(n_mxu, UINT32_MAX);
+    last_on.assign(n_mxu, UINT32_MAX);
     for (int64_t kk = 0; kk < div_up(ks, R_); ++kk)
       for (int64_t nn = 0; nn < div_up(cols, C_); ++nn) {
         const uint32_t u = uint32_t(counter++ % n_mxu);
         const uint32_t k_used = uint32_t(std::min(R_, ks - kk * R_));
         const uint32_t n_used = uint32_t(std::min(C_, cols - nn * C_));
-        std::vector<uint32_t> wdeps = {w_ready[t]};
+        isa::Deps wdeps = {w_ready[t]};
         auto& hist = mxu_matmuls[u];
         if (hist.size() >= core.mxu.weight_buffers) wdeps.push_back(hist[hist.size() - core.mxu.weight_buffers]);
         uint32_t w = pb.mxu_weights(u, k_used, n_used, wdeps);
@@ -419,7 +418,7 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
         hist.push_back(m);
         last_on[u] = m;
       }
-    std::vector<uint32_t> users;
+    isa::Deps users;
     for (uint32_t id : last_on)
       if (id != UINT32_MAX) users.push_back(id);
     // This step's matmuls are the latest readers of its operand buffer slots (a block loaded

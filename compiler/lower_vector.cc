@@ -71,15 +71,15 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f) {
   pb.alloc(2 * per_tile_out, "out_buffers");
   if (small_bytes) pb.alloc(small_bytes, "small_inputs");
 
-  std::vector<uint32_t> small_loads;
+  isa::Deps small_loads;
   for (int in : small) small_loads.push_back(pb.dma_load(input_bytes(in), {}, g.node(in).name));
   cx.hbm_bytes += small_bytes;
 
   const isa::VpuWork tile_work = scale_work(work, 1.0 / double(tiles));
-  std::vector<std::vector<uint32_t>> loads(tiles);
+  std::vector<isa::Deps> loads(tiles);
   std::vector<uint32_t> compute(tiles), store(tiles);
   auto emit_loads = [&](uint64_t t) {
-    std::vector<uint32_t> war;
+    isa::Deps war;
     if (t >= 2) war.push_back(compute[t - 2]);  // the buffer this tile reuses is free
     for (int in : streamed) {
       uint64_t b = input_bytes(in) / tiles;
@@ -90,7 +90,7 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f) {
   if (!streamed.empty()) emit_loads(0);
   for (uint64_t t = 0; t < tiles; ++t) {
     if (t + 1 < tiles && !streamed.empty()) emit_loads(t + 1);
-    std::vector<uint32_t> deps = loads[t];
+    isa::Deps deps = loads[t];
     deps.insert(deps.end(), small_loads.begin(), small_loads.end());
     if (t >= 1) deps.push_back(compute[t - 1]);             // accumulators / in-order results
     if (!is_reduce && t >= 2) deps.push_back(store[t - 2]);  // output buffer reuse

@@ -4,20 +4,28 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "compiler/instr_buffer.h"
 #include "sim/base/sim_error.h"
 #include "sim/isa/program.h"
 
 namespace tpusim::compiler {
 
+// `first_index` is the stream index of the first instruction the builder appends: nonzero when
+// `core` receives only a later section of the stream and its prefix is spliced in front later
+// (data-parallel replicas: compiled once, see data_parallel.cc). Indices (returned, deps, VMEM
+// live ranges) are stream indices either way.
 class ProgramBuilder {
  public:
-  ProgramBuilder(isa::CoreProgram& core, uint64_t vmem_bytes) : core_(core), vmem_bytes_(vmem_bytes) {}
+  ProgramBuilder(isa::CoreProgram& core, uint64_t vmem_bytes, uint32_t first_index = 0)
+      : core_(core), vmem_bytes_(vmem_bytes), base_(first_index) {}
 
   void begin_kernel(const std::string& name) {
     kernel_ = name;
-    kernel_first_ = uint32_t(core_.instrs.size());
+    labels_.clear();
+    kernel_first_ = size();
     vmem_top_ = 0;
     first_alloc_ = core_.vmem_allocs.size();
   }
@@ -25,18 +33,18 @@ class ProgramBuilder {
   // Ends the kernel: closes its VMEM live ranges and records its sinks (instructions nothing in
   // the kernel depends on) as the entry dependencies of the next kernel.
   void end_kernel() {
-    const uint32_t end = uint32_t(core_.instrs.size());
+    const uint32_t end = size();
     for (size_t a = first_alloc_; a < core_.vmem_allocs.size(); ++a) {
       core_.vmem_allocs[a].first_instr = kernel_first_;
       core_.vmem_allocs[a].last_instr = end > kernel_first_ ? end - 1 : kernel_first_;
     }
-    std::vector<bool> used(end - kernel_first_, false);
+    used_.assign(end - kernel_first_, false);
     for (uint32_t i = kernel_first_; i < end; ++i)
-      for (uint32_t d : core_.instrs[i].deps)
-        if (d >= kernel_first_) used[d - kernel_first_] = true;
+      for (uint32_t d : core_.instrs[i - base_].deps)
+        if (d >= kernel_first_) used_[d - kernel_first_] = true;
     entry_deps_.clear();
     for (uint32_t i = kernel_first_; i < end; ++i)
-      if (!used[i - kernel_first_]) entry_deps_.push_back(i);
+      if (!used_[i - kernel_first_]) entry_deps_.push_back(i);
   }
 
   // Reserves VMEM for the current kernel. The tiling search sizes buffers to fit; overflowing
@@ -55,37 +63,36 @@ class ProgramBuilder {
 
   uint32_t emit(isa::Instr in) {
     if (in.deps.empty()) in.deps = entry_deps_;
-    if (in.label.empty()) in.label = kernel_;
-    core_.instrs.push_back(std::move(in));
-    return uint32_t(core_.instrs.size() - 1);
+    if (in.label.empty()) in.label = label_of_kernel();
+    append_instr(core_.instrs, std::move(in));
+    return size() - 1;
   }
 
-  uint32_t dma_load(uint64_t bytes, std::vector<uint32_t> deps, const std::string& what) {
-    return dma(isa::Op::kDmaLoad, bytes, std::move(deps), "load " + what);
+  uint32_t dma_load(uint64_t bytes, const isa::Deps& deps, std::string_view what) {
+    return dma_labeled(isa::Op::kDmaLoad, bytes, deps, label("load ", what));
   }
-  uint32_t dma_store(uint64_t bytes, std::vector<uint32_t> deps, const std::string& what) {
-    return dma(isa::Op::kDmaStore, bytes, std::move(deps), "store " + what);
+  uint32_t dma_store(uint64_t bytes, const isa::Deps& deps, std::string_view what) {
+    return dma_labeled(isa::Op::kDmaStore, bytes, deps, label("store ", what));
   }
-  uint32_t vpu(const isa::VpuWork& w, std::vector<uint32_t> deps, const std::string& what) {
+  uint32_t vpu(const isa::VpuWork& w, const isa::Deps& deps, std::string_view what) {
     isa::Instr i;
     i.op = isa::Op::kVpu;
     i.vpu = w;
-    i.deps = std::move(deps);
-    i.label = kernel_ + ":" + what;
+    i.deps = deps;
+    i.label = label("", what);
     return emit(std::move(i));
   }
-  uint32_t mxu_weights(uint32_t mxu, uint32_t k, uint32_t n, std::vector<uint32_t> deps) {
+  uint32_t mxu_weights(uint32_t mxu, uint32_t k, uint32_t n, const isa::Deps& deps) {
     isa::Instr i;
     i.op = isa::Op::kMxuWeights;
     i.mxu = mxu;
     i.k = k;
     i.n = n;
-    i.deps = std::move(deps);
-    i.label = kernel_ + ":weights";
+    i.deps = deps;
+    i.label = label("", "weights");
     return emit(std::move(i));
   }
-  uint32_t mxu_matmul(uint32_t mxu, uint32_t rows, uint32_t k, uint32_t n, uint32_t passes,
-                      std::vector<uint32_t> deps) {
+  uint32_t mxu_matmul(uint32_t mxu, uint32_t rows, uint32_t k, uint32_t n, uint32_t passes, const isa::Deps& deps) {
     isa::Instr i;
     i.op = isa::Op::kMxuMatmul;
     i.mxu = mxu;
@@ -93,46 +100,74 @@ class ProgramBuilder {
     i.k = k;
     i.n = n;
     i.passes = passes;
-    i.deps = std::move(deps);
-    i.label = kernel_ + ":matmul";
+    i.deps = deps;
+    i.label = label("", "matmul");
     return emit(std::move(i));
   }
 
-  uint32_t dma(isa::Op op, uint64_t bytes, std::vector<uint32_t> deps, const std::string& what) {
-    isa::Instr i;
-    i.op = op;
-    i.bytes = bytes;
-    i.deps = std::move(deps);
-    i.label = kernel_ + ":" + what;
-    return emit(std::move(i));
+  uint32_t dma(isa::Op op, uint64_t bytes, const isa::Deps& deps, std::string_view what) {
+    return dma_labeled(op, bytes, deps, label("", what));
   }
 
   // A core-to-core transfer endpoint (kSend or kRecv) with core (peer_chip, peer_core).
   uint32_t transfer(isa::Op op, uint64_t bytes, uint32_t peer_chip, uint32_t peer_core, uint32_t tag,
-                    std::vector<uint32_t> deps, const std::string& what) {
+                    const isa::Deps& deps, std::string_view what) {
     isa::Instr i;
     i.op = op;
     i.bytes = bytes;
     i.peer_chip = peer_chip;
     i.peer_core = peer_core;
     i.tag = tag;
-    i.deps = std::move(deps);
-    i.label = kernel_ + ":" + what;
+    i.deps = deps;
+    i.label = label("", what);
     return emit(std::move(i));
   }
 
-  uint32_t size() const { return uint32_t(core_.instrs.size()); }
+  uint32_t size() const { return base_ + uint32_t(core_.instrs.size()); }  // the next stream index
   // What the next kernel's first instructions will wait for (the previous kernel's sinks).
-  const std::vector<uint32_t>& entry_deps() const { return entry_deps_; }
+  const isa::Deps& entry_deps() const { return entry_deps_; }
 
  private:
+  uint32_t dma_labeled(isa::Op op, uint64_t bytes, const isa::Deps& deps, isa::Label label) {
+    isa::Instr i;
+    i.op = op;
+    i.bytes = bytes;
+    i.deps = deps;
+    i.label = label;
+    return emit(std::move(i));
+  }
+
+  isa::Label label_of_kernel() {
+    if (kernel_label_ != kernel_) kernel_label_ = isa::Label(kernel_);
+    return kernel_label_;
+  }
+  // The label "<kernel>:<prefix><what>". A kernel uses a handful of distinct labels for many
+  // instructions: they are looked up in a per-kernel list before interning.
+  isa::Label label(std::string_view prefix, std::string_view what) {
+    for (const auto& e : labels_)
+      if (e.prefix == prefix && e.what == what) return e.label;
+    std::string text = kernel_;
+    text.append(":").append(prefix).append(what);
+    labels_.push_back({prefix, std::string(what), isa::Label(text)});
+    return labels_.back().label;
+  }
+  struct CachedLabel {
+    std::string_view prefix;  // always a string literal
+    std::string what;
+    isa::Label label;
+  };
+
   isa::CoreProgram& core_;
   uint64_t vmem_bytes_;
+  uint32_t base_;  // stream index of core_.instrs[0]
   std::string kernel_;
+  isa::Label kernel_label_;
+  std::vector<CachedLabel> labels_;  // of the current kernel
   uint32_t kernel_first_ = 0;
   uint64_t vmem_top_ = 0;
   size_t first_alloc_ = 0;
-  std::vector<uint32_t> entry_deps_;
+  isa::Deps entry_deps_;
+  std::vector<bool> used_;  // end_kernel scratch
 };
 
 }  // namespace tpusim::compiler

@@ -22,6 +22,10 @@
 //    allocations exceed the configured capacity or overlap while both live.
 //
 // Header-only; JSON serialization via nlohmann::json (to_json/from_json below).
+//
+// Cheap to copy (a data-parallel compile copies whole streams per replica): an Instr is 120 bytes
+// with no heap allocation in the common case: its label is an interned isa::Label (one pointer,
+// sim/isa/label.h) and its deps a SmallVector with 4 inline entries (sim/isa/small_vector.h).
 #pragma once
 
 #include <cstdint>
@@ -29,6 +33,9 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "sim/isa/label.h"
+#include "sim/isa/small_vector.h"
 
 namespace tpusim::isa {
 
@@ -61,19 +68,18 @@ struct VpuWork {
   bool operator==(const VpuWork&) const = default;
 };
 
+// Indices of earlier instructions in the same core stream (most instructions have 0-3).
+using Deps = SmallVector<uint32_t, 4>;
+
+// Fields are ordered for packing (the 32-bit ones together), not by op.
 struct Instr {
   Op op = Op::kVpu;
-  std::vector<uint32_t> deps;  // indices of earlier instructions in the same core stream
-  // kDmaLoad / kDmaStore
-  uint64_t bytes = 0;
   // kMxuWeights / kMxuMatmul
   uint32_t mxu = 0;     // which MXU of the core
   uint32_t rows = 0;    // kMxuMatmul: LHS rows streamed
   uint32_t k = 0;       // contraction depth used (<= mxu rows)
   uint32_t n = 0;       // output columns used (<= mxu cols)
   uint32_t passes = 1;  // bf16 passes: 1 (default), 3 (high), 6 (highest) for fp32 operands
-  // kVpu
-  VpuWork vpu;
   // kBarrier
   uint32_t barrier_id = 0;
   // kSend / kRecv: the other end and the tag that pairs a send with its receive (a (sender,
@@ -81,16 +87,22 @@ struct Instr {
   uint32_t peer_chip = 0;
   uint32_t peer_core = 0;
   uint32_t tag = 0;
+  // kDmaLoad / kDmaStore / transfers
+  uint64_t bytes = 0;
+  // kVpu
+  VpuWork vpu;
+  Deps deps;  // indices of earlier instructions in the same core stream
   // For people: the HLO fusion / op this instruction belongs to (trace event name).
-  std::string label;
+  Label label;
 };
+static_assert(sizeof(Instr) == 120, "Instr layout: see the field order note");
 
 struct VmemAlloc {
   uint64_t offset_bytes = 0;
   uint64_t size_bytes = 0;
   uint32_t first_instr = 0;  // live range [first_instr, last_instr] in stream indices
   uint32_t last_instr = 0;
-  std::string label;
+  Label label;
 };
 
 struct CoreProgram {
@@ -115,6 +127,18 @@ struct Program {
 };
 
 // ---- JSON ----
+// A Label is a plain string, Deps a plain array.
+inline void to_json(nlohmann::json& j, const Label& l) { j = l.str(); }
+inline void from_json(const nlohmann::json& j, Label& l) { l = Label(j.get<std::string>()); }
+inline void to_json(nlohmann::json& j, const Deps& d) {
+  j = nlohmann::json::array();
+  for (uint32_t x : d) j.push_back(x);
+}
+inline void from_json(const nlohmann::json& j, Deps& d) {
+  const auto v = j.get<std::vector<uint32_t>>();
+  d.assign(v.begin(), v.end());
+}
+
 NLOHMANN_JSON_SERIALIZE_ENUM(Op, {{Op::kDmaLoad, "dma_load"},
                                   {Op::kDmaStore, "dma_store"},
                                   {Op::kMxuWeights, "mxu_weights"},

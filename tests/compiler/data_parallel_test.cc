@@ -2,6 +2,8 @@
 // optimizer, memory accounting, and simulation on both engines.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "compiler/data_parallel.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
@@ -43,6 +45,59 @@ TEST(DataParallel, EveryCoreRunsTheSameComputeAndTheAllReduce) {
   uint64_t sends = 0;
   for (const auto& in : c.program.cores[3].instrs) sends += in.op == isa::Op::kSend;
   EXPECT_GT(sends, 0u);
+}
+
+// SPMD: every replica runs core 0's stream; only the all-reduce's transfers differ, in their peer
+// (the replica's ring neighbours). Replica streams are assembled from core 0's around their own
+// collective section, so this checks the assembly too: same instructions, deps, labels, VMEM.
+TEST(DataParallel, ReplicasDifferOnlyInTheirTransferPeers) {
+  auto hw = v3_8();
+  auto st = tiny_step();
+  auto c = compile_data_parallel_step(st.dp, hw, "bert-tiny");
+  auto one = compile_data_parallel_step(st.dp, hw, "1 replica", 1);
+  const auto& c0 = c.program.cores[0];
+  auto without_peer = [](const isa::Instr& in) {
+    nlohmann::json j = in;
+    j.erase("peer_chip");
+    j.erase("peer_core");
+    return j;
+  };
+  size_t first_send = c0.instrs.size(), last_recv = 0;
+  for (size_t i = 0; i < c0.instrs.size(); ++i)
+    if (c0.instrs[i].op == isa::Op::kSend || c0.instrs[i].op == isa::Op::kRecv) {
+      first_send = std::min(first_send, i);
+      last_recv = i;
+    }
+  ASSERT_LT(first_send, last_recv);
+  for (size_t k = 1; k < c.program.cores.size(); ++k) {
+    const auto& ck = c.program.cores[k];
+    ASSERT_EQ(ck.instrs.size(), c0.instrs.size());
+    size_t peers_differ = 0;
+    for (size_t i = 0; i < c0.instrs.size(); ++i) {
+      const auto& a = c0.instrs[i];
+      const auto& b = ck.instrs[i];
+      ASSERT_EQ(without_peer(a), without_peer(b)) << "core " << k << " instruction " << i;
+      if (a.peer_chip != b.peer_chip || a.peer_core != b.peer_core) {
+        EXPECT_TRUE(a.op == isa::Op::kSend || a.op == isa::Op::kRecv) << i;
+        ++peers_differ;
+      }
+    }
+    EXPECT_GT(peers_differ, 0u);
+    EXPECT_EQ(nlohmann::json(ck.vmem_allocs), nlohmann::json(c0.vmem_allocs)) << "core " << k;
+  }
+  // Core 0's stream is the single-replica compile with the all-reduce inserted between the
+  // backward pass (identical) and the optimizer.
+  const auto& solo = one.program.cores[0].instrs;
+  size_t ar_begin = c0.instrs.size(), ar_len = 0;
+  for (size_t i = 0; i < c0.instrs.size(); ++i)
+    if (c0.instrs[i].label.str().starts_with("all-reduce:")) {
+      ar_begin = std::min(ar_begin, i);
+      ++ar_len;
+    }
+  ASSERT_LT(ar_begin, first_send);
+  EXPECT_EQ(solo.size() + ar_len, c0.instrs.size());
+  for (size_t i = 0; i < ar_begin; ++i)
+    ASSERT_EQ(nlohmann::json(solo[i]), nlohmann::json(c0.instrs[i])) << "instruction " << i;
 }
 
 // Parameters and the two AdamW moments stay resident: 12 bytes per parameter in fp32 (the
