@@ -32,7 +32,8 @@ struct RunContext {
   TraceSink* trace = nullptr;
 
   // Cycles since the run start of kernel time `t` (a whole number of periods after the start).
-  uint64_t cycle(const sc_core::sc_time& t) const { return (t.value() - start_ps) / clock.period_ps; }
+  uint64_t cycle(const sc_core::sc_time& t) const { return cycle_of_ps(t.value()); }
+  uint64_t cycle_of_ps(uint64_t ps) const { return (ps - start_ps) / clock.period_ps; }
   uint64_t now_cycle() const { return cycle(sc_core::sc_time_stamp()); }
 };
 

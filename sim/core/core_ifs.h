@@ -1,6 +1,6 @@
 // Interfaces between a TensorCore's sequencer, its units and the slice-level barrier service.
-// Timing style (STYLE rule 2): untimed interface-method calls carrying an explicit delay; the
-// caller is always a SystemC process at the current simulation time.
+// Timing style (STYLE rule 2): untimed interface-method calls carrying explicit times (a delay
+// from now, or an absolute kernel time where the interface says so).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -18,12 +18,14 @@ class CompletionIf : public virtual sc_core::sc_interface {
 };
 
 // The sequencer hands an instruction to an in-order unit that contends with nothing outside
-// itself (an MXU path, the VPU) at the time its deps completed, in queue order. The unit starts it
-// at max(now, unit free) — exactly the start a queue + unit process would give — and reports its
-// completion at once, so it needs no queue and no activation of its own.
+// itself (an MXU path, the VPU) as soon as it is the head of its queue and the completion times
+// of all its deps are known, with `ready_ps`, the latest of them (kernel time in ps, >= now). The
+// unit starts it at max(ready, unit free) — exactly the start a queue + unit process woken at
+// `ready` would give — and returns its completion time (kernel time in ps): the unit needs no
+// queue, no process and no event of its own, and the sequencer no wake-up per instruction.
 class IssueIf : public virtual sc_core::sc_interface {
  public:
-  virtual void issue(uint32_t instr) = 0;
+  virtual uint64_t issue(uint32_t instr, uint64_t ready_ps) = 0;
 };
 
 // Cross-core barriers. A core calls arrive() when it reaches its barrier of group `group`;

@@ -1,23 +1,29 @@
 // Sequencer: the core's instruction issue and scoreboard.
 //
-// Semantics (program.h): every unit queue is in order; the head of a queue is issued when all
-// its deps have completed. Units that share something with other blocks (the DMA engines and the
-// transfer queue: HBM, network) are fed through an sc_fifo and start the instruction in their own
-// process when free; units that do not (the MXU paths, the VPU) are handed the instruction by an
-// interface call (IssueIf) and compute its start themselves. Either way start = max(deps
-// completed, unit free).
-// Units report each completion time when they start an instruction (CompletionIf); the
-// sequencer retires completions at their time and re-examines the queue heads. Barriers are
-// issued to the slice's sync service (BarrierIf) and complete when every participant arrived.
-// Receives are issued nowhere: the receiving core's transfer unit reports the arrival of their
-// data like a completion, and the sequencer retires a kRecv once both its data arrived and its
-// deps completed (so it completes at max(deps, arrival)).
+// Semantics (program.h): every unit queue is in order; the head of a queue starts when all its
+// deps have completed and its unit is free.
+//
+// The scoreboard tracks, per instruction, how many deps have an unknown completion time and the
+// latest known one (`ready`). Units report a completion time as soon as they know it, which is
+// when they start an instruction (occupancy + latency), so most of a stream's timing is known
+// long before simulation time gets there:
+//  * Units that share nothing with other blocks (the MXU paths, the VPU) are issued to by an
+//    interface call (IssueIf) as soon as their head's deps all have known completion times; they
+//    start it at max(ready, unit free) and return its completion. No event, no wake-up: the same
+//    start a unit process woken at `ready` would give.
+//  * Units that share something (the DMA engines and the transfer queue: HBM, network) must act
+//    at simulation time. The sequencer wakes up at their head's ready time and hands it over
+//    through an sc_fifo; the unit starts it in its own process when free, reports its completion
+//    (CompletionIf), and the sequencer propagates it at once.
+//  * Barriers are issued to the slice's sync service (BarrierIf) at their ready time and complete
+//    when every participant arrived. Receives are issued nowhere: the receiving core's transfer
+//    unit reports the arrival of their data like a completion, and a kRecv completes at
+//    max(deps completed, arrival).
+// So the sequencer's method runs once per ready time of a DMA, transfer or barrier (and when a
+// full issue queue frees up), not once per instruction.
 // Launch: the first issue happens `sequencer.launch_cycles` after the run start; that constant
 // stands for the host doorbell to first issue *and* the end-of-program completion signal, which
 // are both charged up front so that the core's end is simply its last completion.
-//
-// One SystemC method, woken by completions (a timed event at the earliest pending completion)
-// and by units taking instructions out of full queues.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -63,23 +69,49 @@ class Sequencer : public sc_core::sc_module, public CompletionIf {
   void complete(uint32_t instr, const sc_core::sc_time& delay) override;
 
  private:
+  // The units acting at simulation time, in the order they are dispatched within one step.
+  static constexpr uint32_t kTimedUnits[] = {UnitIndex::kDma, UnitIndex::kXfer, UnitIndex::kSync};
+
   void step();
-  void retire(uint32_t instr);
-  void dispatch();
+  void resolve(uint32_t instr, uint64_t at_ps);  // the completion time of `instr` is known
+  void drain();                                  // propagates known completions, issues direct units
+  void retire(uint32_t instr, uint64_t at_ps);
+  void dispatch_timed(uint64_t now_ps);
+  void schedule_wake(uint64_t now_ps);
+  bool head_ready(uint32_t unit, uint32_t& instr) const;  // the unit's head, all deps known
+  void prefetch_instr(uint32_t instr) const;
+  void mark(uint32_t unit) {
+    if (dirty_[unit]) return;
+    dirty_[unit] = 1;
+    if (is_direct(unit)) dirty_direct_.push_back(unit);
+  }
 
   uint64_t launch_cycles_ = 0;
   const CorePlan* plan_ = nullptr;
   const RunContext* run_ = nullptr;
-  std::vector<uint32_t> pending_;  // per instruction: deps not completed yet
-  std::vector<uint32_t> head_;     // per unit: next position in its queue
-  std::vector<uint64_t> reached_;  // per barrier instruction: cycle it was reached
-  std::vector<uint8_t> done_;      // per instruction: completed
-  std::vector<uint8_t> arrived_;   // per kRecv: its data arrived (it may still wait for deps)
-  // Pending completions (kernel time in ps, instruction), a min-heap.
-  std::vector<std::pair<uint64_t, uint32_t>> completions_;
+  // The scoreboard, per instruction (one cache line serves several).
+  struct Slot {
+    uint64_t ready;    // latest known dep completion (kernel time, ps; the launch at least)
+    uint32_t pending;  // deps whose completion time is unknown
+    uint8_t done;      // its own completion time is known
+    uint8_t arrived;   // kRecv: its data arrived (it may still wait for deps), at arrival_
+  };
+  std::vector<Slot> slots_;
+  std::vector<uint64_t> arrival_;   // per kRecv that arrived: when (kernel time, ps)
+  std::vector<uint32_t> head_;      // per unit: next position in its queue
+  std::vector<uint64_t> reached_;   // per position in the sync queue: cycle the barrier was reached
+  std::vector<std::pair<uint32_t, uint64_t>> known_;  // completions to propagate (instr, ps)
+  std::vector<uint8_t> dirty_;      // per unit: its head may have become issuable ...
+  std::vector<uint32_t> dirty_direct_;  // ... and those of them that are directly issued
+  bool draining_ = false;
+  bool in_step_ = false;
   size_t completed_ = 0;
   uint64_t last_completion_ps_ = 0;
   sc_core::sc_event wake_;
+  // Dynamic sensitivity while a full issue queue blocks a ready head (built at first use: the
+  // fifo events exist once the ports are bound).
+  bool or_lists_built_ = false;
+  sc_core::sc_event_or_list wake_or_read_[4];  // index: bit 0 = DMA queue full, bit 1 = transfer queue full
   SequencerStats stats_;
   StatGroup group_;
   TraceNames sync_track_;

@@ -42,10 +42,8 @@ TensorCore::TensorCore(sc_core::sc_module_name name, uint32_t mxus)
   for (uint32_t m = 0; m < mxus; ++m) {
     seq_.direct[Sequencer::direct_port_of(UnitIndex::mxu_weights(m))].bind(mxus_[m]->weights_in);
     seq_.direct[Sequencer::direct_port_of(UnitIndex::mxu_stream(m))].bind(mxus_[m]->stream_in);
-    mxus_[m]->done.bind(seq_);
   }
   dma_.done.bind(seq_);
-  vpu_.done.bind(seq_);
   xfer_.done.bind(seq_);
   dma_.mem.bind(mem);     // hierarchical: the chip binds `mem` to its HBM
   xfer_.hbm.bind(xfer_mem);

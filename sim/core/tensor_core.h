@@ -1,6 +1,7 @@
 // TensorCore: sequencer + MXUs + VPU + VMEM + DMA engines + transfer queue, wired by issue queues
 // (sc_fifo of instruction indices, sequencer -> DMA and transfer queue) and issue ports
-// (IssueIf, sequencer -> MXU paths and VPU), completion ports (unit -> sequencer), the
+// (IssueIf, sequencer -> MXU paths and VPU), completion ports (DMA and transfer queue ->
+// sequencer), the
 // DMA's and the transfer queue's memory sockets (exported to the chip, which binds them to its
 // HBM), the transfer queue's network ports and receive export (bound by the chip to its NoC,
 // router and PCIe link) and the sequencer's barrier port (bound to the slice's sync service).

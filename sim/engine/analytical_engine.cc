@@ -123,12 +123,13 @@ class AnalyticalEngine final : public Engine {
   void reset(CoreState& s, const CorePlan& cp, TraceSink* trace) {
     const size_t n = cp.unit.size();
     s.plan = &cp;
-    s.complete.assign(n, 0);
+    // complete, reached and data_at are read only where done, arrived and has_data are set.
+    s.complete.resize(n);
     s.done.assign(n, 0);
     s.arrived.assign(n, 0);
-    s.reached.assign(n, 0);
+    s.reached.resize(n);
     s.has_data.assign(n, 0);
-    s.data_at.assign(n, 0);
+    s.data_at.resize(n);
     s.unit_free.assign(cp.queues.begin.size() - 1, 0);
     s.blocked.assign(cp.queues.begin.size() - 1, 0);
     s.engine_free.assign(hw_.chip.core.dma.engines, 0);
@@ -202,7 +203,15 @@ class AnalyticalEngine final : public Engine {
       s.blocked[u] = 1;
     };
     for (uint32_t i : s.pending) visit(i);
-    while (s.cursor < n) visit(s.cursor++);
+    const isa::Instr* instrs = s.plan->prog->instrs.data();
+    while (s.cursor < n) {
+      // The program is far larger than the caches: fetch ahead what try_schedule() will read.
+      if (s.cursor + 8 < n) {
+        __builtin_prefetch(reinterpret_cast<const char*>(instrs + s.cursor + 8));
+        __builtin_prefetch(reinterpret_cast<const char*>(instrs + s.cursor + 8) + 64);
+      }
+      visit(s.cursor++);
+    }
     s.pending.swap(s.next_pending);
     return moved;
   }

@@ -35,14 +35,24 @@ class SimpleHbm : public Hbm {
   void serve(int core, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) override;
 
  private:
-  struct Channel {
-    explicit Channel(const std::string& name) : group(name), track(TraceNames::of(name)) { stats.declare(group); }
+  // What a reservation touches, one per channel, contiguous (a transfer walks all of its core's).
+  struct Lane {
     // The current busy period: since cycle `period_start` (of the run) the channel has served
     // `period_bytes` back to back. Its end is one division of the byte total, so a lone transfer
     // ends exactly where hbm_transfer_cycles puts it (no per-request rounding accumulates).
     uint64_t period_start = 0;
     uint64_t period_bytes = 0;
+    // From the last reservation: the period's length period_bytes * count / rate in cycles and
+    // its end period_start + len (the same expressions the idle test would compute).
+    double len = 0;
+    double end = 0;
     HbmChannelStats stats;
+  };
+  // The rest of a channel: its names, stats group and trace span.
+  struct Channel {
+    Channel(const std::string& name, const HbmChannelStats* stats) : group(name), track(TraceNames::of(name)) {
+      stats->declare(group);
+    }
     StatGroup group;
     TraceNames track;
     // Trace: consecutive requests of one DMA on this channel are drawn as one event.
@@ -59,12 +69,26 @@ class SimpleHbm : public Hbm {
     uint32_t next = 0;   // round-robin pointer
   };
 
-  uint64_t reserve(Channel& ch, int core, uint32_t count, uint64_t req, uint64_t bytes, uint64_t requests,
-                   const HbmRequestTag* tag);
+  // What a transfer reserves on one of its channels: `bytes` in `requests` requests, which take
+  // `service` cycles of the channel (bytes * count / core rate), `core_service` of the core's
+  // whole bandwidth.
+  struct Share {
+    uint64_t bytes = 0, requests = 0;
+    double service = 0, core_service = 0;
+  };
+  Share share(uint64_t bytes, uint64_t requests, uint32_t count) const;
+  uint64_t arrival_ps(uint64_t period_start, double len, uint64_t req) const;
+  template <bool kTrace>
+  const Lane& reserve(uint32_t c, int core, uint64_t req, const Share& s, uint32_t count, const HbmRequestTag* tag);
+  template <bool kTrace>
+  uint64_t reserve_transfer(int core, uint64_t req, uint64_t bytes, uint64_t chunk, const HbmRequestTag* tag);
+  void trace_span(Channel& ch, const Lane& lane, int core, double begin, uint64_t bytes, const HbmRequestTag* tag);
   void flush(Channel& ch);
 
   double core_bytes_per_cycle_ = 0;
   uint64_t latency_cycles_ = 0;
+  uint64_t period_ps_ = 1;
+  std::vector<Lane> lanes_;
   std::vector<std::unique_ptr<Channel>> channels_;
   std::vector<CoreView> cores_;
   const RunContext* run_ = nullptr;

@@ -53,6 +53,7 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
   cores_.resize(program.cores.size());
   barrier_participants_.clear();
   instructions_ = 0;
+  decoded_used_ = 0;
 
   std::vector<bool> seen(size_t(chips) * per_chip, false);
   // Barrier groups: the j-th barrier with id b on every core forms one group.
@@ -73,12 +74,19 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
     CorePlan& cp = cores_[c];
     cp.plan = this;
     cp.slot = uint32_t(c);
-    build_core(cp, prog, hw);
-    instructions_ += prog.instrs.size();
+    cp.prog = &prog;
+    cp.chip = prog.chip;
+    cp.core = prog.core;
+    cp.name = core_name(prog.chip, prog.core);
+    decode(cp, prog, hw);
+    const size_t n = prog.instrs.size();
+    cp.barrier_group.assign(n, kNoIndex);
+    cp.match_instr.assign(n, kNoIndex);
+    cp.match_slot.assign(n, kNoIndex);
+    instructions_ += n;
 
     std::unordered_map<uint32_t, uint32_t> occurrence;
-    for (uint32_t i = 0; i < prog.instrs.size(); ++i) {
-      if (prog.instrs[i].op != isa::Op::kBarrier) continue;
+    for (uint32_t i : cp.barriers) {
       uint32_t id = prog.instrs[i].barrier_id;
       auto [it, inserted] = groups.try_emplace({id, occurrence[id]++}, uint32_t(barrier_participants_.size()));
       if (inserted) barrier_participants_.push_back(0);
@@ -89,21 +97,67 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
   match_transfers(program, hw);
 }
 
-void ProgramPlan::build_core(CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw) {
+// Shares the decoded stream of an earlier core of this build when the structure is the same (the
+// first and the latest are tried: SPMD replicas), else decodes and checks the stream.
+void ProgramPlan::decode(CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw) {
+  const DecodedStream* d = nullptr;
+  if (decoded_used_ > 0 && same_structure(*decoded_[0], prog, hw.chip.core.mxu)) {
+    d = decoded_[0].get();
+  } else if (decoded_used_ > 1 && same_structure(*decoded_[decoded_used_ - 1], prog, hw.chip.core.mxu)) {
+    d = decoded_[decoded_used_ - 1].get();
+  }
+  bool fresh = false;
+  if (!d) {
+    if (decoded_used_ == decoded_.size()) decoded_.push_back(std::make_unique<DecodedStream>());
+    DecodedStream& nd = *decoded_[decoded_used_++];
+    decode_into(nd, cp, prog, hw);
+    d = &nd;
+    fresh = true;
+  }
+  cp.unit = d->unit;
+  cp.deps = d->deps;
+  cp.succs = d->succs;
+  cp.queues = d->queues;
+  cp.barriers = d->barriers;
+  cp.sends_recvs = d->sends_recvs;
+  cp.has_transfers = d->has_transfers;
+  if (fresh) check_weight_buffers(cp, hw);  // structural: the same for every stream sharing it
+}
+
+// The same ops, MXUs and explicit deps as the stream `d` was decoded from (so the same units,
+// implicit deps, queues and weight-buffer verdict), and tiles that fit the MXU.
+bool ProgramPlan::same_structure(const DecodedStream& d, const isa::CoreProgram& prog, const MxuParams& mxu) {
+  const uint32_t n = uint32_t(prog.instrs.size());
+  if (d.unit.size() != n) return false;
+  for (uint32_t i = 0; i < n; ++i) {
+    const isa::Instr& ins = prog.instrs[i];
+    if (uint8_t(ins.op) != d.op[i]) return false;
+    if (ins.op == isa::Op::kMxuWeights || ins.op == isa::Op::kMxuMatmul) {
+      const bool weights = ins.op == isa::Op::kMxuWeights;
+      if (ins.mxu >= mxu.count || ins.k > mxu.rows || ins.n > mxu.cols || (!weights && ins.passes == 0)) return false;
+      if (d.unit[i] != (weights ? UnitIndex::mxu_weights(ins.mxu) : UnitIndex::mxu_stream(ins.mxu))) return false;
+    }
+    const uint32_t explicit_deps = d.deps.size(i) - d.implicit[i];
+    if (ins.deps.size() != explicit_deps) return false;
+    const uint32_t* row = d.deps.row(i);
+    for (uint32_t k = 0; k < explicit_deps; ++k)
+      if (ins.deps[k] != row[k]) return false;
+  }
+  return true;
+}
+
+void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw) {
   const MxuParams& mxu = hw.chip.core.mxu;
   const uint32_t n = uint32_t(prog.instrs.size());
   const uint32_t units = UnitIndex::count(mxu.count);
-  cp.prog = &prog;
-  cp.chip = prog.chip;
-  cp.core = prog.core;
-  cp.name = "slice.chip" + std::to_string(prog.chip) + ".core" + std::to_string(prog.core);
-  cp.unit.resize(n);
-  cp.barrier_group.assign(n, kNoIndex);
-  cp.match_instr.assign(n, kNoIndex);
-  cp.match_slot.assign(n, kNoIndex);
-  cp.has_transfers = false;
-  cp.deps.begin.assign(size_t(n) + 1, 0);
-  cp.deps.items.clear();
+  d.unit.resize(n);
+  d.op.resize(n);
+  d.implicit.assign(n, 0);
+  d.has_transfers = false;
+  d.barriers.clear();
+  d.sends_recvs.clear();
+  d.deps.begin.assign(size_t(n) + 1, 0);
+  d.deps.items.clear();
   tile_of_.assign(n, kNoIndex);
 
   std::vector<uint32_t>& last_load = tmp_;  // per MXU: latest weight load in stream order
@@ -111,9 +165,10 @@ void ProgramPlan::build_core(CorePlan& cp, const isa::CoreProgram& prog, const H
 
   for (uint32_t i = 0; i < n; ++i) {
     const isa::Instr& ins = prog.instrs[i];
-    for (uint32_t d : ins.deps) {
-      if (d >= i) invalid(describe(cp, i) + " depends on #" + std::to_string(d) + ", which is not earlier in the stream");
-      cp.deps.items.push_back(d);
+    d.op[i] = uint8_t(ins.op);
+    for (uint32_t dep : ins.deps) {
+      if (dep >= i) invalid(describe(cp, i) + " depends on #" + std::to_string(dep) + ", which is not earlier in the stream");
+      d.deps.items.push_back(dep);
     }
     auto check_mxu = [&] {
       if (ins.mxu >= mxu.count) {
@@ -127,70 +182,74 @@ void ProgramPlan::build_core(CorePlan& cp, const isa::CoreProgram& prog, const H
     };
     switch (ins.op) {
       case isa::Op::kDmaLoad:
-      case isa::Op::kDmaStore: cp.unit[i] = UnitIndex::kDma; break;
-      case isa::Op::kVpu: cp.unit[i] = UnitIndex::kVpu; break;
-      case isa::Op::kBarrier: cp.unit[i] = UnitIndex::kSync; break;
-      case isa::Op::kSend:
+      case isa::Op::kDmaStore: d.unit[i] = UnitIndex::kDma; break;
+      case isa::Op::kVpu: d.unit[i] = UnitIndex::kVpu; break;
+      case isa::Op::kBarrier:
+        d.unit[i] = UnitIndex::kSync;
+        d.barriers.push_back(i);
+        break;
+      case isa::Op::kSend: d.sends_recvs.push_back(i); [[fallthrough]];
       case isa::Op::kHostLoad:
       case isa::Op::kHostStore:
-        cp.unit[i] = UnitIndex::kXfer;
-        cp.has_transfers = true;
+        d.unit[i] = UnitIndex::kXfer;
+        d.has_transfers = true;
         break;
       case isa::Op::kRecv:
-        cp.unit[i] = UnitIndex::kRecv;
-        cp.has_transfers = true;
+        d.unit[i] = UnitIndex::kRecv;
+        d.sends_recvs.push_back(i);
+        d.has_transfers = true;
         break;
       case isa::Op::kMxuWeights:
         check_mxu();
-        cp.unit[i] = UnitIndex::mxu_weights(ins.mxu);
+        d.unit[i] = UnitIndex::mxu_weights(ins.mxu);
         last_load[ins.mxu] = i;
         break;
       case isa::Op::kMxuMatmul: {
         check_mxu();
         if (ins.passes == 0) invalid(describe(cp, i) + " has passes = 0 (must be >= 1)");
-        cp.unit[i] = UnitIndex::mxu_stream(ins.mxu);
+        d.unit[i] = UnitIndex::mxu_stream(ins.mxu);
         // The tile a matmul streams against: its latest weight-load dep on the same MXU. Without
         // one, the latest weight load of that MXU earlier in the stream becomes an implicit dep
-        // (a matmul needs its weights loaded).
+        // (a matmul needs its weights loaded). (Deps are earlier, so already decoded: their unit
+        // says op and MXU.)
+        const uint32_t weights_unit = UnitIndex::mxu_weights(ins.mxu);
         uint32_t tile = kNoIndex;
-        for (uint32_t d : ins.deps) {
-          const isa::Instr& di = prog.instrs[d];
-          if (di.op == isa::Op::kMxuWeights && di.mxu == ins.mxu && (tile == kNoIndex || d > tile)) tile = d;
+        for (uint32_t dep : ins.deps) {
+          if (d.unit[dep] == weights_unit && (tile == kNoIndex || dep > tile)) tile = dep;
         }
         if (tile == kNoIndex) {
           tile = last_load[ins.mxu];
           if (tile == kNoIndex) invalid(describe(cp, i) + " streams against MXU " + std::to_string(ins.mxu) + ", which has no weight tile loaded");
-          cp.deps.items.push_back(tile);
+          d.deps.items.push_back(tile);
+          d.implicit[i] = 1;
         }
         tile_of_[i] = tile;
         break;
       }
     }
-    cp.deps.begin[i + 1] = uint32_t(cp.deps.items.size());
+    d.deps.begin[i + 1] = uint32_t(d.deps.items.size());
   }
 
   // Reverse edges (successors) and unit queues, by counting sort (stream order is preserved).
-  cp.succs.begin.assign(size_t(n) + 1, 0);
-  for (uint32_t d : cp.deps.items) ++cp.succs.begin[d + 1];
-  prefix_sum(cp.succs);
-  cp.succs.items.resize(cp.deps.items.size());
+  d.succs.begin.assign(size_t(n) + 1, 0);
+  for (uint32_t dep : d.deps.items) ++d.succs.begin[dep + 1];
+  prefix_sum(d.succs);
+  d.succs.items.resize(d.deps.items.size());
   {
     std::vector<uint32_t>& fill = stack_;
-    fill.assign(cp.succs.begin.begin(), cp.succs.begin.end() - 1);
+    fill.assign(d.succs.begin.begin(), d.succs.begin.end() - 1);
     for (uint32_t i = 0; i < n; ++i)
-      for (uint32_t k = cp.deps.begin[i]; k < cp.deps.begin[i + 1]; ++k) cp.succs.items[fill[cp.deps.items[k]]++] = i;
+      for (uint32_t k = d.deps.begin[i]; k < d.deps.begin[i + 1]; ++k) d.succs.items[fill[d.deps.items[k]]++] = i;
   }
-  cp.queues.begin.assign(size_t(units) + 1, 0);
-  for (uint32_t i = 0; i < n; ++i) ++cp.queues.begin[cp.unit[i] + 1];
-  prefix_sum(cp.queues);
-  cp.queues.items.resize(n);
+  d.queues.begin.assign(size_t(units) + 1, 0);
+  for (uint32_t i = 0; i < n; ++i) ++d.queues.begin[d.unit[i] + 1];
+  prefix_sum(d.queues);
+  d.queues.items.resize(n);
   {
     std::vector<uint32_t>& fill = stack_;
-    fill.assign(cp.queues.begin.begin(), cp.queues.begin.end() - 1);
-    for (uint32_t i = 0; i < n; ++i) cp.queues.items[fill[cp.unit[i]]++] = i;
+    fill.assign(d.queues.begin.begin(), d.queues.begin.end() - 1);
+    for (uint32_t i = 0; i < n; ++i) d.queues.items[fill[d.unit[i]]++] = i;
   }
-
-  check_weight_buffers(cp, hw);
 }
 
 // program.h: "the sim checks only that at most mxu.weight_buffers tiles are resident". With B
@@ -236,7 +295,7 @@ bool ProgramPlan::happens_before(const CorePlan& cp, uint32_t user, uint32_t loa
     std::fill(stamp_.begin(), stamp_.end(), 0);
     epoch_ = 1;
   }
-  const auto& instrs = cp.prog->instrs;
+  const uint32_t stream_unit = UnitIndex::mxu_stream(m);
   stack_.clear();
   stack_.push_back(load);
   stamp_[load] = epoch_;
@@ -245,15 +304,14 @@ bool ProgramPlan::happens_before(const CorePlan& cp, uint32_t user, uint32_t loa
     stack_.pop_back();
     auto visit = [&](uint32_t y) {
       if (y < user || stamp_[y] == epoch_) return false;  // deps point backwards: y cannot reach `user`
-      const isa::Instr& iy = instrs[y];
-      if (iy.op == isa::Op::kMxuMatmul && iy.mxu == m) return true;
+      if (cp.unit[y] == stream_unit) return true;  // a matmul of MXU m
       stamp_[y] = epoch_;
       stack_.push_back(y);
       return false;
     };
     for (uint32_t k = cp.deps.begin[x]; k < cp.deps.begin[x + 1]; ++k)
       if (visit(cp.deps.items[k])) return true;
-    if (instrs[x].op == isa::Op::kMxuWeights) {
+    if (UnitIndex::is_mxu_weights(cp.unit[x])) {
       // Predecessor on the same weight path: scan back in its queue (loads are few per MXU).
       const uint32_t q = cp.unit[x];
       const uint32_t* row = cp.queues.row(q);
@@ -285,10 +343,9 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
     CorePlan& cp = cores_[c];
     if (!cp.has_transfers) continue;
     const uint64_t self = uint64_t(cp.chip) * per_chip + cp.core;
-    for (uint32_t i = 0; i < cp.unit.size(); ++i) {
+    for (uint32_t i : cp.sends_recvs) {
       const isa::Instr& ins = cp.prog->instrs[i];
       const bool send = ins.op == isa::Op::kSend;
-      if (!send && ins.op != isa::Op::kRecv) continue;
       const char* to_from = send ? " sends to " : " receives from ";
       if (ins.peer_chip >= chips || ins.peer_core >= per_chip) {
         invalid(describe(cp, i) + to_from + "chip " + std::to_string(ins.peer_chip) + " core " +
@@ -333,7 +390,7 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
   if (sends.size() != recvs.size()) {
     // Report the first unmatched send in program order (deterministic message).
     for (const CorePlan& cp : cores_) {
-      for (uint32_t i = 0; i < cp.unit.size(); ++i) {
+      for (uint32_t i : cp.sends_recvs) {
         const isa::Instr& ins = cp.prog->instrs[i];
         if (ins.op != isa::Op::kSend || cp.match_instr[i] != kNoIndex) continue;
         invalid(describe(cp, i) + " has no matching recv (no recv from " + core_name(cp.chip, cp.core) + " on " +

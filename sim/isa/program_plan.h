@@ -5,9 +5,14 @@
 //
 // Decoding is shared so that the SystemC and analytical engines cannot disagree on semantics; only
 // timing differs (contention). Buffers are reused across builds: the training driver runs
-// thousands of programs on one engine.
+// thousands of programs on one engine. Cores whose streams have the same structure (SPMD replicas:
+// only their transfer peers differ) share one DecodedStream: a later core is compared with the
+// first and the latest decoded one, which reads its instructions once, as decoding would, but
+// builds no queues or reverse edges and repeats no weight-buffer check.
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,6 +34,7 @@ struct UnitIndex {
   static constexpr uint32_t mxu_weights(uint32_t m) { return 5 + 2 * m; }
   static constexpr uint32_t mxu_stream(uint32_t m) { return 6 + 2 * m; }
   static constexpr uint32_t count(uint32_t mxus) { return 5 + 2 * mxus; }
+  static constexpr bool is_mxu_weights(uint32_t u) { return u >= 5 && (u - 5) % 2 == 0; }
   // Queues without a unit behind them (no issue port).
   static constexpr bool is_virtual(uint32_t u) { return u == kSync || u == kRecv; }
 };
@@ -43,6 +49,33 @@ struct Csr {
   const uint32_t* row(uint32_t r) const { return items.data() + begin[r]; }
 };
 
+// A read-only view of a Csr.
+struct CsrView {
+  std::span<const uint32_t> begin;
+  std::span<const uint32_t> items;
+  CsrView() = default;
+  CsrView(const Csr& c) : begin(c.begin), items(c.items) {}
+  uint32_t size(uint32_t r) const { return begin[r + 1] - begin[r]; }
+  const uint32_t* row(uint32_t r) const { return items.data() + begin[r]; }
+};
+
+// What decoding a core stream yields that depends only on its structure (ops, MXUs, deps). SPMD
+// programs run the same stream on every core (only the peers of their transfers differ), so
+// identical streams share one.
+struct DecodedStream {
+  std::vector<uint32_t> unit;         // per instruction: its unit queue (UnitIndex)
+  Csr deps;                           // per instruction: effective deps (explicit + implicit weight dep)
+  Csr succs;                          // reverse of `deps`: who waits for instruction i
+  Csr queues;                         // per unit: its instructions in stream order
+  std::vector<uint8_t> op;            // per instruction: isa::Op
+  std::vector<uint8_t> implicit;      // per instruction: its last dep is the implicit weight dep
+  // The few instructions later passes look at, so that they need not read the stream again
+  // (decoding is bound by reading the instructions from memory).
+  std::vector<uint32_t> barriers;     // kBarrier, stream order
+  std::vector<uint32_t> sends_recvs;  // kSend and kRecv, stream order
+  bool has_transfers = false;         // any kSend, kRecv, kHostLoad or kHostStore
+};
+
 class ProgramPlan;
 
 struct CorePlan {
@@ -52,16 +85,19 @@ struct CorePlan {
   uint32_t chip = 0;
   uint32_t core = 0;
   std::string name;                     // "slice.chip0.core1"
-  std::vector<uint32_t> unit;           // per instruction: its unit queue (UnitIndex)
-  Csr deps;                             // per instruction: effective deps (explicit + implicit weight dep)
-  Csr succs;                            // reverse of `deps`: who waits for instruction i
-  Csr queues;                           // per unit: its instructions in stream order
+  // Views of the core's DecodedStream (possibly shared with other cores).
+  std::span<const uint32_t> unit;       // per instruction: its unit queue (UnitIndex)
+  CsrView deps;                         // per instruction: effective deps (explicit + implicit weight dep)
+  CsrView succs;                        // reverse of `deps`: who waits for instruction i
+  CsrView queues;                       // per unit: its instructions in stream order
+  std::span<const uint32_t> barriers;   // kBarrier instructions, stream order
+  std::span<const uint32_t> sends_recvs;  // kSend and kRecv instructions, stream order
+  bool has_transfers = false;           // any kSend, kRecv, kHostLoad or kHostStore
   std::vector<uint32_t> barrier_group;  // per instruction: barrier group (kNoIndex if not a barrier)
   // kSend / kRecv: the matching instruction and the slot (ProgramPlan::cores() index) of its
   // core; kNoIndex for other instructions.
   std::vector<uint32_t> match_instr;
   std::vector<uint32_t> match_slot;
-  bool has_transfers = false;           // any kSend, kRecv, kHostLoad or kHostStore
 };
 
 // "slice.chip0.core1 instruction #3 'label' (send)": how errors name an instruction.
@@ -84,7 +120,9 @@ class ProgramPlan {
   std::string deadlock_report(uint32_t slot, const std::vector<uint8_t>& done) const;
 
  private:
-  void build_core(CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw);
+  void decode(CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw);
+  void decode_into(DecodedStream& d, const CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw);
+  static bool same_structure(const DecodedStream& d, const isa::CoreProgram& prog, const MxuParams& mxu);
   void check_weight_buffers(const CorePlan& cp, const HwConfig& hw);
   void match_transfers(const isa::Program& program, const HwConfig& hw);
   bool happens_before(const CorePlan& cp, uint32_t user, uint32_t load, uint32_t mxu);
@@ -92,6 +130,9 @@ class ProgramPlan {
   std::vector<CorePlan> cores_;
   std::vector<uint32_t> barrier_participants_;
   size_t instructions_ = 0;
+  // Decoded streams, reused across builds: the first `decoded_used_` belong to this build.
+  std::vector<std::unique_ptr<DecodedStream>> decoded_;
+  size_t decoded_used_ = 0;
   // Scratch reused across builds.
   std::vector<uint32_t> tile_of_, last_user_, stamp_, stack_, tmp_;
   uint32_t epoch_ = 0;

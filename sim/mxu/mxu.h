@@ -6,8 +6,8 @@
 //  * streaming path: a kMxuMatmul occupies it for mxu_stream_cycles and completes
 //    mxu_fill_drain_cycles after its stream ends, so back-to-back matmuls pipeline.
 // Timing comes only from sim/mxu/mxu_timing.h. The sequencer issues to each path directly
-// (IssueIf): the path starts an instruction at max(issue, path free) and reports its completion
-// at once, so the MXU has no process of its own (no activation per instruction).
+// (IssueIf): the path starts an instruction at max(ready, path free) and returns its completion,
+// so the MXU has no process of its own (no activation per instruction).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -27,7 +27,6 @@ class Mxu : public sc_core::sc_module {
  public:
   sc_core::sc_export<IssueIf> weights_in;  // instruction indices for the weight-load path
   sc_core::sc_export<IssueIf> stream_in;   // instruction indices for the streaming path
-  sc_core::sc_port<CompletionIf> done;       // to the core's sequencer
 
   explicit Mxu(sc_core::sc_module_name name);
 
@@ -40,17 +39,19 @@ class Mxu : public sc_core::sc_module {
   struct Path final : IssueIf {
     Mxu* mxu = nullptr;
     bool weights = false;
-    void issue(uint32_t instr) override { weights ? mxu->start_weights(instr) : mxu->start_stream(instr); }
+    uint64_t issue(uint32_t instr, uint64_t ready_ps) override {
+      return weights ? mxu->start_weights(instr, ready_ps) : mxu->start_stream(instr, ready_ps);
+    }
   };
-  void start_weights(uint32_t instr);
-  void start_stream(uint32_t instr);
+  uint64_t start_weights(uint32_t instr, uint64_t ready_ps);
+  uint64_t start_stream(uint32_t instr, uint64_t ready_ps);
 
   Path weights_path_, stream_path_;
 
   MxuParams p_;
   const isa::CoreProgram* prog_ = nullptr;
   const RunContext* run_ = nullptr;
-  sc_core::sc_time weights_free_, stream_free_;
+  uint64_t weights_free_ps_ = 0, stream_free_ps_ = 0;  // kernel time each path is free
   MxuStats stats_;
   StatGroup group_;
   TraceNames stream_track_, weights_track_;

@@ -1,7 +1,7 @@
 // VPU: the core's vector unit, one in-order queue of vector blocks. A block occupies the VPU for
 // vpu_issue_cycles (slot-bound, sim/vpu/vpu_timing.h) and completes pipeline_latency_cycles after
-// its last issue. The sequencer issues to it directly (IssueIf): a block starts at max(issue, VPU
-// free) and reports its completion at once, so the VPU has no process of its own.
+// its last issue. The sequencer issues to it directly (IssueIf): a block starts at max(ready, VPU
+// free) and returns its completion, so the VPU has no process of its own.
 #pragma once
 #include <cstdint>
 
@@ -19,7 +19,6 @@ namespace tpusim {
 class Vpu : public sc_core::sc_module, public IssueIf {
  public:
   sc_core::sc_export<IssueIf> in;        // instruction indices from the sequencer
-  sc_core::sc_port<CompletionIf> done;   // to the core's sequencer
 
   explicit Vpu(sc_core::sc_module_name name);
 
@@ -29,12 +28,12 @@ class Vpu : public sc_core::sc_module, public IssueIf {
   const StatGroup& stats() const { return group_; }
 
  private:
-  void issue(uint32_t instr) override;
+  uint64_t issue(uint32_t instr, uint64_t ready_ps) override;
 
   VpuParams p_;
   const isa::CoreProgram* prog_ = nullptr;
   const RunContext* run_ = nullptr;
-  sc_core::sc_time free_;
+  uint64_t free_ps_ = 0;  // kernel time the VPU is free
   VpuStats stats_;
   StatGroup group_;
   TraceNames track_;

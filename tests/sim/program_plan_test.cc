@@ -157,5 +157,45 @@ TEST(ProgramPlan, BarrierGroupsMatchTheNthBarrierOfAnIdOnEveryCore) {
   EXPECT_EQ(plan.barrier_participants()[plan.cores()[2].barrier_group[0]], 1u);
 }
 
+// SPMD replicas (same ops, MXUs and deps; transfer peers differ) share one decoded stream; a core
+// whose structure differs, or whose tile does not fit, gets its own decode and its own errors.
+TEST(ProgramPlan, ReplicasShareTheDecodedStream) {
+  auto replica = [](isa::CoreProgram& core, uint32_t peer_chip, uint32_t k) {
+    Stream s(core);
+    uint32_t w = s.weights(1, k, 128);
+    uint32_t m = s.matmul(1, 8, k, 128);  // implicit dep on w
+    s.vpu({.alu_vregs = 4}, {m});
+    s.send(1024, peer_chip, 0, 7, {w});
+    s.recv(peer_chip, 0, 7);
+  };
+  auto p = test::make_program("spmd", {{0, 0}, {1, 0}, {2, 0}});
+  replica(p.cores[0], 1, 128);
+  replica(p.cores[1], 0, 128);
+  {
+    Stream s(p.cores[2]);  // another structure: a DMA first
+    s.dma_load(64);
+  }
+  ProgramPlan plan;
+  plan.build(p, test::v3_8_like());
+  const CorePlan &a = plan.cores()[0], &b = plan.cores()[1], &c = plan.cores()[2];
+  EXPECT_EQ(a.unit.data(), b.unit.data());
+  EXPECT_EQ(a.succs.items.data(), b.succs.items.data());
+  EXPECT_NE(a.unit.data(), c.unit.data());
+  ASSERT_EQ(b.deps.size(1), 1u);
+  EXPECT_EQ(b.deps.row(1)[0], 0u);
+  EXPECT_EQ(b.unit[0], UnitIndex::mxu_weights(1));
+  EXPECT_EQ(c.unit[0], UnitIndex::kDma);
+  // Per core: the matching of transfers.
+  EXPECT_EQ(a.match_slot[3], 1u);
+  EXPECT_EQ(b.match_slot[3], 0u);
+
+  auto bad = test::make_program("spmd-bad-tile", {{0, 0}, {1, 0}});
+  replica(bad.cores[0], 1, 128);
+  replica(bad.cores[1], 0, 256);
+  const std::string e = plan_error(bad);
+  EXPECT_NE(e.find("slice.chip1.core0 instruction #0 'weights' (mxu_weights) has a 256x128 tile"), std::string::npos)
+      << e;
+}
+
 }  // namespace
 }  // namespace tpusim
