@@ -109,7 +109,10 @@ std::string format_trace_summary(const TraceData& t, const TraceSummary& s, cons
   }
   std::string sel;
   if (!o.lanes.empty()) sel += "lanes " + o.lanes.text();
-  if (s.steps) sel += fmt::format("{}steps {} to {}", sel.empty() ? "" : "; ", s.steps->from, s.steps->to - 1);
+  if (s.steps)
+    sel += (sel.empty() ? "" : "; ") + (s.steps->to - s.steps->from == 1
+                                            ? fmt::format("step {}", s.steps->from)
+                                            : fmt::format("steps {} to {}", s.steps->from, s.steps->to - 1));
   line("window", fmt::format("{} to {} ({}){}", at(s.window.start), at(s.window.end), dur(s.window.length()),
                              sel.empty() ? "" : "; " + sel));
 
