@@ -54,6 +54,14 @@ std::string grouped(uint64_t v) {
 
 double us(int64_t ns) { return double(ns) / 1e3; }
 
+// Operation names can be a fusion's whole path; tables cut them (JSON keeps them whole).
+std::string shorten(const std::string& s, size_t max = 64) {
+  if (s.size() <= max) return s;
+  size_t cut = max - 3;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return s.substr(0, cut) + "...";
+}
+
 // "waiting for DMA/HBM 62.1%, other compute busy (...) 30.2%": causes with >= 1% of `total`.
 std::string causes_text(const std::array<int64_t, kGapCauses>& by, int64_t total) {
   std::vector<int> order;
@@ -157,10 +165,11 @@ std::string format_trace_summary(const TraceData& t, const TraceSummary& s, cons
       out += "; host:";
       for (const auto& [track, ns] : longest->host_ns) out += fmt::format(" {} {}", track, dur(ns));
     }
-    if (longest->unit_detail == "partial")
-      out += fmt::format("; device time after the unit detail (capped per program): {}",
-                         dur(longest->by_kind_ns[size_t(LaneKind::kDeviceStep)]));
     out += "\n";
+    if (longest->unit_detail == "partial")
+      out += fmt::format("  ({} of device time after the last unit-level operation: the trace's detail is capped "
+                         "per program, --trace-detail-ops)\n",
+                         dur(longest->by_kind_ns[size_t(LaneKind::kDeviceStep)]));
     std::vector<const PathRun*> runs;
     for (const auto& r : longest->runs) runs.push_back(&r);
     std::stable_sort(runs.begin(), runs.end(), [](auto* a, auto* b) { return a->busy_ns > b->busy_ns; });
@@ -171,7 +180,7 @@ std::string format_trace_summary(const TraceData& t, const TraceSummary& s, cons
     out += fmt::format("  {:<{}} {:>16} {:>11} {:>6}  first operation\n", "lane", rw, "start", "busy", "ops");
     for (auto* r : runs)
       out += fmt::format("  {:<{}} {:>16} {:>11} {:>6}  {}\n", t.lanes[r->lane].name, rw, at(r->start_ns), dur(r->busy_ns),
-                         grouped(r->ops), t.names[r->name]);
+                         grouped(r->ops), shorten(t.names[r->name]));
     if (runs.size() < longest->runs.size())
       out += fmt::format("  ({} longest of {} runs of consecutive operations on one lane)\n", runs.size(), longest->runs.size());
   }
@@ -185,7 +194,7 @@ std::string format_trace_summary(const TraceData& t, const TraceSummary& s, cons
     for (uint32_t i : s.top_ops) {
       const TraceOp& op = t.ops[i];
       out += fmt::format("  {:>11}  {:<{}} {:>16} {:>6}  {}\n", dur(op.dur_ns()), t.lanes[op.lane].name, ow, at(op.start_ns),
-                         op.step >= 0 ? std::to_string(op.step) : "-", t.names[op.name]);
+                         op.step >= 0 ? std::to_string(op.step) : "-", shorten(t.names[op.name]));
     }
   }
 
@@ -196,10 +205,30 @@ std::string format_trace_summary(const TraceData& t, const TraceSummary& s, cons
            "host tracing; else nothing)\n";
     size_t iw = 4;
     for (const auto& li : s.idle) iw = std::max(iw, t.lanes[li.lane].name.size());
+    // Every core's step lane idles alike: one row for a run of equal ones.
+    std::vector<std::pair<const LaneIdle*, int>> rows;
+    for (const auto& li : s.idle) {
+      if (!rows.empty()) {
+        const LaneIdle& p = *rows.back().first;
+        if (t.lanes[p.lane].kind == LaneKind::kDeviceStep && t.lanes[li.lane].kind == LaneKind::kDeviceStep &&
+            p.measured_ns == li.measured_ns && p.by_cause_ns == li.by_cause_ns) {
+          ++rows.back().second;
+          continue;
+        }
+      }
+      rows.push_back({&li, 1});
+    }
+    std::vector<std::string> names;
+    for (const auto& [li, n] : rows) {
+      names.push_back(t.lanes[li->lane].name + (n > 1 ? fmt::format(" (+{} alike)", n - 1) : ""));
+      iw = std::max(iw, names.back().size());
+    }
     out += fmt::format("  {:<{}} {:>11} {:>11} {:>6}  causes\n", "lane", iw, "measured", "idle", "idle%");
-    for (const auto& li : s.idle)
-      out += fmt::format("  {:<{}} {:>11} {:>11} {:>6}  {}\n", t.lanes[li.lane].name, iw, dur(li.measured_ns),
-                         dur(li.idle_ns), pct(li.idle_ns, li.measured_ns), causes_text(li.by_cause_ns, li.idle_ns));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const LaneIdle& li = *rows[i].first;
+      out += fmt::format("  {:<{}} {:>11} {:>11} {:>6}  {}\n", names[i], iw, dur(li.measured_ns), dur(li.idle_ns),
+                         pct(li.idle_ns, li.measured_ns), causes_text(li.by_cause_ns, li.idle_ns));
+    }
   }
   if (!s.gaps.empty()) {
     out += fmt::format("\nlongest idle gaps of compute lanes ({} of {})\n", s.gaps.size(), grouped(s.gaps_total));

@@ -21,9 +21,9 @@ void OffsetTraceSink::complete(const TraceEvent& ev) {
   TraceEvent shifted = ev;
   shifted.start_cycle += uint64_t(std::llround(offset_s_ * ev.clock_mhz * 1e6));
   shifted.step = step_;
-  // Count only what the file keeps, so that a bounded trace gets its cap's worth of operations.
-  if (filter_ && !filter_->keep(shifted)) return;
-  ++forwarded_;
+  // Count only what the file keeps, so that a bounded trace gets its cap's worth of operations
+  // (the rest is still handed over: the file drops it and counts it as outside its bounds).
+  if (!filter_ || filter_->keep(shifted)) ++forwarded_;
   out_.complete(shifted);
 }
 
