@@ -215,7 +215,7 @@ def fig_memory(F, rep):
     # The core's HBM is drawn when it is near the data; far above it would flatten every bar.
     top = cap * 1.05 if cap and cap < 3 * peak else peak * 1.3
     cap_note = "" if not cap or cap < 3 * peak else " (HBM per core: {:.1f} GiB, off scale)".format(cap)
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.5, 1.4 + 0.35 * max(len(programs), 3)),
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.5, 2.2 + 0.35 * max(len(programs), 3)),
                                   gridspec_kw={"width_ratios": [1, 1.3]})
     names = [p["name"] for p in programs]
     ax.barh(range(len(programs)), [p["peak_hbm_bytes"] / GIB for p in programs], color="#1f77b4",
@@ -573,14 +573,16 @@ def main():
             " ".join("{}={}".format(k, v) for k, v in w.get("shape", {}).items()), w.get("dtype", ""),
             w.get("precision", ""))
         body = kernel_sections(F, rep)
-    if summ:
+    if summ and summ["lanes"]:
         body += trace_sections(F, summ, detail, a.detail_label)
+    elif summ:
+        a.note.append("The trace has no operations: no lane figures.")
     run = rep.get("run", {})
     prov = "tpusim {} · {} · engine {} · {} + {}{}".format(
         rep["tpusim"].get("version", ""), rep["tpusim"].get("config_hash", ""), run.get("engine", ""),
         run.get("hw_file", ""), run.get("workload_file", ""), " · from " + a.source if a.source else "")
     notes = "".join('<p class="note">{}</p>'.format(esc(n)) for n in a.note)
-    if not summ:
+    if not summ and not a.note:
         notes += '<p class="note">No trace in the run directory: run with <code>--trace</code> for lane ' \
                  'utilization, critical paths and idle gaps.</p>'
     page = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

@@ -33,7 +33,7 @@ TraceSummary summarize_trace(const TraceData& t, const SummaryOptions& o) {
     v.lane_selected[i] = o.lanes.matches(t.lanes[i].process, t.lanes[i].track);
     any_lane = any_lane || v.lane_selected[i];
   }
-  if (!any_lane)
+  if (!any_lane && !o.lanes.empty())
     throw TraceError("--lanes", "matches no lane of the trace", o.lanes.text(),
                      t.lanes.empty() ? "the trace has no operations" : "lanes are named like " + some_lanes(t));
   v.lane_ops.resize(t.lanes.size());

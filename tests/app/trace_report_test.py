@@ -278,6 +278,14 @@ def test_report_training(tmp):
         bare = f.read()
     check_page(bare, where, 4)
     check("No trace" in bare, "no note about the missing trace", where)
+    # Another run's trace in the directory (its config hash differs) is not drawn, with a warning.
+    kernel = kernel_trace(tmp)
+    shutil.copy(os.path.join(kernel, "trace.json"), os.path.join(out, "trace.json"))
+    proc, where = run(["report", out, "-o", os.path.join(tmp, "mismatch.html")], tmp)
+    check("another run" in proc.stderr and "config hash" in proc.stderr, "no warning about the foreign trace", where)
+    with open(os.path.join(tmp, "mismatch.html"), encoding="utf-8") as f:
+        page = f.read()
+    check('data-figure="lanes"' not in page and "another run" in page, "the foreign trace was drawn", where)
 
 
 def test_report_kernel(tmp):

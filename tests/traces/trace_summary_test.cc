@@ -296,6 +296,15 @@ TEST(TraceSummary, LaneFilterAndBadSelections) {
   }
 }
 
+TEST(TraceSummary, EmptyTraceGivesEmptyTables) {
+  const TraceData t = parse_trace(R"({"traceEvents": []})", "empty.json");
+  const TraceSummary s = summarize_trace(t, {});
+  EXPECT_TRUE(s.lanes.empty());
+  EXPECT_TRUE(s.paths.empty());
+  EXPECT_TRUE(s.gaps.empty());
+  EXPECT_NE(format_trace_summary(t, s, {}).find("0 operations"), std::string::npos);
+}
+
 TEST(TraceSummary, JsonHasUnitsAndFiguresInMicroseconds) {
   const TraceData t = trace_of({{"slice.chip0", "core0.mxu0", "mm", 0, 2000}, {"slice.chip0", "core0.dma0", "ld", 2000, 1000}});
   const SummaryOptions o;
