@@ -31,8 +31,9 @@ namespace {
 void print_outputs(const std::string& report_path, const ChromeTraceFile* trace) {
   if (!report_path.empty()) std::cout << fmt::format("{:<10} {}\n", "report", report_path);
   if (trace) {
-    std::cout << fmt::format("{:<10} {} ({} events; open in ui.perfetto.dev or chrome://tracing)\n", "trace",
-                             trace->path(), trace->events());
+    std::cout << fmt::format("{:<10} {} ({} events{}; open in ui.perfetto.dev or chrome://tracing)\n", "trace",
+                             trace->path(), trace->events(),
+                             trace->dropped() ? fmt::format(", {} outside --trace-lanes/--trace-window", trace->dropped()) : "");
   }
 }
 
@@ -162,8 +163,8 @@ int run_training_workload(const RunArgs& a, const HwConfig& hw, const WorkloadCo
     if (!a.trace) throw input_error("--trace-steps", "needs --trace");
     opts.trace_steps = parse_trace_steps(a.trace_steps);
   }
-  std::unique_ptr<ChromeTraceFile> trace;
-  if (a.trace) trace = std::make_unique<ChromeTraceFile>((fs::path(out_dir) / "trace.json").string());
+  std::unique_ptr<ChromeTraceFile> trace =
+      open_run_trace(a, out_dir, config_hash(ctx.hw_dump, ctx.workload_dump), &opts.trace_steps);
   opts.trace = trace.get();
   const TrainingRunResult result = run_training(hw, workload, opts);
   ctx.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -219,8 +220,7 @@ int run(const RunArgs& a) {
   if (a.full_sim) throw input_error("--full-sim", "applies to training workloads only");
   if (!a.trace_steps.empty()) throw input_error("--trace-steps", "applies to training workloads only");
 
-  std::unique_ptr<ChromeTraceFile> trace;
-  if (a.trace) trace = std::make_unique<ChromeTraceFile>((fs::path(out_dir) / "trace.json").string());
+  std::unique_ptr<ChromeTraceFile> trace = open_run_trace(a, out_dir, config_hash(ctx.hw_dump, ctx.workload_dump), nullptr);
 
   Progress progress(!a.quiet && ::isatty(STDERR_FILENO));
   KernelRunOptions opts;

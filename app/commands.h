@@ -1,11 +1,22 @@
 // The `tpusim` subcommands. Each returns the process exit code and throws ConfigError (exit 2),
 // SimError (exit 3) or anything else (exit 1, "internal error"); main() maps them.
 #pragma once
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "config/config_error.h"
+
+namespace CLI {
+class App;
+}
+
+namespace tpusim {
+class ChromeTraceFile;
+struct TrainingTraceOptions;
+}  // namespace tpusim
 
 namespace tpusim::app {
 
@@ -16,6 +27,10 @@ struct RunArgs {
   std::string out_dir;        // empty: no report.json (unless --trace, see run())
   bool trace = false;
   std::string trace_steps;    // training: --trace-steps A:B, steps [A, B) traced in detail; empty: default
+  std::string trace_lanes;    // --trace-lanes GLOB,...: keep only these lanes; empty: all (cmd_trace.cc)
+  std::string trace_window;   // --trace-window A:B: keep operations overlapping it (µs); empty: all
+  bool trace_gzip = false;    // --trace-gzip: DIR/trace.json.gz
+  std::string trace_detail_ops;  // training: --trace-detail-ops N, unit operations per program; empty: default
   std::string engine;         // empty: kDefaultKernelEngine or kDefaultTrainingEngine, by workload kind
   bool full_sim = false;      // training: simulate every step (no replay of identical executions)
   bool dump_config = false;
@@ -30,6 +45,24 @@ inline constexpr const char* kDefaultKernelEngine = "systemc";
 inline constexpr const char* kDefaultTrainingEngine = "analytical";
 
 int validate(const std::vector<std::string>& files);
+
+// A subcommand defined in its own file: its CLI11 node and what runs when it was given.
+struct Subcommand {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+Subcommand add_trace_command(CLI::App& cli);   // tpusim trace summarize (cmd_trace.cc)
+Subcommand add_report_command(CLI::App& cli);  // tpusim report (cmd_report.cc)
+
+// `tpusim run`'s trace bounds: --trace-lanes, --trace-window, --trace-gzip, --trace-detail-ops
+// (cmd_trace_run.cc).
+void add_trace_run_options(CLI::App& run_cmd, RunArgs& args);
+// The run's trace file with its bounds, or null without --trace. Throws ConfigError for bounds given
+// without --trace or bad values. Removes a stale trace of the other form (trace.json vs
+// trace.json.gz) from `out_dir`, so that DIR holds one trace, this run's. `config_hash` goes into the
+// trace's otherData; `training` also sets the detail cap and the window's steps in `training_opts`.
+std::unique_ptr<ChromeTraceFile> open_run_trace(const RunArgs& args, const std::string& out_dir,
+                                                const std::string& config_hash, TrainingTraceOptions* training_opts);
 
 // Bad input named by `where` (a file or a flag): "where: value 'v' rule; suggestion".
 ConfigError input_error(std::string where, std::string rule, std::string value = "", std::string suggestion = "");

@@ -39,6 +39,7 @@ int dispatch(int argc, char** argv) {
                       "Training: trace steps [A, B) (step slices, engine detail); default: the first 5 steps and "
                       "each program's first execution")
       ->type_name("A:B");
+  add_trace_run_options(*run_cmd, ra);
   run_cmd->add_option("--engine", ra.engine, "Engine: systemc (detailed, contention; default for kernels) or analytical (fast; default for training)")
       ->type_name("NAME");
   run_cmd->add_flag("--full-sim", ra.full_sim,
@@ -50,6 +51,9 @@ int dispatch(int argc, char** argv) {
   CLI::App* validate_cmd = cli.add_subcommand("validate", "Check config files without simulating");
   validate_cmd->add_option("FILE", files, "Hardware or workload YAML files (a top-level kind: means workload)")
       ->required();
+
+  const Subcommand trace_cmd = add_trace_command(cli);
+  const Subcommand report_cmd = add_report_command(cli);
 
   try {
     cli.parse(argc, argv);
@@ -65,8 +69,10 @@ int dispatch(int argc, char** argv) {
   }
   if (run_cmd->parsed()) return run(ra);
   if (validate_cmd->parsed()) return validate(files);
+  for (const Subcommand* c : {&trace_cmd, &report_cmd})
+    if (c->app->parsed()) return c->run();
   std::cout << cli.help();
-  std::cerr << "error: a command is required: run or validate\n";
+  std::cerr << "error: a command is required: run, validate, trace or report\n";
   return 2;
 }
 

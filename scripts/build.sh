@@ -10,10 +10,13 @@ set -euo pipefail
 preset="${1:-default}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# zlib1g-dev: gzip-compressed traces (--trace-gzip, trace summarize). python3-matplotlib: the figures
+# of `tpusim report` and bench plots. chromium: the test that loads the report page in a headless
+# browser (skipped without it).
 packages=(
   cmake ninja-build g++ pkg-config
   libsystemc-dev libeigen3-dev libboost-graph-dev libyaml-cpp-dev libfmt-dev libcli11-dev
-  nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev python3-matplotlib
+  nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev python3-matplotlib zlib1g-dev chromium
 )
 
 missing=()

@@ -4,10 +4,13 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "traces/gzip_io.h"
 
 namespace tpusim {
 namespace {
@@ -19,8 +22,10 @@ std::string quote(std::string_view s) {
 
 bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
+}  // namespace
+
 // Natural order ("chip2" < "chip10") so that pids follow the hardware numbering.
-bool natural_less(std::string_view a, std::string_view b) {
+bool ChromeTraceSink::natural_less(std::string_view a, std::string_view b) {
   size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
     if (is_digit(a[i]) && is_digit(b[j])) {
@@ -43,6 +48,8 @@ bool natural_less(std::string_view a, std::string_view b) {
   if ((a.size() - i) != (b.size() - j)) return (a.size() - i) < (b.size() - j);
   return a < b;
 }
+
+namespace {
 
 // The first run of digits in `s` at or after `from`, or -1.
 int64_t number_in(std::string_view s, size_t from = 0) {
@@ -118,6 +125,7 @@ void ChromeTraceSink::complete(const TraceEvent& ev) {
   e.dur_cycles = ev.dur_cycles;
   e.bytes = ev.bytes;
   e.clock_mhz = ev.clock_mhz;
+  e.step = ev.step;
   events_.push_back(e);
 }
 
@@ -135,7 +143,9 @@ void ChromeTraceSink::write(std::ostream& out) const {
   std::map<uint32_t, uint32_t> pid;                         // process string -> pid
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> tid;  // (process, track) -> tid
 
-  out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  out << "{\"displayTimeUnit\":\"ns\",";
+  if (!other_data_.empty()) out << "\"otherData\":" << other_data_ << ",";
+  out << "\"traceEvents\":[\n";
   bool first = true;
   auto sep = [&] {
     if (!first) out << ",\n";
@@ -187,6 +197,7 @@ void ChromeTraceSink::write(std::ostream& out) const {
     std::string args = fmt::format(R"("start_cycle":{},"dur_cycles":{},"clock_mhz":{})", e.start_cycle,
                                    e.dur_cycles, nlohmann::json(e.clock_mhz).dump());
     if (e.bytes > 0) args += fmt::format(R"(,"bytes":{})", e.bytes);
+    if (e.step >= 0) args += fmt::format(R"(,"step":{})", e.step);
     out << fmt::format(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"args":{{{}}}}})", r.pid, r.tid,
                        ns_as_us(e.start_ns), ns_as_us(e.end_ns - e.start_ns), quote(strings_[e.name]), args);
   }
@@ -194,11 +205,9 @@ void ChromeTraceSink::write(std::ostream& out) const {
 }
 
 void ChromeTraceFile::close() const {
-  std::ofstream f(path_, std::ios::binary | std::ios::trunc);
-  if (!f) throw std::runtime_error(fmt::format("{}: cannot open for writing", path_));
-  sink_.write(f);
-  f.flush();
-  if (!f) throw std::runtime_error(fmt::format("{}: write failed", path_));
+  std::ostringstream text;
+  sink_.write(text);
+  write_file(path_, text.view(), opts_.gzip);
 }
 
 }  // namespace tpusim

@@ -366,7 +366,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   rec.seq = s;
   rec.examples = examples;
 
-  TrainingTracer tracer(o_.trace, o_.trace_steps, hw_.slice.chips(), hw_.chip.cores);
+  TrainingTracer tracer(o_.trace, o_.trace_steps, hw_.slice.chips(), hw_.chip.cores, rec.index);
   host_side(kind, grad_buffers, st, eval, rec, tracer);
   const size_t breaks = eval ? 0 : breaks_.size();
   // The SPMD step (and its all-reduce) starts when the last process has dispatched it.
@@ -399,7 +399,8 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
     tracer.host("transfer", "program load: " + prog.name, rec.start_s, hw_.host.program_load_s);
     tracer.host("transfer", "parameter upload", rec.start_s + hw_.host.program_load_s, rec.setup_s - hw_.host.program_load_s);
   }
-  if (tracer.traced(rec.index, rec.first_execution)) tracer.step(prog.name, rec.start_s + rec.setup_s, rec.device_s);
+  if (tracer.traced(rec.index, rec.first_execution, rec.start_s + rec.setup_s, rec.end_s))
+    tracer.step(prog.name, rec.start_s + rec.setup_s, rec.device_s);
   // Graph breaks: the host waits for the device, runs the fallback op on the tensor copied over
   // PCIe, and dispatches the rest of the step; the host/device overlap of the step is lost.
   for (size_t i = 0; i < breaks; ++i) {

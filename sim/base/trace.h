@@ -15,6 +15,7 @@ struct TraceEvent {
   uint64_t dur_cycles = 0;
   double clock_mhz = 0;
   uint64_t bytes = 0;  // moved bytes (DMA/HBM), 0 if not applicable
+  int64_t step = -1;   // training step the event belongs to (written as args.step); -1: none
 };
 
 class TraceSink {
