@@ -75,6 +75,8 @@ const std::string& embedded(const char* key) {
   return it->second;
 }
 
+}  // namespace
+
 HwConfig load_hw(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin) {
   if (!a.hw_file.empty()) {
     *origin = a.hw_file;
@@ -131,6 +133,8 @@ data::LengthTables dataset_tables() {
   }
   return all;
 }
+
+namespace {
 
 // --trace-steps A:B: steps [A, B), A < B.
 TrainingTraceOptions parse_trace_steps(const std::string& text) {

@@ -8,6 +8,10 @@
 #include <vector>
 
 #include "config/config_error.h"
+#include "config/override.h"
+#include "sim/slice/slice_params.h"
+#include "workloads/dataset.h"
+#include "workloads/workload_config.h"
 
 namespace CLI {
 class App;
@@ -45,6 +49,16 @@ inline constexpr const char* kDefaultKernelEngine = "systemc";
 inline constexpr const char* kDefaultTrainingEngine = "analytical";
 
 int validate(const std::vector<std::string>& files);
+
+// Config loading shared by the commands (cmd_run.cc): the files named in `a`, or the defaults
+// embedded in the binary; `origin` receives what was loaded (for reports).
+HwConfig load_hw(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin);
+WorkloadConfig load_workload(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin);
+// Dataset length tables: configs/datasets/ of the source tree when present, else the embedded copies.
+data::LengthTables dataset_tables();
+
+// `tpusim advise`: ranked padding / precision / batch settings for a training workload (cmd_advise.cc).
+int advise(const RunArgs& args);
 
 // A subcommand defined in its own file: its CLI11 node and what runs when it was given.
 struct Subcommand {

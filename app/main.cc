@@ -52,6 +52,18 @@ int dispatch(int argc, char** argv) {
   validate_cmd->add_option("FILE", files, "Hardware or workload YAML files (a top-level kind: means workload)")
       ->required();
 
+  RunArgs aa;
+  CLI::App* advise_cmd = cli.add_subcommand(
+      "advise", "Rank padding, precision and batch-size settings of a training workload by simulated time to train");
+  advise_cmd->add_option("--hw", aa.hw_file, "Hardware YAML (default: embedded configs/hw/v3-8.yaml)")->type_name("FILE");
+  advise_cmd->add_option("--workload", aa.workload_file,
+                         "Training workload YAML (default: embedded configs/workloads/bert_base_mrpc_v3-8.yaml)")
+      ->type_name("FILE");
+  advise_cmd->add_option("--set", aa.sets, "Override a config key before advising: PATH=VALUE (repeatable)")
+      ->type_name("PATH=VALUE");
+  advise_cmd->add_option("--out", aa.out_dir, "Also write DIR/advice.json")->type_name("DIR");
+  advise_cmd->add_flag("-q,--quiet", aa.quiet, "Print nothing on success");
+
   const Subcommand trace_cmd = add_trace_command(cli);
   const Subcommand report_cmd = add_report_command(cli);
 
@@ -69,10 +81,11 @@ int dispatch(int argc, char** argv) {
   }
   if (run_cmd->parsed()) return run(ra);
   if (validate_cmd->parsed()) return validate(files);
+  if (advise_cmd->parsed()) return advise(aa);
   for (const Subcommand* c : {&trace_cmd, &report_cmd})
     if (c->app->parsed()) return c->run();
   std::cout << cli.help();
-  std::cerr << "error: a command is required: run, validate, trace or report\n";
+  std::cerr << "error: a command is required: run, validate, advise, trace or report\n";
   return 2;
 }
 

@@ -1,0 +1,81 @@
+// The settings advisor (workloads/advisor.h) on bert-tiny: the candidates it runs, the ranking, the
+// workload as given, and batch sizes that do not fit.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "config/hw_loader.h"
+#include "workloads/advisor.h"
+#include "workloads/workload_config.h"
+
+namespace tpusim {
+namespace {
+
+const HwConfig& v3_8() {
+  static const HwConfig hw = load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v3-8.yaml");
+  return hw;
+}
+
+WorkloadConfig tiny() {
+  return load_workload_config_text("kind: training\nmodel: bert-tiny\nmax_length: 64\nper_device_batch_size: 4\n"
+                                   "dataset: {train: 'uniform:5-60:256'}\n",
+                                   "tiny.yaml");
+}
+
+TEST(Advisor, RanksPaddingsPrecisionsAndBatchesByTimeToTrain) {
+  AdviceOptions o;
+  o.batches = {2, 8};
+  const std::vector<AdviceRow> rows = advise(v3_8(), tiny(), o);
+  std::set<std::string> paddings, precisions;
+  std::set<uint32_t> batches;
+  int base = 0;
+  for (const AdviceRow& r : rows) {
+    paddings.insert(r.padding);
+    precisions.insert(r.precision);
+    batches.insert(r.batch);
+    base += r.is_base;
+    EXPECT_TRUE(r.fits) << r.error;
+  }
+  EXPECT_EQ(paddings.size(), 6u);
+  EXPECT_EQ(precisions.size(), 3u);
+  EXPECT_EQ(batches, (std::set<uint32_t>{2, 4, 8}));
+  EXPECT_EQ(base, 1);
+  for (size_t i = 1; i < rows.size(); ++i) EXPECT_LE(rows[i - 1].total_time_s, rows[i].total_time_s);
+  // Dynamic padding on TPU: a compile per distinct length, so `longest` loses to max_length here.
+  const AdviceRow* longest = nullptr;
+  const AdviceRow* max_length = nullptr;
+  for (const AdviceRow& r : rows) {
+    if (r.padding == "longest" && r.is_base == false && r.precision == "fp32" && r.batch == 4) longest = &r;
+    if (r.is_base) max_length = &r;
+  }
+  ASSERT_TRUE(longest && max_length);
+  EXPECT_GT(longest->compiles, max_length->compiles);
+  EXPECT_GT(longest->total_time_s, max_length->total_time_s);
+  EXPECT_NE(format_advice(rows, tiny()).find("recommendation:"), std::string::npos);
+}
+
+TEST(Advisor, BatchesThatDoNotFitAreReportedAndStopTheSearch) {
+  HwConfig small = v3_8();
+  small.chip.hbm.size_gib = 1;  // 0.5 GiB per core
+  AdviceOptions o;
+  o.batches = {4, 256, 512};
+  WorkloadConfig w = tiny();
+  w.training.dataset.train = "uniform:5-60:4096";  // enough examples for 256 per core
+  const std::vector<AdviceRow> rows = advise(small, w, o);
+  int misfits = 0;
+  uint32_t misfit_batch = 0;
+  for (const AdviceRow& r : rows)
+    if (!r.fits) {
+      ++misfits;
+      misfit_batch = r.batch;
+      EXPECT_NE(r.error.find("out of HBM"), std::string::npos) << r.error;
+    }
+  EXPECT_EQ(misfits, 1);  // larger batches are not tried once one does not fit
+  EXPECT_GT(misfit_batch, 4u);
+  for (const AdviceRow& r : rows) EXPECT_LE(r.batch, misfit_batch);
+  EXPECT_FALSE(rows.back().fits);  // misfits rank last
+}
+
+}  // namespace
+}  // namespace tpusim
