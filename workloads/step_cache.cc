@@ -72,7 +72,7 @@ const char* graph_kind_name(GraphKind k) {
 }
 
 StepPrograms::StepPrograms(const HwConfig& hw, const TrainingWorkload& w, const std::string& engine, bool full_sim)
-    : hw_(hw), w_(w), cfg_(models::find_preset(w.model)), full_sim_(full_sim), engine_(make_engine(engine, hw)) {
+    : hw_(hw), w_(w), cfg_(resolve_model(w)), full_sim_(full_sim), engine_(make_engine(engine, hw)) {
   cfg_.num_labels = w.num_labels;
 }
 

@@ -97,6 +97,24 @@ const Schema<TrainingDatasets>& datasets_schema() {
   return s;
 }
 
+const Schema<ModelConfig>& model_config_schema() {
+  static const Schema<ModelConfig> s = [] {
+    Schema<ModelConfig> s("Model config", "An inline BERT architecture (Hugging Face config.json names in parentheses); "
+                                          "each field left at 0 keeps the preset's value.");
+    s.field(&ModelConfig::layers, "layers").range(0, 1024).default_value(0, "preset").doc("encoder layers (num_hidden_layers)");
+    s.field(&ModelConfig::hidden, "hidden").range(0, 1 << 16).default_value(0, "preset").doc("hidden size (hidden_size)");
+    s.field(&ModelConfig::heads, "heads").range(0, 1024).default_value(0, "preset")
+        .doc("attention heads (num_attention_heads); must divide hidden");
+    s.field(&ModelConfig::intermediate, "intermediate").range(0, 1 << 18).default_value(0, "preset")
+        .doc("feed-forward width (intermediate_size)");
+    s.field(&ModelConfig::vocab, "vocab").range(0, 1 << 22).default_value(0, "preset").doc("vocabulary size (vocab_size)");
+    s.field(&ModelConfig::max_position, "max_position").range(0, 1 << 16).default_value(0, "preset")
+        .doc("position embeddings (max_position_embeddings); bounds max_length");
+    return s;
+  }();
+  return s;
+}
+
 const Schema<CompileCacheConfig>& compile_cache_schema() {
   static const Schema<CompileCacheConfig> s = [] {
     Schema<CompileCacheConfig> s("Compile cache", "The per-process XLA compilation cache.");
@@ -125,8 +143,11 @@ const Schema<WorkloadConfig>& training_schema() {
                              "evaluation), as docs/training.md describes.");
     s.field(&WorkloadConfig::kind, "kind").one_of({"training"}).doc("workload kind (selects this schema)");
     s.field(&WorkloadConfig::name, "name").default_value("", "file stem").doc("workload name, shown in reports");
-    s.field(&WorkloadConfig::training, &TW::model, "model").doc("model preset (Hugging Face hub name)")
-        .details("Known: " + config::join(models::bert_preset_names()));
+    s.field(&WorkloadConfig::training, &TW::model, "model").doc("model preset (Hugging Face hub name), or `custom`")
+        .details("Known: " + config::join(models::bert_preset_names()) + ". `custom` takes the whole architecture "
+                 "from `model_config`; the inline form `model: {layers: 4, hidden: 256, ...}` is the same as "
+                 "`model: custom` with that `model_config`.");
+    s.section(&WorkloadConfig::training, &TW::model_config, "model_config", model_config_schema());
     s.field(&WorkloadConfig::training, &TW::task, "task").one_of({"sequence_classification", "masked_lm"})
         .default_value("sequence_classification").doc("head and loss: BertForSequenceClassification or BertForPreTraining");
     s.field(&WorkloadConfig::training, &TW::max_predictions_per_seq, "max_predictions_per_seq").range(1, 512)
@@ -203,12 +224,28 @@ const Schema<WorkloadConfig>& training_schema() {
         .doc("a `model_code` construct fails the run like an XLA error (exit 3) instead of a warning");
     s.check([](const WorkloadConfig& w, const CheckContext& c) {
       const TrainingWorkload& t = w.training;
-      try {
-        models::find_preset(t.model);
-      } catch (const ConfigError& e) {
-        const auto near = config::closest(t.model, models::bert_preset_names());
-        c.fail("model", "unknown model preset; known: " + config::join(models::bert_preset_names()),
-               near ? "did you mean '" + *near + "'?" : "");
+      if (t.model == "custom") {
+        const ModelConfig& m = t.model_config;
+        for (auto [key, v] : {std::pair{"layers", m.layers}, std::pair{"hidden", m.hidden}, std::pair{"heads", m.heads},
+                              std::pair{"intermediate", m.intermediate}, std::pair{"vocab", m.vocab}})
+          if (v == 0) c.fail(std::string("model_config.") + key, "is required with model: custom (no preset to take it from)");
+      } else {
+        try {
+          models::find_preset(t.model);
+        } catch (const ConfigError& e) {
+          const auto near = config::closest(t.model, models::bert_preset_names());
+          c.fail("model", "unknown model preset; known: " + config::join(models::bert_preset_names()) + ", custom",
+                 near ? "did you mean '" + *near + "'?" : "");
+        }
+      }
+      if (t.model_config.hidden || t.model_config.heads) {
+        models::BertConfig r;
+        try {
+          r = resolve_model(t);
+        } catch (const ConfigError&) {  // an unknown preset: reported above
+        }
+        if (r.heads > 0 && r.hidden % r.heads != 0)
+          c.fail("model_config.heads", "must divide hidden (" + std::to_string(r.hidden) + ")");
       }
       if (t.steps_per_execution > 1 && t.framework != "tf_keras")
         c.fail("steps_per_execution", "is a Keras Model.compile setting: only framework tf_keras runs several steps "
@@ -278,6 +315,14 @@ const Schema<WorkloadConfig>& schema_of_kind(const config::Node& root, const std
 WorkloadConfig finish(config::Node root, const std::string& origin, const std::vector<Override>& overrides) {
   const Schema<WorkloadConfig>& schema = schema_of_kind(root, overrides);
   config::apply_overrides(root, schema, overrides);
+  // `model: {layers: 4, ...}` (the inline form) is `model: custom` with that model_config.
+  if (config::Node* m = root.find("model"); m && m->is_map() && !root.find("model_config")) {
+    config::Node section = *m;
+    m->kind = config::Node::Kind::Scalar;
+    m->scalar = "custom";
+    m->entries.clear();
+    root.entries.push_back({"model_config", section.line, section});
+  }
   // `padding: {multiple_of: 32}` (the YAML map form) is the string form `multiple_of:32`.
   if (config::Node* p = root.find("padding"); p && p->is_map() && p->entries.size() == 1 &&
                                                p->entries[0].key == "multiple_of" &&
@@ -319,6 +364,24 @@ std::string workload_schema_markdown() {
   std::string md;
   for (const auto& k : kinds()) md += k.schema().markdown();
   return md;
+}
+
+models::BertConfig resolve_model(const TrainingWorkload& t) {
+  models::BertConfig c;
+  if (t.model == "custom") {
+    c.name = "custom";
+  } else {
+    c = models::find_preset(t.model);
+  }
+  const ModelConfig& m = t.model_config;
+  if (m.layers) c.layers = m.layers;
+  if (m.hidden) c.hidden = m.hidden;
+  if (m.heads) c.heads = m.heads;
+  if (m.intermediate) c.intermediate = m.intermediate;
+  if (m.vocab) c.vocab = m.vocab;
+  if (m.max_position) c.max_position = m.max_position;
+  c.num_labels = t.num_labels;
+  return c;
 }
 
 SplitOverrides split_overrides(const std::vector<Override>& all) {

@@ -1,6 +1,7 @@
 // Workload configs (YAML `kind:` selects the schema): `kind: kernel` (one kernel on one core) and
 // `kind: training` (a whole fine-tuning run under a framework personality, workloads/training_run.h).
 #pragma once
+#include "models/bert_presets.h"
 #include <cstdint>
 #include <map>
 #include <string>
@@ -27,6 +28,12 @@ struct TrainingDatasets {
   std::string eval;  // "" = no evaluation
 };
 
+// kind: training — `model_config:`, an inline architecture: each non-zero field replaces the named
+// preset's (model: custom starts from nothing and needs layers, hidden, heads, intermediate, vocab).
+struct ModelConfig {
+  uint32_t layers = 0, hidden = 0, heads = 0, intermediate = 0, vocab = 0, max_position = 0;
+};
+
 // kind: training — the `compile_cache:` section (torch_xla's in-memory LRU and persistent cache).
 struct CompileCacheConfig {
   uint64_t capacity = 1024;    // entries (XLA_COMPILATION_CACHE_SIZE)
@@ -35,7 +42,8 @@ struct CompileCacheConfig {
 
 // kind: training — fine-tune a BERT-family model data-parallel on every core of the slice.
 struct TrainingWorkload {
-  std::string model;                       // preset name (models/bert_presets.h)
+  std::string model;                       // preset name (models/bert_presets.h) or "custom"
+  ModelConfig model_config;                // inline architecture (overrides the preset's fields)
   std::string task = "sequence_classification";  // | masked_lm
   uint32_t max_predictions_per_seq = 20;   // masked_lm: P
   uint32_t num_labels = 2;                 // sequence_classification outputs
@@ -70,6 +78,10 @@ struct WorkloadConfig {
   KernelWorkload kernel;
   TrainingWorkload training;
 };
+
+// The training workload's architecture: the preset (or nothing, for `custom`) with model_config's
+// non-zero fields and num_labels applied. Throws ConfigError for an unknown preset.
+models::BertConfig resolve_model(const TrainingWorkload& t);
 
 WorkloadConfig load_workload_config(const std::string& path, const std::vector<Override>& overrides = {});
 WorkloadConfig load_workload_config_text(const std::string& yaml, const std::string& origin,

@@ -137,6 +137,41 @@ TEST(SplitOverrides, AmbiguousAndUnknown) {
   EXPECT_EQ(e.suggestion, "did you mean 'count'?");
 }
 
+TEST(TrainingWorkloadConfig, InlineModelConfig) {
+  // The inline form is model: custom with that model_config; every architecture field is required.
+  const WorkloadConfig w = load_workload_config_text(
+      "kind: training\nmodel: {layers: 2, hidden: 256, heads: 4, intermediate: 1024, vocab: 30522, max_position: 128}\n"
+      "dataset: {train: 'fixed:8:8'}\nper_device_batch_size: 1\nnum_labels: 3\n", "t.yaml");
+  EXPECT_EQ(w.training.model, "custom");
+  const models::BertConfig c = resolve_model(w.training);
+  EXPECT_EQ(c.layers, 2);
+  EXPECT_EQ(c.hidden, 256);
+  EXPECT_EQ(c.heads, 4);
+  EXPECT_EQ(c.intermediate, 1024);
+  EXPECT_EQ(c.vocab, 30522);
+  EXPECT_EQ(c.max_position, 128);
+  EXPECT_EQ(c.num_labels, 3);
+  auto e = config_error_of([] {
+    load_workload_config_text("kind: training\nmodel: custom\nmodel_config: {layers: 2, hidden: 256, heads: 4, "
+                              "intermediate: 1024}\ndataset: {train: 'fixed:8:8'}\nper_device_batch_size: 1\n", "t.yaml");
+  });
+  EXPECT_EQ(e.yaml_path, "model_config.vocab");
+  e = config_error_of([] {
+    load_workload_config_text("kind: training\nmodel: bert-base-uncased\nmodel_config: {heads: 7}\n"
+                              "dataset: {train: 'fixed:8:8'}\nper_device_batch_size: 1\n", "t.yaml");
+  });
+  EXPECT_EQ(e.yaml_path, "model_config.heads");
+  // A preset with fields replaced: bert-base with 6 layers.
+  const WorkloadConfig six = load_workload_config_text(
+      "kind: training\nmodel: bert-base-uncased\nmodel_config: {layers: 6}\ndataset: {train: 'fixed:8:8'}\n"
+      "per_device_batch_size: 1\n", "t.yaml");
+  const models::BertConfig base = models::find_preset("bert-base-uncased");
+  const models::BertConfig r = resolve_model(six.training);
+  EXPECT_EQ(r.layers, 6);
+  EXPECT_EQ(r.hidden, base.hidden);
+  EXPECT_EQ(r.vocab, base.vocab);
+}
+
 }  // namespace
 }  // namespace tpusim
 
