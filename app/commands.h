@@ -31,6 +31,29 @@ inline constexpr const char* kDefaultTrainingEngine = "analytical";
 
 int validate(const std::vector<std::string>& files);
 
+struct SweepArgs {
+  std::string file;                // the sweep YAML
+  unsigned jobs = 0;               // 0: the CPUs this process may use
+  std::string out_dir;             // empty: out/sweeps/NAME
+  bool resume = false;
+  std::string shard;               // "I/N"; empty: all points
+  std::vector<std::string> sets;   // applied to every point
+  bool no_plots = false;
+  bool dry_run = false;            // list the points and exit
+  bool quiet = false;
+};
+// Exit codes: 0 every point ok; 4 at least one point failed (recorded in the results); 2 bad input.
+int sweep(const SweepArgs& args);
+inline constexpr int kExitSomePointsFailed = 4;
+
+struct MergeArgs {
+  std::string out_dir;
+  std::vector<std::string> dirs;
+  bool no_plots = false;
+  bool quiet = false;
+};
+int sweep_merge(const MergeArgs& args);
+
 // Bad input named by `where` (a file or a flag): "where: value 'v' rule; suggestion".
 ConfigError input_error(std::string where, std::string rule, std::string value = "", std::string suggestion = "");
 
