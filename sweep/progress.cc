@@ -1,5 +1,6 @@
 #include "sweep/progress.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -62,7 +63,12 @@ void SweepProgress::draw() {
     // Built with append(): GCC 12 warns falsely (-Wrestrict) on chained operator+ of temporaries here.
     std::string bar = "[";
     bar.append(size_t(filled), '#').append(size_t(kWidth - filled), '.').append("] ");
-    std::fprintf(out_, "\r\033[K%s%s", bar.c_str(), text.c_str());
+    bar += text;
+    // A line longer than the terminal would wrap, and "\r" could no longer redraw it in place.
+    winsize ws{};
+    if (::ioctl(::fileno(out_), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 && bar.size() >= ws.ws_col)
+      bar.resize(ws.ws_col - 1);
+    std::fprintf(out_, "\r\033[K%s", bar.c_str());
     drawn_ = true;
   }
   std::fflush(out_);
