@@ -78,6 +78,29 @@ void add_trace_run_options(CLI::App& run_cmd, RunArgs& args);
 std::unique_ptr<ChromeTraceFile> open_run_trace(const RunArgs& args, const std::string& out_dir,
                                                 const std::string& config_hash, TrainingTraceOptions* training_opts);
 
+struct SweepArgs {
+  std::string file;                // the sweep YAML
+  unsigned jobs = 0;               // 0: the CPUs this process may use
+  std::string out_dir;             // empty: out/sweeps/NAME
+  bool resume = false;
+  std::string shard;               // "I/N"; empty: all points
+  std::vector<std::string> sets;   // applied to every point
+  bool no_plots = false;
+  bool dry_run = false;            // list the points and exit
+  bool quiet = false;
+};
+// Exit codes: 0 every point ok; 4 at least one point failed (recorded in the results); 2 bad input.
+int sweep(const SweepArgs& args);
+inline constexpr int kExitSomePointsFailed = 4;
+
+struct MergeArgs {
+  std::string out_dir;
+  std::vector<std::string> dirs;
+  bool no_plots = false;
+  bool quiet = false;
+};
+int sweep_merge(const MergeArgs& args);
+
 // Bad input named by `where` (a file or a flag): "where: value 'v' rule; suggestion".
 ConfigError input_error(std::string where, std::string rule, std::string value = "", std::string suggestion = "");
 

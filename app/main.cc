@@ -64,6 +64,31 @@ int dispatch(int argc, char** argv) {
   advise_cmd->add_option("--out", aa.out_dir, "Also write DIR/advice.json")->type_name("DIR");
   advise_cmd->add_flag("-q,--quiet", aa.quiet, "Print nothing on success");
 
+  SweepArgs sa;
+  CLI::App* sweep_cmd = cli.add_subcommand(
+      "sweep", "Run a performance-exploration sweep: the points of a sweep YAML in parallel, one `tpusim run` "
+               "process each (docs/sweeps.md). Exit 0: every point ok; 4: some failed (see results.csv)");
+  sweep_cmd->add_option("FILE", sa.file, "Sweep YAML (configs/sweeps/)");
+  sweep_cmd->add_option("-j,--jobs", sa.jobs, "Points run in parallel (default: the CPUs this process may use)")
+      ->type_name("N");
+  sweep_cmd->add_option("--out", sa.out_dir, "Output directory (default: out/sweeps/NAME)")->type_name("DIR");
+  sweep_cmd->add_flag("--resume", sa.resume, "Keep the points DIR already has for the same configuration; run the rest");
+  sweep_cmd->add_option("--shard", sa.shard, "Run the I-th of N deterministic slices of the points (combine with "
+                                             "'tpusim sweep merge')")
+      ->type_name("I/N");
+  sweep_cmd->add_option("--set", sa.sets, "Override a config key in every point: PATH=VALUE (repeatable)")
+      ->allow_extra_args(false)
+      ->type_name("PATH=VALUE");
+  sweep_cmd->add_flag("--no-plots", sa.no_plots, "Do not draw the plots");
+  sweep_cmd->add_flag("--dry-run", sa.dry_run, "List the points (and invalid ones) and exit");
+  sweep_cmd->add_flag("-q,--quiet", sa.quiet, "No progress and no summary (warnings and errors still go to stderr)");
+  MergeArgs ma;
+  CLI::App* merge_cmd = sweep_cmd->add_subcommand(
+      "merge", "Combine the outputs of shards (or partial runs) of one sweep into OUT, sorted by point id");
+  merge_cmd->add_option("OUT", ma.out_dir, "Output directory")->required();
+  merge_cmd->add_option("DIR", ma.dirs, "Sweep output directories to combine")->required();
+  merge_cmd->add_flag("--no-plots", ma.no_plots, "Do not draw the plots");
+  merge_cmd->add_flag("-q,--quiet", ma.quiet, "No summary");
   const Subcommand trace_cmd = add_trace_command(cli);
   const Subcommand report_cmd = add_report_command(cli);
 
@@ -82,10 +107,18 @@ int dispatch(int argc, char** argv) {
   if (run_cmd->parsed()) return run(ra);
   if (validate_cmd->parsed()) return validate(files);
   if (advise_cmd->parsed()) return advise(aa);
+  if (merge_cmd->parsed()) return sweep_merge(ma);
+  if (sweep_cmd->parsed()) {
+    if (sa.file.empty()) {
+      std::cerr << "error: sweep: a sweep file is required (tpusim sweep FILE, or tpusim sweep merge OUT DIR...)\n";
+      return 2;
+    }
+    return sweep(sa);
+  }
   for (const Subcommand* c : {&trace_cmd, &report_cmd})
     if (c->app->parsed()) return c->run();
   std::cout << cli.help();
-  std::cerr << "error: a command is required: run, validate, advise, trace or report\n";
+  std::cerr << "error: a command is required: run, validate, sweep, advise, trace or report\n";
   return 2;
 }
 

@@ -74,11 +74,15 @@ std::string FieldInfo::rule() const {
     case FieldKind::StringList:
       return "must be a list of " + size_phrase(min_size, max_size) + "names" +
              (one_of.empty() ? "" : ", each one of: " + join(one_of));
+    case FieldKind::ValueList: return "must be a list of " + size_phrase(min_size, max_size) + "values";
     case FieldKind::U64Map: {
       const std::string each = bounds.phrase(true);
       return "must be a mapping of names to integers" + (each.empty() ? "" : ", each" + each);
     }
     case FieldKind::Section: return "must be a mapping (a section with keys: " + join(section->keys()) + ")";
+    case FieldKind::SectionList:
+      return "must be a list of " + size_phrase(min_size, max_size) + "mappings (each with keys: " +
+             join(section->keys()) + ")";
   }
   return {};
 }
@@ -93,8 +97,10 @@ std::string FieldInfo::type_name() const {
     case FieldKind::U32List: return "list of integers";
     case FieldKind::BoolList: return "list of bools";
     case FieldKind::StringList: return "list of strings";
+    case FieldKind::ValueList: return "list of values";
     case FieldKind::U64Map: return "mapping name → integer";
     case FieldKind::Section: return "section";
+    case FieldKind::SectionList: return "list of sections";
   }
   return {};
 }
@@ -106,7 +112,8 @@ std::string FieldInfo::allowed() const {
     return s;
   }
   const std::string b = bounds.phrase(is_int_kind(kind));
-  if (kind == FieldKind::U32List || kind == FieldKind::BoolList || kind == FieldKind::StringList) {
+  if (kind == FieldKind::U32List || kind == FieldKind::BoolList || kind == FieldKind::StringList ||
+      kind == FieldKind::ValueList || kind == FieldKind::SectionList) {
     s = size_phrase(min_size, max_size);
     if (!s.empty()) s = s.substr(0, s.size() - 1) + " items";
     if (!b.empty()) s += (s.empty() ? "each" : ", each") + b;
@@ -224,6 +231,24 @@ void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std
   }
 }
 
+void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::vector<YamlValue>& out) {
+  if (n.kind != Node::Kind::Sequence || n.items.size() < f.min_size || n.items.size() > f.max_size)
+    fail_at(n, path, f.rule(), n.kind == Node::Kind::Scalar ? "write a list in brackets, e.g. [" + n.scalar + "]" : "");
+  out.clear();
+  for (size_t i = 0; i < n.items.size(); ++i) {
+    if (n.items[i].kind == Node::Kind::Null) fail_at(n.items[i], fmt::format("{}[{}]", path, i), "must be a value");
+    out.push_back(YamlValue{n.items[i].flow()});
+  }
+}
+
+std::string YamlValue::display() const {
+  if (text.size() >= 2 && text.front() == '"') {
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_string()) return j.get<std::string>();
+  }
+  return text;
+}
+
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::map<std::string, uint64_t>& out) {
   if (n.kind != Node::Kind::Map) fail_at(n, path, f.rule());
   const std::string elem_rule = "must be " + integer_phrase(f.bounds);
@@ -259,6 +284,12 @@ std::string yaml_value(const std::vector<std::string>& v) {
   return s + "]";
 }
 
+std::string yaml_value(const std::vector<YamlValue>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i].text;
+  return s + "]";
+}
+
 std::string yaml_value(const std::vector<bool>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += std::string(i ? ", " : "") + (v[i] ? "true" : "false");
@@ -279,6 +310,15 @@ void YamlWriter::line(int depth, std::string text, std::string comment) {
   lines_.push_back({depth, std::move(text), std::move(comment)});
 }
 
+void YamlWriter::item(int depth, const YamlWriter& item) {
+  for (size_t i = 0; i < item.lines_.size(); ++i) {
+    Line l = item.lines_[i];
+    l.depth += depth;
+    l.dash = i == 0;
+    lines_.push_back(std::move(l));
+  }
+}
+
 std::string YamlWriter::str() const {
   // Comments start in one column (capped, so that one long line does not push all of them right).
   constexpr size_t kMaxColumn = 44;
@@ -289,7 +329,7 @@ std::string YamlWriter::str() const {
   }
   std::string out;
   for (const auto& l : lines_) {
-    std::string s = std::string(2 * l.depth, ' ') + l.text;
+    std::string s = l.dash ? std::string(2 * l.depth - 2, ' ') + "- " + l.text : std::string(2 * l.depth, ' ') + l.text;
     if (!l.comment.empty()) s += std::string(s.size() < col ? col - s.size() : 0, ' ') + "  # " + l.comment;
     out += s + "\n";
   }
@@ -354,6 +394,11 @@ void SchemaBase::check_section(const Node& n, const std::string& path) const {
   }
 }
 
+void SchemaBase::check_section_list(const Node& n, const FieldInfo& f, const std::string& path) {
+  if (n.kind != Node::Kind::Sequence || n.items.size() < f.min_size || n.items.size() > f.max_size)
+    fail_at(n, path, f.rule(), n.kind == Node::Kind::Map ? "write each item on a line starting with '- '" : "");
+}
+
 void SchemaBase::missing(const Node& section, const std::string& path, const FieldInfo& f) {
   const std::string what = f.kind == FieldKind::Section ? "missing required section (" + f.doc + ")"
                                                          : "missing required key (" + f.doc + "; " + f.rule() + ")";
@@ -416,16 +461,20 @@ std::string SchemaBase::markdown(const std::string& path, int heading_level) con
     std::string desc = f.doc;
     if (!f.details.empty()) desc += ". " + f.details;
     if (f.kind == FieldKind::Section) desc += " (see `" + join_path(path, f.key) + "`)";
+    if (f.kind == FieldKind::SectionList) desc += " (see `" + join_path(path, f.key) + "[]`)";
     if (!f.source.empty()) desc += " *Source:* " + f.source;
-    const std::string def = f.kind == FieldKind::Section ? ""
+    // A plain section has no default of its own (its keys do); an optional one defaults to none.
+    const std::string def = f.kind == FieldKind::Section && !f.default_derived ? ""
                             : f.required                 ? "required"
                             : f.default_derived          ? "*" + f.default_text + "*"
                                                          : "`" + f.default_text + "`";
     md += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", f.key, f.type_name(), cell(f.unit), cell(def), cell(f.allowed()), cell(desc));
   }
   md += "\n";
-  for (const auto& f : fields_)
+  for (const auto& f : fields_) {
     if (f.kind == FieldKind::Section) md += f.section->markdown(join_path(path, f.key), heading_level);
+    if (f.kind == FieldKind::SectionList) md += f.section->markdown(join_path(path, f.key) + "[]", heading_level);
+  }
   return md;
 }
 

@@ -2,7 +2,9 @@
 // "required", allowed range or values, description and (optionally) the source of the rule.
 // The same declaration parses and validates a YAML tree into the struct (unknown keys are errors
 // with "did you mean"), dumps the resolved struct as commented YAML, converts it to JSON, compares
-// two structs, and writes the Markdown reference.
+// two structs, and writes the Markdown reference. Besides scalar and list fields a schema may hold
+// nested sections (`section`), optional sections (`optional_section`, a std::optional member) and
+// lists of sections (`section_list`, e.g. a sweep's `axes:`).
 //
 //   static const Schema<MxuParams> s = [] {
 //     Schema<MxuParams> s("MXU", "A weight-stationary systolic array.");
@@ -29,7 +31,17 @@
 
 namespace tpusim::config {
 
-enum class FieldKind { U32, U64, F64, Bool, String, U32List, BoolList, StringList, U64Map, Section };
+enum class FieldKind { U32, U64, F64, Bool, String, U32List, BoolList, StringList, ValueList, U64Map, Section, SectionList };
+
+// One YAML value of any shape, kept as flow text that parses back to it ("128", "[true, true]",
+// "\"multiple_of:32\""): what a `--set PATH=VALUE` takes as VALUE. A list of them is a ValueList field.
+struct YamlValue {
+  std::string text;
+  bool operator==(const YamlValue&) const = default;
+  // The value for people: a quoted scalar unquoted, anything else as `text`.
+  std::string display() const;
+};
+inline void to_json(nlohmann::json& j, const YamlValue& v) { j = v.text; }
 
 // Numeric bounds (of a number, or of each element of a list or map); open bounds exclude the endpoint.
 struct Bounds {
@@ -55,7 +67,7 @@ struct FieldInfo {
   Bounds bounds;
   std::vector<std::string> one_of;  // allowed strings (empty: any)
   size_t min_size = 0, max_size = SIZE_MAX;  // list lengths
-  const SchemaBase* section = nullptr;       // kind == Section
+  const SchemaBase* section = nullptr;       // kind == Section or SectionList
 
   std::string rule() const;       // "must be an integer in [1, 16]"
   std::string type_name() const;  // "integer", "list of integers", ...
@@ -77,6 +89,8 @@ void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::vector<bool>& out);
 // Each item one of f.one_of when that is set (else any string).
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::vector<std::string>& out);
+// Each item any non-null YAML value (a scalar, or a list or mapping in flow or block style).
+void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::vector<YamlValue>& out);
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::map<std::string, uint64_t>& out);
 // YAML flow text that parses back to the same value (doubles print shortest-exact).
 std::string yaml_value(uint32_t v);
@@ -87,6 +101,7 @@ std::string yaml_value(const std::string& v);
 std::string yaml_value(const std::vector<uint32_t>& v);
 std::string yaml_value(const std::vector<bool>& v);
 std::string yaml_value(const std::vector<std::string>& v);
+std::string yaml_value(const std::vector<YamlValue>& v);
 std::string yaml_value(const std::map<std::string, uint64_t>& v);
 
 template <class V>
@@ -99,6 +114,7 @@ constexpr FieldKind kind_of() {
   else if constexpr (std::is_same_v<V, std::vector<uint32_t>>) return FieldKind::U32List;
   else if constexpr (std::is_same_v<V, std::vector<bool>>) return FieldKind::BoolList;
   else if constexpr (std::is_same_v<V, std::vector<std::string>>) return FieldKind::StringList;
+  else if constexpr (std::is_same_v<V, std::vector<YamlValue>>) return FieldKind::ValueList;
   else if constexpr (std::is_same_v<V, std::map<std::string, uint64_t>>) return FieldKind::U64Map;
   else static_assert(!sizeof(V*), "unsupported config field type");
 }
@@ -107,12 +123,15 @@ constexpr FieldKind kind_of() {
 class YamlWriter {
  public:
   void line(int depth, std::string text, std::string comment = {});
+  // Appends `item` (written from depth 0) as one item of a block list at `depth`: "- first: line".
+  void item(int depth, const YamlWriter& item);
   std::string str() const;
 
  private:
   struct Line {
     int depth;
     std::string text, comment;
+    bool dash = false;  // the first line of a list item: "- " replaces the last indentation step
   };
   std::vector<Line> lines_;
 };
@@ -162,6 +181,8 @@ class SchemaBase {
  protected:
   // `n` must be a mapping whose keys are all declared.
   void check_section(const Node& n, const std::string& path) const;
+  // `n` must be a list of f.min_size..f.max_size items (of a section_list field).
+  static void check_section_list(const Node& n, const FieldInfo& f, const std::string& path);
   [[noreturn]] static void missing(const Node& section, const std::string& path, const FieldInfo& f);
   std::deque<FieldInfo> fields_;  // deque: builders keep references while more fields are added
 
@@ -259,6 +280,80 @@ class Schema : public SchemaBase {
     o.equal = [get, &sub](const T& a, const T& b) { return sub.equal(get(a), get(b)); };
     o.json = [get, &sub](const T& t) { return sub.to_json(get(t)); };
   }
+  // An optional section: absent in the YAML, the member stays std::nullopt (no defaults filled in).
+  template <class S>
+  void optional_section(std::optional<S> T::*member, std::string key, const Schema<S>& sub) {
+    FieldInfo& f = fields_.emplace_back();
+    f.key = std::move(key);
+    f.kind = FieldKind::Section;
+    f.section = &sub;
+    f.doc = sub.title();
+    f.required = false;
+    f.default_derived = true;
+    f.default_text = "none";
+    Ops& o = ops_.emplace_back();
+    o.parse = [member, &sub](T& t, const Node& n, const FieldInfo&, const std::string& p) {
+      sub.parse_into((t.*member).emplace(), n, p);
+    };
+    o.set_default = [member](T& t) { (t.*member).reset(); };
+    o.dump = [member, &sub](const T& t, const FieldInfo& fi, YamlWriter& w, int depth) {
+      if (!(t.*member)) return;
+      w.line(depth, fi.key + ":", fi.doc);
+      sub.dump_into(*(t.*member), w, depth + 1);
+    };
+    o.equal = [member, &sub](const T& a, const T& b) {
+      const auto &x = a.*member, &y = b.*member;
+      return x.has_value() == y.has_value() && (!x || sub.equal(*x, *y));
+    };
+    o.json = [member, &sub](const T& t) { return (t.*member) ? sub.to_json(*(t.*member)) : nlohmann::json(nullptr); };
+  }
+  // A list of sections, each item checked by `sub` (errors name `key[i]`). With `min_items` 0 the
+  // key is optional and defaults to an empty list.
+  template <class S>
+  void section_list(std::vector<S> T::*member, std::string key, const Schema<S>& sub, size_t min_items,
+                    size_t max_items = SIZE_MAX) {
+    FieldInfo& f = fields_.emplace_back();
+    f.key = std::move(key);
+    f.kind = FieldKind::SectionList;
+    f.section = &sub;
+    f.doc = sub.title();
+    f.min_size = min_items;
+    f.max_size = max_items;
+    f.required = min_items > 0;
+    if (!f.required) f.default_text = "[]";
+    Ops& o = ops_.emplace_back();
+    o.parse = [member, &sub](T& t, const Node& n, const FieldInfo& fi, const std::string& p) {
+      check_section_list(n, fi, p);
+      auto& v = t.*member;
+      v.clear();
+      for (size_t i = 0; i < n.items.size(); ++i) sub.parse_into(v.emplace_back(), n.items[i], p + "[" + std::to_string(i) + "]");
+    };
+    if (!f.required) o.set_default = [member](T& t) { (t.*member).clear(); };
+    o.dump = [member, &sub](const T& t, const FieldInfo& fi, YamlWriter& w, int depth) {
+      if ((t.*member).empty()) {
+        w.line(depth, fi.key + ": []", fi.doc);
+        return;
+      }
+      w.line(depth, fi.key + ":", fi.doc);
+      for (const S& item : t.*member) {
+        YamlWriter iw;
+        sub.dump_into(item, iw, 0);
+        w.item(depth + 2, iw);  // "  - key: v" under the list's key, fields aligned after the dash
+      }
+    };
+    o.equal = [member, &sub](const T& a, const T& b) {
+      const auto &x = a.*member, &y = b.*member;
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i)
+        if (!sub.equal(x[i], y[i])) return false;
+      return true;
+    };
+    o.json = [member, &sub](const T& t) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const S& item : t.*member) j.push_back(sub.to_json(item));
+      return j;
+    };
+  }
   // A cross-field rule, run after the section's own fields parsed.
   void check(std::function<void(const T&, const CheckContext&)> fn) { checks_.push_back(std::move(fn)); }
 
@@ -275,14 +370,14 @@ class Schema : public SchemaBase {
       const std::string p = path.empty() ? f.key : path + "." + f.key;
       if (const Node* v = n.find(f.key)) {
         ops_[i].parse(out, *v, f, p);
+      } else if (ops_[i].set_default) {
+        ops_[i].set_default(out);
       } else if (f.kind == FieldKind::Section && !f.required) {
         Node empty;  // an omitted all-defaults section
         empty.kind = Node::Kind::Map;
         empty.file = n.file;
         empty.line = n.line;
         ops_[i].parse(out, empty, f, p);
-      } else if (ops_[i].set_default) {
-        ops_[i].set_default(out);
       } else {
         missing(n, p, f);
       }

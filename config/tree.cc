@@ -68,6 +68,54 @@ std::string Node::text() const {
 
 namespace {
 
+// Plain scalars that YAML flow syntax would read as something else (a mapping, a list, a comment,
+// an anchor...) or not at all, are written double-quoted.
+bool needs_quotes(const std::string& s) {
+  if (s.empty() || s.front() == ' ' || s.back() == ' ' || s.front() == '-' || s.front() == '?') return true;
+  return s.find_first_of(":#,[]{}&*!|>'\"%@`\n\t") != std::string::npos;
+}
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    if (c == '\t') {
+      out += "\\t";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string Node::flow() const {
+  switch (kind) {
+    case Kind::Null: return "null";
+    case Kind::Scalar: return needs_quotes(scalar) ? quoted(scalar) : scalar;
+    case Kind::Sequence: {
+      std::string s = "[";
+      for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i].flow();
+      return s + "]";
+    }
+    case Kind::Map: {
+      std::string s = "{";
+      for (size_t i = 0; i < entries.size(); ++i)
+        s += (i ? ", " : "") + (needs_quotes(entries[i].key) ? quoted(entries[i].key) : entries[i].key) + ": " +
+             entries[i].value.flow();
+      return s + "}";
+    }
+  }
+  return {};
+}
+
+namespace {
+
 Node convert(const YAML::Node& y, const std::string& file, int line, const std::string& path) {
   Node n;
   n.file = file;

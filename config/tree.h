@@ -28,6 +28,9 @@ struct Node {
   bool erase(std::string_view key);
   // The value as written, in YAML flow style ("940", "[2, 2]", "{m: 1}"); long values are cut.
   std::string text() const;
+  // The whole value as YAML flow text that parses back to the same tree (scalars quoted where YAML
+  // would read them otherwise): what `--set PATH=VALUE` takes as VALUE.
+  std::string flow() const;
 };
 
 struct Entry {

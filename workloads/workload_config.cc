@@ -430,4 +430,24 @@ SplitOverrides split_overrides(const std::vector<Override>& all) {
   return out;
 }
 
+void check_override_path(const Override& ov) {
+  const SplitOverrides split = split_overrides({ov});  // an unknown unprefixed path throws here
+  if (!split.hw.empty()) {
+    hw_schema().resolve_path(split.hw[0].path, ov.origin);
+    return;
+  }
+  const std::string& path = split.workload[0].path;
+  for (const auto& k : kinds())
+    if (k.schema().has_path(path)) return;
+  // A kind that knows the first key explains the rest; otherwise suggest across every kind's keys.
+  const std::string first = path.substr(0, path.find('.'));
+  for (const auto& k : kinds())
+    if (k.schema().find(first)) k.schema().resolve_path(path, ov.origin);
+  std::vector<std::string> keys;
+  for (const auto& k : kinds())
+    for (const auto& key : k.schema().keys())
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  throw ConfigError({ov.origin, ov.path, 0, "", "is not a key of the workload config", config::suggest(first, keys)});
+}
+
 }  // namespace tpusim

@@ -97,4 +97,9 @@ struct SplitOverrides {
 };
 SplitOverrides split_overrides(const std::vector<Override>& all);
 
+// Checks that an override's path names a key of the hardware config or of some workload kind's
+// config (prefixes as in split_overrides), without loading any file: for sweep axes, whose values
+// are checked per point. Throws ConfigError (file = ov.origin) with "did you mean".
+void check_override_path(const Override& ov);
+
 }  // namespace tpusim

@@ -6,6 +6,7 @@
 Each test runs in a fresh temporary working directory (so nothing depends on being run from the
 source tree) and fails with a message naming the command, its exit code and its output.
 """
+import csv
 import glob
 import json
 import os
@@ -25,9 +26,9 @@ class Failure(Exception):
     pass
 
 
-def run(args, cwd, expect=0):
+def run(args, cwd, expect=0, env=None):
     proc = subprocess.run([TPUSIM] + args, cwd=cwd, capture_output=True, text=True, timeout=600,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, env=env)
     where = "$ tpusim {}\n--- exit {}\n--- stdout\n{}--- stderr\n{}".format(
         " ".join(args), proc.returncode, proc.stdout, proc.stderr)
     if expect is not None and proc.returncode != expect:
@@ -391,9 +392,10 @@ def test_training_bad_input(tmp):
 
 
 def shipped_configs():
-    # Slices, the chip files they include, and workloads.
+    # Slices, the chip files they include, workloads and sweeps.
     files = sorted(glob.glob(os.path.join(SRC, "configs", "hw", "**", "*.yaml"), recursive=True) +
-                   glob.glob(os.path.join(SRC, "configs", "workloads", "*.yaml")))
+                   glob.glob(os.path.join(SRC, "configs", "workloads", "*.yaml")) +
+                   glob.glob(os.path.join(SRC, "configs", "sweeps", "*.yaml")))
     check(len(files) > 0, "no shipped configs found under " + SRC)
     return files
 
@@ -415,6 +417,344 @@ def test_validate_mixed(tmp):
     for f in good:
         check("ok " + f in proc.stdout.splitlines(), "no 'ok {}'".format(f), where)
     check("bad.yaml" in proc.stderr, "the bad file is not named", where)
+
+# ---- sweeps (docs/sweeps.md) --------------------------------------------------------------------
+
+# 2 values of n x 2 zipped MXU sizes x 2 HBM bandwidths = 8 grid points; the constraint drops id 4
+# (n=512, mxu=64, hbm=450: n is the slowest dimension, hbm the fastest).
+KERNEL_SWEEP = """name: ksweep
+hw: {src}/configs/hw/v3-8.yaml
+workload: {src}/configs/workloads/kernel_matmul_1024.yaml
+engine: analytical
+{extra}axes:
+  - path: workload.shape.n
+    values: [256, 512]
+  - path: hw.chip.core.mxu.rows
+    name: mxu
+    values: [64, 128]
+    zip: square
+  - path: hw.chip.core.mxu.cols
+    name: mxu_cols
+    values: [64, 128]
+    zip: square
+  - path: hw.chip.hbm.bandwidth_gbyte_per_s
+    name: hbm
+    values: [450, 900]
+constraints:
+  - "not (n == 512 and mxu == 64 and hbm == 450)"
+plots:
+  - {{name: tflops, x: [n], y: [achieved_tflop_per_s], series: hbm}}
+  - {{name: roof, kind: roofline, series: hbm, annotate: n}}
+"""
+KERNEL_SWEEP_IDS = [0, 1, 2, 3, 5, 6, 7]
+
+
+def kernel_sweep(tmp, extra=""):
+    return write(tmp, "ksweep.yaml", KERNEL_SWEEP.format(src=SRC, extra=extra))
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], [dict(zip(rows[0], r)) for r in rows[1:]]
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+def without_wall_times(out):
+    """results.csv and results.jsonl of a sweep minus the wall-time fields: must be identical between runs."""
+    header, rows = read_csv(os.path.join(out, "results.csv"))
+    csv_rows = [[r[c] for c in header if c != "wall_time_s"] for r in rows]
+    records = read_jsonl(os.path.join(out, "results.jsonl"))
+    for r in records:
+        del r["wall_time_s"]
+        if r["report"]:
+            del r["report"]["run"]["wall_time_s"]
+    return header, csv_rows, records
+
+
+def test_sweep_end_to_end(tmp):
+    """A kernel sweep with --jobs 2: crossed and zipped axes, a constraint, one row per point in
+    results.csv and results.jsonl, sorted, deterministic, the report of every point."""
+    sweep = kernel_sweep(tmp)
+    out = os.path.join(tmp, "out")
+    proc, where = run(["sweep", sweep, "--jobs", "2", "--out", out, "--no-plots"], tmp)
+    check("ksweep: 7 points (7 ok, 0 failed)" in proc.stdout, "summary", where)
+    check("sweep ksweep: 7/7 points" in proc.stderr and "\033" not in proc.stderr,
+          "no plain progress line on a non-terminal stderr", where)
+    header, rows = read_csv(os.path.join(out, "results.csv"))
+    check(header[:8] == ["point", "n", "mxu", "mxu_cols", "hbm", "status", "exit_code", "error"], "header " + str(header))
+    for col in ("device_cycles", "device_time_s", "achieved_tflop_per_s", "mxu_utilization", "hbm_bytes",
+                "flops_per_byte", "config_hash"):
+        check(col in header, "no column " + col)
+    check(header[-1] == "wall_time_s", "wall_time_s is not last")
+    check([int(r["point"]) for r in rows] == KERNEL_SWEEP_IDS, "point ids " + str([r["point"] for r in rows]))
+    for r in rows:
+        check(r["status"] == "ok" and r["exit_code"] == "0" and int(r["device_cycles"]) > 0, "row " + str(r))
+        check(r["mxu"] == r["mxu_cols"], "zipped axes differ: " + str(r))
+    check({(r["n"], r["mxu"], r["hbm"]) for r in rows} ==
+          {(n, m, h) for n in ("256", "512") for m in ("64", "128") for h in ("450", "900")} - {("512", "64", "450")},
+          "points are not the cross of n, the zipped MXU size and hbm minus the constraint")
+    # The same bandwidth with a smaller MXU cannot be faster.
+    by = {(r["n"], r["mxu"], r["hbm"]): int(r["device_cycles"]) for r in rows}
+    check(by[("256", "64", "900")] >= by[("256", "128", "900")], "a 64x64 MXU beat a 128x128 one")
+    records = read_jsonl(os.path.join(out, "results.jsonl"))
+    check([r["point"] for r in records] == KERNEL_SWEEP_IDS, "jsonl point ids")
+    for rec, row in zip(records, rows):
+        check(rec["report"]["summary"]["device_cycles"] == int(row["device_cycles"]), "csv and jsonl disagree")
+        check(rec["config_hash"] == rec["report"]["tpusim"]["config_hash"] == row["config_hash"],
+              "the planned config hash is not the run's")
+        check("hw.chip.core.mxu.rows=" + row["mxu"] in rec["overrides"], "overrides " + str(rec["overrides"]))
+        check(rec["axes"]["n"] == int(row["n"]), "typed axis value")
+        check(os.path.isfile(os.path.join(out, "points", "p{:04d}".format(rec["point"]), "report.json")),
+              "no point directory for point {}".format(rec["point"]))
+    # Same sweep, same bytes (apart from wall times).
+    out2 = os.path.join(tmp, "out2")
+    proc, where = run(["sweep", sweep, "--jobs", "2", "--out", out2, "--no-plots", "--quiet"], tmp)
+    check(proc.stdout == "" and proc.stderr == "", "--quiet printed something", where)
+    check(without_wall_times(out) == without_wall_times(out2), "two runs of one sweep differ beyond wall times")
+    # Rows are written as points finish but end sorted: point 0 (a training run) finishes last here.
+    write(tmp, "tiny.yaml", TINY_TRAINING)
+    order = write(tmp, "order.yaml", """hw: {src}/configs/hw/v3-8.yaml
+workload: tiny.yaml
+axes:
+  - path: workload
+    values: [tiny.yaml, {src}/configs/workloads/kernel_matmul_512.yaml, {src}/configs/workloads/kernel_layernorm_2048x768.yaml]
+""".format(src=SRC))
+    out3 = os.path.join(tmp, "order")
+    run(["sweep", order, "--jobs", "2", "--out", out3, "-q"], tmp)
+    _, rows = read_csv(os.path.join(out3, "results.csv"))
+    check([(r["point"], r["workload"]) for r in rows] ==
+          [("0", "tiny"), ("1", "kernel_matmul_512"), ("2", "kernel_layernorm_2048x768")], "rows not sorted by point")
+    check([r["point"] for r in read_jsonl(os.path.join(out3, "results.jsonl"))] == [0, 1, 2], "jsonl not sorted")
+    # --dry-run lists the points without running them.
+    proc, where = run(["sweep", sweep, "--dry-run"], tmp)
+    check("7 points of a 8-point grid" in proc.stdout and "n=512 mxu=128 mxu_cols=128 hbm=900" in proc.stdout,
+          "dry run", where)
+
+
+def test_sweep_failing_points(tmp):
+    """Points that fail (exit 3 on the simulated hardware, exit 2 for an invalid value, a timeout) are
+    recorded with their exit code and first error line; the others run; the sweep exits 4."""
+    sweep = write(tmp, "fail.yaml", """hw: {src}/configs/hw/v3-8.yaml
+workload: {src}/configs/workloads/kernel_encoder_block_512x1024.yaml
+engine: analytical
+axes:
+  - path: hw.chip.core.vmem.size_mib
+    name: vmem_mib
+    values: [16, 1]
+  - path: hw.chip.core.mxu.count
+    name: mxus
+    values: [0, 2]
+""".format(src=SRC))
+    out = os.path.join(tmp, "out")
+    proc, where = run(["sweep", sweep, "--jobs", "2", "--out", out], tmp, expect=4)
+    _, rows = read_csv(os.path.join(out, "results.csv"))
+    by = {(r["vmem_mib"], r["mxus"]): r for r in rows}
+    check(len(rows) == 4, "rows: {}".format(len(rows)), where)
+    check(by[("16", "2")]["status"] == "ok" and int(by[("16", "2")]["device_cycles"]) > 0, "the good point", where)
+    vm = by[("1", "2")]
+    check(vm["status"] == "failed" and vm["exit_code"] == "3" and "VMEM" in vm["error"] and vm["device_cycles"] == "",
+          "the out-of-VMEM point: " + str(vm), where)
+    for key in (("16", "0"), ("1", "0")):
+        r = by[key]
+        check(r["status"] == "failed" and r["exit_code"] == "2" and "mxu.count" in r["error"] and "[1, 16]" in r["error"],
+              "the invalid point: " + str(r), where)
+    check("1 ok, 3 failed" in proc.stdout and "exit 3:" in proc.stdout, "summary of failures", where)
+    # A timeout: the default BERT fine-tune takes seconds; 0.2 s is not enough.
+    slow = write(tmp, "slow.yaml", """hw: {src}/configs/hw/v3-8.yaml
+workload: {src}/configs/workloads/bert_base_mrpc_v3-8.yaml
+timeout_s: 0.2
+axes:
+  - {{path: workload.seed, values: [0]}}
+""".format(src=SRC))
+    out = os.path.join(tmp, "slow")
+    proc, where = run(["sweep", slow, "--out", out], tmp, expect=4)
+    _, rows = read_csv(os.path.join(out, "results.csv"))
+    check(rows[0]["status"] == "timeout" and rows[0]["exit_code"] == "124" and "timed out" in rows[0]["error"],
+          "timeout row " + str(rows[0]), where)
+
+
+def test_sweep_resume(tmp):
+    """--resume keeps the finished points (by id and configuration) and runs the rest; a changed
+    sweep file does not reuse stale rows."""
+    sweep = kernel_sweep(tmp)
+    full, out = os.path.join(tmp, "full"), os.path.join(tmp, "out")
+    run(["sweep", sweep, "--jobs", "2", "--out", full, "--no-plots", "-q"], tmp)
+    run(["sweep", sweep, "--jobs", "2", "--out", out, "--no-plots", "-q"], tmp)
+    # An interrupted run: three points written, a fourth cut off mid-line, no sorted rewrite.
+    path = os.path.join(out, "results.jsonl")
+    with open(path) as f:
+        lines = f.read().splitlines(True)
+    with open(path, "w") as f:
+        f.write("".join(lines[:3]) + lines[3][:50])
+    kept = [json.loads(line) for line in lines[:3]]
+    proc, where = run(["sweep", sweep, "--jobs", "2", "--out", out, "--no-plots", "--resume"], tmp)
+    check("7 points (7 ok, 0 failed, 3 resumed)" in proc.stdout, "resume summary", where)
+    records = read_jsonl(path)
+    for k in kept:  # not re-run: the very same record, wall time included
+        check(k in records, "point {} was re-run".format(k["point"]))
+    check(without_wall_times(out) == without_wall_times(full), "resumed results differ from a full run")
+    # A different sweep file (another `set:`): same point ids, other configurations: nothing reused.
+    changed = kernel_sweep(tmp, extra="set: [workload.dtype=bf16]\n")
+    proc, where = run(["sweep", changed, "--out", out, "--no-plots", "--resume"], tmp)
+    check("7 points (7 ok, 0 failed)" in proc.stdout and "resumed" not in proc.stdout, "stale rows reused", where)
+    check(all("workload.dtype=bf16" in r["overrides"] for r in read_jsonl(path)), "old rows kept")
+
+
+def test_sweep_shard_merge(tmp):
+    """Three shards merged equal the unsharded sweep; overlapping inputs are deduplicated; inputs
+    from another sweep are refused."""
+    sweep = kernel_sweep(tmp)
+    full = os.path.join(tmp, "full")
+    run(["sweep", sweep, "--out", full, "--no-plots", "-q"], tmp)
+    shards = []
+    for i in range(3):
+        d = os.path.join(tmp, "shard{}".format(i))
+        proc, where = run(["sweep", sweep, "--shard", "{}/3".format(i), "--out", d], tmp)
+        check("(shard {}/3)".format(i) in proc.stdout, "shard summary", where)
+        check(not os.path.isdir(os.path.join(d, "plots")), "a shard drew plots")
+        _, rows = read_csv(os.path.join(d, "results.csv"))
+        check(len(rows) in (2, 3), "shard {} has {} points".format(i, len(rows)))
+        shards.append(d)
+    merged = os.path.join(tmp, "merged")
+    proc, where = run(["sweep", "merge", merged] + shards[::-1] + ["--no-plots"], tmp)
+    check("merged     7 points from 3 directories" in proc.stdout, "merge summary", where)
+    check(without_wall_times(merged) == without_wall_times(full), "merged shards differ from the unsharded sweep")
+    with open(os.path.join(merged, "sweep.json")) as a, open(os.path.join(full, "sweep.json")) as b:
+        check(a.read() == b.read(), "sweep.json differs")
+    proc, where = run(["sweep", "merge", os.path.join(tmp, "dup")] + shards + [shards[0], "--no-plots"], tmp)
+    check("duplicates dropped" in proc.stdout, "duplicates not reported", where)
+    check(without_wall_times(os.path.join(tmp, "dup")) == without_wall_times(full), "dedup")
+    proc, where = run(["sweep", "merge", os.path.join(tmp, "part"), shards[0], "--no-plots"], tmp)
+    check("points are missing" in proc.stderr, "no warning for a missing shard", where)
+    other = os.path.join(tmp, "other")
+    run(["sweep", sweep, "--shard", "1/3", "--set", "workload.dtype=bf16", "--out", other, "-q"], tmp)
+    expect_bad_input(tmp, ["sweep", "merge", os.path.join(tmp, "bad"), shards[0], other],
+                     ["other", "different sweep"])
+    expect_bad_input(tmp, ["sweep", "merge", os.path.join(tmp, "bad"), tmp], ["not a sweep output directory"])
+
+
+def is_png(path):
+    with open(path, "rb") as f:
+        return f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def is_svg(path):
+    import xml.etree.ElementTree as ET
+    try:
+        return ET.parse(path).getroot().tag.endswith("svg")
+    except ET.ParseError:
+        return False
+
+
+def test_sweep_plots(tmp):
+    """The plots of a sweep (a line plot and a roofline) as valid PNG and SVG files; without
+    matplotlib a warning and exit 0; --no-plots draws nothing."""
+    sweep = kernel_sweep(tmp)
+    out = os.path.join(tmp, "out")
+    proc, where = run(["sweep", sweep, "--out", out], tmp)
+    for name in ("tflops", "roof"):
+        png, svg = (os.path.join(out, "plots", name + ext) for ext in (".png", ".svg"))
+        check(os.path.isfile(png) and is_png(png), "no valid " + png, where)
+        check(os.path.isfile(svg) and is_svg(svg), "no valid " + svg, where)
+        check(png in proc.stdout, "summary does not list " + png, where)
+    # The script also runs on its own, to redraw.
+    script = os.path.join(SRC, "scripts", "plot_sweep.py")
+    redraw = subprocess.run(["/usr/bin/python3", script, out], capture_output=True, text=True, timeout=300)
+    check(redraw.returncode == 0 and "wrote" in redraw.stdout, "redraw failed: " + redraw.stderr)
+    # A Python whose matplotlib cannot be imported: the sweep succeeds with a warning.
+    fake = os.path.join(tmp, "fake")
+    os.makedirs(os.path.join(fake, "matplotlib"))
+    write(fake, os.path.join("matplotlib", "__init__.py"), "raise ImportError('no matplotlib here')\n")
+    env = dict(os.environ, PYTHONPATH=fake)
+    proc, where = run(["sweep", sweep, "--out", os.path.join(tmp, "nompl")], tmp, env=env)
+    check("warning: plots skipped: matplotlib is not installed" in proc.stderr, "no matplotlib warning", where)
+    check(os.path.isfile(os.path.join(tmp, "nompl", "results.csv")), "no results without matplotlib", where)
+    run(["sweep", sweep, "--out", os.path.join(tmp, "noplots"), "--no-plots", "-q"], tmp)
+    check(not os.path.isdir(os.path.join(tmp, "noplots", "plots")), "--no-plots drew plots")
+
+
+def test_sweep_training(tmp):
+    """A tiny training sweep (bert-tiny, a few steps): the training columns, the time breakdown."""
+    write(tmp, "tiny.yaml", TINY_TRAINING)
+    sweep = write(tmp, "train.yaml", """hw: {src}/configs/hw/v3-8.yaml
+workload: tiny.yaml
+set: [workload.steps=4, workload.epochs=1]
+axes:
+  - path: workload.padding
+    values: [longest, max_length, "multiple_of:16"]
+  - path: workload.per_device_batch_size
+    name: batch
+    values: [2, 4]
+plots:
+  - {{name: breakdown, kind: stacked_bar, x: [padding, batch]}}
+""".format(src=SRC))
+    out = os.path.join(tmp, "out")
+    proc, where = run(["sweep", sweep, "--jobs", "2", "--out", out], tmp)
+    header, rows = read_csv(os.path.join(out, "results.csv"))
+    check(len(rows) == 6, "rows", where)
+    parts = ["breakdown_{}_s".format(k) for k in ("compile", "warmup", "host", "device", "allreduce", "eval")]
+    for r in rows:
+        check(r["status"] == "ok" and float(r["total_time_s"]) > 0 and int(r["compiles"]) >= 1 and
+              int(r["train_steps"]) == 4 and int(r["peak_hbm_bytes"]) > 0, "row " + str(r), where)
+        total = sum(float(r[p]) for p in parts)
+        check(abs(total - float(r["total_time_s"])) < 1e-6 * float(r["total_time_s"]), "breakdown != total")
+    check(rows[4]["padding"] == "multiple_of:16", "a quoted value keeps its text")
+    check(is_png(os.path.join(out, "plots", "breakdown.png")), "no stacked bar plot", where)
+    check("device_cycles" not in header, "kernel columns in a training sweep")
+
+
+def test_sweep_bad_input(tmp):
+    base = "hw: {src}/configs/hw/v3-8.yaml\nworkload: {src}/configs/workloads/kernel_matmul_1024.yaml\n".format(src=SRC)
+    cases = [
+        ("axes:\n  - path: hw.chip.core.mxu.rowz\n    values: [1]\n", ["bad.yaml:4", "axes[0].path", "rowz",
+                                                                        "did you mean 'rows'"]),
+        ("axes:\n  - path: workload.shape.n\n    valuse: [1]\n", ["bad.yaml:5", "axes[0].valuse", "did you mean 'values'"]),
+        ("axes:\n  - path: workload.shape.n\n    range: {start: 8, stop: 64, mul: 1}\n", ["axes[0].range.mul", "'1'",
+                                                                                       "must be > 1"]),
+        ("axes:\n  - path: workload.shape.n\n    values: [1]\nconstraints: ['m > 1']\n", ["constraints[0]", "unknown name 'm'"]),
+        ("axes:\n  - path: workload.shape.n\n    values: [1]\nplots:\n  - {name: p, x: [n], y: [tflops]}\n",
+         ["plots[0].y[0]", "tflops", "not an axis name or a results column"]),
+        ("engine: systemcc\naxes:\n  - {path: workload.shape.n, values: [1]}\n", ["engine", "did you mean 'systemc'"]),
+    ]
+    for text, needles in cases:
+        bad = write(tmp, "bad.yaml", base + text)
+        expect_bad_input(tmp, ["sweep", bad], needles)
+        expect_bad_input(tmp, ["validate", bad], needles[:2])
+    good = kernel_sweep(tmp)
+    expect_bad_input(tmp, ["sweep", good, "--shard", "3/3"], ["--shard", "3/3", "0 <= I < N"])
+    expect_bad_input(tmp, ["sweep", good, "--set", "hw.chip.core.mxu.rows=32"], ["--set", "is an axis of the sweep"])
+    expect_bad_input(tmp, ["sweep", "missing.yaml"], ["missing.yaml"])
+    expect_bad_input(tmp, ["sweep"], ["sweep file is required"])
+    proc, where = run(["validate", good], tmp)
+    check("ok " + good in proc.stdout, "validate does not accept a sweep file", where)
+
+
+def test_shipped_sweep(tmp, sweep):
+    """A shipped sweep: every point's configs load (dry run), and its first point runs (shortened:
+    two training steps) with every plot drawn."""
+    proc, where = run(["sweep", sweep, "--dry-run"], tmp)
+    check("invalid" not in proc.stdout, "a shipped sweep has invalid points", where)
+    points = int(re.search(r": (\d+) points of a", proc.stdout).group(1))
+    with open(sweep) as f:
+        text = f.read()
+    with open(os.path.join(SRC, "configs", "workloads", re.search(r"workload: \.\./workloads/(\S+)", text).group(1))) as f:
+        training = "kind: training" in f.read()
+    quick = ["--set", "workload.steps=2", "--set", "workload.epochs=1"] if training else []
+    out = os.path.join(tmp, "out")
+    proc, where = run(["sweep", sweep, "--shard", "0/{}".format(points), "--out", out, "-q"] + quick, tmp)
+    _, rows = read_csv(os.path.join(out, "results.csv"))
+    check(len(rows) == 1 and rows[0]["status"] == "ok", "first point: " + str(rows), where)
+    merged = os.path.join(tmp, "merged")
+    proc, where = run(["sweep", "merge", merged, out, "-q"], tmp)  # a shard draws no plots; merge does
+    names = re.findall(r"- (?:\{\s*)?name: (\S+?)[,\s]", text.split("plots:", 1)[1])
+    check(names, "no plots declared")
+    for n in names:
+        check(is_png(os.path.join(merged, "plots", n + ".png")), "plot {} not drawn".format(n), where)
 
 
 def main():

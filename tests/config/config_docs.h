@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config/hw_loader.h"
+#include "sweep/sweep_config.h"
 #include "workloads/workload_config.h"
 
 namespace tpusim::testing {
@@ -20,7 +21,9 @@ struct GeneratedDoc {
 };
 
 inline std::vector<GeneratedDoc> generated_docs() {
-  return {{"docs/config-hw.md", hw_schema_markdown()}, {"docs/config-workload.md", workload_schema_markdown()}};
+  return {{"docs/config-hw.md", hw_schema_markdown()},
+          {"docs/config-workload.md", workload_schema_markdown()},
+          {"docs/config-sweep.md", sweep::sweep_schema_markdown()}};
 }
 
 // The text between the markers, or nullopt when a marker is missing.

@@ -266,6 +266,20 @@ TEST(Schema, MarkdownReference) {
   EXPECT_TRUE(contains(md, "(0, 1]")) << md;
 }
 
+TEST(Tree, FlowTextParsesBackToTheSameTree) {
+  // What a sweep passes as `--set PATH=VALUE`: any YAML value, written so that YAML reads it back.
+  for (const char* text : {"128", "max_length", "[true, false]", "{a: 1, b: [2, 3]}", "'multiple_of:32'",
+                           "\"a, b\"", "'#not a comment'", "'-dash'", "\"say \\\"hi\\\"\""}) {
+    const Node n = parse_yaml(text, "t.yaml");
+    const std::string flow = n.flow();
+    const Node again = parse_yaml(flow, "t.yaml");
+    EXPECT_EQ(again.text(), n.text()) << text << " -> " << flow;
+    EXPECT_EQ(again.flow(), flow) << text;
+  }
+  EXPECT_EQ(parse_yaml("multiple_of:32", "t").flow(), "\"multiple_of:32\"");
+  EXPECT_EQ(parse_yaml("[1, [2, 3]]", "t").flow(), "[1, [2, 3]]");
+}
+
 TEST(Suggest, ClosestName) {
   const std::vector<std::string> keys = {"clock_mhz", "bandwidth_gbyte_per_s", "channels", "mxu"};
   EXPECT_EQ(closest("clok_mhz", keys), "clock_mhz");

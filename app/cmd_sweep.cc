@@ -1,0 +1,128 @@
+// `tpusim sweep FILE` and `tpusim sweep merge OUT DIR...`: the command-line side of sweep/ (plan,
+// run, merge); this file parses flags and prints what happened.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "app/commands.h"
+#include "app/embedded.h"
+#include "config/config_error.h"
+#include "sweep/results.h"
+#include "sweep/run_sweep.h"
+
+namespace tpusim::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The binary that runs the points: this one (so a sweep never mixes tpusim versions).
+std::string self_path() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find the tpusim binary (/proc/self/exe): " + ec.message());
+  return p.string();
+}
+
+const std::string& plot_script() {
+  const auto& files = embedded_files();
+  const auto it = files.find(kPlotScriptFile);
+  if (it == files.end()) throw std::logic_error(std::string(kPlotScriptFile) + " was not embedded at build time");
+  return it->second;
+}
+
+void parse_shard(const std::string& text, uint64_t* index, uint64_t* count) {
+  const size_t slash = text.find('/');
+  auto number = [](const std::string& s, uint64_t* v) {
+    if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+    *v = std::stoull(s);
+    return true;
+  };
+  if (slash == std::string::npos || !number(text.substr(0, slash), index) || !number(text.substr(slash + 1), count) ||
+      *count == 0 || *index >= *count)
+    throw input_error("--shard", "must be I/N with 0 <= I < N (run the I-th of N slices of the points)", text,
+                      "e.g. --shard 0/4; in a Slurm array: --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT");
+}
+
+void print_plots(const sweep::PlotResult& plots, bool skipped, bool quiet) {
+  if (skipped) return;
+  if (!plots.warning.empty()) std::cerr << "warning: plots skipped: " << plots.warning << "\n";
+  if (quiet || plots.files.empty()) return;
+  for (size_t i = 0; i < plots.files.size(); ++i)
+    std::cout << fmt::format("{:<10} {}\n", i ? "" : "plots", plots.files[i]);
+}
+
+void print_dry_run(const sweep::SweepPlan& plan) {
+  std::cout << fmt::format("{:<10} {}: {} points of a {}-point grid, {} axes\n", "sweep", plan.config.name,
+                           plan.points.size(), plan.grid_points, plan.config.axes.size());
+  for (const auto& p : plan.points) {
+    std::string line = fmt::format("{:>6}  ", p.point.id);
+    for (size_t i = 0; i < plan.config.axes.size(); ++i)
+      line += fmt::format("{}{}={}", i ? " " : "", plan.config.axes[i].name, p.point.values[i].display);
+    if (!p.invalid.empty()) line += "  (invalid, will fail: " + p.invalid + ")";
+    std::cout << line << "\n";
+  }
+}
+
+}  // namespace
+
+int sweep(const SweepArgs& a) {
+  sweep::SweepRunOptions opt;
+  if (!a.shard.empty()) parse_shard(a.shard, &opt.shard_index, &opt.shard_count);
+  require_file(a.file);
+  sweep::PlanOptions po;
+  po.extra_sets = a.sets;
+  const sweep::SweepPlan plan = sweep::plan_sweep(a.file, po);
+  if (a.dry_run) {
+    print_dry_run(plan);
+    return 0;
+  }
+  opt.tpusim = self_path();
+  opt.jobs = a.jobs;
+  opt.out_dir = a.out_dir;
+  opt.resume = a.resume;
+  opt.plots = !a.no_plots;
+  opt.plot_script = plot_script();
+  opt.quiet = a.quiet;
+  const sweep::SweepRunSummary s = sweep::run_sweep(plan, opt);
+
+  if (!a.quiet) {
+    // Throughput of the points run now (resumed ones cost nothing), over the whole command's time.
+    const std::string rate = s.ran && s.wall_s > 0 ? fmt::format(", {:.1f} points/min", double(s.ran) / s.wall_s * 60) : "";
+    std::cout << fmt::format("{:<10} {}: {} points ({} ok, {} failed{}) in {:.1f} s with {} jobs{}{}\n",
+                             "sweep", plan.config.name, s.points, s.ok, s.failed,
+                             s.resumed ? fmt::format(", {} resumed", s.resumed) : "", s.wall_s, s.jobs, rate,
+                             opt.shard_count > 1 ? fmt::format(" (shard {}/{})", opt.shard_index, opt.shard_count) : "");
+    std::cout << fmt::format("{:<10} {}\n{:<10} {}\n", "results", (fs::path(s.out_dir) / sweep::kResultsCsv).string(), "",
+                             (fs::path(s.out_dir) / sweep::kResultsJsonl).string());
+    constexpr size_t kShown = 10;
+    for (size_t i = 0; i < s.failures.size() && i < kShown; ++i)
+      std::cout << fmt::format("{:<10} {}\n", i ? "" : "failed", s.failures[i]);
+    if (s.failures.size() > kShown) std::cout << fmt::format("{:<10} ... {} more in results.csv\n", "", s.failures.size() - kShown);
+  }
+  print_plots(s.plots, s.plots_skipped, a.quiet);
+  return s.failed ? kExitSomePointsFailed : 0;
+}
+
+int sweep_merge(const MergeArgs& a) {
+  if (a.dirs.empty()) throw input_error("sweep merge", "needs an output directory and at least one sweep directory",
+                                        "", "e.g. tpusim sweep merge out/merged out/shard-0 out/shard-1");
+  const sweep::MergeSummary m = sweep::merge_sweeps(a.out_dir, a.dirs, !a.no_plots, plot_script());
+  if (!a.quiet) {
+    std::cout << fmt::format("{:<10} {} points from {} directories{}\n", "merged", m.records, a.dirs.size(),
+                             m.duplicates ? fmt::format(" ({} duplicates dropped)", m.duplicates) : "");
+    std::cout << fmt::format("{:<10} {}\n{:<10} {}\n", "results", (fs::path(m.out_dir) / sweep::kResultsCsv).string(), "",
+                             (fs::path(m.out_dir) / sweep::kResultsJsonl).string());
+  }
+  if (m.records < m.expected)
+    std::cerr << fmt::format("warning: {} of the sweep's {} points are missing (a shard not merged or not finished?)\n",
+                             m.expected - m.records, m.expected);
+  print_plots(m.plots, m.plots_skipped, a.quiet);
+  return m.failed ? kExitSomePointsFailed : 0;
+}
+
+}  // namespace tpusim::app

@@ -1,0 +1,61 @@
+// Running a planned sweep: each point a `tpusim run` child process (ProcessPool), results appended
+// as points finish and rewritten sorted at the end, --resume, --shard, plots; and merging shards.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "sweep/plan.h"
+#include "sweep/plots.h"
+
+namespace tpusim::sweep {
+
+struct SweepRunOptions {
+  std::string tpusim;            // the tpusim binary that runs the points (the running one)
+  unsigned jobs = 0;             // points in parallel; 0 = available_cpus()
+  std::string out_dir;           // "" = default_out_dir(name)
+  bool resume = false;           // keep finished points of DIR whose key matches
+  uint64_t shard_index = 0;      // --shard I/N: run points whose position % N == I
+  uint64_t shard_count = 1;
+  bool plots = true;
+  std::string plot_script;       // text of scripts/plot_sweep.py
+  bool quiet = false;            // no progress display
+  std::FILE* progress = stderr;
+};
+
+struct SweepRunSummary {
+  std::string out_dir;
+  size_t points = 0;     // points of this run (this shard), resumed ones included
+  size_t resumed = 0;    // kept from an earlier run (--resume)
+  size_t ran = 0;        // run now (invalid points included: they fail without a process)
+  size_t ok = 0, failed = 0;
+  unsigned jobs = 0;
+  double wall_s = 0;     // of the whole command
+  std::vector<std::string> failures;  // "point 3 (rows=256): exit 3: <error>", in point order
+  bool plots_skipped = false;         // no plots: --no-plots, a shard, or none declared
+  PlotResult plots;
+};
+
+std::string default_out_dir(const std::string& sweep_name);
+
+// Throws ConfigError for an unusable output directory; point failures are in the summary.
+SweepRunSummary run_sweep(const SweepPlan& plan, const SweepRunOptions& options);
+
+struct MergeSummary {
+  std::string out_dir;
+  size_t records = 0;       // points in the merged files
+  size_t failed = 0;        // of which not ok
+  size_t duplicates = 0;    // identical points found in more than one input (kept once)
+  size_t expected = 0;      // points of the sweep (after constraints)
+  PlotResult plots;
+  bool plots_skipped = false;
+};
+
+// `tpusim sweep merge OUT DIR...`: combines the result files of shards (or partial runs) of one sweep
+// into OUT, sorted by point id. Inputs from different sweeps (sweep_hash), or two different results
+// for one point, are a ConfigError.
+MergeSummary merge_sweeps(const std::string& out_dir, const std::vector<std::string>& dirs, bool plots,
+                          const std::string& plot_script);
+
+}  // namespace tpusim::sweep

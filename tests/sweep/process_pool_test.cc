@@ -1,0 +1,102 @@
+// The process pool with /bin/sh children: exit codes, signals, timeouts, stderr capture, a program
+// that cannot start, and the bound on parallel children.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "sweep/process_pool.h"
+
+namespace tpusim::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Fixture : ::testing::Test {
+  fs::path dir = fs::temp_directory_path() / ("tpusim_pool_test_" + std::to_string(::getpid()));
+  void SetUp() override { fs::create_directories(dir); }
+  void TearDown() override { fs::remove_all(dir); }
+
+  Job sh(uint64_t id, const std::string& script, double timeout_s = 0) {
+    Job j;
+    j.id = id;
+    j.argv = {"/bin/sh", "-c", script};
+    j.stderr_path = (dir / ("err" + std::to_string(id))).string();
+    j.timeout_s = timeout_s;
+    return j;
+  }
+  std::string err(uint64_t id) {
+    std::ifstream in(dir / ("err" + std::to_string(id)));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  std::map<uint64_t, JobResult> run(const std::vector<Job>& jobs, unsigned parallel) {
+    std::map<uint64_t, JobResult> out;
+    ProcessPool(parallel).run(jobs, [&](const JobResult& r) { out[r.id] = r; });
+    return out;
+  }
+};
+
+TEST_F(Fixture, ExitCodesSignalsAndStderr) {
+  const auto r = run({sh(1, "echo out; echo 'error: bad' >&2; exit 0"), sh(2, "exit 3"), sh(3, "kill -SEGV $$")}, 2);
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r.at(1).exit_code, 0);
+  EXPECT_EQ(err(1), "error: bad\n");  // stdout went to /dev/null
+  EXPECT_EQ(r.at(2).exit_code, 3);
+  EXPECT_EQ(r.at(2).signal, 0);
+  EXPECT_EQ(r.at(3).signal, 11);
+  EXPECT_EQ(r.at(3).exit_code, 128 + 11);
+  EXPECT_FALSE(r.at(3).timed_out);
+}
+
+TEST_F(Fixture, TimeoutKillsTheChild) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = run({sh(1, "sleep 30", 0.2)}, 1);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(r.at(1).timed_out);
+  EXPECT_EQ(r.at(1).signal, 9);
+  EXPECT_LT(s, 10.0);  // killed, not waited for (sleep 30)
+}
+
+TEST_F(Fixture, AProgramThatCannotStart) {
+  Job j = sh(1, "");
+  j.argv = {(dir / "no-such-program").string()};
+  const auto r = run({j}, 1);
+  EXPECT_TRUE(r.at(1).spawn_failed);
+  EXPECT_NE(r.at(1).error.find("no-such-program"), std::string::npos) << r.at(1).error;
+}
+
+TEST_F(Fixture, NeverMoreThanNChildrenAtOnce) {
+  // Each child marks its start and end in a shared log; replaying the log gives the concurrency.
+  const std::string log = (dir / "log").string();
+  std::vector<Job> jobs;
+  for (uint64_t i = 0; i < 6; ++i)
+    jobs.push_back(sh(i, "echo + >> " + log + "; sleep 0.15; echo - >> " + log));
+  std::vector<size_t> running_seen;
+  size_t done = 0;
+  ProcessPool(2).run(
+      jobs,
+      [&](const JobResult& r) {
+        EXPECT_EQ(r.exit_code, 0);
+        ++done;
+      },
+      [&](size_t running) { running_seen.push_back(running); });
+  EXPECT_EQ(done, 6u);
+  std::ifstream in(log);
+  int now = 0, peak = 0;
+  for (std::string line; std::getline(in, line);) {
+    now += line == "+" ? 1 : -1;
+    peak = std::max(peak, now);
+  }
+  EXPECT_EQ(peak, 2);
+  for (size_t n : running_seen) EXPECT_LE(n, 2u);
+}
+
+TEST(AvailableCpus, AtLeastOne) { EXPECT_GE(available_cpus(), 1u); }
+
+}  // namespace
+}  // namespace tpusim::sweep
