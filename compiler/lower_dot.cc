@@ -251,14 +251,28 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
   };
 
   Tiling best;
-  for (bool stream_lhs : {true, false}) {
-    const int64_t R = stream_lhs ? M : N, C = stream_lhs ? N : M;
-    for (int64_t tr : candidates(R, kSublanes, 2048))
-      for (int64_t tc : candidates(C, C_, 4096))
-        for (int64_t tk : candidates(K, R_, 4096)) {
-          Tiling t = evaluate(stream_lhs, tr, tc, tk);
-          if (t.est < best.est || (t.est == best.est && t.steps < best.steps)) best = t;
-        }
+  auto search = [&](auto row_candidates) {
+    for (bool stream_lhs : {true, false}) {
+      const int64_t R = stream_lhs ? M : N, C = stream_lhs ? N : M;
+      for (int64_t tr : row_candidates(R))
+        for (int64_t tc : candidates(C, C_, 4096))
+          for (int64_t tk : candidates(K, R_, 4096)) {
+            Tiling t = evaluate(stream_lhs, tr, tc, tk);
+            if (t.est < best.est || (t.est == best.est && t.steps < best.steps)) best = t;
+          }
+    }
+  };
+  search([&](int64_t R) { return candidates(R, kSublanes, 2048); });
+  // A kernel whose output tile must span a long reduced dimension, with a large epilogue (e.g. a
+  // LayerNorm backward fused into its dot at BERT-base batch 16: five [2048, 768] operands), may
+  // fit only with fewer than 128 rows per tile: search those too, rather than fail.
+  if (!std::isfinite(best.est)) {
+    search([&](int64_t R) {
+      std::vector<int64_t> c;
+      for (int64_t x : {64, 32, 16, 8})
+        if (x < R) c.push_back(x);
+      return c;
+    });
   }
   if (std::getenv("TPUSIM_DEBUG_TILING"))
     std::fprintf(stderr, "%s: B=%lld M=%lld K=%lld N=%lld -> stream_lhs=%d tr=%lld tc=%lld tk=%lld s_res=%d w_res=%d est=%.0f\n",

@@ -39,5 +39,18 @@ TEST(BertCompile, TinyTrainingStepCompiles) {
   }
 }
 
+TEST(BertCompile, BertBaseStepsCompileAtEveryCommonBatchSize) {
+  // At batch 16 (2048 rows) the LayerNorm backward fused into its dot needs an output tile spanning
+  // all 2048 rows plus five [2048, 768] epilogue operands: it fits VMEM only with < 128 rows per
+  // tile, which the tiling search falls back to instead of failing.
+  const HwConfig hw = test::v3_8_like();
+  for (int64_t batch : {4, 8, 12, 16, 32}) {
+    SCOPED_TRACE(batch);
+    BertTrainingStep s = build_training_step(find_preset("bert-base-cased"), {.batch = batch, .seq = 128}, {});
+    isa::Program p = compiler::compile_graph(s.model.graph, hw, "bert_base_train", 0, 0);
+    EXPECT_EQ(p.info.flops, 2 * dot_macs(s.model.graph));
+  }
+}
+
 }  // namespace
 }  // namespace tpusim::models
