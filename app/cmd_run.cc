@@ -136,6 +136,16 @@ data::LengthTables dataset_tables() {
 
 namespace {
 
+// Writes the run's trace file (if any); a file that cannot be written is bad --out input.
+void close_trace(const ChromeTraceFile* trace, const std::string& out_dir) {
+  if (!trace) return;
+  try {
+    trace->close();
+  } catch (const std::runtime_error& e) {
+    throw input_error("--out", e.what(), out_dir);
+  }
+}
+
 // --trace-steps A:B: steps [A, B), A < B.
 TrainingTraceOptions parse_trace_steps(const std::string& text) {
   TrainingTraceOptions t;
@@ -175,13 +185,7 @@ int run_training_workload(const RunArgs& a, const HwConfig& hw, const WorkloadCo
   std::string report_path;
   if (!out_dir.empty()) {
     progress.stage("writing report");
-    if (trace) {
-      try {
-        trace->close();
-      } catch (const std::runtime_error& e) {
-        throw input_error("--out", e.what(), out_dir);
-      }
-    }
+    close_trace(trace.get(), out_dir);
     report_path = write_report(out_dir, make_training_report(hw, workload, result, ctx));
   }
   progress.clear();
@@ -236,13 +240,7 @@ int run(const RunArgs& a) {
   std::string report_path;
   if (!out_dir.empty()) {
     progress.stage("writing report");
-    if (trace) {
-      try {
-        trace->close();
-      } catch (const std::runtime_error& e) {
-        throw input_error("--out", e.what(), out_dir);
-      }
-    }
+    close_trace(trace.get(), out_dir);
     ctx.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     report_path = write_report(out_dir, make_report(hw, workload, result, ctx));
   } else {

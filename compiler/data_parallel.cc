@@ -54,13 +54,17 @@ void assemble_replicas(std::vector<isa::CoreProgram>& cores, const std::vector<i
 
 }  // namespace
 
+CacheKey step_cache_key(const DataParallelStep& step) {
+  std::vector<int> donated_inputs;
+  for (const auto& [out, in] : step.donated) donated_inputs.push_back(in);
+  return graph_cache_key(*step.graph, donated_inputs);
+}
+
 CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwConfig& hw, const std::string& name,
                                         uint32_t replicas) {
   const models::Graph& g = *step.graph;
   CompiledStep out;
-  std::vector<int> donated_inputs;
-  for (const auto& [o, in] : step.donated) donated_inputs.push_back(in);
-  out.key = graph_cache_key(g, donated_inputs);
+  out.key = step_cache_key(step);
   out.hlo_ops = g.nodes().size();
 
   std::vector<CoreId> ring = ring_order(hw);

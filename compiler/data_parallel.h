@@ -35,6 +35,9 @@ struct CompiledStep {
   uint64_t infeed_bytes = 0;  // per core and step
 };
 
+// The step's XLA-style compilation cache key (graph, shapes, donation), without lowering it.
+CacheKey step_cache_key(const DataParallelStep& step);
+
 // Compiles the step for every core of `hw`'s slice (`replicas` = 0: all of them; 1: one core, no
 // collective). Throws SimError when a kernel cannot be tiled.
 CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwConfig& hw, const std::string& name,

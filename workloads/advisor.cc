@@ -15,6 +15,12 @@ namespace {
 
 using Key = std::tuple<std::string, std::string, uint32_t>;  // padding, precision, batch
 
+// The ranking: settings that fit first, then shorter time-to-train.
+bool ranks_before(const AdviceRow& a, const AdviceRow& b) {
+  if (a.fits != b.fits) return a.fits;
+  return a.total_time_s < b.total_time_s;
+}
+
 class Search {
  public:
   Search(const HwConfig& hw, const WorkloadConfig& w, const AdviceOptions& o) : hw_(hw), w_(w), o_(o) {}
@@ -59,10 +65,7 @@ class Search {
   std::vector<AdviceRow> ranked() const {
     std::vector<AdviceRow> v;
     for (const auto& [k, r] : rows_) v.push_back(r);
-    std::stable_sort(v.begin(), v.end(), [](const AdviceRow& a, const AdviceRow& b) {
-      if (a.fits != b.fits) return a.fits;
-      return a.total_time_s < b.total_time_s;
-    });
+    std::stable_sort(v.begin(), v.end(), ranks_before);
     return v;
   }
 
@@ -73,12 +76,8 @@ class Search {
   std::map<Key, AdviceRow> rows_;
 };
 
-// The better of two rows: fits, then shorter time-to-train.
-const AdviceRow* better(const AdviceRow* a, const AdviceRow* b) {
-  if (!a) return b;
-  if (a->fits != b->fits) return a->fits ? a : b;
-  return b->total_time_s < a->total_time_s ? b : a;
-}
+// The better of two rows (ties keep the first).
+const AdviceRow* better(const AdviceRow* a, const AdviceRow* b) { return ranks_before(*b, *a) ? b : a; }
 
 std::string gib(uint64_t b) { return fmt::format("{:.2f} GiB", double(b) / (1024.0 * 1024.0 * 1024.0)); }
 

@@ -52,12 +52,6 @@ uint64_t role_bytes(const models::Graph& g, models::ParamRole role) {
   return b;
 }
 
-// The key compile_data_parallel_step gives the step (without lowering it).
-compiler::CacheKey step_key(const compiler::DataParallelStep& dp) {
-  std::vector<int> donated_inputs;
-  for (const auto& [out, in] : dp.donated) donated_inputs.push_back(in);
-  return compiler::graph_cache_key(*dp.graph, donated_inputs);
-}
 
 }  // namespace
 
@@ -128,7 +122,7 @@ const StepInfo& StepPrograms::info(const StepVariant& v) {
   StepInfo i;
   i.name = fmt::format("{}{} B={} S={}", graph_kind_name(v.kind), v.grad_buffers ? "+grad" : "", v.batch, v.seq);
   i.graph_nodes = g.nodes().size();
-  i.key = step_key(sg->dp);
+  i.key = compiler::step_cache_key(sg->dp);
   i.hlo_ops = g.nodes().size();
   i.kernels = uint32_t(compiler::plan_fusions(g).fusions.size());
   i.parameter_bytes = role_bytes(g, models::ParamRole::kTrainable);
