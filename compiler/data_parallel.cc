@@ -5,9 +5,9 @@
 
 #include "compiler/collectives.h"
 #include "compiler/fusion.h"
-#include "compiler/instr_buffer.h"
 #include "compiler/lowering.h"
 #include "compiler/program_builder.h"
+#include "compiler/replicas.h"
 
 namespace tpusim::compiler {
 
@@ -20,36 +20,6 @@ BufferKind role_kind(const models::Node& n) {
     case models::ParamRole::kInput: return BufferKind::kInput;
   }
   return BufferKind::kInput;
-}
-
-// Builds the streams of replicas 1.. from core 0's: SPMD replicas run the same stream except for
-// their collective section, and every collective emits the same instruction count per core, so
-// indices (and therefore dependencies) are the same on every core. Core c's stream is core 0's
-// with [section.from, section.from + its length) replaced by sections[c], likewise for the VMEM
-// allocations. Each replica is allocated once at its final size: copying the streams is most of
-// a data-parallel compile.
-struct Section {
-  size_t from = 0, len = 0;              // instructions
-  size_t alloc_from = 0, alloc_len = 0;  // VMEM allocations
-};
-void assemble_replicas(std::vector<isa::CoreProgram>& cores, const std::vector<isa::CoreProgram>& sections,
-                       const Section& s) {
-  const auto& src = cores[0];
-  for (size_t c = 1; c < cores.size(); ++c) {
-    const auto& sec = sections[c];
-    if (sec.instrs.size() != s.len || sec.vmem_allocs.size() != s.alloc_len)
-      throw std::logic_error("data parallel: replica streams diverged");
-    auto& instrs = cores[c].instrs;
-    reserve_instrs(instrs, src.instrs.size());
-    instrs.insert(instrs.end(), src.instrs.begin(), src.instrs.begin() + long(s.from));
-    instrs.insert(instrs.end(), sec.instrs.begin(), sec.instrs.end());
-    instrs.insert(instrs.end(), src.instrs.begin() + long(s.from + s.len), src.instrs.end());
-    auto& allocs = cores[c].vmem_allocs;
-    allocs.reserve(src.vmem_allocs.size());
-    allocs.insert(allocs.end(), src.vmem_allocs.begin(), src.vmem_allocs.begin() + long(s.alloc_from));
-    allocs.insert(allocs.end(), sec.vmem_allocs.begin(), sec.vmem_allocs.end());
-    allocs.insert(allocs.end(), src.vmem_allocs.begin() + long(s.alloc_from + s.alloc_len), src.vmem_allocs.end());
-  }
 }
 
 }  // namespace
@@ -85,15 +55,9 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
 
   isa::Program& prog = out.program;
   prog.name = name;
-  prog.cores.resize(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    prog.cores[i].chip = ring[i].chip;
-    prog.cores[i].core = ring[i].core;
-  }
-  // Core 0's stream is compiled whole; the other replicas get only their own all-reduce section
-  // (`sections`, emitted at the same stream indices as core 0's) and are assembled at the end.
-  const uint64_t vmem_bytes = hw.chip.core.vmem.size_bytes();
-  ProgramBuilder b0(prog.cores[0], vmem_bytes);
+  // Core 0's stream is compiled whole; the other replicas record only their collective sections.
+  ReplicaStreams streams(prog, ring, hw.chip.core.vmem.size_bytes());
+  ProgramBuilder& b0 = streams.main();
 
   // Infeed: the next batch's inputs cross PCIe while this step computes (torch_xla's parallel
   // loader / tf.data prefetch), contending for the chip's PCIe link and HBM.
@@ -118,31 +82,21 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
   };
   for (const Fusion* f : pre) lower(*f);
 
-  Section section;
-  section.from = prog.cores[0].instrs.size();
-  section.alloc_from = prog.cores[0].vmem_allocs.size();
-  std::vector<isa::CoreProgram> sections(n);  // [0] unused: core 0's section stays in place
   if (!step.grads.empty() && n > 1) {
     for (int gr : step.grads) out.allreduce_bytes += stored_bytes(g, gr);
-    std::vector<std::unique_ptr<ProgramBuilder>> builders;
-    std::vector<ProgramBuilder*> bptr = {&b0};
-    for (uint32_t i = 1; i < n; ++i) {
-      builders.push_back(std::make_unique<ProgramBuilder>(sections[i], vmem_bytes, uint32_t(section.from)));
-      bptr.push_back(builders.back().get());
-    }
+    // Every replica waits for the end of its own backward pass: the same instruction indices as
+    // core 0's (every replica's stream is core 0's up to here), which only core 0's builder tracked.
+    const isa::Deps entry = b0.entry_deps();
+    const std::vector<std::vector<uint32_t>> wait(n, std::vector<uint32_t>(entry.begin(), entry.end()));
+    std::vector<ProgramBuilder*> bptr = streams.begin_section();
     AllReduceOptions opt;
     opt.piece_bytes = step.allreduce_piece_bytes;
     uint32_t tags = 0;
-    // Every replica waits for the end of its own backward pass: the same instruction indices as
-    // core 0's (every replica's stream is core 0's up to here), which only core 0's builder tracked.
-    const isa::Deps& entry = b0.entry_deps();
-    const std::vector<std::vector<uint32_t>> wait(n, std::vector<uint32_t>(entry.begin(), entry.end()));
     emit_all_reduce(bptr, ring, out.allreduce_bytes, wait, opt, &tags);
+    streams.end_section();
   }
-  section.len = prog.cores[0].instrs.size() - section.from;
-  section.alloc_len = prog.cores[0].vmem_allocs.size() - section.alloc_from;
   for (const Fusion* f : post) lower(*f);
-  assemble_replicas(prog.cores, sections, section);
+  streams.finish();
 
   prog.info.flops = cx.flops;
   prog.info.hbm_bytes = cx.hbm_bytes;

@@ -1,0 +1,51 @@
+// SPMD replica streams. Every core of a data-parallel (or FSDP) step runs the same program; the
+// streams differ only inside collective sections, where each core talks to its own peers. The
+// compiler therefore lowers the step once, on core 0's builder (`main()`), and emits each
+// collective through one builder per core (`begin_section()`): the other cores record only their
+// sections, at the stream indices core 0's section occupies. `finish()` then gives every core
+// its stream: core 0's with its own sections spliced in.
+//
+// Every collective emitter emits the same instruction count per core (compiler/collectives.h), so
+// stream indices, and therefore dependencies on earlier instructions, are the same on every core:
+// a section's first instructions may depend on core 0's indices (e.g. `main().entry_deps()`).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "compiler/collectives.h"
+#include "compiler/program_builder.h"
+#include "sim/isa/program.h"
+
+namespace tpusim::compiler {
+
+class ReplicaStreams {
+ public:
+  // Sets up `prog.cores` for `cores` (core 0 = cores[0]). `vmem_bytes`: VMEM capacity per core.
+  ReplicaStreams(isa::Program& prog, const std::vector<CoreId>& cores, uint64_t vmem_bytes);
+  ~ReplicaStreams();
+
+  ProgramBuilder& main() { return *main_; }
+  // One builder per core ([0] = &main()) for a collective section starting at main()'s current
+  // stream index. Sections do not nest; call end_section() when the collective is emitted.
+  std::vector<ProgramBuilder*> begin_section();
+  void end_section();
+  // Assembles every core's stream. Throws std::logic_error when a core's section length differs
+  // from core 0's (the streams would not line up).
+  void finish();
+
+ private:
+  struct Section {
+    size_t from = 0, len = 0;              // instructions, stream indices
+    size_t alloc_from = 0, alloc_len = 0;  // VMEM allocations
+  };
+  isa::Program& prog_;
+  uint64_t vmem_bytes_;
+  std::unique_ptr<ProgramBuilder> main_;
+  std::vector<Section> sections_;
+  std::vector<std::vector<isa::CoreProgram>> recorded_;  // [core][section], core 0 unused
+  std::vector<std::unique_ptr<ProgramBuilder>> open_;    // builders of the open section
+  bool in_section_ = false;
+};
+
+}  // namespace tpusim::compiler
