@@ -38,12 +38,12 @@ TEST(DataParallel, EveryCoreRunsTheSameComputeAndTheAllReduce) {
   auto st = tiny_step();
   auto c = compile_data_parallel_step(st.dp, hw, "bert-tiny");
   ASSERT_EQ(c.program.cores.size(), 8u);
-  for (const auto& core : c.program.cores) EXPECT_EQ(core.instrs.size(), c.program.cores[0].instrs.size());
+  for (size_t k = 0; k < 8; ++k) EXPECT_EQ(c.program.stream(k).instrs.size(), c.program.cores[0].instrs.size());
   // Every gradient is reduced: the parameters' fp32 bytes (plus tile padding).
   EXPECT_GE(c.allreduce_bytes, 4u * 4386178u);
   EXPECT_LT(c.allreduce_bytes, 4u * 4386178u * 2);
   uint64_t sends = 0;
-  for (const auto& in : c.program.cores[3].instrs) sends += in.op == isa::Op::kSend;
+  for (const auto& in : c.program.stream(3).instrs) sends += in.op == isa::Op::kSend;
   EXPECT_GT(sends, 0u);
 }
 
@@ -53,8 +53,17 @@ TEST(DataParallel, EveryCoreRunsTheSameComputeAndTheAllReduce) {
 TEST(DataParallel, ReplicasDifferOnlyInTheirTransferPeers) {
   auto hw = v3_8();
   auto st = tiny_step();
-  auto c = compile_data_parallel_step(st.dp, hw, "bert-tiny");
+  auto shared = compile_data_parallel_step(st.dp, hw, "bert-tiny");
   auto one = compile_data_parallel_step(st.dp, hw, "1 replica", 1);
+  // Replicas 1.. share core 0's stream through a peer table (nothing of their own to store).
+  for (size_t k = 1; k < shared.program.cores.size(); ++k) {
+    EXPECT_EQ(shared.program.cores[k].stream_of, 0) << k;
+    EXPECT_TRUE(shared.program.cores[k].instrs.empty()) << k;
+    EXPECT_EQ(shared.program.cores[k].peers.size(), 2u) << "ring next and previous, core " << k;
+  }
+  struct {
+    isa::Program program;
+  } c{isa::unshared(shared.program)};
   const auto& c0 = c.program.cores[0];
   auto without_peer = [](const isa::Instr& in) {
     nlohmann::json j = in;
@@ -125,6 +134,22 @@ TEST(DataParallel, SimulatesOnBothEnginesAndTheAllReduceCostsTime) {
     auto r1 = make_engine(engine, hw)->run(one.program, nullptr);
     EXPECT_GT(r8.device_cycles, r1.device_cycles) << engine;
     EXPECT_EQ(r8.cores.size(), 8u) << engine;
+  }
+}
+
+// A shared stream (replicas running core 0's instructions through a peer table) simulates exactly
+// like the same program with a copy per core: same cycles and the same stats, on both engines.
+TEST(DataParallel, SharedStreamsSimulateLikeCopies) {
+  auto hw = v3_8();
+  auto st = tiny_step();
+  auto shared = compile_data_parallel_step(st.dp, hw, "8 replicas");
+  ASSERT_EQ(shared.program.cores[5].stream_of, 0);
+  const isa::Program copies = isa::unshared(shared.program);
+  for (const char* engine : {"analytical", "systemc"}) {
+    auto a = make_engine(engine, hw)->run(shared.program, nullptr);
+    auto b = make_engine(engine, hw)->run(copies, nullptr);
+    EXPECT_EQ(a.device_cycles, b.device_cycles) << engine;
+    EXPECT_EQ(a.stats, b.stats) << engine;
   }
 }
 
