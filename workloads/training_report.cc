@@ -183,8 +183,9 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   std::string o;
   auto line = [&](const char* k, const std::string& v) { o += fmt::format("{:<10} {}\n", k, v); };
   line("configs", ctx.hw_file + " + " + ctx.workload_file);
-  line("workload", fmt::format("{} {} on {}, {} epochs, padding {}, max_length {}, precision {}, {}", t.model, t.task,
-                               t.dataset.train, t.epochs, t.padding, t.max_length, t.precision, t.optimizer));
+  const std::string length = t.steps > 0 ? fmt::format("{} steps", t.steps) : fmt::format("{} epochs", t.epochs);
+  line("workload", fmt::format("{} {} on {}, {}, padding {}, max_length {}, precision {}, {}", t.model, t.task,
+                               t.dataset.train, length, t.padding, t.max_length, t.precision, t.optimizer));
   line("hardware", fmt::format("{} ({} chips x {} TensorCores), {}, {} host{} of {} CPUs at {} GHz",
                                hw.name, hw.slice.chips(), hw.chip.cores, r.framework, hw.slice.hosts,
                                hw.slice.hosts == 1 ? "" : "s", hw.host.cpus,
