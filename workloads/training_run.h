@@ -56,7 +56,7 @@ struct StepRecord {
   double compile_s = 0;     // s: the longest compile of any process at this step
   double setup_s = 0;       // s: program load/allocation (+ parameter upload on the very first)
   double device_s = 0;      // s: simulated device time
-  double allreduce_s = 0;   // s: closed-form estimate of the gradient all-reduce within device_s
+  double allreduce_s = 0;   // s: the gradient all-reduce's exposed time within device_s (simulated, step_cache.h)
   double start_s = 0, end_s = 0;  // s: device timeline (execution start, completion)
   double step_time_s = 0;   // s: end_s - previous step's end_s
   bool replayed = false;    // device time replayed from an identical earlier execution

@@ -309,7 +309,9 @@ def test_training(tmp, workload):
     check(rep["summary"]["train_steps"] == 3, "steps cap not applied", where)
     for key in ("mfu", "allreduce_share"):
         check(0 <= rep["summary"][key] <= 1, "summary.{} out of [0, 1]".format(key), where)
-    check(rep["summary"]["steady_step_time_s"] > 0, "no steady step time", where)
+    # (padding: longest compiles a new shape at each of its 3 steps: no steady step)
+    check(rep["summary"]["steady_step_time_s"] > 0 or "_longest" in workload or "multiple_of" in workload,
+          "no steady step time", where)
     check("where did the time go" in proc.stdout, "no breakdown table", where)
 
 
