@@ -121,13 +121,16 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                      {"end_s", s.end_s},         {"step_time_s", s.step_time_s}});
   j["steps"] = steps;
   json programs = json::array();
-  for (const ProgramRecord& p : r.programs)
+  for (const ProgramRecord& p : r.programs) {
+    json allreduces = json::array();
+    for (const auto& [bytes, algorithm] : p.allreduces) allreduces.push_back({{"bytes", bytes}, {"algorithm", algorithm}});
     programs.push_back({{"name", p.name}, {"graph", p.graph}, {"key", p.key}, {"batch", p.batch}, {"seq", p.seq},
                         {"graph_nodes", p.graph_nodes}, {"hlo_ops", p.hlo_ops}, {"kernels", p.kernels},
                         {"persistent_bytes", p.persistent_bytes}, {"peak_hbm_bytes", p.peak_hbm_bytes},
                         {"parameter_bytes", p.parameter_bytes}, {"optimizer_state_bytes", p.optimizer_state_bytes},
                         {"allreduce_bytes", p.allreduce_bytes}, {"flops", p.flops}, {"compile_s", p.compile_s},
-                        {"device_s", p.device_s}, {"executions", p.executions}});
+                        {"allreduces", allreduces}, {"device_s", p.device_s}, {"executions", p.executions}});
+  }
   j["programs"] = programs;
   json procs = json::array();
   for (const ProcessRecord& p : r.process_records)
@@ -165,7 +168,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"programs[].graph_nodes", "count"}, {"programs[].hlo_ops", "count"}, {"programs[].kernels", "count"},
             {"programs[].persistent_bytes", "bytes (per core)"}, {"programs[].peak_hbm_bytes", "bytes (per core)"},
             {"programs[].parameter_bytes", "bytes (per core)"}, {"programs[].optimizer_state_bytes", "bytes (per core)"},
-            {"programs[].allreduce_bytes", "bytes (per core)"}, {"programs[].flops", "flop (per core)"},
+            {"programs[].allreduce_bytes", "bytes (per core)"}, {"programs[].allreduces[].bytes", "bytes (per core)"}, {"programs[].flops", "flop (per core)"},
             {"programs[].compile_s", "s"}, {"programs[].device_s", "s"}, {"programs[].executions", "count"},
             {"processes[].compiles", "count"}, {"processes[].compile_time_s", "s"},
             {"processes[].cached_compiles", "count"}, {"processes[].persistent_hits", "count"},

@@ -442,6 +442,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
     p.parameter_bytes = prog.parameter_bytes;
     p.optimizer_state_bytes = prog.optimizer_state_bytes;
     p.allreduce_bytes = prog.compiled.allreduce_bytes;
+    for (const auto& a : prog.compiled.allreduces) p.allreduces.emplace_back(a.bytes, compiler::algorithm_name(a.algorithm));
     p.flops = prog.compiled.program.info.flops;
     p.compile_s = compile_time_s(hw_.host, prog.compiled.hlo_ops, prog.compiled.kernels, clients_per_host());
     p.device_s = rec.device_s;

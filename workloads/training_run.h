@@ -71,6 +71,8 @@ struct ProgramRecord {
   uint64_t persistent_bytes = 0, peak_hbm_bytes = 0;  // per core
   uint64_t parameter_bytes = 0, optimizer_state_bytes = 0;  // per core
   uint64_t allreduce_bytes = 0;  // per core
+  // The combined gradient all-reduces in order: bytes per core and algorithm ("ring" | "dims").
+  std::vector<std::pair<uint64_t, std::string>> allreduces;
   uint64_t flops = 0;            // per core and execution
   double compile_s = 0;          // modelled XLA compile time, s
   double device_s = 0;           // s per execution
