@@ -115,6 +115,23 @@ const Schema<DmaParams>& dma_schema() {
   return s;
 }
 
+const Schema<XferParams>& xfer_schema() {
+  static const Schema<XferParams> s = [] {
+    Schema<XferParams> s("Transfer unit",
+                         "The TensorCore's transfer queue: sends to other cores (ICI, NoC) and host loads and stores "
+                         "(PCIe). It issues in stream order onto the first free channel; a channel carries one transfer "
+                         "from its start until its last byte has left the source.");
+    s.field(&XferParams::channels, "channels")
+        .range(1, 64)
+        .default_value(1)
+        .doc("transfers in flight at once per TensorCore (concurrent ICI DMA streams); 1 = one at a time")
+        .source("assumption (no public figure): the shipped chips have one per ICI port of the chip plus one for the "
+                "NoC / PCIe, so that a core can drive all of its chip's links at once");
+    return s;
+  }();
+  return s;
+}
+
 const Schema<CoreParams>& core_schema() {
   static const Schema<CoreParams> s = [] {
     Schema<CoreParams> s("TensorCore", "One TensorCore; every core of a chip is identical (declared once, replicated `cores` times).");
@@ -124,6 +141,7 @@ const Schema<CoreParams>& core_schema() {
     s.section(&CoreParams::vpu, "vpu", vpu_schema());
     s.section(&CoreParams::vmem, "vmem", vmem_schema());
     s.section(&CoreParams::dma, "dma", dma_schema());
+    s.section(&CoreParams::xfer, "xfer", xfer_schema());
     return s;
   }();
   return s;

@@ -59,20 +59,22 @@ isa::Program all_reduce_program(const HwConfig& hw, uint64_t bytes, compiler::Co
 // Measured (2-core machine, Release, 440 MiB = 461 MB; pod 1300 MB; pieces of 2 MiB), ms of
 // simulated time; bw / cost: compiler/collective_cost.h (HBM-bound here: a reduced byte costs 5
 // HBM bytes):
-//   slice   links algo  systemc analytical  bw    cost   sc wall s  an wall s  RSS MiB
-//   v3-8    mesh  ring   11.27   10.25     6.98   7.00     0.10      0.00       12
-//   v3-8    mesh  dims   15.41    9.74     6.98   6.99     0.08      0.00       12
-//   v3-32   mesh  ring   11.82   11.33     7.73   7.83     0.28      0.03       25
-//   v3-32   mesh  dims   21.42   11.08     7.73   7.76     0.38      0.02       24
-//   v3-32   torus ring   11.82   11.33     7.73   7.83     0.36      0.03       25
-//   v3-32   torus dims   17.70   11.15     7.73   7.75     0.30      0.01       24
-//   v3-128  mesh  ring   11.64   11.16     7.91   8.33     1.04      0.22       77
-//   v3-128  mesh  dims   22.81   11.54     7.91   7.99     1.25      0.08       76
-//   v3-128  torus ring   11.64   11.16     7.91   8.33     1.02      0.26       77
-//   v3-128  torus dims   18.16   11.52     7.91   7.96     1.12      0.08       76
-//   v3-2048 torus dims      -    32.94    22.46  22.66       -      16.56     2480
-// The transfer queue of a core is still one in-order channel (sim/xfer), so the 2 (ring) or 4
-// (dims) lanes of a core are serialized; SystemC adds the link / NoC contention of dims' lanes.
+//   slice   links algo  systemc analytical  bw    cost   sc wall s  an wall s  RSS MiB   (before: one channel)
+//   v3-8    mesh  ring    9.25     8.45      6.98   7.00     0.25       0.00        12    (11.27 / 10.25)
+//   v3-8    mesh  dims   13.89     8.99      6.98   6.99     0.19       0.01        12    (15.41 / 9.74)
+//   v3-32   mesh  ring    8.59     9.01      7.73   7.83     1.18       0.08        24    (11.82 / 11.33)
+//   v3-32   mesh  dims   16.76     9.52      7.73   7.76     1.12       0.06        23    (21.42 / 11.08)
+//   v3-32   torus ring    8.59     9.01      7.73   7.83     1.15       0.08        24    (11.82 / 11.33)
+//   v3-32   torus dims   12.93     8.83      7.73   7.75     1.09       0.06        23    (17.70 / 11.15)
+//   v3-128  mesh  ring   10.68     9.94      7.91   8.33     5.29       0.94        71    (11.64 / 11.16)
+//   v3-128  mesh  dims   16.90     9.17      7.91   7.99     5.29       0.17        70    (22.81 / 11.54)
+//   v3-128  torus ring   10.68     9.94      7.91   8.33     2.65       0.44        71    (11.64 / 11.16)
+//   v3-128  torus dims   11.54     8.86      7.91   7.96     2.54       0.17        70    (18.16 / 11.52)
+//   v3-2048 torus dims     -      25.21     22.46  22.66        -      22.99      2234    (- / 32.94)
+// Transfer channels (sim/xfer, chip.core.xfer.channels = 5 on v3) let a core's lanes run at once:
+// the ring is 1.10-1.32x the cost in SystemC (was 1.4-1.6x). Dims stays 1.45-2.2x in SystemC: its
+// 4 lanes per core contend for links, the NoC and the core's HBM, and block each other at the
+// head of the in-order queues. Wall times measured on a loaded 2-core machine.
 // The 2048-core ring (8188 steps per core) is left out: its program does not fit this machine.
 int main(int argc, char** argv) {
   using compiler::CollectiveAlgorithm;

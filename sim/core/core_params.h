@@ -6,6 +6,7 @@
 #include "sim/mxu/mxu_params.h"
 #include "sim/vmem/vmem_params.h"
 #include "sim/vpu/vpu_params.h"
+#include "sim/xfer/xfer_params.h"
 
 namespace tpusim {
 
@@ -21,6 +22,7 @@ struct CoreParams {
   VpuParams vpu;
   VmemParams vmem;
   DmaParams dma;
+  XferParams xfer;
 };
 
 }  // namespace tpusim

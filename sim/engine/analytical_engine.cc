@@ -40,11 +40,15 @@ struct CoreState {
   std::vector<uint64_t> data_at;      // ... and its data arrives then
   std::vector<uint64_t> unit_free;    // per unit queue: end of its current occupancy
   std::vector<uint64_t> engine_free;  // per DMA engine
+  std::vector<uint64_t> channel_free; // per transfer channel
+  std::vector<uint64_t> stage_free;   // per first stage of its transfers: ICI ports, NoC, PCIe h2d, d2h
   std::vector<uint32_t> pending;      // instructions the scan could not schedule yet, stream order
   std::vector<uint32_t> next_pending;
   std::vector<uint8_t> blocked;       // per unit queue, during a scan: an earlier instruction waits
   uint64_t last_dma_start = 0;        // DMA issue is in stream order
-  uint64_t hbm_free = 0;              // the core's bandwidth server
+  uint64_t last_xfer_start = 0;       // transfer issue too
+  uint64_t hbm_free = 0;              // the core's bandwidth server: end of all its reservations
+  uint64_t dma_hbm_free = 0;          // ... as the last DMA left it (what a transfer's read waits for)
   uint64_t last_barrier = 0;          // barriers are reached in stream order
   uint32_t cursor = 0;                // next instruction never scanned
   bool dirty = false;                 // a recv's data or a barrier release arrived since the last scan
@@ -135,8 +139,10 @@ class AnalyticalEngine final : public Engine {
     s.unit_free.assign(cp.queues.begin.size() - 1, 0);
     s.blocked.assign(cp.queues.begin.size() - 1, 0);
     s.engine_free.assign(hw_.chip.core.dma.engines, 0);
+    s.channel_free.assign(hw_.chip.core.xfer.channels, 0);
+    s.stage_free.assign(ports_ + 3, 0);
     s.pending.clear();
-    s.last_dma_start = s.hbm_free = s.last_barrier = 0;
+    s.last_dma_start = s.last_xfer_start = s.hbm_free = s.dma_hbm_free = s.last_barrier = 0;
     s.cursor = 0;
     s.dirty = false;
     s.end = launch_;
@@ -145,7 +151,7 @@ class AnalyticalEngine final : public Engine {
     for (auto& m : s.mxu) m.reset(hw_.chip.core.mxu);
     s.vpu.reset();
     s.dma.reset(hw_.chip.core.dma.engines);
-    s.xfer.reset();
+    s.xfer.reset(hw_.chip.core.xfer.channels);
     s.hbm_bytes = s.hbm_requests = 0;
     s.hbm_busy = 0;
     if (trace) {
@@ -307,6 +313,7 @@ class AnalyticalEngine final : public Engine {
         if (ins.bytes > 0) {
           hbm_serve(s, ins, start + setup_);
           end = s.hbm_free + latency_;
+          s.dma_hbm_free = s.hbm_free;
         }
         s.last_dma_start = start;
         s.engine_free[e] = s.complete[i] = end;
@@ -323,11 +330,13 @@ class AnalyticalEngine final : public Engine {
   }
 
   // The core's HBM bandwidth server: `ins.bytes` served from max(at, server free); returns the
-  // service start. Accounts the HBM stats of the core.
-  uint64_t hbm_serve(CoreState& s, const isa::Instr& ins, uint64_t at) {
+  // service start. Accounts the HBM stats of the core. `free` is what the request waits for:
+  // the end of every reservation (a DMA) or only of the DMAs' (a transfer's read, see transfer()).
+  uint64_t hbm_serve(CoreState& s, const isa::Instr& ins, uint64_t at) { return hbm_serve(s, ins, at, s.hbm_free); }
+  uint64_t hbm_serve(CoreState& s, const isa::Instr& ins, uint64_t at, uint64_t free) {
     const uint64_t t = hbm_transfer_cycles(hw_.chip, ins.bytes);
-    const uint64_t begin = std::max(at, s.hbm_free);
-    s.hbm_free = begin + t;
+    const uint64_t begin = std::max(at, free);
+    s.hbm_free = std::max(s.hbm_free, begin) + t;
     hbm_account(s, ins.bytes);
     if (trace_) emit(s, "hbm." + s.prefix, ins, begin, t, ins.bytes);
     return begin;
@@ -340,26 +349,43 @@ class AnalyticalEngine final : public Engine {
   }
 
   // kSend / kHostLoad / kHostStore on the core's transfer queue, with the contention-free
-  // formulas of sim/ici/ici_timing.h. The source read is served by the core's HBM server (it
-  // delays the transfer when the server is busy, and later DMAs); writes at the destination are
-  // counted but not reserved: the cores are scheduled one after the other, so a reservation by
-  // another core would not come in time order.
+  // formulas of sim/ici/ici_timing.h: in stream order, on the first channel free at that time
+  // (as DMAs on their engines), the channel busy until the last byte has left the source.
+  // The source read is served by the core's HBM server: it waits for the DMAs reserved before it
+  // and delays later DMAs, but not the other channels' transfers. A transfer reads train by train
+  // at its stream rate, below the HBM share (sim/xfer/xfer.h: trains are sized so that the reads
+  // of the channels a core's HBM can feed at once do not starve each other), so concurrent
+  // transfers of one core do not delay each other (the SystemC model agrees when their streams
+  // together stay below the HBM share; beyond, it is HBM contention, which only SystemC models).
+  // Contention between cores and along the path is not modelled, but a core never gets more than
+  // a stage's bandwidth: its transfers whose first stage (the ICI port it leaves through, the NoC,
+  // a PCIe direction) is the same stream one after the other (SystemC interleaves them train by
+  // train instead; both end when the stage has carried all of them).
+  // Writes at the destination are counted but not reserved: the cores are scheduled one after
+  // the other, so a reservation by another core would not come in time order.
   void transfer(CoreState& s, uint32_t i, const isa::Instr& ins, uint64_t ready) {
     const CorePlan& cp = *s.plan;
     const bool send = ins.op == isa::Op::kSend, load = ins.op == isa::Op::kHostLoad;
     const uint32_t peer_chip = send ? cp.peer(i).chip : cp.chip;
     const TransferEstimate e = send ? send_estimate(hw_, cp.chip, peer_chip, ins.bytes)
                                     : host_transfer_estimate(hw_, load, ins.bytes);
-    const uint64_t start = std::max(ready, s.unit_free[UnitIndex::kXfer]);
+    uint64_t start = std::max(ready, s.last_xfer_start);
+    start = std::max(start, *std::min_element(s.channel_free.begin(), s.channel_free.end()));
+    uint32_t ch = 0;
+    while (s.channel_free[ch] > start) ++ch;
     const uint64_t t0 = start + e.setup_cycles;
     uint64_t flow = t0;  // the first byte leaves the source
-    if (!load) flow = (ins.bytes > 0 ? hbm_serve(s, ins, t0) : t0) + e.read_cycles;
+    if (!load) flow = (ins.bytes > 0 ? hbm_serve(s, ins, t0, s.dma_hbm_free) : t0) + e.read_cycles;
+    const uint32_t first_stage = send ? (cp.chip == peer_chip ? ports_ : ici_next_port(hw_.slice.topology, cp.chip, peer_chip))
+                                      : ports_ + (load ? 1 : 2);
+    flow = std::max(flow, s.stage_free[first_stage]);
     const uint64_t injected = flow + e.stream_cycles;
     const uint64_t delivered = injected + e.path_cycles;
-    s.unit_free[UnitIndex::kXfer] = injected;
+    s.last_xfer_start = start;
+    s.channel_free[ch] = s.stage_free[first_stage] = injected;
     s.complete[i] = delivered;
     s.xfer.transfer(ins, injected - start);
-    if (trace_) emit(s, s.prefix + ".xfer", ins, start, injected - start, ins.bytes);
+    if (trace_) emit(s, s.prefix + ".xfer" + std::to_string(ch), ins, start, injected - start, ins.bytes);
 
     const uint64_t packets = network_packets(hw_.chip, ins.bytes);
     auto carry = [&](LinkStats& l) {

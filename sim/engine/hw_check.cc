@@ -37,6 +37,7 @@ void check_hw_for_sim(const HwConfig& hw) {
   require(v.vld_slots >= 1, "chip.core.vpu.vld_slots", v.vld_slots, "must be >= 1");
   require(v.vst_slots >= 1, "chip.core.vpu.vst_slots", v.vst_slots, "must be >= 1");
   require(c.core.dma.engines >= 1, "chip.core.dma.engines", c.core.dma.engines, "must be >= 1");
+  require(c.core.xfer.channels >= 1, "chip.core.xfer.channels", c.core.xfer.channels, "must be >= 1");
   require(c.core.dma.chunk_bytes >= 1, "chip.core.dma.chunk_bytes", c.core.dma.chunk_bytes, "must be >= 1");
   check_hbm_impl(c.hbm.impl);
   require(c.hbm.ownership == "per_core" || c.hbm.ownership == "shared", "chip.hbm.ownership", c.hbm.ownership,

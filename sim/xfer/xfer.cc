@@ -32,14 +32,19 @@ uint64_t train_bytes(const HwConfig& hw) {
   // path), so that no train waits for its data: (a) its first byte (read issue + HBM latency)
   // must be there before train k is through, B / rate >= latency; (b) its last byte (issue +
   // latency + B / hbm) before train k+1 is through, B * (2 / rate - 1 / hbm) >= latency. Both
-  // with 2 cycles for rounding. (Paths faster than HBM are HBM-bound: (b) cannot hold, and the
-  // transfer is paced by its reads.)
+  // with 2 cycles for rounding. With several channels a read may wait behind one train read of
+  // each other channel streaming at once: (b) becomes B * (2 / rate - k / hbm) >= latency for k
+  // concurrent readers, k = the channels, at most the hbm / rate that the HBM can feed at this
+  // rate (more is HBM-bound anyway). (Paths faster than HBM are HBM-bound: (b) cannot hold, and
+  // the transfer is paced by its reads.)
   const double hbm = hbm_core_bytes_per_cycle(c);
   const double latency = double(hbm_latency_cycles(c)) + 2;
+  const double xfer_channels = std::max<uint32_t>(c.core.xfer.channels, 1);
   for (double rate : {noc_bytes_per_cycle(c), ici_link_bytes_per_cycle(hw), pcie_bytes_per_cycle(c)}) {
     if (rate <= 0) continue;
     bytes = std::max(bytes, latency * rate);
-    const double slack = 2 / rate - 1 / hbm;  // cycles per byte
+    const double readers = std::clamp(std::floor(hbm / rate), 1.0, xfer_channels);
+    const double slack = 2 / rate - readers / hbm;  // cycles per byte
     if (slack > 0) bytes = std::max(bytes, latency / slack);
   }
   // Whole packets and whole HBM chunks, so both engines count the same packets and requests.
@@ -58,8 +63,7 @@ Xfer::Xfer(sc_core::sc_module_name name)
       ici("ici"),
       pcie("pcie"),
       rx("rx"),
-      group_(this->name()),
-      track_(TraceNames::of(this->name())) {
+      group_(this->name()) {
   SC_HAS_PROCESS(Xfer);
   rx.bind(*this);
   tag_ = new HbmRequestTag;
@@ -76,6 +80,8 @@ void Xfer::configure(const HwConfig& hw) {
   chunk_bytes_ = hw.chip.core.dma.chunk_bytes;
   packet_bytes_ = std::max<uint32_t>(hw.chip.ici.packet_bytes, 1);
   train_bytes_ = train_bytes(hw);
+  channels_.resize(std::max<uint32_t>(hw.chip.core.xfer.channels, 1));
+  for (size_t c = 0; c < channels_.size(); ++c) channels_[c].track = TraceNames::of(name(), std::to_string(c));
 }
 
 void Xfer::begin_run(const CorePlan* plan, const RunContext* run) {
@@ -83,35 +89,61 @@ void Xfer::begin_run(const CorePlan* plan, const RunContext* run) {
   prog_ = plan->prog;
   run_ = run;
   used_ = plan->has_transfers;
-  free_cycle_ = 0;
-  act_ = Active{};
-  stats_.reset();
+  for (Channel& ch : channels_) {
+    ch.act = Active{};
+    ch.free = ch.next = 0;
+  }
+  holding_ = false;
+  stats_.reset(uint32_t(channels_.size()));
 }
 
+// Each activation: hand on the trains that are due, then issue in stream order: the head
+// transfer starts on the lowest-numbered free channel; when none is free, wake up when one
+// frees (or when a train is due, or the sequencer queues a transfer).
 void Xfer::step() {
   if (!prog_) return next_trigger(in->data_written_event());
   const uint64_t now = run_->now_cycle();  // the unit only waits whole cycles
-  if (!act_.on) {
-    if (now < free_cycle_) return next_trigger(run_->clock.cycles(free_cycle_ - now));
-    uint32_t i;
-    if (!in->nb_read(i)) return next_trigger(in->data_written_event());
-    begin(i, now);
+  for (Channel& ch : channels_)
+    if (ch.act.on && ch.next <= now) ch.next = send_train(ch, now);
+  for (;;) {
+    if (!holding_) {
+      if (!in->nb_read(held_)) break;
+      holding_ = true;
+    }
+    Channel* free = nullptr;
+    for (Channel& ch : channels_) {
+      if (!ch.act.on && ch.free <= now) {
+        free = &ch;
+        break;
+      }
+    }
+    if (!free) break;
+    holding_ = false;
+    begin(*free, held_, now);
+    free->next = send_train(*free, now);
   }
-  const uint64_t next = send_train(now);
-  next_trigger(run_->clock.cycles(next - now));
+  uint64_t wake = UINT64_MAX;
+  for (const Channel& ch : channels_) {
+    if (ch.act.on) wake = std::min(wake, ch.next);
+    else if (holding_ && ch.free > now) wake = std::min(wake, ch.free);
+  }
+  if (holding_) return next_trigger(run_->clock.cycles(wake - now));  // a channel is busy: wake < max
+  if (wake == UINT64_MAX) return next_trigger(in->data_written_event());
+  next_trigger(run_->clock.cycles(wake - now), in->data_written_event());
 }
 
-void Xfer::begin(uint32_t i, uint64_t now) {
+void Xfer::begin(Channel& ch, uint32_t i, uint64_t now) {
   const isa::Instr& ins = prog_->instrs[i];
-  act_ = Active{};
-  act_.on = true;
-  act_.instr = i;
-  act_.start = now;
-  act_.t0 = now + setup_cycles_;
-  act_.remaining = ins.bytes;
-  act_.reads_hbm = ins.op != isa::Op::kHostLoad;
+  Active& act = ch.act;
+  act = Active{};
+  act.on = true;
+  act.instr = i;
+  act.start = now;
+  act.t0 = now + setup_cycles_;
+  act.remaining = ins.bytes;
+  act.reads_hbm = ins.op != isa::Op::kHostLoad;
 
-  Train& t = train_;
+  Train& t = ch.train;
   t.kind = ins.op == isa::Op::kSend ? TrainKind::kSend
            : ins.op == isa::Op::kHostLoad ? TrainKind::kHostLoad
                                           : TrainKind::kHostStore;
@@ -128,55 +160,57 @@ void Xfer::begin(uint32_t i, uint64_t now) {
   t.packet_bytes = packet_bytes_;
   t.delivered = 0;
   t.injected = 0;
-  if (act_.reads_hbm) act_.next = read_hbm(std::min(train_bytes_, act_.remaining), act_.t0, now);
+  if (act.reads_hbm) act.next = read_hbm(act, std::min(train_bytes_, act.remaining), act.t0, now);
 }
 
-uint64_t Xfer::send_train(uint64_t now) {
-  Train& t = train_;
-  const uint64_t b = std::min(train_bytes_, act_.remaining);
-  act_.remaining -= b;
+uint64_t Xfer::send_train(Channel& ch, uint64_t now) {
+  Active& act = ch.act;
+  Train& t = ch.train;
+  const uint64_t b = std::min(train_bytes_, act.remaining);
+  act.remaining -= b;
   t.bytes = b;
   t.packets = uint32_t(std::max<uint64_t>(1, (b + packet_bytes_ - 1) / packet_bytes_));
-  t.last = act_.remaining == 0;
+  t.last = act.remaining == 0;
   t.stage = 0;
   t.head.resize(t.packets);
   t.tail.resize(t.packets);
-  if (act_.reads_hbm) {
+  if (act.reads_hbm) {
     // The train's data comes out of HBM between the read's first and last byte, evenly.
-    const double a = act_.next.first, span = act_.next.last - act_.next.first;
+    const double a = act.next.first, span = act.next.last - act.next.first;
     for (uint32_t p = 0; p < t.packets; ++p) {
       t.head[p] = a + span * p / t.packets;
       t.tail[p] = a + span * (p + 1) / t.packets;
     }
-    if (!t.last) act_.next = read_hbm(std::min(train_bytes_, act_.remaining), std::max(now, act_.t0), now);
+    if (!t.last) act.next = read_hbm(act, std::min(train_bytes_, act.remaining), std::max(now, act.t0), now);
   } else {
-    std::fill(t.head.begin(), t.head.end(), double(act_.t0));  // host RAM: all there after setup
-    std::fill(t.tail.begin(), t.tail.end(), double(act_.t0));
+    std::fill(t.head.begin(), t.head.end(), double(act.t0));  // host RAM: all there after setup
+    std::fill(t.tail.begin(), t.tail.end(), double(act.t0));
   }
   sc_core::sc_port<TrainIf>& path = t.kind != TrainKind::kSend ? pcie : t.dst_chip == plan_->chip ? noc : ici;
   path->transmit(t);
   if (!t.last) return std::max(now, ceil_cycles(t.injected));
-  finish(now);
-  return free_cycle_;
+  finish(ch, now);
+  return ch.free;
 }
 
-void Xfer::finish(uint64_t now) {
-  const isa::Instr& ins = prog_->instrs[act_.instr];
-  free_cycle_ = std::max(now, ceil_cycles(train_.injected));
-  const uint64_t end = std::max(free_cycle_, ceil_cycles(train_.delivered));
-  done->complete(act_.instr, run_->clock.cycles(end - now));
-  const uint64_t busy = free_cycle_ - act_.start;
+void Xfer::finish(Channel& ch, uint64_t now) {
+  const Active& act = ch.act;
+  const isa::Instr& ins = prog_->instrs[act.instr];
+  ch.free = std::max(now, ceil_cycles(ch.train.injected));
+  const uint64_t end = std::max(ch.free, ceil_cycles(ch.train.delivered));
+  done->complete(act.instr, run_->clock.cycles(end - now));
+  const uint64_t busy = ch.free - act.start;
   stats_.transfer(ins, busy);
   if (run_->trace) {
-    run_->trace->complete({track_.process, track_.track, ins.label, act_.start, busy, run_->clock_mhz, ins.bytes});
+    run_->trace->complete({ch.track.process, ch.track.track, ins.label, act.start, busy, run_->clock_mhz, ins.bytes});
   }
-  act_.on = false;
+  ch.act.on = false;
 }
 
-Xfer::Read Xfer::read_hbm(uint64_t bytes, uint64_t issue, uint64_t now) {
+Xfer::Read Xfer::read_hbm(const Active& act, uint64_t bytes, uint64_t issue, uint64_t now) {
   const double first = double(issue + hbm_latency_);
   if (bytes == 0) return {first, first};
-  return {first, hbm_call(tlm::TLM_READ_COMMAND, bytes, issue, now, act_.instr, prog_->instrs[act_.instr].label)};
+  return {first, hbm_call(tlm::TLM_READ_COMMAND, bytes, issue, now, act.instr, prog_->instrs[act.instr].label)};
 }
 
 double Xfer::hbm_call(tlm::tlm_command cmd, uint64_t bytes, uint64_t issue, uint64_t now, uint32_t instr,

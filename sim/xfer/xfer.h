@@ -1,9 +1,13 @@
-// Xfer: a core's transfer queue ("slice.chip0.core1.xfer"), the DMA engine that moves data
+// Xfer: a core's transfer unit ("slice.chip0.core1.xfer"), the DMA engine that moves data
 // between this core's HBM and other cores (kSend) or the host (kHostLoad, kHostStore), and the
 // receiving end of such transfers (`rx`: it writes arriving data into the core's HBM).
 //
-// One in-order queue (program.h): a transfer starts when the previous one's last byte has left
-// the source and holds the queue until its own has. Its timing (sim/ici/ici_timing.h):
+// One in-order issue queue (program.h) over `xfer.channels` channels, like the HBM<->VMEM DMA
+// queue over its engines (sim/dma/dma.h): the head transfer starts on the lowest-numbered free
+// channel once its deps are done; a channel carries one transfer at a time, from its start until
+// its last byte has left the source (then the next may start on it). Channels are independent
+// DMA streams: concurrent transfers meet only in shared resources (the core's HBM, the NoC, links),
+// where contention emerges. Timing of one transfer (sim/ici/ici_timing.h):
 //  * dma.setup_cycles after it is taken, it reads its data from HBM (send, host store) through
 //    the core's HBM socket like a DMA, or the host provides it (host load);
 //  * it cuts the message into packets of ici.packet_bytes and hands them, a train at a time, to
@@ -14,11 +18,12 @@
 //    delivered when it has arrived and the write is served, the write latency is hidden) and
 //    completes the matching kRecv when the last train is delivered;
 //  * the send / host transfer itself completes at the same moment (the sender learns of the
-//    delivery without extra latency); the queue is free when its last packet left the first stage.
+//    delivery without extra latency); its channel is free when its last packet left the first stage.
 // Trains: one activation per train (no per-cycle or per-packet process). A train is
 // train_bytes(hw) bytes: a whole number of packets and of HBM chunks, at least all of the core's
 // HBM channels' worth (so each read spreads over them) and long enough that reading the next
-// train from HBM (issued one train ahead) never starves the path. The next train is reserved
+// train from HBM (issued one train ahead, possibly behind the train reads of the other channels)
+// never starves the path. The next train is reserved
 // when the current one has left the first stage, so flows sharing a stage alternate trains:
 // the train is the interleaving granularity of contention (the packet is the granularity of
 // the bookkeeping). Without contention every train follows the previous one back to back, so
@@ -26,6 +31,7 @@
 #pragma once
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -78,12 +84,19 @@ class Xfer : public sc_core::sc_module, public TrainIf {
     bool reads_hbm = false;
     Read next;               // the HBM read of the next train
   };
+  struct Channel {
+    Active act;
+    Train train;             // the active transfer's train, reused
+    uint64_t free = 0;       // idle: the cycle it may take the next transfer
+    uint64_t next = 0;       // active: the cycle its next train is handed on
+    TraceNames track;        // "core0.xfer2"
+  };
 
   void step();
-  void begin(uint32_t instr, uint64_t now);
-  uint64_t send_train(uint64_t now);  // returns the cycle of the next activation
-  void finish(uint64_t now);
-  Read read_hbm(uint64_t bytes, uint64_t issue, uint64_t now);
+  void begin(Channel& ch, uint32_t instr, uint64_t now);
+  uint64_t send_train(Channel& ch, uint64_t now);  // returns the cycle of the channel's next activation
+  void finish(Channel& ch, uint64_t now);
+  Read read_hbm(const Active& act, uint64_t bytes, uint64_t issue, uint64_t now);
   // One HBM request of `bytes` issued at cycle `issue` (>= now); returns when served (cycles).
   double hbm_call(tlm::tlm_command cmd, uint64_t bytes, uint64_t issue, uint64_t now, uint32_t instr,
                   std::string_view label);
@@ -94,14 +107,13 @@ class Xfer : public sc_core::sc_module, public TrainIf {
   const isa::CoreProgram* prog_ = nullptr;
   const RunContext* run_ = nullptr;
   bool used_ = false;
-  uint64_t free_cycle_ = 0;
-  Active act_;
-  Train train_;                     // the active transfer's train, reused
+  std::vector<Channel> channels_;
+  bool holding_ = false;            // `held_` was taken from the queue but no channel was free
+  uint32_t held_ = 0;
   tlm::tlm_generic_payload trans_;  // reused for every HBM request
   HbmRequestTag* tag_ = nullptr;    // owned by trans_
   XferStats stats_;
   StatGroup group_;
-  TraceNames track_;
 };
 
 }  // namespace tpusim

@@ -12,10 +12,14 @@ struct XferStats {
   uint64_t sends = 0, recvs = 0, host_loads = 0, host_stores = 0;
   uint64_t bytes = 0;  // moved by the queue: sent + host loaded + host stored
   uint64_t send_bytes = 0, recv_bytes = 0, host_load_bytes = 0, host_store_bytes = 0;
-  uint64_t busy_cycles = 0;  // queue occupancy: taken until the last byte left the source
+  uint64_t busy_cycles = 0;  // summed over channels: taken until the last byte left the source
+  uint64_t channels = 0;
   uint64_t run_cycles = 0;   // the core's cycles in this run (set when the run ends)
 
-  void reset() { *this = XferStats{}; }
+  void reset(uint32_t channel_count) {
+    *this = XferStats{};
+    channels = channel_count;
+  }
   void transfer(const isa::Instr& ins, uint64_t cycles) {
     busy_cycles += cycles;
     bytes += ins.bytes;
@@ -48,9 +52,12 @@ struct XferStats {
     g.counter("recv_bytes", &recv_bytes, "bytes", "bytes received from other cores");
     g.counter("host_load_bytes", &host_load_bytes, "bytes", "bytes loaded from host RAM");
     g.counter("host_store_bytes", &host_store_bytes, "bytes", "bytes stored to host RAM");
-    g.counter("busy_cycles", &busy_cycles, "cycles", "queue occupancy (start until the last byte left the source)");
-    g.derived("utilization", [this] { return run_cycles ? double(busy_cycles) / double(run_cycles) : 0.0; },
-              "fraction", "busy_cycles / core cycles of the run");
+    g.counter("busy_cycles", &busy_cycles, "cycles",
+              "channel occupancy summed over channels (start until the last byte left the source)");
+    g.counter("channels", &channels, "channels", "transfer channels of the core");
+    g.derived("utilization",
+              [this] { return run_cycles && channels ? double(busy_cycles) / (double(channels) * double(run_cycles)) : 0.0; },
+              "fraction", "busy_cycles / (channels * core cycles of the run)");
   }
 };
 

@@ -20,6 +20,12 @@ namespace {
 using test::kMiB;
 
 std::unique_ptr<Engine> systemc() { return make_engine("systemc", test::v3_8_ici()); }
+// The transfer unit with `channels` channels (v3_8_ici() has 5).
+std::unique_ptr<Engine> systemc(uint32_t channels) {
+  HwConfig hw = test::v3_8_ici();
+  hw.chip.core.xfer.channels = channels;
+  return make_engine("systemc", hw);
+}
 
 // Same chip, through the NoC: 2299 + ceil(1048576 / 212.766 = 4928.31) = 7228 (queue free),
 // + 94 = 7322 (delivered: send and recv complete).
@@ -36,7 +42,7 @@ TEST(IciBlock, SendOverTheNoc) {
   EXPECT_EQ(test::stat(r, "slice.chip0.noc", "packets"), 256);
   EXPECT_NEAR(test::stat(r, "slice.chip0.noc", "busy_cycles"), kMiB / (200e9 / 940e6), 1e-6);
   EXPECT_FALSE(r.stats.contains("slice.chip0.ici.x+"));  // idle blocks are not reported
-  auto xfer = trace.on("slice.chip0", "core0.xfer");
+  auto xfer = trace.on("slice.chip0", "core0.xfer0");  // channel 0
   ASSERT_EQ(xfer.size(), 1u);
   EXPECT_EQ(xfer[0].start, 2000u);
   EXPECT_EQ(xfer[0].dur, 7228u - 2000u);
@@ -50,9 +56,9 @@ TEST(IciBlock, SendOverTheNoc) {
 
 // One hop (chip0 -> chip1 over chip0.ici.x+): 2299 + ceil(1048576 / 87.234 = 12020.26) = 14320,
 // + 940 = 15260. Two hops (chip0 -> chip3: x+ then chip1.y+): cut-through, so only the latency
-// doubles: 14320 + 1880 = 16200.
+// doubles: 14320 + 1880 = 16200. One transfer channel, so the second send waits for the first.
 TEST(IciBlock, SendOneAndTwoHops) {
-  auto engine = systemc();
+  auto engine = systemc(1);
   auto p = test::make_program("hops", {{0, 0}, {1, 0}, {3, 1}});
   test::Stream a(p.cores[0]);
   a.send(kMiB, 1, 0, 0, {}, "one_hop");
@@ -72,6 +78,8 @@ TEST(IciBlock, SendOneAndTwoHops) {
   EXPECT_FALSE(r.stats.contains("slice.chip0.ici.y+"));
   EXPECT_EQ(test::stat(r, "slice.chip0.core0.xfer", "sends"), 2);
   EXPECT_EQ(test::stat(r, "slice.chip0.core0.xfer", "busy_cycles"), 2 * (64 + 235 + 12021));
+  EXPECT_EQ(test::stat(r, "slice.chip0.core0.xfer", "channels"), 1);
+  EXPECT_EQ(trace.on("slice.chip0", "core0.xfer0").size(), 2u);
   EXPECT_EQ(test::stat(r, "slice.chip3.core1.xfer", "recvs"), 1);
   EXPECT_EQ(test::stat(r, "slice.chip3.core1.xfer", "recv_bytes"), kMiB);
   EXPECT_EQ(test::stat(r, "slice.chip3.hbm", "bytes"), kMiB);  // the posted writes
@@ -81,6 +89,41 @@ TEST(IciBlock, SendOneAndTwoHops) {
   EXPECT_EQ(hop2[0].name, "two_hops");
   EXPECT_EQ(hop2[0].start, 14320u + 64 + 235 + 940);
   EXPECT_EQ(trace.on("slice.chip0", "ici.x+").size(), 2u);
+}
+
+// Channels: the queue issues in stream order onto the first free channel. With 2 channels, two
+// 1 MiB sends from chip0.core0 on different links (x+ to chip1, y+ to chip2) run at once, each in
+// the lone time 2299 + 12021 + 940 = 15260 (their HBM reads, 2 x 87.2 B/cycle, stay below the
+// core's 430.9); a third (to chip1 again) waits for the first free channel: channel 0 at 14320
+// (its last byte left), so 14320 + 64 + 235 + 12021 + 940 = 27580.
+TEST(IciBlock, ConcurrentSendsOnTheFirstFreeChannel) {
+  auto engine = systemc(2);
+  auto p = test::make_program("channels", {{0, 0}, {1, 0}, {2, 0}});
+  test::Stream a(p.cores[0]);
+  a.send(kMiB, 1, 0, 0, {}, "x");
+  a.send(kMiB, 2, 0, 0, {}, "y");
+  a.send(kMiB, 1, 0, 1, {}, "x_again");
+  test::Stream b(p.cores[1]);
+  b.recv(0, 0, 0);
+  b.recv(0, 0, 1);
+  test::Stream(p.cores[2]).recv(0, 0, 0);
+  test::RecordingTrace trace;
+  RunResult r = engine->run(p, &trace);
+  EXPECT_EQ(r.cores[2].end_cycle, 15260u);
+  EXPECT_EQ(r.cores[1].end_cycle, 27580u);
+  EXPECT_EQ(r.cores[0].end_cycle, 27580u);
+  auto ch0 = trace.on("slice.chip0", "core0.xfer0"), ch1 = trace.on("slice.chip0", "core0.xfer1");
+  ASSERT_EQ(ch0.size(), 2u);
+  ASSERT_EQ(ch1.size(), 1u);
+  EXPECT_EQ(ch0[0].name, "x");
+  EXPECT_EQ(ch0[0].start, 2000u);
+  EXPECT_EQ(ch1[0].name, "y");
+  EXPECT_EQ(ch1[0].start, 2000u);
+  EXPECT_EQ(ch0[1].name, "x_again");
+  EXPECT_EQ(ch0[1].start, 14320u);
+  EXPECT_EQ(test::stat(r, "slice.chip0.core0.xfer", "busy_cycles"), 3 * (64 + 235 + 12021));
+  EXPECT_EQ(test::stat(r, "slice.chip0.core0.xfer", "channels"), 2);
+  EXPECT_NEAR(test::stat(r, "slice.chip0.core0.xfer", "utilization"), 3.0 * 12320 / (2.0 * 27580), 1e-12);
 }
 
 // Two 4 MiB flows from both cores of chip0 to chip1 share chip0.ici.x+: the link is busy back to
@@ -173,7 +216,8 @@ TEST(IciBlock, PcieIsSharedByTheChipsCores) {
   EXPECT_EQ(test::stat(s, "slice.host0", "loads"), 2);
 }
 
-// A recv completes at max(deps, data). Data at 7322 (1 MiB over the NoC); a recv depending on a
+// A recv completes at max(deps, data). Data at 7322 (1 MiB over the NoC, which also carries the
+// zero-byte send of the second channel, early: core0 ends with the first at 7322); a recv depending on a
 // VPU block done at 2000 + 5000 + 32 = 7032 completes at 7322; one depending on a block done at
 // 2000 + 10000 + 32 = 12032 (queued behind the first: 7000..12000) completes at 12032.
 TEST(IciBlock, RecvCompletesWhenItsDataAndDepsAreThere) {
@@ -181,7 +225,7 @@ TEST(IciBlock, RecvCompletesWhenItsDataAndDepsAreThere) {
   auto p = test::make_program("recv_deps", {{0, 0}, {0, 1}});
   test::Stream a(p.cores[0]), b(p.cores[1]);
   a.send(kMiB, 0, 1, 0);
-  a.send(0, 0, 1, 1);  // zero bytes: queued at 7228, 7228 + 64 + 235 + 0 + 94 = 7621
+  a.send(0, 0, 1, 1);  // zero bytes, on the second channel at once
   uint32_t v1 = b.vpu({.alu_vregs = 10000});
   uint32_t r1 = b.recv(0, 0, 0, {v1});
   uint32_t v2 = b.vpu({.alu_vregs = 10000});
@@ -190,7 +234,7 @@ TEST(IciBlock, RecvCompletesWhenItsDataAndDepsAreThere) {
   b.vpu({.alu_vregs = 2}, {r2}, "after_r2");
   test::RecordingTrace trace;
   RunResult r = engine->run(p, &trace);
-  EXPECT_EQ(r.cores[0].end_cycle, 7621u);
+  EXPECT_EQ(r.cores[0].end_cycle, 7322u);
   auto vpu = trace.on("slice.chip0", "core1.vpu");
   ASSERT_EQ(vpu.size(), 4u);
   EXPECT_EQ(vpu[2].name, "after_r1");

@@ -1,6 +1,7 @@
 // fidelity: transfers on the SystemC model against the analytical engine and the closed form.
-//  * Contention-free transfers (NoC, one and two hops, host load / store, odd and zero sizes):
-//    exact agreement of cycles, stats and trace events (HBM tracks differ by design).
+//  * Contention-free transfers (NoC, one and two hops, host load / store, odd and zero sizes,
+//    concurrent transfers of one core on its channels): exact agreement of cycles, stats and
+//    trace events (HBM tracks differ by design).
 //  * Contention: two flows on one link take twice as long in SystemC; the analytical engine
 //    does not model it.
 //  * A ring all-reduce over the 8 cores of a v3-8, built by hand: the engines agree exactly (the
@@ -22,9 +23,17 @@ namespace {
 
 using test::kMiB;
 
+HwConfig with_channels(uint32_t channels) {
+  HwConfig hw = test::v3_8_ici();
+  hw.chip.core.xfer.channels = channels;
+  return hw;
+}
+
+// Both engines on test::v3_8_ici() with `channels` transfer channels per core (5 as shipped).
 struct Engines {
-  std::unique_ptr<Engine> sc = make_engine("systemc", test::v3_8_ici());
-  std::unique_ptr<Engine> an = make_engine("analytical", test::v3_8_ici());
+  explicit Engines(uint32_t channels = 5)
+      : sc(make_engine("systemc", with_channels(channels))), an(make_engine("analytical", with_channels(channels))) {}
+  std::unique_ptr<Engine> sc, an;
 };
 
 std::vector<std::string> unit_events(const test::RecordingTrace& t) {
@@ -68,16 +77,14 @@ TEST(IciFidelity, ContentionFreeTransfersAgreeExactly) {
     test::Stream(p.cores[1]).recv(1, 0, 0);
     expect_exact(e, p);
   }
-  {  // one hop, then two hops behind it on the same queue; odd sizes and a zero-byte send
-    auto p = test::make_program("hops", {{0, 0}, {1, 0}, {3, 1}});
+  {  // concurrent sends of one core on different links (x+, y+) and a host store, on 3 channels
+    auto p = test::make_program("channels", {{0, 0}, {1, 0}, {2, 0}});
     test::Stream a(p.cores[0]);
-    a.send(3 * kMiB + 123, 1, 0, 0, {}, "one");
-    a.send(5 * kMiB / 3, 3, 1, 0, {}, "two");
-    a.send(0, 3, 1, 1, {}, "empty");
+    a.send(3 * kMiB + 123, 1, 0, 0, {}, "x");
+    a.send(5 * kMiB / 3, 2, 0, 0, {}, "y");
+    a.host_store(kMiB + 5, {}, "outfeed");
     test::Stream(p.cores[1]).recv(0, 0, 0);
-    test::Stream r(p.cores[2]);
-    r.recv(0, 0, 0);
-    r.recv(0, 0, 1);
+    test::Stream(p.cores[2]).recv(0, 0, 0);
     expect_exact(e, p);
   }
   {  // host load, compute on it, host store of the result; a second chip in parallel
@@ -97,6 +104,24 @@ TEST(IciFidelity, ContentionFreeTransfersAgreeExactly) {
     test::Stream c(p.cores[2]);
     c.send(kMiB, 3, 1, 0, {c.recv(1, 0, 0)});
     test::Stream(p.cores[3]).recv(1, 1, 0);
+    expect_exact(e, p);
+  }
+}
+
+// One transfer channel: the queue carries one transfer at a time (a later one waits for the
+// earlier one's last byte to leave), so sends sharing a link do not contend.
+TEST(IciFidelity, OneChannelSerializesTheQueue) {
+  Engines e(1);
+  {  // one hop, then two hops behind it on the same queue; odd sizes and a zero-byte send
+    auto p = test::make_program("hops", {{0, 0}, {1, 0}, {3, 1}});
+    test::Stream a(p.cores[0]);
+    a.send(3 * kMiB + 123, 1, 0, 0, {}, "one");
+    a.send(5 * kMiB / 3, 3, 1, 0, {}, "two");
+    a.send(0, 3, 1, 1, {}, "empty");
+    test::Stream(p.cores[1]).recv(0, 0, 0);
+    test::Stream r(p.cores[2]);
+    r.recv(0, 0, 0);
+    r.recv(0, 0, 1);
     expect_exact(e, p);
   }
 }
@@ -154,8 +179,11 @@ isa::Program ring_all_reduce(uint64_t bytes) {
   return p;
 }
 
+// One transfer channel: a step's send is ready when the previous step's data arrived (the add),
+// before the previous send has left, so with more channels consecutive steps' sends share the
+// link (SystemC interleaves them, the analytical engine streams them one after the other).
 TEST(IciFidelity, RingAllReduceOverTheEightCoresOfAV3_8) {
-  Engines e;
+  Engines e(1);
   const uint64_t bytes = 440'000'000;  // BERT-large's fp32 gradients, roughly
   const uint64_t chunk = bytes / 8;
   isa::Program p = ring_all_reduce(bytes);
@@ -205,7 +233,7 @@ TEST(IciFidelity, RingAllReduceOverTheEightCoresOfAV3_8) {
 // channels in the SystemC HBM and is read slower than the core's HBM rate that the analytical
 // engine assumes (as for DMAs, dma_hbm_block_test.cc).
 TEST(IciFidelity, SmallRingAllReduceAgrees) {
-  Engines e;
+  Engines e(1);  // as above
   expect_exact(e, ring_all_reduce(8 * 96 * 1024));
 }
 

@@ -19,6 +19,7 @@ inline HwConfig v3_8_like() {
                 .eup_cycles_per_vreg = 4, .xlu_cycles_per_vreg = 8, .pipeline_latency_cycles = 32};
   c.core.vmem.size_mib = 16;
   c.core.dma = {.engines = 4, .setup_cycles = 64, .chunk_bytes = 32768};
+  c.core.xfer.channels = 5;  // as the shipped v3: one per ICI port + one
   c.hbm = {.impl = "simple", .size_gib = 32, .bandwidth_gbyte_per_s = 900, .efficiency = 0.9, .channels = 32,
            .latency_ns = 250, .ownership = "per_core"};
   c.noc = {.bandwidth_gbyte_per_s = 200, .latency_ns = 100};

@@ -1,0 +1,100 @@
+// Fidelity tier: the compiler's collectives (compiler/collectives.h) simulated by both engines
+// against their closed-form cost (compiler/collective_cost.h), on uncongested slices: the 1-D
+// bidirectional ring and dimension by dimension, all-reduce / reduce-scatter / all-gather.
+//
+// The closed form T = steps x alpha + max(link, NoC, HBM bytes / rate): its bandwidth term is
+// the busiest resource at full rate, a true lower bound (checked: never below it); the latency
+// term pays each step's alpha once, which the all-gathers partly hide behind the streaming of
+// later pieces (measured down to 0.99 x T), so T itself is not checked as a floor.
+// Tolerance above T: what T omits is (a) the pipeline fill and drain of each lane's phase (a
+// piece must arrive before it is reduced and forwarded: ~2 pieces' stream per phase, a few % at
+// 440 MiB), (b) burstiness: a core's HBM serves up to `xfer.channels` transfers and 4 DMA
+// engines in the order they are issued, and (c) head-of-line blocking of the in-order transfer
+// and DMA queues. For the ring on v3 that is <= 1.35 x T (measured 0.99-1.32).
+// Known gaps, checked only against a loose envelope so that a regression still shows:
+//  * dims: SystemC shows the link, NoC and HBM contention of its 4 concurrent lanes per core and
+//    in-order head-of-line blocking between them (1.4-3.2 x T; analytical 1.02-2.6 x T);
+//  * v4 (HBM shared by the chip's two cores): the analytical engine serves each core's HBM at the
+//    chip's full rate but serializes its transfers per first stage; ring up to 1.66 x T.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/collective_cost.h"
+#include "compiler/collectives.h"
+#include "config/hw_loader.h"
+#include "sim/engine/engine.h"
+
+namespace tpusim {
+namespace {
+
+using compiler::CollectiveAlgorithm;
+using compiler::CollectiveKind;
+
+const std::string kRoot = TPUSIM_SOURCE_DIR;
+
+isa::Program collective_program(const HwConfig& hw, CollectiveKind kind, uint64_t bytes, CollectiveAlgorithm algo) {
+  const std::vector<compiler::CoreId> ring = compiler::ring_order(hw);
+  const uint32_t n = uint32_t(ring.size());
+  isa::Program p;
+  p.name = compiler::collective_name(kind);
+  p.cores.resize(n);
+  std::vector<std::unique_ptr<compiler::ProgramBuilder>> own;
+  std::vector<compiler::ProgramBuilder*> b;
+  for (uint32_t i = 0; i < n; ++i) {
+    p.cores[i].chip = ring[i].chip;
+    p.cores[i].core = ring[i].core;
+    own.push_back(std::make_unique<compiler::ProgramBuilder>(p.cores[i], hw.chip.core.vmem.size_bytes()));
+    b.push_back(own.back().get());
+  }
+  compiler::CollectiveOptions opt;
+  opt.algorithm = algo;
+  opt.piece_bytes = 2ull << 20;  // as bench_allreduce
+  const auto res = compiler::emit_collective(kind, b, ring, hw, bytes, std::vector<std::vector<uint32_t>>(n), opt);
+  EXPECT_EQ(res.algorithm, algo);
+  return p;
+}
+
+struct Slice {
+  const char* file;
+  bool torus;  // wraparound on every dimension (override)
+};
+
+void check_slice(const Slice& slice, uint64_t bytes) {
+  HwConfig hw = load_hw_config(kRoot + "/configs/hw/" + slice.file + ".yaml");
+  for (size_t d = 0; d < hw.slice.topology.wraparound.size(); ++d) hw.slice.topology.wraparound[d] = slice.torus;
+  const uint64_t launch = hw.chip.core.sequencer.launch_cycles;
+  std::unique_ptr<Engine> engines[] = {make_engine("systemc", hw), make_engine("analytical", hw)};
+  for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
+    for (CollectiveAlgorithm algo : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDimensionByDimension}) {
+      const isa::Program p = collective_program(hw, kind, bytes, algo);
+      const auto cost = compiler::collective_cost(kind, algo, bytes, hw, uint32_t(p.cores.size()));
+      for (auto& e : engines) {
+        // The collective's own time: the program minus its launch (sequencer.launch_cycles).
+        const double sim = double(e->run(p, nullptr).device_cycles - launch);
+        const std::string what = std::string(slice.file) + (slice.torus ? " torus " : " mesh ") +
+                                 compiler::collective_name(kind) + " " + compiler::algorithm_name(algo) + " " +
+                                 std::string(e->name());
+        std::printf("%-48s sim %10.0f  bound %10.0f (bw %10.0f)  ratio %.3f\n", what.c_str(), sim, cost.total_cycles(),
+                    cost.bandwidth_cycles(), sim / cost.total_cycles());
+        const bool v4 = hw.chip.generation == "v4";
+        const double tolerance = algo == CollectiveAlgorithm::kRing ? (v4 ? 1.7 : 1.35) : 3.5;
+        EXPECT_GE(sim, cost.bandwidth_cycles()) << what;
+        EXPECT_LE(sim, tolerance * cost.total_cycles()) << what;
+      }
+    }
+  }
+}
+
+constexpr uint64_t kBytes = 440ull << 20;  // as bench_allreduce: BERT-large's fp32 gradients, roughly
+
+TEST(CollectivesFidelity, V3_8) { check_slice({"v3-8", false}, kBytes); }
+TEST(CollectivesFidelity, V3_32Mesh) { check_slice({"v3-32", false}, kBytes); }
+TEST(CollectivesFidelity, V3_32Torus) { check_slice({"v3-32", true}, kBytes); }
+TEST(CollectivesFidelity, V4_32) { check_slice({"v4-32", true}, kBytes); }
+
+}  // namespace
+}  // namespace tpusim
