@@ -21,7 +21,17 @@ CollectiveAlgorithm choose_algorithm(CollectiveKind kind, uint64_t bytes, const 
   for (uint32_t d : hw.slice.topology.dims) long_dims += d > 1;
   if (long_dims < 2 || cores != hw.slice.chips() * hw.chip.cores) return CollectiveAlgorithm::kRing;
   const double ring = collective_cost(kind, CollectiveAlgorithm::kRing, bytes, hw, cores).total_cycles();
-  const double dims = collective_cost(kind, CollectiveAlgorithm::kDimensionByDimension, bytes, hw, cores).total_cycles();
+  const CollectiveCost d = collective_cost(kind, CollectiveAlgorithm::kDimensionByDimension, bytes, hw, cores);
+  // The closed form assumes dims' concurrent lanes (two per dimension, the chip's cores sharing its
+  // links) never get in each other's way; in the SystemC model they contend for links, the NoC and
+  // HBM and block each other at the heads of the in-order queues. kDimsLaneContention is the
+  // smallest such overhead measured (docs/collectives.md, 440 MiB: dims' simulated time over its
+  // cost relative to the ring's is 1.13x on the v3-128 torus, 1.5-2.0x on v3-8 and v3-32), applied
+  // to dims' bandwidth term until the cost model derives it. So dims is chosen where it wins even
+  // then: where the ring's 2(n-1) steps of latency dominate (large slices, small tensors), not for a
+  // few percent of bandwidth.
+  constexpr double kDimsLaneContention = 1.15;
+  const double dims = d.latency_cycles + kDimsLaneContention * d.bandwidth_cycles();
   return dims < ring ? CollectiveAlgorithm::kDimensionByDimension : CollectiveAlgorithm::kRing;
 }
 

@@ -30,7 +30,9 @@ isa::Program compile_graph(const models::Graph& g, const HwConfig& hw, const std
                            uint32_t core) {
   isa::Program prog;
   prog.name = name;
-  prog.cores.push_back({chip, core, {}, {}});
+  prog.cores.emplace_back();
+  prog.cores.back().chip = chip;
+  prog.cores.back().core = core;
   ProgramBuilder pb(prog.cores.back(), hw.chip.core.vmem.size_bytes());
   FusionPlan plan = plan_fusions(g);
   LowerContext cx{g, plan, hw, pb};

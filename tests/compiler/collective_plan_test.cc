@@ -149,4 +149,20 @@ TEST(CollectivePlan, DimsUsesFewerStepsOnLargeSlices) {
 }
 
 }  // namespace
+// The per-tensor choice (collectives.cc, docs/collectives.md): the ring where bandwidth dominates
+// (large tensors on small slices: the measured lane contention makes dims slower there), dims where
+// the ring's 2(n-1) latency steps dominate (small tensors, many cores), the ring off the whole slice
+// and for all-to-all.
+TEST(CollectiveChoice, RingForBandwidthDimsForLatency) {
+  const auto v3_8 = load("v3-8"), v3_128 = load("v3-128"), pod = load("v3-2048");
+  EXPECT_EQ(choose_algorithm(CollectiveKind::kAllReduce, 440ull << 20, v3_8, 8), CollectiveAlgorithm::kRing);
+  EXPECT_EQ(choose_algorithm(CollectiveKind::kAllReduce, 440ull << 20, v3_128, 128), CollectiveAlgorithm::kRing);
+  EXPECT_EQ(choose_algorithm(CollectiveKind::kAllReduce, 8ull << 20, v3_128, 128),
+            CollectiveAlgorithm::kDimensionByDimension);
+  EXPECT_EQ(choose_algorithm(CollectiveKind::kAllReduce, 1300ull << 20, pod, 2048),
+            CollectiveAlgorithm::kDimensionByDimension);
+  EXPECT_EQ(choose_algorithm(CollectiveKind::kAllReduce, 8ull << 20, v3_128, 64), CollectiveAlgorithm::kRing);
+  EXPECT_EQ(choose_algorithm(CollectiveKind::kAllToAll, 8ull << 20, v3_128, 128), CollectiveAlgorithm::kRing);
+}
+
 }  // namespace tpusim::compiler
