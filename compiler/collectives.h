@@ -1,15 +1,20 @@
 // Collectives lowered to core-to-core transfers (kSend/kRecv) plus the vector work of reductions.
+// docs/collectives.md explains the algorithms, the cost formulas and the choice between them.
 //
-// All-reduce: the bidirectional ring. Half the bytes go clockwise, half counter-clockwise, so both
-// directions of every ring link carry traffic. Each half runs reduce-scatter (n-1 steps: send a
-// chunk of bytes/2n to the ring neighbour, receive one, add it into the local copy) then
-// all-gather (n-1 steps: forward the reduced chunk). Per core it moves 2(n-1)/n of the bytes each
-// way, the bandwidth-optimal amount (Patarasuk & Yuan, JPDC 2009). Chunks are cut into pieces so
-// that the transfer of one piece overlaps the reduction of the previous one.
+// Layout of the implementation: a collective is first built as a plan (collective_plan.h: rounds
+// of transfers over chunk ids) by an algorithm's generator (collectives_ring.cc: the 1-D
+// bidirectional ring; collectives_dims.cc: dimension by dimension; collectives_all_to_all.cc),
+// then emitted as instructions (collectives_emit.cc). collective_cost.h holds the closed-form
+// costs and the per-tensor choice of algorithm.
+//
+// Invariant: every core emits the same instruction sequence (ops, bytes, deps, labels, tags, in the
+// same order), differing only in the peers of its sends and receives, and meets its peers in the
+// same pattern. Identical SPMD streams can therefore be compiled once and shared.
 #pragma once
 #include <cstdint>
 #include <vector>
 
+#include "compiler/collective_plan.h"
 #include "compiler/program_builder.h"
 #include "sim/isa/program.h"
 #include "sim/slice/slice_params.h"
@@ -26,16 +31,53 @@ struct CoreId {
 // cycle of the mesh (boustrophedon rows returning along column 0) or of the torus.
 std::vector<CoreId> ring_order(const HwConfig& hw);
 
+struct CollectiveOptions {
+  uint64_t piece_bytes = 1ull << 20;  // pipelining granularity of a transfer (4 pieces must fit VMEM)
+  uint32_t tag_base = 0;              // tags [tag_base, tag_base + tags_used) are taken
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
+};
+
+struct CollectiveResult {
+  std::vector<uint32_t> done;  // per core: the instruction completing it
+  uint32_t tags_used = 0;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;  // the one used
+  uint64_t bytes_sent_per_core = 0;
+};
+
+// builders[i] emits cores[i]'s stream (cores: any order, normally ring_order(hw)). bytes: the full
+// tensor (all-reduce: input per core; reduce-scatter: input per core, each core keeps bytes/n;
+// all-gather: output per core, each core contributes bytes/n; all-to-all: per-core buffer, bytes/n
+// to each peer). after[i]: instructions of core i the collective waits for. Elements are fp32.
+CollectiveResult emit_collective(CollectiveKind kind, std::vector<ProgramBuilder*>& builders,
+                                 const std::vector<CoreId>& cores, const HwConfig& hw, uint64_t bytes,
+                                 const std::vector<std::vector<uint32_t>>& after, const CollectiveOptions& opt);
+
+// The plan emit_collective() emits (kAuto resolved with choose_algorithm()).
+CollectivePlan plan_collective(CollectiveKind kind, const std::vector<CoreId>& cores, const HwConfig& hw,
+                               uint64_t bytes, CollectiveAlgorithm algorithm);
+
+// The per-tensor choice (collective_cost.h has the formulas): the algorithm with the smaller
+// closed-form time for `cores` cores of `hw` (dimension by dimension only when the group is the
+// whole slice).
+CollectiveAlgorithm choose_algorithm(CollectiveKind kind, uint64_t bytes, const HwConfig& hw, uint32_t cores);
+
+// ---- the original all-reduce entry point (data_parallel.cc) ----
 struct AllReduceOptions {
   uint64_t piece_bytes = 1ull << 20;  // pipelining granularity of a chunk (4 pieces must fit VMEM)
   uint32_t tag_base = 0;              // tags [tag_base, tag_base + tags_used) are taken
 };
 
-// Appends an all-reduce of `bytes` (fp32 elements) over `ring` to the builders (builders[i]
-// emits core ring[i]'s stream). `after[i]`: instructions of core i the collective waits for.
-// Returns, per core, the instruction that completes it; sets *tags_used.
+// Appends a bidirectional ring all-reduce of `bytes` (fp32 elements) over `ring` to the builders
+// (builders[i] emits core ring[i]'s stream; consecutive members exchange data). `after[i]`:
+// instructions of core i the collective waits for. Returns, per core, the instruction that
+// completes it; sets *tags_used.
 std::vector<uint32_t> emit_all_reduce(std::vector<ProgramBuilder*>& builders, const std::vector<CoreId>& ring,
                                       uint64_t bytes, const std::vector<std::vector<uint32_t>>& after,
                                       const AllReduceOptions& opt, uint32_t* tags_used);
+
+// Emits `plan` (built for `cores`): the common back end of the functions above.
+CollectiveResult emit_plan(const CollectivePlan& plan, std::vector<ProgramBuilder*>& builders,
+                           const std::vector<CoreId>& cores, const std::vector<std::vector<uint32_t>>& after,
+                           uint64_t piece_bytes, uint32_t tag_base);
 
 }  // namespace tpusim::compiler

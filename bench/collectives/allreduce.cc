@@ -1,10 +1,11 @@
-// All-reduce across a pod slice: the compiler's bidirectional ring (compiler/collectives.h) over
-// every core, simulated by both engines. Prints, per case, the simulated time, the closed-form
-// bandwidth bound 2(n-1)/n x bytes / (2 directions x link bandwidth), the simulator's wall time and
+// All-reduce across a pod slice: the compiler's collectives (compiler/collectives.h), the 1-D
+// bidirectional ring and dimension by dimension, over every core, simulated by both engines (the
+// 32x32 pod by the analytical engine only). Prints, per case, the simulated time, the closed-form
+// cost (compiler/collective_cost.h: its bandwidth term and the total with latency), the simulator's wall time and
 // its peak RSS (each case runs in a child process: SystemC elaborates one slice per process, and the
 // RSS is then the case's own). Mesh vs torus: the same slice with and without wraparound (a mesh's ring closes
 // over a multi-hop path that shares links, a torus's over its wrap links).
-//   bench_allreduce [MiB]   (default 440 MiB, BERT-base's fp32 gradients)
+//   bench_allreduce [MiB] [pod MiB]   (default 440 MiB, BERT-base's fp32 gradients; pod: 1300 MB)
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/collective_cost.h"
 #include "compiler/collectives.h"
 #include "config/hw_loader.h"
 #include "sim/engine/engine.h"
@@ -30,7 +32,7 @@ double peak_rss_mib() {
   return double(ru.ru_maxrss) / 1024.0;
 }
 
-isa::Program all_reduce_program(const HwConfig& hw, uint64_t bytes) {
+isa::Program all_reduce_program(const HwConfig& hw, uint64_t bytes, compiler::CollectiveAlgorithm algo) {
   const std::vector<compiler::CoreId> ring = compiler::ring_order(hw);
   const uint32_t n = uint32_t(ring.size());
   isa::Program p;
@@ -44,24 +46,36 @@ isa::Program all_reduce_program(const HwConfig& hw, uint64_t bytes) {
     own.push_back(std::make_unique<compiler::ProgramBuilder>(p.cores[i], hw.chip.core.vmem.size_bytes()));
     b.push_back(own.back().get());
   }
-  uint32_t tags = 0;
-  compiler::emit_all_reduce(b, ring, bytes, std::vector<std::vector<uint32_t>>(n), {}, &tags);
+  compiler::CollectiveOptions opt;
+  opt.algorithm = algo;
+  opt.piece_bytes = 2ull << 20;  // 4 staging pieces of 2 MiB fit VMEM; fewer instructions on the pod
+  compiler::emit_collective(compiler::CollectiveKind::kAllReduce, b, ring, hw, bytes,
+                            std::vector<std::vector<uint32_t>>(n), opt);
   return p;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  using compiler::CollectiveAlgorithm;
   const uint64_t bytes = (argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 440) << 20;
+  const uint64_t pod_bytes = (argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1300) * 1000000ull;
   struct Case {
     const char* file;
     bool torus;
+    CollectiveAlgorithm algo;
+    bool systemc;
   };
-  const Case cases[] = {{"v3-8", false}, {"v3-32", false}, {"v3-32", true}, {"v3-128", false}, {"v3-128", true}};
-  std::printf("%-8s %-6s %6s %12s %12s %8s %10s %10s %9s\n", "slice", "links", "cores", "systemc_ms", "analyt_ms",
-              "bound_ms", "sc_wall_s", "an_wall_s", "rss_MiB");
+  const CollectiveAlgorithm R = CollectiveAlgorithm::kRing, D = CollectiveAlgorithm::kDimensionByDimension;
+  const Case cases[] = {{"v3-8", false, R, true},    {"v3-8", false, D, true},    {"v3-32", false, R, true},
+                        {"v3-32", false, D, true},   {"v3-32", true, R, true},    {"v3-32", true, D, true},
+                        {"v3-128", false, R, true},  {"v3-128", false, D, true},  {"v3-128", true, R, true},
+                        {"v3-128", true, D, true},   {"v3-2048", true, D, false}, {"v3-2048", true, R, false}};
+  std::printf("%-8s %-6s %-5s %6s %7s %11s %11s %9s %9s %9s %9s %8s\n", "slice", "links", "algo", "cores", "MB",
+              "systemc_ms", "analyt_ms", "bw_ms", "cost_ms", "sc_wall_s", "an_wall_s", "rss_MiB");
   std::fflush(stdout);  // the children inherit stdio buffers
   for (const Case& c : cases) {
+    const bool pod = std::string(c.file) == "v3-2048";
     if (pid_t pid = fork(); pid != 0) {
       int status = 0;
       waitpid(pid, &status, 0);
@@ -70,23 +84,23 @@ int main(int argc, char** argv) {
     }
     HwConfig hw = load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/" + c.file + ".yaml");
     for (size_t d = 0; d < hw.slice.topology.wraparound.size(); ++d) hw.slice.topology.wraparound[d] = c.torus;
-    const isa::Program p = all_reduce_program(hw, bytes);
+    const uint64_t b = pod ? pod_bytes : bytes;
+    const isa::Program p = all_reduce_program(hw, b, c.algo);
     const uint32_t n = uint32_t(p.cores.size());
-    double ms[2], wall[2];
+    double ms[2] = {0, 0}, wall[2] = {0, 0};
     const char* engines[] = {"systemc", "analytical"};
-    for (int e = 0; e < 2; ++e) {
+    for (int e = c.systemc ? 0 : 1; e < 2; ++e) {
       auto engine = make_engine(engines[e], hw);
       const auto t0 = std::chrono::steady_clock::now();
       const RunResult r = engine->run(p, nullptr);
       wall[e] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       ms[e] = r.device_time_s * 1e3;
     }
-    // Each core sends 2(n-1)/n of the bytes, half each way around the ring, over one link per
-    // direction (the ring's slowest hop is an ICI link).
-    const double link = hw.chip.ici.bandwidth_gbyte_per_s_per_direction * 1e9;
-    const double bound_ms = 2.0 * (n - 1) / n * double(bytes) / (2.0 * link) * 1e3;
-    std::printf("%-8s %-6s %6u %12.2f %12.2f %8.2f %10.2f %10.2f %9.0f\n", c.file, c.torus ? "torus" : "mesh", n, ms[0],
-                ms[1], bound_ms, wall[0], wall[1], peak_rss_mib());
+    const auto cost = compiler::collective_cost(compiler::CollectiveKind::kAllReduce, c.algo, b, hw, n);
+    const double cycle_ms = 1e-3 / hw.chip.core.clock_mhz;
+    std::printf("%-8s %-6s %-5s %6u %7.0f %11.2f %11.2f %9.2f %9.2f %9.2f %9.2f %8.0f\n", c.file,
+                c.torus ? "torus" : "mesh", compiler::algorithm_name(c.algo), n, double(b) / 1e6, ms[0], ms[1],
+                cost.bandwidth_cycles() * cycle_ms, cost.total_cycles() * cycle_ms, wall[0], wall[1], peak_rss_mib());
     std::fflush(stdout);
     std::_Exit(0);
   }
