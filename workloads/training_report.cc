@@ -237,6 +237,16 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                                  r.compiles, r.busiest_process, dur(r.compile_time_s), r.processes));
   line("warm-up", fmt::format("{} until the first step without a compile or an allocation", dur(r.warmup_time_s)));
   line("HBM", fmt::format("peak {} of {} per core", gib(r.peak_hbm_bytes), gib(r.hbm_bytes_per_core)));
+  const compiler::MemoryBreakdown& m = r.peak_memory;
+  line("", fmt::format("{}: parameters {}{}, gradients {}, optimizer state {}, activations {}", t.sharding,
+                       gib(m.parameter_bytes),
+                       m.gathered_parameter_bytes ? fmt::format(" (+ {} gathered)", gib(m.gathered_parameter_bytes)) : "",
+                       gib(m.gradient_bytes), gib(m.optimizer_state_bytes), gib(m.activation_bytes)));
+  const CollectiveTimes& ct = r.collective_time;
+  if (r.allreduce_bytes + r.allgather_bytes + r.reducescatter_bytes > 0)
+    line("ICI", fmt::format("simulated on core 0 over the train steps: all-reduce {} ({}), all-gather {} ({}), "
+                            "reduce-scatter {} ({})", dur(ct.allreduce_s), gib(r.allreduce_bytes), dur(ct.allgather_s),
+                            gib(r.allgather_bytes), dur(ct.reducescatter_s), gib(r.reducescatter_bytes)));
   line("MXU", fmt::format("{:.1f}% utilization while executing, MFU {:.1f}% of steady steps; padding wastes "
                           "{:.1f}% of tokens", 100 * r.mxu_utilization, 100 * r.mfu, 100 * r.padding_waste));
   for (const XlaDiagnostic& d : r.diagnostics)
