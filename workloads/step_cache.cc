@@ -187,9 +187,12 @@ DeviceRun StepPrograms::execute(BuiltStep& s, TraceSink* trace) {
     }
   }
   const auto t0 = Clock::now();
+  // FSDP programs are timed through the engine's trace hook (per-event callbacks double a
+  // simulation's wall time, so data-parallel programs are not: their all-reduce share is
+  // StepRecord::allreduce_s, a closed form).
   CollectiveTimer timer(trace);
-  const bool collectives = s.compiled.allreduce_bytes + s.compiled.allgather_bytes + s.compiled.reducescatter_bytes > 0;
-  const RunResult rr = engine_->run(s.compiled.program, collectives ? &timer : trace);
+  const bool timed = s.compiled.allgather_bytes + s.compiled.reducescatter_bytes > 0;
+  const RunResult rr = engine_->run(s.compiled.program, timed ? &timer : trace);
   simulate_wall_s_ += since(t0);
   ++simulations_;
   DeviceRun r{rr.device_time_s, rr.device_cycles, false, timer.times()};

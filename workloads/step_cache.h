@@ -73,7 +73,7 @@ struct DeviceRun {
   double device_s = 0;         // s: program launch to the last core's completion
   uint64_t device_cycles = 0;  // core cycles
   bool replayed = false;
-  CollectiveTimes collectives;  // simulated: core 0's time inside each kind of collective
+  CollectiveTimes collectives;  // FSDP programs: simulated, core 0's time inside each kind of collective
 };
 
 class StepPrograms {

@@ -182,10 +182,10 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"steps[].batch", "examples (per core)"}, {"steps[].seq", "tokens"}, {"steps[].examples", "examples"},
             {"steps[].compile_s", "s"}, {"steps[].host_s", "s"}, {"steps[].setup_s", "s"}, {"steps[].device_s", "s"},
             {"steps[].allreduce_s", "s"}, {"steps[].start_s", "s"}, {"steps[].end_s", "s"},
-            {"steps[].collectives_s", "s (simulated, core 0)"}, {"programs[].collectives_s", "s (simulated, core 0, per execution)"},
+            {"steps[].collectives_s", "s (core 0)"}, {"programs[].collectives_s", "s (core 0, per execution)"},
             {"programs[].allgather_bytes", "bytes (per core)"}, {"programs[].reducescatter_bytes", "bytes (per core)"},
             {"programs[].memory.*", "bytes (per core, at the peak)"}, {"summary.memory.*", "bytes (per core, at the peak)"},
-            {"summary.collectives.*.time_s", "s (simulated, core 0, all train steps)"},
+            {"summary.collectives.*.time_s", "s (core 0, all train steps)"},
             {"summary.collectives.*.bytes", "bytes (per core, all train steps)"},
             {"steps[].step_time_s", "s"}, {"programs[].batch", "examples (per core)"}, {"programs[].seq", "tokens"},
             {"programs[].graph_nodes", "count"}, {"programs[].hlo_ops", "count"}, {"programs[].kernels", "count"},
@@ -244,7 +244,7 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                        gib(m.gradient_bytes), gib(m.optimizer_state_bytes), gib(m.activation_bytes)));
   const CollectiveTimes& ct = r.collective_time;
   if (r.allreduce_bytes + r.allgather_bytes + r.reducescatter_bytes > 0)
-    line("ICI", fmt::format("simulated on core 0 over the train steps: all-reduce {} ({}), all-gather {} ({}), "
+    line("ICI", fmt::format("over the train steps (core 0): all-reduce {} ({}), all-gather {} ({}), "
                             "reduce-scatter {} ({})", dur(ct.allreduce_s), gib(r.allreduce_bytes), dur(ct.allgather_s),
                             gib(r.allgather_bytes), dur(ct.reducescatter_s), gib(r.reducescatter_bytes)));
   line("MXU", fmt::format("{:.1f}% utilization while executing, MFU {:.1f}% of steady steps; padding wastes "

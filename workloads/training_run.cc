@@ -401,6 +401,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   rec.flops = prog.compiled.program.info.flops;
   rec.allreduce_s = std::min(run.device_s, allreduce_estimate_s(hw_, prog.compiled.allreduce_bytes, r_.replicas));
   rec.collectives = run.collectives;
+  if (rec.collectives.allreduce_s == 0) rec.collectives.allreduce_s = rec.allreduce_s;  // data parallel: the closed form
   const double prev_end = dev_t_;
   dev_t_ = rec.start_s + rec.setup_s + rec.device_s;
   rec.end_s = dev_t_;

@@ -331,7 +331,7 @@ def test_training_fsdp(tmp):
     check(c["allreduce"]["bytes"] == 0 and dp["collectives"]["allreduce"]["bytes"] > 0, "all-reduce bytes")
     check(c["allgather"]["bytes"] == 2 * c["reducescatter"]["bytes"] > 0, "all-gather != 2 x reduce-scatter bytes")
     check(c["allgather"]["time_s"] > 0 and c["reducescatter"]["time_s"] > 0, "no simulated collective time")
-    check(dp["collectives"]["allreduce"]["time_s"] > 0, "no simulated all-reduce time")
+    check(dp["collectives"]["allreduce"]["time_s"] > 0, "no all-reduce time")
     check(ck["memory"]["activation_bytes"] < fs["memory"]["activation_bytes"], "checkpointing saves no activations")
     flops = [sum(p["flops"] for p in reps[k]["programs"] if p["graph"] == "train") for k in ("fsdp", "fsdp_ckpt")]
     check(flops[1] > flops[0], "checkpointing adds no flops")
