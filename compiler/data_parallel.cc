@@ -1,5 +1,6 @@
 #include "compiler/data_parallel.h"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -83,16 +84,42 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
   for (const Fusion* f : pre) lower(*f);
 
   if (!step.grads.empty() && n > 1) {
-    for (int gr : step.grads) out.allreduce_bytes += stored_bytes(g, gr);
+    // XLA's all-reduce combiner: the gradients, in the order the backward pass produces them, are
+    // combined into all-reduces of at most `allreduce_bucket_bytes` (a gradient larger than that
+    // is one all-reduce); the algorithm is chosen per combined tensor (choose_algorithm).
+    std::vector<int> grads = step.grads;
+    std::sort(grads.begin(), grads.end());  // node ids are topological: production order
+    std::vector<uint64_t> buckets;
+    for (int gr : grads) {
+      const uint64_t bytes = stored_bytes(g, gr);
+      out.allreduce_bytes += bytes;
+      if (buckets.empty() || buckets.back() + bytes > step.allreduce_bucket_bytes)
+        buckets.push_back(bytes);
+      else
+        buckets.back() += bytes;
+    }
     // Every replica waits for the end of its own backward pass: the same instruction indices as
     // core 0's (every replica's stream is core 0's up to here), which only core 0's builder tracked.
     const isa::Deps entry = b0.entry_deps();
     const std::vector<std::vector<uint32_t>> wait(n, std::vector<uint32_t>(entry.begin(), entry.end()));
     std::vector<ProgramBuilder*> bptr = streams.begin_section();
-    AllReduceOptions opt;
+    CollectiveOptions opt;
     opt.piece_bytes = step.allreduce_piece_bytes;
-    uint32_t tags = 0;
-    emit_all_reduce(bptr, ring, out.allreduce_bytes, wait, opt, &tags);
+    opt.algorithm = step.allreduce_algorithm;
+    std::vector<std::vector<uint32_t>> done(n);
+    for (uint64_t bytes : buckets) {
+      const CollectiveResult r = emit_collective(CollectiveKind::kAllReduce, bptr, ring, hw, bytes, wait, opt);
+      opt.tag_base += r.tags_used;
+      for (uint32_t i = 0; i < n; ++i) done[i].push_back(r.done[i]);
+      out.allreduces.push_back({bytes, r.algorithm});
+    }
+    // The optimizer waits for every combined all-reduce (one instruction, so that the next kernel
+    // depends on all of them).
+    for (uint32_t i = 0; i < n; ++i) {
+      bptr[i]->begin_kernel("all-reduce");
+      bptr[i]->vpu({}, isa::Deps(done[i].begin(), done[i].end()), "gradients reduced");
+      bptr[i]->end_kernel();
+    }
     streams.end_section();
   }
   for (const Fusion* f : post) lower(*f);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/collective_plan.h"
 #include "compiler/compile_cache.h"
 #include "compiler/memory_plan.h"
 #include "models/graph.h"
@@ -23,6 +24,16 @@ struct DataParallelStep {
   std::map<int, int> donated;    // output node -> the input parameter whose buffer it overwrites
   bool prefetch_next_batch = true;  // host->HBM transfer of the next step's inputs overlaps this step
   uint64_t allreduce_piece_bytes = 1ull << 20;
+  // XLA's all-reduce combiner threshold: gradients are all-reduced in combined tensors of at most
+  // this size. 30 MiB is XLA's default combine threshold (xla_gpu_all_reduce_combine_threshold_bytes);
+  // the TPU backend's is not public (assumption: the same).
+  uint64_t allreduce_bucket_bytes = 30ull << 20;
+  CollectiveAlgorithm allreduce_algorithm = CollectiveAlgorithm::kAuto;  // kAuto: chosen per tensor
+};
+
+struct CombinedAllReduce {
+  uint64_t bytes = 0;  // per core
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
 };
 
 struct CompiledStep {
@@ -32,6 +43,7 @@ struct CompiledStep {
   uint64_t hlo_ops = 0;  // nodes of the step graph
   uint32_t kernels = 0;  // fused kernels per core
   uint64_t allreduce_bytes = 0;
+  std::vector<CombinedAllReduce> allreduces;  // the combined gradient all-reduces, in order
   uint64_t allgather_bytes = 0;      // FSDP (compiler/fsdp.h): gathered bytes per core and step
   uint64_t reducescatter_bytes = 0;  // FSDP: reduce-scattered (full gradient) bytes per core and step
   uint64_t infeed_bytes = 0;  // per core and step

@@ -4,6 +4,34 @@
 
 namespace tpusim::compiler {
 
+namespace {
+
+bool same_except_peer(const isa::Instr& a, const isa::Instr& b) {
+  return a.op == b.op && a.mxu == b.mxu && a.rows == b.rows && a.k == b.k && a.n == b.n && a.passes == b.passes &&
+         a.barrier_id == b.barrier_id && a.tag == b.tag && a.bytes == b.bytes && a.vpu == b.vpu && a.deps == b.deps &&
+         a.label == b.label;
+}
+
+bool same_alloc(const isa::VmemAlloc& a, const isa::VmemAlloc& b) {
+  return a.offset_bytes == b.offset_bytes && a.size_bytes == b.size_bytes && a.first_instr == b.first_instr &&
+         a.last_instr == b.last_instr && a.label == b.label;
+}
+
+// Rank of each transfer's peer among the distinct peers in order of first appearance, and those peers.
+void rank_peers(const isa::Instr* first, const isa::Instr* last, std::vector<isa::PeerRef>& peers,
+                std::vector<uint32_t>& ranks) {
+  for (const isa::Instr* i = first; i != last; ++i) {
+    if (i->op != isa::Op::kSend && i->op != isa::Op::kRecv) continue;
+    const isa::PeerRef p{i->peer_chip, i->peer_core};
+    uint32_t r = 0;
+    while (r < peers.size() && !(peers[r] == p)) ++r;
+    if (r == peers.size()) peers.push_back(p);
+    ranks.push_back(r);
+  }
+}
+
+}  // namespace
+
 ReplicaStreams::ReplicaStreams(isa::Program& prog, const std::vector<CoreId>& cores, uint64_t vmem_bytes)
     : prog_(prog), vmem_bytes_(vmem_bytes) {
   if (cores.empty()) throw std::invalid_argument("ReplicaStreams: no cores");
@@ -44,15 +72,46 @@ void ReplicaStreams::end_section() {
   open_.clear();
 }
 
-// Core c's stream is core 0's with each section's span replaced by core c's recording, likewise
-// for the VMEM allocations. Each replica is allocated once at its final size: copying the streams
-// is most of a data-parallel compile.
+// A replica whose sections are core 0's but for the peers, met in the same pattern (its k-th
+// distinct peer wherever core 0 meets its k-th), shares core 0's stream through a peer table
+// (program.h): the common case, which keeps one copy of a multi-million-instruction stream per
+// slice. Otherwise core c's stream is core 0's with each section's span replaced by core c's
+// recording, likewise for the VMEM allocations.
+bool ReplicaStreams::can_share(size_t c, std::vector<isa::PeerRef>& peers) const {
+  const isa::CoreProgram& src = prog_.cores[0];
+  std::vector<isa::PeerRef> peers0;
+  std::vector<uint32_t> ranks0, ranks;
+  peers.clear();
+  for (size_t k = 0; k < sections_.size(); ++k) {
+    const Section& s = sections_[k];
+    const isa::CoreProgram& sec = recorded_[c][k];
+    if (sec.instrs.size() != s.len || sec.vmem_allocs.size() != s.alloc_len)
+      throw std::logic_error("ReplicaStreams: replica streams diverged in a collective section");
+    const isa::Instr* own = src.instrs.data() + s.from;
+    for (size_t i = 0; i < s.len; ++i)
+      if (!same_except_peer(own[i], sec.instrs[i])) return false;
+    for (size_t a = 0; a < s.alloc_len; ++a)
+      if (!same_alloc(src.vmem_allocs[s.alloc_from + a], sec.vmem_allocs[a])) return false;
+    rank_peers(own, own + s.len, peers0, ranks0);
+    rank_peers(sec.instrs.data(), sec.instrs.data() + s.len, peers, ranks);
+  }
+  return ranks == ranks0;
+}
+
 void ReplicaStreams::finish() {
   if (in_section_) throw std::logic_error("ReplicaStreams: finish inside a section");
   const isa::CoreProgram& src = prog_.cores[0];
+  std::vector<isa::PeerRef> peers;
   for (size_t c = 1; c < prog_.cores.size(); ++c) {
-    auto& instrs = prog_.cores[c].instrs;
-    auto& allocs = prog_.cores[c].vmem_allocs;
+    auto& dst = prog_.cores[c];
+    if (share_ && can_share(c, peers)) {
+      dst.stream_of = 0;
+      dst.peers = peers;
+      recorded_[c].clear();
+      continue;
+    }
+    auto& instrs = dst.instrs;
+    auto& allocs = dst.vmem_allocs;
     reserve_instrs(instrs, src.instrs.size());
     allocs.reserve(src.vmem_allocs.size());
     size_t at = 0, alloc_at = 0;

@@ -30,9 +30,13 @@ class ReplicaStreams {
   // stream index. Sections do not nest; call end_section() when the collective is emitted.
   std::vector<ProgramBuilder*> begin_section();
   void end_section();
-  // Assembles every core's stream. Throws std::logic_error when a core's section length differs
-  // from core 0's (the streams would not line up).
+  // Assembles every core's stream: a replica whose sections differ from core 0's only in the
+  // peers shares core 0's stream (isa::CoreProgram::stream_of, peers); others get a copy.
+  // Throws std::logic_error when a core's section length differs from core 0's (the streams
+  // would not line up).
   void finish();
+  // Off: every replica gets a copy of its own (for tests and tools that read streams per core).
+  void set_sharing(bool on) { share_ = on; }
 
  private:
   struct Section {
@@ -46,6 +50,9 @@ class ReplicaStreams {
   std::vector<std::vector<isa::CoreProgram>> recorded_;  // [core][section], core 0 unused
   std::vector<std::unique_ptr<ProgramBuilder>> open_;    // builders of the open section
   bool in_section_ = false;
+  bool share_ = true;
+
+  bool can_share(size_t c, std::vector<isa::PeerRef>& peers) const;
 };
 
 }  // namespace tpusim::compiler

@@ -48,7 +48,7 @@ KernelRunResult run_kernel(const HwConfig& hw, const WorkloadConfig& workload, c
   r.program_name = program.name;
   r.info = program.info;
   r.cores_used = uint32_t(program.cores.size());
-  for (const auto& c : program.cores) r.instructions += c.instrs.size();
+  for (size_t c = 0; c < program.cores.size(); ++c) r.instructions += program.stream(c).instrs.size();
 
   if (opts.on_stage) opts.on_stage("simulate");
   t0 = std::chrono::steady_clock::now();

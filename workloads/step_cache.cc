@@ -177,6 +177,20 @@ BuiltStep& StepPrograms::get(const StepVariant& v) {
   return built_.emplace(v, std::move(s)).first->second;
 }
 
+// The step alone on one core: what the all-reduce's exposed time is measured against. Compiled and
+// simulated on the same engine (one core's stream: a fraction of the whole step's simulation).
+double StepPrograms::solo_device_s(const BuiltStep& s) {
+  if (auto it = solo_.find(s.compiled.key); it != solo_.end()) return it->second;
+  auto t0 = Clock::now();
+  const std::unique_ptr<StepGraph> sg = build_graph(s.variant);
+  const compiler::CompiledStep solo = compiler::compile_data_parallel_step(sg->dp, hw_, s.name + " (1 replica)", 1);
+  compile_wall_s_ += since(t0);
+  t0 = Clock::now();
+  const double d = engine_->run(solo.program, nullptr).device_time_s;
+  simulate_wall_s_ += since(t0);
+  return solo_.emplace(s.compiled.key, d).first->second;
+}
+
 DeviceRun StepPrograms::execute(BuiltStep& s, TraceSink* trace) {
   if (!full_sim_) {
     if (auto it = replay_.find(s.compiled.key); it != replay_.end()) {
@@ -187,15 +201,17 @@ DeviceRun StepPrograms::execute(BuiltStep& s, TraceSink* trace) {
     }
   }
   const auto t0 = Clock::now();
-  // FSDP programs are timed through the engine's trace hook (per-event callbacks double a
-  // simulation's wall time, so data-parallel programs are not: their all-reduce share is
-  // StepRecord::allreduce_s, a closed form).
+  // FSDP programs' collectives are timed through the engine's trace hook (per-event callbacks
+  // slow a simulation down, so data-parallel programs are not: their all-reduce's exposed time is
+  // DeviceRun::allreduce_s below).
   CollectiveTimer timer(trace);
   const bool timed = s.compiled.allgather_bytes + s.compiled.reducescatter_bytes > 0;
   const RunResult rr = engine_->run(s.compiled.program, timed ? &timer : trace);
   simulate_wall_s_ += since(t0);
   ++simulations_;
-  DeviceRun r{rr.device_time_s, rr.device_cycles, false, timer.times()};
+  DeviceRun r{rr.device_time_s, rr.device_cycles, 0, false, timer.times()};
+  if (s.compiled.allreduce_bytes > 0 && s.compiled.program.cores.size() > 1)
+    r.allreduce_s = std::max(0.0, r.device_s - solo_device_s(s));
   replay_.emplace(s.compiled.key, r);
   if (!full_sim_) {
     s.compiled.program.cores.clear();

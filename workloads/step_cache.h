@@ -72,6 +72,9 @@ struct BuiltStep {
 struct DeviceRun {
   double device_s = 0;         // s: program launch to the last core's completion
   uint64_t device_cycles = 0;  // core cycles
+  // s: the gradient all-reduce's exposed time, simulated: device_s minus the device time of the
+  // same step compiled for one replica (no collective), at least 0. 0 without an all-reduce.
+  double allreduce_s = 0;
   bool replayed = false;
   CollectiveTimes collectives;  // FSDP programs: simulated, core 0's time inside each kind of collective
 };
@@ -111,7 +114,10 @@ class StepPrograms {
   std::unique_ptr<Engine> engine_;
   std::map<StepVariant, StepInfo> info_;
   std::map<StepVariant, BuiltStep> built_;
+  double solo_device_s(const BuiltStep& s);  // the one-replica device time (memoized per key)
+
   std::unordered_map<compiler::CacheKey, DeviceRun, compiler::CacheKeyHash> replay_;
+  std::unordered_map<compiler::CacheKey, double, compiler::CacheKeyHash> solo_;
   uint64_t simulations_ = 0, replays_ = 0;
   double compile_wall_s_ = 0, simulate_wall_s_ = 0;
 };

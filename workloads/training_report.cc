@@ -139,7 +139,9 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                      {"end_s", s.end_s},         {"step_time_s", s.step_time_s}});
   j["steps"] = steps;
   json programs = json::array();
-  for (const ProgramRecord& p : r.programs)
+  for (const ProgramRecord& p : r.programs) {
+    json allreduces = json::array();
+    for (const auto& [bytes, algorithm] : p.allreduces) allreduces.push_back({{"bytes", bytes}, {"algorithm", algorithm}});
     programs.push_back({{"name", p.name}, {"graph", p.graph}, {"key", p.key}, {"batch", p.batch}, {"seq", p.seq},
                         {"graph_nodes", p.graph_nodes}, {"hlo_ops", p.hlo_ops}, {"kernels", p.kernels},
                         {"persistent_bytes", p.persistent_bytes}, {"peak_hbm_bytes", p.peak_hbm_bytes},
@@ -148,7 +150,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                         {"reducescatter_bytes", p.reducescatter_bytes},
                         {"collectives_s", collective_times_json(p.collectives)}, {"memory", memory_json(p.memory)},
                         {"flops", p.flops}, {"compile_s", p.compile_s},
-                        {"device_s", p.device_s}, {"executions", p.executions}});
+                        {"allreduces", allreduces}, {"device_s", p.device_s}, {"executions", p.executions}});
+  }
   j["programs"] = programs;
   json procs = json::array();
   for (const ProcessRecord& p : r.process_records)
@@ -191,7 +194,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"programs[].graph_nodes", "count"}, {"programs[].hlo_ops", "count"}, {"programs[].kernels", "count"},
             {"programs[].persistent_bytes", "bytes (per core)"}, {"programs[].peak_hbm_bytes", "bytes (per core)"},
             {"programs[].parameter_bytes", "bytes (per core)"}, {"programs[].optimizer_state_bytes", "bytes (per core)"},
-            {"programs[].allreduce_bytes", "bytes (per core)"}, {"programs[].flops", "flop (per core)"},
+            {"programs[].allreduce_bytes", "bytes (per core)"}, {"programs[].allreduces[].bytes", "bytes (per core)"}, {"programs[].flops", "flop (per core)"},
             {"programs[].compile_s", "s"}, {"programs[].device_s", "s"}, {"programs[].executions", "count"},
             {"processes[].compiles", "count"}, {"processes[].compile_time_s", "s"},
             {"processes[].cached_compiles", "count"}, {"processes[].persistent_hits", "count"},
@@ -209,8 +212,9 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   std::string o;
   auto line = [&](const char* k, const std::string& v) { o += fmt::format("{:<10} {}\n", k, v); };
   line("configs", ctx.hw_file + " + " + ctx.workload_file);
-  line("workload", fmt::format("{} {} on {}, {} epochs, padding {}, max_length {}, precision {}, {}", t.model, t.task,
-                               t.dataset.train, t.epochs, t.padding, t.max_length, t.precision, t.optimizer));
+  const std::string length = t.steps > 0 ? fmt::format("{} steps", t.steps) : fmt::format("{} epochs", t.epochs);
+  line("workload", fmt::format("{} {} on {}, {}, padding {}, max_length {}, precision {}, {}", t.model, t.task,
+                               t.dataset.train, length, t.padding, t.max_length, t.precision, t.optimizer));
   line("hardware", fmt::format("{} ({} chips x {} TensorCores), {}, {} host{} of {} CPUs at {} GHz",
                                hw.name, hw.slice.chips(), hw.chip.cores, r.framework, hw.slice.hosts,
                                hw.slice.hosts == 1 ? "" : "s", hw.host.cpus,

@@ -33,17 +33,6 @@ uint64_t hbm_bytes_per_core(const HwConfig& hw) {
   return hw.chip.hbm.ownership == "per_core" ? chip / hw.chip.cores : chip;
 }
 
-// Closed-form time of the bidirectional ring all-reduce of `bytes` per core, for the breakdown only
-// (the device time itself is simulated): 2(n-1) phases, each moving bytes/n split over both ring
-// directions across one neighbour hop; the slowest hop (ICI between chips) sets the pace.
-double allreduce_estimate_s(const HwConfig& hw, uint64_t bytes, uint32_t n) {
-  if (n < 2 || bytes == 0) return 0;
-  const uint32_t chips = hw.slice.chips();
-  const uint64_t piece = (bytes + 2ull * n - 1) / (2ull * n);
-  const TransferEstimate e = chips > 1 ? send_estimate(hw, 0, 1, piece) : send_estimate(hw, 0, 0, piece);
-  return 2.0 * (n - 1) * double(e.total_cycles()) / (hw.chip.core.clock_mhz * 1e6);
-}
-
 std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / kGiB); }
 
 void add_collectives(TrainingRunResult& r, const compiler::CompiledStep& c, const CollectiveTimes& t) {
@@ -399,9 +388,9 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   rec.device_s = run.device_s;
   rec.replayed = run.replayed;
   rec.flops = prog.compiled.program.info.flops;
-  rec.allreduce_s = std::min(run.device_s, allreduce_estimate_s(hw_, prog.compiled.allreduce_bytes, r_.replicas));
+  rec.allreduce_s = std::min(run.device_s, run.allreduce_s);
   rec.collectives = run.collectives;
-  if (rec.collectives.allreduce_s == 0) rec.collectives.allreduce_s = rec.allreduce_s;  // data parallel: the closed form
+  if (rec.collectives.allreduce_s == 0) rec.collectives.allreduce_s = rec.allreduce_s;  // data parallel: exposed time
   const double prev_end = dev_t_;
   dev_t_ = rec.start_s + rec.setup_s + rec.device_s;
   rec.end_s = dev_t_;
@@ -465,6 +454,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
     p.parameter_bytes = prog.parameter_bytes;
     p.optimizer_state_bytes = prog.optimizer_state_bytes;
     p.allreduce_bytes = prog.compiled.allreduce_bytes;
+    for (const auto& a : prog.compiled.allreduces) p.allreduces.emplace_back(a.bytes, compiler::algorithm_name(a.algorithm));
     p.allgather_bytes = prog.compiled.allgather_bytes;
     p.reducescatter_bytes = prog.compiled.reducescatter_bytes;
     p.collectives = rec.collectives;

@@ -58,8 +58,8 @@ struct StepRecord {
   double compile_s = 0;     // s: the longest compile of any process at this step
   double setup_s = 0;       // s: program load/allocation (+ parameter upload on the very first)
   double device_s = 0;      // s: simulated device time
-  double allreduce_s = 0;   // s: closed-form estimate of the gradient all-reduce within device_s
-  CollectiveTimes collectives;  // s: simulated, core 0's time inside each kind of collective
+  double allreduce_s = 0;   // s: the gradient all-reduce's exposed time within device_s (simulated, step_cache.h)
+  CollectiveTimes collectives;  // s: core 0's time inside each kind of collective (step_cache.h)
   double start_s = 0, end_s = 0;  // s: device timeline (execution start, completion)
   double step_time_s = 0;   // s: end_s - previous step's end_s
   bool replayed = false;    // device time replayed from an identical earlier execution
@@ -74,8 +74,10 @@ struct ProgramRecord {
   uint64_t persistent_bytes = 0, peak_hbm_bytes = 0;  // per core
   uint64_t parameter_bytes = 0, optimizer_state_bytes = 0;  // per core
   uint64_t allreduce_bytes = 0;  // per core
+  // The combined gradient all-reduces in order: bytes per core and algorithm ("ring" | "dims").
+  std::vector<std::pair<uint64_t, std::string>> allreduces;
   uint64_t allgather_bytes = 0, reducescatter_bytes = 0;  // per core (sharding: fsdp)
-  CollectiveTimes collectives;   // s per execution, simulated
+  CollectiveTimes collectives;   // s per execution (step_cache.h)
   compiler::MemoryBreakdown memory;  // per core, at the peak
   uint64_t flops = 0;            // per core and execution
   double compile_s = 0;          // modelled XLA compile time, s

@@ -39,7 +39,7 @@ void Sequencer::begin_run(const CorePlan* plan, const RunContext* run) {
   for (uint32_t i = 0; i < n; ++i) slots_[i] = Slot{launch_ps, plan->deps.size(i), 0, 0};
   head_.assign(plan->queues.begin.size() - 1, 0);
   reached_.assign(plan->queues.size(UnitIndex::kSync), 0);
-  arrival_.resize(n);  // read only where a slot says arrived
+  arrival_.resize(plan->sends_recvs.size());  // per kSend/kRecv; read only where a slot says arrived
   known_.clear();
   const uint32_t units = uint32_t(plan->queues.begin.size() - 1);
   dirty_.assign(units, 0);
@@ -64,7 +64,7 @@ void Sequencer::complete(uint32_t i, const sc_time& delay) {
   if (plan_->unit[i] == UnitIndex::kRecv) {
     if (slots_[i].pending > 0) {  // completes with its last dep (retire() below)
       slots_[i].arrived = 1;
-      arrival_[i] = at;
+      arrival_[plan_->transfer_pos(i)] = at;
       return;
     }
     at = std::max(at, slots_[i].ready);
@@ -143,7 +143,7 @@ void Sequencer::retire(uint32_t i, uint64_t at) {
     if (uj != UnitIndex::kRecv) {
       mark(uj);
     } else if (sj.arrived) {  // its data arrived before its last dep completed
-      known_.emplace_back(j, std::max(arrival_[j], sj.ready));
+      known_.emplace_back(j, std::max(arrival_[plan_->transfer_pos(j)], sj.ready));
     }
   }
 }
@@ -176,7 +176,7 @@ void Sequencer::dispatch_timed(uint64_t now) {
         reached_[h] = run_->cycle_of_ps(now);
         ++stats_.instructions;
         ++stats_.barriers;
-        sync->arrive(plan_->barrier_group[i], [this, i] { complete(i, sc_core::SC_ZERO_TIME); });
+        sync->arrive(plan_->barrier_group(i), [this, i] { complete(i, sc_core::SC_ZERO_TIME); });
       }
       continue;
     }

@@ -97,7 +97,7 @@ class Sequencer : public sc_core::sc_module, public CompletionIf {
     uint8_t arrived;   // kRecv: its data arrived (it may still wait for deps), at arrival_
   };
   std::vector<Slot> slots_;
-  std::vector<uint64_t> arrival_;   // per kRecv that arrived: when (kernel time, ps)
+  std::vector<uint64_t> arrival_;   // per kSend/kRecv (CorePlan::sends_recvs position): a kRecv's arrival (kernel time, ps)
   std::vector<uint32_t> head_;      // per unit: next position in its queue
   std::vector<uint64_t> reached_;   // per position in the sync queue: cycle the barrier was reached
   std::vector<std::pair<uint32_t, uint64_t>> known_;  // completions to propagate (instr, ps)

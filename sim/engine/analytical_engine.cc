@@ -32,6 +32,8 @@ struct CoreState {
   const CorePlan* plan = nullptr;
   std::vector<uint64_t> complete;     // per instruction: completion cycle (valid once done)
   std::vector<uint8_t> done;          // per instruction: scheduled, completion known
+  // Per barrier (position in CorePlan::barriers) and per kSend/kRecv (position in sends_recvs):
+  // sized by those few instructions, not by the stream (a BERT-large step has millions per core).
   std::vector<uint8_t> arrived;       // per barrier: reached (its group may still be incomplete)
   std::vector<uint64_t> reached;      // per barrier: the cycle it was reached
   std::vector<uint8_t> has_data;      // per recv: its send is scheduled ...
@@ -126,10 +128,10 @@ class AnalyticalEngine final : public Engine {
     // complete, reached and data_at are read only where done, arrived and has_data are set.
     s.complete.resize(n);
     s.done.assign(n, 0);
-    s.arrived.assign(n, 0);
-    s.reached.resize(n);
-    s.has_data.assign(n, 0);
-    s.data_at.resize(n);
+    s.arrived.assign(cp.barriers.size(), 0);
+    s.reached.resize(cp.barriers.size());
+    s.has_data.assign(cp.sends_recvs.size(), 0);
+    s.data_at.resize(cp.sends_recvs.size());
     s.unit_free.assign(cp.queues.begin.size() - 1, 0);
     s.blocked.assign(cp.queues.begin.size() - 1, 0);
     s.engine_free.assign(hw_.chip.core.dma.engines, 0);
@@ -199,7 +201,7 @@ class AnalyticalEngine final : public Engine {
       s.next_pending.push_back(i);
       const uint32_t u = s.plan->unit[i];
       if (u == UnitIndex::kRecv) return;
-      if (u == UnitIndex::kSync && s.arrived[i]) return;  // later barriers may be reached meanwhile
+      if (u == UnitIndex::kSync && s.arrived[s.plan->barrier_pos(i)]) return;  // later barriers may be reached meanwhile
       s.blocked[u] = 1;
     };
     for (uint32_t i : s.pending) visit(i);
@@ -230,11 +232,12 @@ class AnalyticalEngine final : public Engine {
     Step progress = Step::kBlocked;
     switch (ins.op) {
       case isa::Op::kBarrier: {
-        const uint32_t g = cp.barrier_group[i];
-        if (!s.arrived[i]) {
-          s.reached[i] = s.last_barrier = std::max(ready, s.last_barrier);
-          s.arrived[i] = 1;
-          group_time_[g] = std::max(group_time_[g], s.reached[i]);
+        const uint32_t b = cp.barrier_pos(i);
+        const uint32_t g = cp.barrier_group_at[b];
+        if (!s.arrived[b]) {
+          s.reached[b] = s.last_barrier = std::max(ready, s.last_barrier);
+          s.arrived[b] = 1;
+          group_time_[g] = std::max(group_time_[g], s.reached[b]);
           ++s.seq.instructions;
           ++s.seq.barriers;
           progress = Step::kArrived;
@@ -243,14 +246,16 @@ class AnalyticalEngine final : public Engine {
         }
         if (group_arrived_[g] < plan_.barrier_participants()[g]) return progress;
         s.complete[i] = group_time_[g];
-        if (trace_) emit(s, s.prefix + ".sync", ins, s.reached[i], s.complete[i] - s.reached[i], 0);
+        if (trace_) emit(s, s.prefix + ".sync", ins, s.reached[b], s.complete[i] - s.reached[b], 0);
         break;
       }
-      case isa::Op::kRecv:
-        if (!s.has_data[i]) return Step::kBlocked;
-        s.complete[i] = std::max(ready, s.data_at[i]);
+      case isa::Op::kRecv: {
+        const uint32_t t = cp.transfer_pos(i);
+        if (!s.has_data[t]) return Step::kBlocked;
+        s.complete[i] = std::max(ready, s.data_at[t]);
         ++s.seq.instructions;
         break;
+      }
       default:
         schedule(s, i, ins, ready);
         ++s.seq.instructions;
@@ -342,7 +347,8 @@ class AnalyticalEngine final : public Engine {
   void transfer(CoreState& s, uint32_t i, const isa::Instr& ins, uint64_t ready) {
     const CorePlan& cp = *s.plan;
     const bool send = ins.op == isa::Op::kSend, load = ins.op == isa::Op::kHostLoad;
-    const TransferEstimate e = send ? send_estimate(hw_, cp.chip, ins.peer_chip, ins.bytes)
+    const uint32_t peer_chip = send ? cp.peer(i).chip : cp.chip;
+    const TransferEstimate e = send ? send_estimate(hw_, cp.chip, peer_chip, ins.bytes)
                                     : host_transfer_estimate(hw_, load, ins.bytes);
     const uint64_t start = std::max(ready, s.unit_free[UnitIndex::kXfer]);
     const uint64_t t0 = start + e.setup_cycles;
@@ -361,20 +367,21 @@ class AnalyticalEngine final : public Engine {
       l.packets += packets;
     };
     if (send) {
-      CoreState& dst = states_[cp.match_slot[i]];
-      const uint32_t r = cp.match_instr[i];
+      const uint32_t t = cp.transfer_pos(i);
+      CoreState& dst = states_[cp.match_slot_at[t]];
+      const uint32_t r = dst.plan->transfer_pos(cp.match_instr_at[t]);
       dst.has_data[r] = 1;
       dst.data_at[r] = delivered;
       dst.dirty = true;
       dst.xfer.received(ins.bytes, true);
       if (ins.bytes > 0) hbm_account(dst, ins.bytes);
-      if (cp.chip == ins.peer_chip) {
+      if (cp.chip == peer_chip) {
         carry(noc_[cp.chip]);
         if (trace_) emit_stage(cp.chip, "noc", ins, flow, e.bytes_per_cycle);
       } else {
         const uint64_t hop = ici_hop_cycles(hw_.chip);
         uint64_t at = flow;
-        for (const IciHop& h : ici_path(hw_.slice.topology, cp.chip, ins.peer_chip)) {
+        for (const IciHop& h : ici_path(hw_.slice.topology, cp.chip, peer_chip)) {
           carry(links_[size_t(h.chip) * ports_ + h.port]);
           if (trace_) emit_stage(h.chip, "ici." + ici_port_name(h.port), ins, at, e.bytes_per_cycle);
           at += hop;

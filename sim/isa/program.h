@@ -105,11 +105,27 @@ struct VmemAlloc {
   Label label;
 };
 
+// A transfer peer: core `core` of chip `chip`.
+struct PeerRef {
+  uint32_t chip = 0;
+  uint32_t core = 0;
+  bool operator==(const PeerRef&) const = default;
+};
+
 struct CoreProgram {
   uint32_t chip = 0;
   uint32_t core = 0;  // core index within its chip
   std::vector<Instr> instrs;
   std::vector<VmemAlloc> vmem_allocs;
+  // SPMD sharing (optional). SPMD replicas run one stream that differs only in whom their
+  // transfers talk to; storing it once per slice instead of once per core is what lets a
+  // BERT-large step (millions of instructions per core) run on 32 or more cores. When
+  // `stream_of` >= 0, this core runs the instructions and VMEM allocations of
+  // Program::cores[stream_of] (which must not share itself) and leaves its own `instrs` and
+  // `vmem_allocs` empty; its kSend/kRecv peers are translated through `peers`: the peer that
+  // stream's transfers name k-th (distinct peers, in order of first appearance) is peers[k] here.
+  int32_t stream_of = -1;
+  std::vector<PeerRef> peers;
 };
 
 // Compiler-side accounting carried for reports (not used for timing).
@@ -124,7 +140,52 @@ struct Program {
   std::string name;
   std::vector<CoreProgram> cores;
   ProgramInfo info;
+
+  // The core program whose instructions and VMEM allocations core `c` runs (itself unless shared).
+  const CoreProgram& stream(size_t c) const {
+    const CoreProgram& cp = cores[c];
+    return cp.stream_of >= 0 ? cores[size_t(cp.stream_of)] : cp;
+  }
 };
+
+// The distinct kSend/kRecv peers of `instrs`, in order of first appearance (the order
+// CoreProgram::peers translates).
+inline std::vector<PeerRef> transfer_peers(const std::vector<Instr>& instrs) {
+  std::vector<PeerRef> peers;
+  for (const Instr& i : instrs) {
+    if (i.op != Op::kSend && i.op != Op::kRecv) continue;
+    const PeerRef p{i.peer_chip, i.peer_core};
+    bool seen = false;
+    for (const PeerRef& q : peers) seen = seen || q == p;
+    if (!seen) peers.push_back(p);
+  }
+  return peers;
+}
+
+// `program` with every shared stream copied out (peers translated): each core program has its
+// own instructions. For tools and tests that read streams per core; costs a stream per core.
+inline Program unshared(const Program& program) {
+  Program out = program;
+  for (size_t c = 0; c < out.cores.size(); ++c) {
+    CoreProgram& cp = out.cores[c];
+    if (cp.stream_of < 0) continue;
+    const CoreProgram& src = program.stream(c);
+    const std::vector<PeerRef> from = transfer_peers(src.instrs);
+    cp.instrs = src.instrs;
+    cp.vmem_allocs = src.vmem_allocs;
+    for (Instr& i : cp.instrs) {
+      if (i.op != Op::kSend && i.op != Op::kRecv) continue;
+      size_t r = 0;
+      while (!(from[r] == PeerRef{i.peer_chip, i.peer_core})) ++r;
+      const PeerRef to = r < cp.peers.size() ? cp.peers[r] : PeerRef{i.peer_chip, i.peer_core};
+      i.peer_chip = to.chip;
+      i.peer_core = to.core;
+    }
+    cp.stream_of = -1;
+    cp.peers.clear();
+  }
+  return out;
+}
 
 // ---- JSON ----
 // A Label is a plain string, Deps a plain array.
@@ -156,7 +217,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Instr, op, deps, bytes, mxu, row
                                                 barrier_id, peer_chip, peer_core, tag, label)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(VmemAlloc, offset_bytes, size_bytes, first_instr,
                                                 last_instr, label)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CoreProgram, chip, core, instrs, vmem_allocs)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PeerRef, chip, core)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CoreProgram, chip, core, instrs, vmem_allocs, stream_of, peers)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProgramInfo, flops, hbm_bytes_min, hbm_bytes, fusions)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Program, name, cores, info)
 

@@ -54,6 +54,7 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
   barrier_participants_.clear();
   instructions_ = 0;
   decoded_used_ = 0;
+  decoded_of_.clear();
 
   std::vector<bool> seen(size_t(chips) * per_chip, false);
   // Barrier groups: the j-th barrier with id b on every core forms one group.
@@ -71,37 +72,51 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
               " core " + std::to_string(prog.core));
     }
     seen[slot] = true;
+    if (prog.stream_of >= 0) {
+      const size_t src = size_t(prog.stream_of);
+      if (src >= program.cores.size() || src == c || program.cores[src].stream_of >= 0 || !prog.instrs.empty() ||
+          !prog.vmem_allocs.empty()) {
+        invalid("program '" + program.name + "': " + core_name(prog.chip, prog.core) + " shares the stream of core program " +
+                std::to_string(prog.stream_of) + ", which must be another core program with its own stream (and a " +
+                "sharing core has no instructions or VMEM allocations of its own)");
+      }
+    }
+    const isa::CoreProgram& stream = program.stream(c);
     CorePlan& cp = cores_[c];
     cp.plan = this;
     cp.slot = uint32_t(c);
-    cp.prog = &prog;
+    cp.prog = &stream;
     cp.chip = prog.chip;
     cp.core = prog.core;
     cp.name = core_name(prog.chip, prog.core);
-    decode(cp, prog, hw);
-    const size_t n = prog.instrs.size();
-    cp.barrier_group.assign(n, kNoIndex);
-    cp.match_instr.assign(n, kNoIndex);
-    cp.match_slot.assign(n, kNoIndex);
-    instructions_ += n;
+    decode(cp, stream, hw);
+    instructions_ += stream.instrs.size();
+    translate_peers(cp, prog, program);
+    cp.match_instr_at.assign(cp.sends_recvs.size(), kNoIndex);
+    cp.match_slot_at.assign(cp.sends_recvs.size(), kNoIndex);
+    cp.barrier_group_at.assign(cp.barriers.size(), kNoIndex);
 
     std::unordered_map<uint32_t, uint32_t> occurrence;
-    for (uint32_t i : cp.barriers) {
-      uint32_t id = prog.instrs[i].barrier_id;
+    for (size_t k = 0; k < cp.barriers.size(); ++k) {
+      uint32_t id = stream.instrs[cp.barriers[k]].barrier_id;
       auto [it, inserted] = groups.try_emplace({id, occurrence[id]++}, uint32_t(barrier_participants_.size()));
       if (inserted) barrier_participants_.push_back(0);
-      cp.barrier_group[i] = it->second;
+      cp.barrier_group_at[k] = it->second;
       ++barrier_participants_[it->second];
     }
   }
   match_transfers(program, hw);
 }
 
-// Shares the decoded stream of an earlier core of this build when the structure is the same (the
-// first and the latest are tried: SPMD replicas), else decodes and checks the stream.
+// Shares the decoded stream of an earlier core of this build that runs the same stream (shared
+// SPMD streams) or one of the same structure (the first and the latest are tried: SPMD replicas
+// with streams of their own), else decodes and checks the stream.
 void ProgramPlan::decode(CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw) {
-  const DecodedStream* d = nullptr;
-  if (decoded_used_ > 0 && same_structure(*decoded_[0], prog, hw.chip.core.mxu)) {
+  auto known = decoded_of_.find(&prog);  // a shared stream, decoded for an earlier core
+  const DecodedStream* d = known != decoded_of_.end() ? known->second : nullptr;
+  if (d) {
+    // shared: nothing to compare
+  } else if (decoded_used_ > 0 && same_structure(*decoded_[0], prog, hw.chip.core.mxu)) {
     d = decoded_[0].get();
   } else if (decoded_used_ > 1 && same_structure(*decoded_[decoded_used_ - 1], prog, hw.chip.core.mxu)) {
     d = decoded_[decoded_used_ - 1].get();
@@ -114,6 +129,7 @@ void ProgramPlan::decode(CorePlan& cp, const isa::CoreProgram& prog, const HwCon
     d = &nd;
     fresh = true;
   }
+  decoded_of_.emplace(&prog, d);
   cp.unit = d->unit;
   cp.deps = d->deps;
   cp.succs = d->succs;
@@ -336,29 +352,32 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
     size_t operator()(const Key& k) const { return std::hash<uint64_t>()(k.pair * 0x9E3779B97F4A7C15ull ^ k.tag); }
   };
   struct End {
-    uint32_t slot, instr;
+    uint32_t slot, pos;  // core slot, position in its sends_recvs
   };
   std::unordered_map<Key, End, KeyHash> sends, recvs;
   for (uint32_t c = 0; c < cores_.size(); ++c) {
     CorePlan& cp = cores_[c];
     if (!cp.has_transfers) continue;
     const uint64_t self = uint64_t(cp.chip) * per_chip + cp.core;
-    for (uint32_t i : cp.sends_recvs) {
+    for (uint32_t pos = 0; pos < cp.sends_recvs.size(); ++pos) {
+      const uint32_t i = cp.sends_recvs[pos];
       const isa::Instr& ins = cp.prog->instrs[i];
+      const isa::PeerRef to = cp.peer_at[pos];
       const bool send = ins.op == isa::Op::kSend;
       const char* to_from = send ? " sends to " : " receives from ";
-      if (ins.peer_chip >= chips || ins.peer_core >= per_chip) {
-        invalid(describe(cp, i) + to_from + "chip " + std::to_string(ins.peer_chip) + " core " +
-                std::to_string(ins.peer_core) + ", but the slice has " + std::to_string(chips) + " chips of " +
+      if (to.chip >= chips || to.core >= per_chip) {
+        invalid(describe(cp, i) + to_from + "chip " + std::to_string(to.chip) + " core " +
+                std::to_string(to.core) + ", but the slice has " + std::to_string(chips) + " chips of " +
                 std::to_string(per_chip) + " cores");
       }
-      const uint64_t peer = uint64_t(ins.peer_chip) * per_chip + ins.peer_core;
+      const uint64_t peer = uint64_t(to.chip) * per_chip + to.core;
       if (peer == self) invalid(describe(cp, i) + to_from + "its own core (use a DMA)");
       const Key key{send ? self << 32 | peer : peer << 32 | self, ins.tag};
-      auto [it, inserted] = (send ? sends : recvs).try_emplace(key, End{c, i});
+      auto [it, inserted] = (send ? sends : recvs).try_emplace(key, End{c, pos});
       if (!inserted) {
-        invalid(describe(cp, i) + " and " + describe(cores_[it->second.slot], it->second.instr) + " are both " +
-                (send ? "sends to " : "recvs from ") + core_name(ins.peer_chip, ins.peer_core) + " with tag " +
+        const CorePlan& other = cores_[it->second.slot];
+        invalid(describe(cp, i) + " and " + describe(other, other.sends_recvs[it->second.pos]) + " are both " +
+                (send ? "sends to " : "recvs from ") + core_name(to.chip, to.core) + " with tag " +
                 std::to_string(ins.tag) + " (a sender, receiver, tag triple must be unique in a program)");
       }
     }
@@ -371,33 +390,60 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
   for (const auto& [key, r] : recvs) {
     auto it = sends.find(key);
     if (it == sends.end()) {
-      invalid(describe(cores_[r.slot], r.instr) + " has no matching send (no send from " + pair_name(key) + ")");
+      invalid(describe(cores_[r.slot], cores_[r.slot].sends_recvs[r.pos]) + " has no matching send (no send from " + pair_name(key) + ")");
     }
     CorePlan& rp = cores_[r.slot];
     CorePlan& sp = cores_[it->second.slot];
-    const uint64_t sent = sp.prog->instrs[it->second.instr].bytes;
-    const uint64_t expected = rp.prog->instrs[r.instr].bytes;
+    const uint32_t send_instr = sp.sends_recvs[it->second.pos], recv_instr = rp.sends_recvs[r.pos];
+    const uint64_t sent = sp.prog->instrs[send_instr].bytes;
+    const uint64_t expected = rp.prog->instrs[recv_instr].bytes;
     if (expected != 0 && expected != sent) {
-      invalid(describe(rp, r.instr) + " expects " + std::to_string(expected) + " bytes, but its send " +
-              describe(sp, it->second.instr) + " sends " + std::to_string(sent) +
+      invalid(describe(rp, recv_instr) + " expects " + std::to_string(expected) + " bytes, but its send " +
+              describe(sp, send_instr) + " sends " + std::to_string(sent) +
               " (bytes of a recv: 0 or the send's bytes)");
     }
-    rp.match_instr[r.instr] = it->second.instr;
-    rp.match_slot[r.instr] = it->second.slot;
-    sp.match_instr[it->second.instr] = r.instr;
-    sp.match_slot[it->second.instr] = r.slot;
+    rp.match_instr_at[r.pos] = send_instr;
+    rp.match_slot_at[r.pos] = it->second.slot;
+    sp.match_instr_at[it->second.pos] = recv_instr;
+    sp.match_slot_at[it->second.pos] = r.slot;
   }
   if (sends.size() != recvs.size()) {
     // Report the first unmatched send in program order (deterministic message).
     for (const CorePlan& cp : cores_) {
-      for (uint32_t i : cp.sends_recvs) {
+      for (uint32_t pos = 0; pos < cp.sends_recvs.size(); ++pos) {
+        const uint32_t i = cp.sends_recvs[pos];
         const isa::Instr& ins = cp.prog->instrs[i];
-        if (ins.op != isa::Op::kSend || cp.match_instr[i] != kNoIndex) continue;
+        if (ins.op != isa::Op::kSend || cp.match_instr_at[pos] != kNoIndex) continue;
         invalid(describe(cp, i) + " has no matching recv (no recv from " + core_name(cp.chip, cp.core) + " on " +
-                core_name(ins.peer_chip, ins.peer_core) + " with tag " + std::to_string(ins.tag) +
+                core_name(cp.peer_at[pos].chip, cp.peer_at[pos].core) + " with tag " + std::to_string(ins.tag) +
                 (program.name.empty() ? "" : " in program '" + program.name + "'") + ")");
       }
     }
+  }
+}
+
+// Per kSend/kRecv of cp's stream, the peer this core talks to: as written for a core running its
+// own stream, else through its peer table (program.h).
+void ProgramPlan::translate_peers(CorePlan& cp, const isa::CoreProgram& own, const isa::Program& program) {
+  const auto& instrs = cp.prog->instrs;
+  cp.peer_at.resize(cp.sends_recvs.size());
+  if (own.stream_of < 0) {
+    for (size_t k = 0; k < cp.sends_recvs.size(); ++k) {
+      const isa::Instr& ins = instrs[cp.sends_recvs[k]];
+      cp.peer_at[k] = {ins.peer_chip, ins.peer_core};
+    }
+    return;
+  }
+  // The stream's peers ranked by first appearance (few: a ring has 2, dimension-by-dimension ~6).
+  std::unordered_map<uint64_t, uint32_t> rank;
+  for (size_t k = 0; k < cp.sends_recvs.size(); ++k) {
+    const isa::Instr& ins = instrs[cp.sends_recvs[k]];
+    const uint32_t r = rank.try_emplace(uint64_t(ins.peer_chip) << 32 | ins.peer_core, uint32_t(rank.size())).first->second;
+    if (r >= own.peers.size()) {
+      invalid("program '" + program.name + "': " + cp.name + " shares a stream whose transfers name " +
+              std::to_string(r + 1) + " or more distinct peers, but its peer table has " + std::to_string(own.peers.size()));
+    }
+    cp.peer_at[k] = own.peers[r];
   }
 }
 
@@ -410,8 +456,8 @@ std::string ProgramPlan::deadlock_report(uint32_t slot, const std::vector<uint8_
     if (ins.op == isa::Op::kBarrier) {
       return "barrier " + std::to_string(ins.barrier_id) + " was never reached by every participating core";
     }
-    const CorePlan& sp = cores_[cp.match_slot[i]];
-    return "its data never arrived: the matching send " + describe(sp, cp.match_instr[i]) + " never ran";
+    const CorePlan& sp = cores_[cp.match_slot(i)];
+    return "its data never arrived: the matching send " + describe(sp, cp.match_instr(i)) + " never ran";
   };
   auto is_wait = [&](uint32_t i) { return instrs[i].op == isa::Op::kBarrier || instrs[i].op == isa::Op::kRecv; };
   for (uint32_t i = 0; i < done.size(); ++i) {

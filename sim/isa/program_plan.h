@@ -10,10 +10,12 @@
 // first and the latest decoded one, which reads its instructions once, as decoding would, but
 // builds no queues or reverse edges and repeats no weight-buffer check.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/isa/program.h"
@@ -81,7 +83,7 @@ class ProgramPlan;
 struct CorePlan {
   const ProgramPlan* plan = nullptr;    // the plan this core belongs to
   uint32_t slot = 0;                    // index in ProgramPlan::cores()
-  const isa::CoreProgram* prog = nullptr;
+  const isa::CoreProgram* prog = nullptr;  // the stream the core runs (another core's when shared)
   uint32_t chip = 0;
   uint32_t core = 0;
   std::string name;                     // "slice.chip0.core1"
@@ -93,11 +95,27 @@ struct CorePlan {
   std::span<const uint32_t> barriers;   // kBarrier instructions, stream order
   std::span<const uint32_t> sends_recvs;  // kSend and kRecv instructions, stream order
   bool has_transfers = false;           // any kSend, kRecv, kHostLoad or kHostStore
-  std::vector<uint32_t> barrier_group;  // per instruction: barrier group (kNoIndex if not a barrier)
-  // kSend / kRecv: the matching instruction and the slot (ProgramPlan::cores() index) of its
-  // core; kNoIndex for other instructions.
-  std::vector<uint32_t> match_instr;
-  std::vector<uint32_t> match_slot;
+  // Per kSend/kRecv (position in `sends_recvs`): the peer (translated when the stream is shared),
+  // the matching instruction and the slot (ProgramPlan::cores() index) of its core. Per barrier
+  // (position in `barriers`): its group. Sized by those few instructions, not by the stream.
+  std::vector<isa::PeerRef> peer_at;
+  std::vector<uint32_t> match_instr_at, match_slot_at;
+  std::vector<uint32_t> barrier_group_at;
+
+  // Per instruction i (kNoIndex when i is not a kSend/kRecv, resp. not a barrier).
+  uint32_t transfer_pos(uint32_t i) const { return position(sends_recvs, i); }
+  uint32_t barrier_pos(uint32_t i) const { return position(barriers, i); }
+  isa::PeerRef peer(uint32_t i) const { return peer_at[transfer_pos(i)]; }  // i must be a kSend/kRecv
+  uint32_t match_instr(uint32_t i) const { return at(match_instr_at, transfer_pos(i)); }
+  uint32_t match_slot(uint32_t i) const { return at(match_slot_at, transfer_pos(i)); }
+  uint32_t barrier_group(uint32_t i) const { return at(barrier_group_at, barrier_pos(i)); }
+
+ private:
+  static uint32_t position(std::span<const uint32_t> sorted, uint32_t i) {
+    auto it = std::lower_bound(sorted.begin(), sorted.end(), i);
+    return it != sorted.end() && *it == i ? uint32_t(it - sorted.begin()) : kNoIndex;
+  }
+  static uint32_t at(const std::vector<uint32_t>& v, uint32_t pos) { return pos == kNoIndex ? kNoIndex : v[pos]; }
 };
 
 // "slice.chip0.core1 instruction #3 'label' (send)": how errors name an instruction.
@@ -121,6 +139,7 @@ class ProgramPlan {
 
  private:
   void decode(CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw);
+  void translate_peers(CorePlan& cp, const isa::CoreProgram& own, const isa::Program& program);
   void decode_into(DecodedStream& d, const CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw);
   static bool same_structure(const DecodedStream& d, const isa::CoreProgram& prog, const MxuParams& mxu);
   void check_weight_buffers(const CorePlan& cp, const HwConfig& hw);
@@ -133,6 +152,8 @@ class ProgramPlan {
   // Decoded streams, reused across builds: the first `decoded_used_` belong to this build.
   std::vector<std::unique_ptr<DecodedStream>> decoded_;
   size_t decoded_used_ = 0;
+  // This build's shared streams: the stream's core program -> its DecodedStream.
+  std::unordered_map<const isa::CoreProgram*, const DecodedStream*> decoded_of_;
   // Scratch reused across builds.
   std::vector<uint32_t> tile_of_, last_user_, stamp_, stack_, tmp_;
   uint32_t epoch_ = 0;

@@ -118,10 +118,11 @@ void Xfer::begin(uint32_t i, uint64_t now) {
   t.src_chip = plan_->chip;
   t.src_core = plan_->core;
   const bool send = t.kind == TrainKind::kSend;
-  t.dst_chip = send ? ins.peer_chip : plan_->chip;
-  t.dst_core = send ? ins.peer_core : plan_->core;
+  const isa::PeerRef dst = send ? plan_->peer(i) : isa::PeerRef{plan_->chip, plan_->core};
+  t.dst_chip = dst.chip;
+  t.dst_core = dst.core;
   t.src_instr = i;
-  t.recv_instr = send ? plan_->match_instr[i] : kNoIndex;
+  t.recv_instr = send ? plan_->match_instr(i) : kNoIndex;
   t.flow = uint64_t(plan_->slot) << 32 | i;
   t.label = ins.label;
   t.packet_bytes = packet_bytes_;

@@ -296,15 +296,22 @@ def check_training_report(rep, where):
 
 
 def test_training(tmp, workload):
-    """A shipped training workload, capped at a few steps (evaluation still runs once)."""
-    slices = [h for h in ("v2-8", "v3-32") if "_" + h in workload]
-    hw = os.path.join(SRC, "configs", "hw", (slices[0] if slices else "v3-8") + ".yaml")
+    """A shipped training workload, capped at a few steps (evaluation still runs once), on the slice its
+    file name ends with (e.g. ..._v3-32.yaml runs on configs/hw/v3-32.yaml; v3-8 otherwise)."""
+    m = re.search(r"_(v\d+-\d+)(_|\.yaml$)", os.path.basename(workload))
+    hw = os.path.join(SRC, "configs", "hw", (m.group(1) if m else "v3-8") + ".yaml")
+    check(os.path.exists(hw), "no hardware config " + hw, workload)
     out = os.path.join(tmp, "out")
     proc, where = run(["run", "--hw", hw, "--workload", workload, "--engine", "analytical", "--set", "steps=3",
                        "--set", "epochs=1", "--out", out], tmp)
     rep, _ = load_report(out)
     check_training_report(rep, where)
     check(rep["summary"]["train_steps"] == 3, "steps cap not applied", where)
+    for key in ("mfu", "allreduce_share"):
+        check(0 <= rep["summary"][key] <= 1, "summary.{} out of [0, 1]".format(key), where)
+    # (padding: longest compiles a new shape at each of its 3 steps: no steady step)
+    check(rep["summary"]["steady_step_time_s"] > 0 or "_longest" in workload or "multiple_of" in workload,
+          "no steady step time", where)
     check("where did the time go" in proc.stdout, "no breakdown table", where)
 
 

@@ -38,12 +38,12 @@ TEST(DataParallel, EveryCoreRunsTheSameComputeAndTheAllReduce) {
   auto st = tiny_step();
   auto c = compile_data_parallel_step(st.dp, hw, "bert-tiny");
   ASSERT_EQ(c.program.cores.size(), 8u);
-  for (const auto& core : c.program.cores) EXPECT_EQ(core.instrs.size(), c.program.cores[0].instrs.size());
+  for (size_t k = 0; k < 8; ++k) EXPECT_EQ(c.program.stream(k).instrs.size(), c.program.cores[0].instrs.size());
   // Every gradient is reduced: the parameters' fp32 bytes (plus tile padding).
   EXPECT_GE(c.allreduce_bytes, 4u * 4386178u);
   EXPECT_LT(c.allreduce_bytes, 4u * 4386178u * 2);
   uint64_t sends = 0;
-  for (const auto& in : c.program.cores[3].instrs) sends += in.op == isa::Op::kSend;
+  for (const auto& in : c.program.stream(3).instrs) sends += in.op == isa::Op::kSend;
   EXPECT_GT(sends, 0u);
 }
 
@@ -53,8 +53,20 @@ TEST(DataParallel, EveryCoreRunsTheSameComputeAndTheAllReduce) {
 TEST(DataParallel, ReplicasDifferOnlyInTheirTransferPeers) {
   auto hw = v3_8();
   auto st = tiny_step();
-  auto c = compile_data_parallel_step(st.dp, hw, "bert-tiny");
+  auto shared = compile_data_parallel_step(st.dp, hw, "bert-tiny");
   auto one = compile_data_parallel_step(st.dp, hw, "1 replica", 1);
+  // Replicas 1.. share core 0's stream through a peer table (nothing of their own to store).
+  for (size_t k = 1; k < shared.program.cores.size(); ++k) {
+    EXPECT_EQ(shared.program.cores[k].stream_of, 0) << k;
+    EXPECT_TRUE(shared.program.cores[k].instrs.empty()) << k;
+    // The ring's next and previous, or dimension by dimension on the 2x2 v3-8: the chip's other core
+    // and the X and Y neighbours.
+    EXPECT_GE(shared.program.cores[k].peers.size(), 2u) << k;
+    EXPECT_LE(shared.program.cores[k].peers.size(), 3u) << k;
+  }
+  struct {
+    isa::Program program;
+  } c{isa::unshared(shared.program)};
   const auto& c0 = c.program.cores[0];
   auto without_peer = [](const isa::Instr& in) {
     nlohmann::json j = in;
@@ -125,6 +137,48 @@ TEST(DataParallel, SimulatesOnBothEnginesAndTheAllReduceCostsTime) {
     auto r1 = make_engine(engine, hw)->run(one.program, nullptr);
     EXPECT_GT(r8.device_cycles, r1.device_cycles) << engine;
     EXPECT_EQ(r8.cores.size(), 8u) << engine;
+  }
+}
+
+// A shared stream (replicas running core 0's instructions through a peer table) simulates exactly
+// like the same program with a copy per core: same cycles and the same stats, on both engines.
+TEST(DataParallel, SharedStreamsSimulateLikeCopies) {
+  auto hw = v3_8();
+  auto st = tiny_step();
+  auto shared = compile_data_parallel_step(st.dp, hw, "8 replicas");
+  ASSERT_EQ(shared.program.cores[5].stream_of, 0);
+  const isa::Program copies = isa::unshared(shared.program);
+  for (const char* engine : {"analytical", "systemc"}) {
+    auto a = make_engine(engine, hw)->run(shared.program, nullptr);
+    auto b = make_engine(engine, hw)->run(copies, nullptr);
+    EXPECT_EQ(a.device_cycles, b.device_cycles) << engine;
+    EXPECT_EQ(a.stats, b.stats) << engine;
+  }
+}
+
+// XLA's all-reduce combiner: gradients are reduced in combined tensors of at most the threshold, in
+// production order, each with its own algorithm; the optimizer waits for all of them.
+TEST(DataParallel, GradientsAreCombinedIntoBucketsOfTheThreshold) {
+  auto hw = v3_8();
+  auto st = tiny_step();
+  auto whole = compile_data_parallel_step(st.dp, hw, "one bucket");
+  ASSERT_EQ(whole.allreduces.size(), 1u);  // bert-tiny's gradients are far below 30 MiB
+  st.dp.allreduce_bucket_bytes = 256 << 10;
+  st.dp.allreduce_algorithm = CollectiveAlgorithm::kRing;
+  auto split = compile_data_parallel_step(st.dp, hw, "256 KiB buckets");
+  ASSERT_GT(split.allreduces.size(), 2u);
+  uint64_t sum = 0;
+  for (const auto& a : split.allreduces) {
+    sum += a.bytes;
+    EXPECT_EQ(a.algorithm, CollectiveAlgorithm::kRing);
+  }
+  EXPECT_EQ(sum, split.allreduce_bytes);
+  EXPECT_EQ(split.allreduce_bytes, whole.allreduce_bytes);
+  // Buckets fill up to the threshold: only a gradient larger than it makes a bucket exceed it.
+  for (size_t k = 0; k + 1 < split.allreduces.size(); ++k) EXPECT_GT(split.allreduces[k].bytes, 0u);
+  for (const char* engine : {"analytical", "systemc"}) {
+    auto r = make_engine(engine, hw)->run(split.program, nullptr);
+    EXPECT_GT(r.device_cycles, 0u) << engine;
   }
 }
 

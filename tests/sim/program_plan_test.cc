@@ -151,10 +151,10 @@ TEST(ProgramPlan, BarrierGroupsMatchTheNthBarrierOfAnIdOnEveryCore) {
   ProgramPlan plan;
   plan.build(p, test::v3_8_like());
   ASSERT_EQ(plan.barrier_participants().size(), 3u);
-  EXPECT_EQ(plan.cores()[0].barrier_group[0], plan.cores()[1].barrier_group[0]);
-  EXPECT_EQ(plan.barrier_participants()[plan.cores()[0].barrier_group[0]], 2u);
-  EXPECT_EQ(plan.barrier_participants()[plan.cores()[0].barrier_group[1]], 1u);
-  EXPECT_EQ(plan.barrier_participants()[plan.cores()[2].barrier_group[0]], 1u);
+  EXPECT_EQ(plan.cores()[0].barrier_group(0), plan.cores()[1].barrier_group(0));
+  EXPECT_EQ(plan.barrier_participants()[plan.cores()[0].barrier_group(0)], 2u);
+  EXPECT_EQ(plan.barrier_participants()[plan.cores()[0].barrier_group(1)], 1u);
+  EXPECT_EQ(plan.barrier_participants()[plan.cores()[2].barrier_group(0)], 1u);
 }
 
 // SPMD replicas (same ops, MXUs and deps; transfer peers differ) share one decoded stream; a core
@@ -186,8 +186,8 @@ TEST(ProgramPlan, ReplicasShareTheDecodedStream) {
   EXPECT_EQ(b.unit[0], UnitIndex::mxu_weights(1));
   EXPECT_EQ(c.unit[0], UnitIndex::kDma);
   // Per core: the matching of transfers.
-  EXPECT_EQ(a.match_slot[3], 1u);
-  EXPECT_EQ(b.match_slot[3], 0u);
+  EXPECT_EQ(a.match_slot(3), 1u);
+  EXPECT_EQ(b.match_slot(3), 0u);
 
   auto bad = test::make_program("spmd-bad-tile", {{0, 0}, {1, 0}});
   replica(bad.cores[0], 1, 128);
@@ -195,6 +195,39 @@ TEST(ProgramPlan, ReplicasShareTheDecodedStream) {
   const std::string e = plan_error(bad);
   EXPECT_NE(e.find("slice.chip1.core0 instruction #0 'weights' (mxu_weights) has a 256x128 tile"), std::string::npos)
       << e;
+}
+
+// A core may run another core's stream through a peer table (program.h): its transfers go to the
+// peers its table gives, in the order the stream first names its own peers.
+TEST(ProgramPlan, SharedStreamsTranslateTheirPeers) {
+  auto p = test::make_program("shared", {{0, 0}, {1, 0}, {2, 0}});
+  {
+    Stream s(p.cores[0]);  // core (0,0): send to chip 1, receive from chip 2 (a ring of three)
+    s.send(1024, 1, 0, 7);
+    s.recv(2, 0, 7);
+  }
+  p.cores[1].stream_of = 0;
+  p.cores[1].peers = {{2, 0}, {0, 0}};  // chip 1 sends to chip 2, receives from chip 0
+  p.cores[2].stream_of = 0;
+  p.cores[2].peers = {{0, 0}, {1, 0}};
+  ProgramPlan plan;
+  plan.build(p, test::v3_8_like());
+  const CorePlan &a = plan.cores()[0], &b = plan.cores()[1], &c = plan.cores()[2];
+  EXPECT_EQ(b.prog, a.prog);
+  EXPECT_EQ(b.unit.data(), a.unit.data());
+  EXPECT_EQ(b.peer(0), (isa::PeerRef{2, 0}));
+  EXPECT_EQ(b.peer(1), (isa::PeerRef{0, 0}));
+  EXPECT_EQ(a.match_slot(0), 1u);  // core 0's send is received by chip 1 ...
+  EXPECT_EQ(b.match_slot(1), 0u);  // ... whose recv names chip 0
+  EXPECT_EQ(c.match_slot(0), 0u);  // chip 2 sends to chip 0
+  EXPECT_EQ(plan.instructions(), 6u);
+
+  auto short_table = p;
+  short_table.cores[2].peers.pop_back();
+  EXPECT_NE(plan_error(short_table).find("peer table has 1"), std::string::npos) << plan_error(short_table);
+  auto chained = p;
+  chained.cores[2].stream_of = 1;
+  EXPECT_NE(plan_error(chained).find("must be another core program with its own stream"), std::string::npos);
 }
 
 }  // namespace

@@ -41,14 +41,14 @@ TEST(TransferPlan, UnitsAndPairs) {
   EXPECT_EQ(ca.unit[3], UnitIndex::kXfer);
   EXPECT_EQ(ca.queues.size(UnitIndex::kXfer), 3u);
   EXPECT_TRUE(ca.has_transfers);
-  EXPECT_EQ(ca.match_instr[0], 0u);
-  EXPECT_EQ(ca.match_slot[0], 1u);
-  EXPECT_EQ(cb.match_instr[0], 0u);
-  EXPECT_EQ(cb.match_slot[0], 0u);
-  EXPECT_EQ(ca.match_instr[2], 2u);
-  EXPECT_EQ(cb.match_instr[2], 2u);
-  EXPECT_EQ(ca.match_instr[1], kNoIndex);  // host transfers have no peer
-  EXPECT_EQ(cb.match_instr[1], kNoIndex);
+  EXPECT_EQ(ca.match_instr(0), 0u);
+  EXPECT_EQ(ca.match_slot(0), 1u);
+  EXPECT_EQ(cb.match_instr(0), 0u);
+  EXPECT_EQ(cb.match_slot(0), 0u);
+  EXPECT_EQ(ca.match_instr(2), 2u);
+  EXPECT_EQ(cb.match_instr(2), 2u);
+  EXPECT_EQ(ca.match_instr(1), kNoIndex);  // host transfers have no peer
+  EXPECT_EQ(cb.match_instr(1), kNoIndex);
 }
 
 TEST(TransferPlan, ProgramsWithoutTransfersAreUnchanged) {
