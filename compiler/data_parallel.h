@@ -44,6 +44,8 @@ struct CompiledStep {
   uint32_t kernels = 0;  // fused kernels per core
   uint64_t allreduce_bytes = 0;
   std::vector<CombinedAllReduce> allreduces;  // the combined gradient all-reduces, in order
+  uint64_t allgather_bytes = 0;      // FSDP (compiler/fsdp.h): gathered bytes per core and step
+  uint64_t reducescatter_bytes = 0;  // FSDP: reduce-scattered (full gradient) bytes per core and step
   uint64_t infeed_bytes = 0;  // per core and step
 };
 

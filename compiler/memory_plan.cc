@@ -14,6 +14,8 @@ const char* buffer_kind_name(BufferKind k) {
     case BufferKind::kInput: return "input";
     case BufferKind::kTemporary: return "temporary";
     case BufferKind::kOutput: return "output";
+    case BufferKind::kGradient: return "gradient";
+    case BufferKind::kGatheredParameter: return "gathered_parameter";
   }
   return "?";
 }
@@ -36,6 +38,7 @@ MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
   for (const auto& n : g.nodes()) {
     HbmBuffer b;
     b.name = n.name;
+    b.node = n.id;
     b.bytes = stored_bytes(g, n.id);
     if (n.kind == models::OpKind::kParameter) {
       b.kind = kind_of(n.id);

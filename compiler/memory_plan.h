@@ -15,11 +15,14 @@
 
 namespace tpusim::compiler {
 
-enum class BufferKind { kParameter, kOptimizerState, kInput, kTemporary, kOutput };
+// kGradient and kGatheredParameter are set by the FSDP planner (compiler/fsdp_memory.h): a
+// reduce-scattered gradient slice or a unit's all-gathered parameters, live only around their use.
+enum class BufferKind { kParameter, kOptimizerState, kInput, kTemporary, kOutput, kGradient, kGatheredParameter };
 const char* buffer_kind_name(BufferKind k);
 
 struct HbmBuffer {
   std::string name;  // the value's name (the parameter or the kernel root)
+  int node = -1;     // its graph node (-1: none, e.g. a collective's buffer)
   uint64_t bytes = 0;
   BufferKind kind = BufferKind::kTemporary;
   int first_kernel = 0;  // live range over the program's kernels, inclusive

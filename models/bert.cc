@@ -22,11 +22,13 @@ class BertBuilder {
 
   BertGraph build() {
     int seq_out = encoder(embeddings());
+    const int heads_first = int(g().nodes().size());
     int pooled = pooler(seq_out);
     if (o_.head == BertHead::kSequenceClassification)
       classification_head(pooled);
     else
       pretraining_heads(seq_out, pooled);
+    out_.units.push_back({"heads", heads_first, int(g().nodes().size()) - 1});
     out_.graph.mark_output(out_.loss);
     if (!o_.training) out_.graph.mark_output(out_.logits);
     return std::move(out_);
@@ -113,7 +115,13 @@ class BertBuilder {
     int m = g().convert(mask_, t_);
     additive_mask_ = g().ew(EwOp::kMul, g().ew(EwOp::kSub, m, c(1.0), "bert.extended_attention_mask"),
                             c(double(std::numeric_limits<float>::max())), "bert.extended_attention_mask");
-    for (int64_t l = 0; l < cfg_.layers; ++l) x = layer(x, "bert.encoder.layer." + std::to_string(l));
+    out_.units.push_back({"bert.embeddings", 0, int(g().nodes().size()) - 1});
+    for (int64_t l = 0; l < cfg_.layers; ++l) {
+      const std::string name = "bert.encoder.layer." + std::to_string(l);
+      const int first = int(g().nodes().size());
+      x = layer(x, name);
+      out_.units.push_back({name, first, int(g().nodes().size()) - 1});
+    }
     return x;
   }
 

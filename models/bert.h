@@ -45,12 +45,23 @@ struct BertGraphOptions {
   std::string precision = "default";     // dot precision
 };
 
+// A module's forward ops: node ids [first, last] (contiguous: the builder creates a module's ops,
+// its parameters included, one after another).
+struct ModuleRange {
+  std::string name;  // "bert.embeddings", "bert.encoder.layer.3", "heads"
+  int first = -1, last = -1;
+};
+
 struct BertGraph {
   Graph graph;
   int loss = -1;            // scalar; a graph output
   int logits = -1;          // [B, num_labels] or MLM logits [B*P, vocab]
   std::vector<int> params;  // trainable parameters in module order (tied weights once)
   std::vector<int> inputs;  // per-step inputs
+  // The forward pass cut into the units FSDP wraps (torch_xla's auto_wrap of BertLayer): the
+  // embeddings (with the extended attention mask), each encoder layer, and the heads (pooler,
+  // task heads, loss). Together they cover every forward node, in order.
+  std::vector<ModuleRange> units;
 };
 
 // Forward graph with the loss. Throws ConfigError for B or S < 1, S > max_position, P < 1 or > S,

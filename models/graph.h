@@ -105,6 +105,9 @@ class Graph {
   // A tensor of `shape` filled with `value` (a broadcast scalar constant).
   int full(double value, Dims shape, DType dtype);
   void set_stop_gradient(int id) { nodes_.at(id).stop_gradient = true; }
+  // Appends a copy of `n` (any op, already checked by the graph it came from) with a new id; its
+  // inputs must be ids of this graph. For graph rewrites (models/recompute.h).
+  int append_copy(Node n) { return add(std::move(n)); }
 
   // Element-wise binary op with `b` broadcast along the dimensions of `a` it lacks: `b_dims` lists
   // the dimension of `a` that each dimension of `b` maps to (empty for a scalar constant).

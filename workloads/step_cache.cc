@@ -7,7 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "compiler/collectives.h"
+#include "compiler/fsdp_graphs.h"
 #include "compiler/fusion.h"
+#include "compiler/memory_breakdown.h"
 #include "models/autodiff.h"
 #include "models/optimizers.h"
 
@@ -72,11 +75,15 @@ StepPrograms::StepPrograms(const HwConfig& hw, const TrainingWorkload& w, const 
 
 StepPrograms::~StepPrograms() = default;
 
-// The step graph of a variant, with what the data-parallel compiler needs to know about it.
+// The step graph of a variant, with what the data-parallel compiler needs to know about it; for
+// sharding: fsdp, the FSDP step's graphs instead (`fsdp` set, `fwd` moved into it).
 struct StepPrograms::StepGraph {
   models::BertGraph fwd;
   compiler::DataParallelStep dp;
+  std::unique_ptr<compiler::FsdpGraphs> fsdp;
 };
+
+uint32_t StepPrograms::fsdp_cores() const { return uint32_t(compiler::ring_order(hw_).size()); }
 
 std::unique_ptr<StepPrograms::StepGraph> StepPrograms::build_graph(const StepVariant& v) const {
   models::BertGraphOptions o;
@@ -95,6 +102,11 @@ std::unique_ptr<StepPrograms::StepGraph> StepPrograms::build_graph(const StepVar
 
   auto sg = std::make_unique<StepGraph>();
   sg->fwd = models::build_bert(cfg_, o);
+  if (w_.sharding == "fsdp") {  // accumulation micro-steps are rejected by the config check
+    sg->fsdp = compiler::build_fsdp_graphs(std::move(sg->fwd), fsdp_cores(), w_.fsdp_grad_ckpt, opt,
+                                           v.kind != GraphKind::kEval);
+    return sg;
+  }
   models::Graph& g = sg->fwd.graph;
   compiler::DataParallelStep& dp = sg->dp;
   if (v.kind != GraphKind::kEval) {
@@ -118,9 +130,21 @@ const StepInfo& StepPrograms::info(const StepVariant& v) {
   if (auto it = info_.find(v); it != info_.end()) return it->second;
   const auto t0 = Clock::now();
   const std::unique_ptr<StepGraph> sg = build_graph(v);
-  const models::Graph& g = sg->fwd.graph;
   StepInfo i;
   i.name = fmt::format("{}{} B={} S={}", graph_kind_name(v.kind), v.grad_buffers ? "+grad" : "", v.batch, v.seq);
+  if (sg->fsdp) {
+    const compiler::FsdpGraphs& f = *sg->fsdp;
+    i.graph_nodes = f.graph.nodes().size() + f.optimizer.graph.nodes().size();
+    i.key = compiler::fsdp_step_cache_key(f.step);
+    i.hlo_ops = i.graph_nodes;
+    i.kernels = uint32_t(compiler::plan_fusions(f.graph).fusions.size() +
+                         compiler::plan_fusions(f.optimizer.graph).fusions.size());
+    i.parameter_bytes = f.parameter_bytes;
+    i.optimizer_state_bytes = f.optimizer_state_bytes;
+    compile_wall_s_ += since(t0);
+    return info_.emplace(v, std::move(i)).first->second;
+  }
+  const models::Graph& g = sg->fwd.graph;
   i.graph_nodes = g.nodes().size();
   i.key = compiler::step_cache_key(sg->dp);
   i.hlo_ops = g.nodes().size();
@@ -142,7 +166,13 @@ BuiltStep& StepPrograms::get(const StepVariant& v) {
   s.graph_nodes = i.graph_nodes;
   s.parameter_bytes = i.parameter_bytes;
   s.optimizer_state_bytes = i.optimizer_state_bytes;
-  s.compiled = compiler::compile_data_parallel_step(sg->dp, hw_, s.name);
+  if (sg->fsdp) {
+    s.compiled = compiler::compile_fsdp_step(sg->fsdp->step, hw_, s.name);
+    s.memory = compiler::breakdown_at_peak(s.compiled.memory);
+  } else {
+    s.compiled = compiler::compile_data_parallel_step(sg->dp, hw_, s.name);
+    s.memory = compiler::breakdown_at_peak(s.compiled.memory, {sg->dp.grads.begin(), sg->dp.grads.end()});
+  }
   compile_wall_s_ += since(t0);
   return built_.emplace(v, std::move(s)).first->second;
 }
@@ -171,10 +201,15 @@ DeviceRun StepPrograms::execute(BuiltStep& s, TraceSink* trace) {
     }
   }
   const auto t0 = Clock::now();
-  const RunResult rr = engine_->run(s.compiled.program, trace);
+  // FSDP programs' collectives are timed through the engine's trace hook (per-event callbacks
+  // slow a simulation down, so data-parallel programs are not: their all-reduce's exposed time is
+  // DeviceRun::allreduce_s below).
+  CollectiveTimer timer(trace);
+  const bool timed = s.compiled.allgather_bytes + s.compiled.reducescatter_bytes > 0;
+  const RunResult rr = engine_->run(s.compiled.program, timed ? &timer : trace);
   simulate_wall_s_ += since(t0);
   ++simulations_;
-  DeviceRun r{rr.device_time_s, rr.device_cycles, 0, false};
+  DeviceRun r{rr.device_time_s, rr.device_cycles, 0, false, timer.times()};
   if (s.compiled.allreduce_bytes > 0 && s.compiled.program.cores.size() > 1)
     r.allreduce_s = std::max(0.0, r.device_s - solo_device_s(s));
   replay_.emplace(s.compiled.key, r);

@@ -16,9 +16,11 @@
 #include <unordered_map>
 
 #include "compiler/data_parallel.h"
+#include "compiler/memory_breakdown.h"
 #include "models/bert.h"
 #include "sim/engine/engine.h"
 #include "sim/slice/slice_params.h"
+#include "workloads/collective_time.h"
 #include "workloads/workload_config.h"
 
 namespace tpusim {
@@ -61,6 +63,7 @@ struct BuiltStep {
   StepVariant variant;
   std::string name;                 // "train B=4 S=128"
   compiler::CompiledStep compiled;  // program for every core, memory plan, cache key
+  compiler::MemoryBreakdown memory; // per core, at the peak
   uint64_t graph_nodes = 0;         // nodes the host traces
   uint64_t parameter_bytes = 0;     // per core: trainable parameters in HBM
   uint64_t optimizer_state_bytes = 0;  // per core (incl. .grad buffers of gradient accumulation)
@@ -73,6 +76,7 @@ struct DeviceRun {
   // same step compiled for one replica (no collective), at least 0. 0 without an all-reduce.
   double allreduce_s = 0;
   bool replayed = false;
+  CollectiveTimes collectives;  // FSDP programs: simulated, core 0's time inside each kind of collective
 };
 
 class StepPrograms {
@@ -101,6 +105,7 @@ class StepPrograms {
  private:
   struct StepGraph;
   std::unique_ptr<StepGraph> build_graph(const StepVariant& v) const;
+  uint32_t fsdp_cores() const;  // sharding: fsdp shards over every core of the slice
 
   const HwConfig& hw_;
   const TrainingWorkload& w_;

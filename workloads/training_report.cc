@@ -20,6 +20,16 @@ std::string dur(double s) {
 
 std::string gib(uint64_t b) { return fmt::format("{:.2f} GiB", double(b) / (1024.0 * 1024.0 * 1024.0)); }
 
+json memory_json(const compiler::MemoryBreakdown& m) {
+  return {{"parameter_bytes", m.parameter_bytes}, {"gathered_parameter_bytes", m.gathered_parameter_bytes},
+          {"gradient_bytes", m.gradient_bytes}, {"optimizer_state_bytes", m.optimizer_state_bytes},
+          {"activation_bytes", m.activation_bytes}, {"peak_bytes", m.peak_bytes}};
+}
+
+json collective_times_json(const CollectiveTimes& t) {
+  return {{"allreduce", t.allreduce_s}, {"allgather", t.allgather_s}, {"reducescatter", t.reducescatter_s}};
+}
+
 }  // namespace
 
 json metric_json(const MetricSamples& m) {
@@ -69,7 +79,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                    {"replicas", r.replicas}, {"clients", r.framework},
                    {"steps_per_execution", t.steps_per_execution}, {"tpu_runtime", t.tpu_runtime},
                    {"data_location", t.data_location},
-                   {"epochs", t.epochs},     {"launcher", t.launcher}};
+                   {"epochs", t.epochs},     {"launcher", t.launcher},
+                   {"sharding", t.sharding}, {"fsdp_grad_ckpt", t.fsdp_grad_ckpt}};
   const TimeBreakdown& b = r.breakdown;
   j["summary"] = {{"total_time_s", r.total_time_s},
                   {"steady_step_time_s", r.steady_step_time_s},
@@ -93,6 +104,12 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                   {"breakdown_s",
                    {{"compile", b.compile}, {"warmup", b.warmup}, {"host", b.host}, {"device", b.device},
                     {"allreduce", b.allreduce}, {"eval", b.eval}}}};
+  j["summary"]["sharding"] = t.sharding;
+  j["summary"]["memory"] = memory_json(r.peak_memory);
+  j["summary"]["collectives"] = {
+      {"allreduce", {{"time_s", r.collective_time.allreduce_s}, {"bytes", r.allreduce_bytes}}},
+      {"allgather", {{"time_s", r.collective_time.allgather_s}, {"bytes", r.allgather_bytes}}},
+      {"reducescatter", {{"time_s", r.collective_time.reducescatter_s}, {"bytes", r.reducescatter_bytes}}}};
   j["metrics"] = {{"CompileTime", metric_json(r.compile_time)},
                   {"ExecuteTime", metric_json(r.execute_time)},
                   {"TransferToDeviceTime", metric_json(r.transfer_to_device)},
@@ -118,6 +135,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                      {"compile_s", s.compile_s}, {"host_s", s.host_s},
                      {"setup_s", s.setup_s},     {"device_s", s.device_s},
                      {"allreduce_s", s.allreduce_s}, {"start_s", s.start_s},
+                     {"collectives_s", collective_times_json(s.collectives)},
                      {"end_s", s.end_s},         {"step_time_s", s.step_time_s}});
   j["steps"] = steps;
   json programs = json::array();
@@ -128,7 +146,10 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                         {"graph_nodes", p.graph_nodes}, {"hlo_ops", p.hlo_ops}, {"kernels", p.kernels},
                         {"persistent_bytes", p.persistent_bytes}, {"peak_hbm_bytes", p.peak_hbm_bytes},
                         {"parameter_bytes", p.parameter_bytes}, {"optimizer_state_bytes", p.optimizer_state_bytes},
-                        {"allreduce_bytes", p.allreduce_bytes}, {"flops", p.flops}, {"compile_s", p.compile_s},
+                        {"allreduce_bytes", p.allreduce_bytes}, {"allgather_bytes", p.allgather_bytes},
+                        {"reducescatter_bytes", p.reducescatter_bytes},
+                        {"collectives_s", collective_times_json(p.collectives)}, {"memory", memory_json(p.memory)},
+                        {"flops", p.flops}, {"compile_s", p.compile_s},
                         {"allreduces", allreduces}, {"device_s", p.device_s}, {"executions", p.executions}});
   }
   j["programs"] = programs;
@@ -164,6 +185,11 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"steps[].batch", "examples (per core)"}, {"steps[].seq", "tokens"}, {"steps[].examples", "examples"},
             {"steps[].compile_s", "s"}, {"steps[].host_s", "s"}, {"steps[].setup_s", "s"}, {"steps[].device_s", "s"},
             {"steps[].allreduce_s", "s"}, {"steps[].start_s", "s"}, {"steps[].end_s", "s"},
+            {"steps[].collectives_s", "s (core 0)"}, {"programs[].collectives_s", "s (core 0, per execution)"},
+            {"programs[].allgather_bytes", "bytes (per core)"}, {"programs[].reducescatter_bytes", "bytes (per core)"},
+            {"programs[].memory.*", "bytes (per core, at the peak)"}, {"summary.memory.*", "bytes (per core, at the peak)"},
+            {"summary.collectives.*.time_s", "s (core 0, all train steps)"},
+            {"summary.collectives.*.bytes", "bytes (per core, all train steps)"},
             {"steps[].step_time_s", "s"}, {"programs[].batch", "examples (per core)"}, {"programs[].seq", "tokens"},
             {"programs[].graph_nodes", "count"}, {"programs[].hlo_ops", "count"}, {"programs[].kernels", "count"},
             {"programs[].persistent_bytes", "bytes (per core)"}, {"programs[].peak_hbm_bytes", "bytes (per core)"},
@@ -215,6 +241,16 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                                  r.compiles, r.busiest_process, dur(r.compile_time_s), r.processes));
   line("warm-up", fmt::format("{} until the first step without a compile or an allocation", dur(r.warmup_time_s)));
   line("HBM", fmt::format("peak {} of {} per core", gib(r.peak_hbm_bytes), gib(r.hbm_bytes_per_core)));
+  const compiler::MemoryBreakdown& m = r.peak_memory;
+  line("", fmt::format("{}: parameters {}{}, gradients {}, optimizer state {}, activations {}", t.sharding,
+                       gib(m.parameter_bytes),
+                       m.gathered_parameter_bytes ? fmt::format(" (+ {} gathered)", gib(m.gathered_parameter_bytes)) : "",
+                       gib(m.gradient_bytes), gib(m.optimizer_state_bytes), gib(m.activation_bytes)));
+  const CollectiveTimes& ct = r.collective_time;
+  if (r.allreduce_bytes + r.allgather_bytes + r.reducescatter_bytes > 0)
+    line("ICI", fmt::format("over the train steps (core 0): all-reduce {} ({}), all-gather {} ({}), "
+                            "reduce-scatter {} ({})", dur(ct.allreduce_s), gib(r.allreduce_bytes), dur(ct.allgather_s),
+                            gib(r.allgather_bytes), dur(ct.reducescatter_s), gib(r.reducescatter_bytes)));
   line("MXU", fmt::format("{:.1f}% utilization while executing, MFU {:.1f}% of steady steps; padding wastes "
                           "{:.1f}% of tokens", 100 * r.mxu_utilization, 100 * r.mfu, 100 * r.padding_waste));
   for (const XlaDiagnostic& d : r.diagnostics)

@@ -35,6 +35,15 @@ uint64_t hbm_bytes_per_core(const HwConfig& hw) {
 
 std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / kGiB); }
 
+void add_collectives(TrainingRunResult& r, const compiler::CompiledStep& c, const CollectiveTimes& t) {
+  r.collective_time.allreduce_s += t.allreduce_s;
+  r.collective_time.allgather_s += t.allgather_s;
+  r.collective_time.reducescatter_s += t.reducescatter_s;
+  r.allreduce_bytes += c.allreduce_bytes;
+  r.allgather_bytes += c.allgather_bytes;
+  r.reducescatter_bytes += c.reducescatter_bytes;
+}
+
 // XLA's "Resource exhausted" error, naming the largest buffer live at the peak.
 [[noreturn]] void out_of_hbm(const BuiltStep& s, uint64_t capacity) {
   const compiler::MemoryPlan& m = s.compiled.memory;
@@ -380,6 +389,8 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   rec.replayed = run.replayed;
   rec.flops = prog.compiled.program.info.flops;
   rec.allreduce_s = std::min(run.device_s, run.allreduce_s);
+  rec.collectives = run.collectives;
+  if (rec.collectives.allreduce_s == 0) rec.collectives.allreduce_s = rec.allreduce_s;  // data parallel: exposed time
   const double prev_end = dev_t_;
   dev_t_ = rec.start_s + rec.setup_s + rec.device_s;
   rec.end_s = dev_t_;
@@ -418,6 +429,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
     r_.breakdown.warmup += rec.setup_s;
     r_.breakdown.device += rec.device_s - rec.allreduce_s;
     r_.breakdown.allreduce += rec.allreduce_s;
+    add_collectives(r_, prog.compiled, rec.collectives);
     ++r_.train_steps;
     r_.train_examples += examples;
     if (st.sync) ++r_.optimizer_steps;
@@ -443,6 +455,11 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
     p.optimizer_state_bytes = prog.optimizer_state_bytes;
     p.allreduce_bytes = prog.compiled.allreduce_bytes;
     for (const auto& a : prog.compiled.allreduces) p.allreduces.emplace_back(a.bytes, compiler::algorithm_name(a.algorithm));
+    p.allgather_bytes = prog.compiled.allgather_bytes;
+    p.reducescatter_bytes = prog.compiled.reducescatter_bytes;
+    p.collectives = rec.collectives;
+    p.memory = prog.memory;
+    if (p.peak_hbm_bytes > r_.peak_hbm_bytes) r_.peak_memory = p.memory;
     p.flops = prog.compiled.program.info.flops;
     p.compile_s = compile_time_s(hw_.host, prog.compiled.hlo_ops, prog.compiled.kernels, clients_per_host());
     p.device_s = rec.device_s;

@@ -22,7 +22,9 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler/memory_breakdown.h"
 #include "sim/slice/slice_params.h"
+#include "workloads/collective_time.h"
 #include "workloads/dataset.h"
 #include "workloads/training_trace.h"
 #include "workloads/workload_config.h"
@@ -57,6 +59,7 @@ struct StepRecord {
   double setup_s = 0;       // s: program load/allocation (+ parameter upload on the very first)
   double device_s = 0;      // s: simulated device time
   double allreduce_s = 0;   // s: the gradient all-reduce's exposed time within device_s (simulated, step_cache.h)
+  CollectiveTimes collectives;  // s: core 0's time inside each kind of collective (step_cache.h)
   double start_s = 0, end_s = 0;  // s: device timeline (execution start, completion)
   double step_time_s = 0;   // s: end_s - previous step's end_s
   bool replayed = false;    // device time replayed from an identical earlier execution
@@ -73,6 +76,9 @@ struct ProgramRecord {
   uint64_t allreduce_bytes = 0;  // per core
   // The combined gradient all-reduces in order: bytes per core and algorithm ("ring" | "dims").
   std::vector<std::pair<uint64_t, std::string>> allreduces;
+  uint64_t allgather_bytes = 0, reducescatter_bytes = 0;  // per core (sharding: fsdp)
+  CollectiveTimes collectives;   // s per execution (step_cache.h)
+  compiler::MemoryBreakdown memory;  // per core, at the peak
   uint64_t flops = 0;            // per core and execution
   double compile_s = 0;          // modelled XLA compile time, s
   double device_s = 0;           // s per execution
@@ -123,6 +129,10 @@ struct TrainingRunResult {
   uint64_t compiles = 0, cached_compiles = 0, persistent_hits = 0, mark_steps = 0;
   uint64_t train_steps = 0, eval_steps = 0, optimizer_steps = 0, train_examples = 0, epochs_run = 0;
   uint64_t peak_hbm_bytes = 0, hbm_bytes_per_core = 0;
+  compiler::MemoryBreakdown peak_memory;  // per core: the breakdown of the program with the highest peak
+  // Over all train steps: simulated time inside collectives (core 0) and bytes per core.
+  CollectiveTimes collective_time;
+  uint64_t allreduce_bytes = 0, allgather_bytes = 0, reducescatter_bytes = 0;
   double padding_waste = 0;  // fraction of padded tokens over the training steps run
   uint64_t global_batch = 0;
   MetricSamples compile_time, execute_time, transfer_to_device, transfer_from_device;

@@ -183,6 +183,18 @@ const Schema<WorkloadConfig>& training_schema() {
         .source("DESIGN.md §5; torch_xla docs");
     s.field(&WorkloadConfig::training, &TW::gradient_accumulation_steps, "gradient_accumulation_steps").range(1, 1 << 16)
         .default_value(1).doc("micro-steps per optimizer step; non-sync micro-steps skip the all-reduce and optimizer");
+    s.field(&WorkloadConfig::training, &TW::sharding, "sharding").one_of({"data_parallel", "fsdp"})
+        .default_value("data_parallel").doc("how the model state is spread over the cores (docs/training.md, \"FSDP\")")
+        .details("`data_parallel`: every core holds all parameters, gradients and optimizer state; the gradients "
+                 "are all-reduced before the update. `fsdp` (torch_xla XlaFullyShardedDataParallel, "
+                 "flatten_parameters=True, each BertLayer, the embeddings and the heads wrapped as units): each "
+                 "core holds 1/n of them; a unit's parameters are all-gathered before its forward and again "
+                 "before its backward, its gradients reduce-scattered after its backward, and each core updates "
+                 "its own slice.")
+        .source("torch_xla FSDP docs; Xu et al., arXiv:2004.13336");
+    s.field(&WorkloadConfig::training, &TW::fsdp_grad_ckpt, "fsdp_grad_ckpt").default_value(false)
+        .doc("fsdp: gradient checkpointing per encoder layer (Trainer fsdp_config xla_fsdp_grad_ckpt): only each "
+             "layer's input is kept, its forward is recomputed in the backward");
     s.field(&WorkloadConfig::training, &TW::framework, "framework").one_of(framework_names()).default_value("torch_xla")
         .doc("framework personality (docs/training.md, \"Frameworks\")")
         .details("`torch_xla` (PyTorch/XLA + Accelerate: a process per core, lazy tracing every step), `tf_keras` "
@@ -270,6 +282,13 @@ const Schema<WorkloadConfig>& training_schema() {
           c.fail(key, std::string("is not a dataset reference: ") + e.what());
         }
       }
+      if (t.fsdp_grad_ckpt && t.sharding != "fsdp")
+        c.fail("fsdp_grad_ckpt", "applies to sharding: fsdp only (checkpointing of FSDP-wrapped layers)",
+               "add sharding: fsdp, or remove fsdp_grad_ckpt");
+      if (t.sharding == "fsdp" && t.gradient_accumulation_steps > 1)
+        c.fail("gradient_accumulation_steps", "is not modelled with sharding: fsdp (FSDP accumulates sharded "
+               "gradients across micro-steps without reduce-scatters, which tpusim does not build)",
+               "use gradient_accumulation_steps: 1 with fsdp, or sharding: data_parallel");
       if (t.split_batches && t.per_device_batch_size == 0) c.fail("per_device_batch_size", "must be >= 1");
     });
     return s;

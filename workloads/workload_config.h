@@ -57,6 +57,8 @@ struct TrainingWorkload {
   std::string optimizer = "adamw";         // adamw | sgd | lamb
   std::string precision = "fp32";          // fp32 | bf16 | bf16_downcast | mixed_bf16
   uint32_t gradient_accumulation_steps = 1;
+  std::string sharding = "data_parallel";  // data_parallel | fsdp (compiler/fsdp.h)
+  bool fsdp_grad_ckpt = false;             // fsdp: recompute each encoder layer in its backward
   std::string framework = "torch_xla";     // torch_xla | tf_keras | jax (workloads/framework.h)
   uint32_t steps_per_execution = 1;        // tf_keras: steps per host dispatch (Model.compile)
   bool jit_compile = true;                 // tf_keras: Model.compile(jit_compile=...)

@@ -315,6 +315,35 @@ def test_training(tmp, workload):
     check("where did the time go" in proc.stdout, "no breakdown table", where)
 
 
+def test_training_fsdp(tmp):
+    """The same tiny workload data-parallel and FSDP on a v3-8: FSDP's model state is 1/8 per core,
+    and its collectives are all-gathers (twice the parameter bytes) and reduce-scatters (once)."""
+    # Small embeddings, so that the layers' activations (what checkpointing saves) set the peak.
+    wl = write(tmp, "tiny.yaml", TINY_TRAINING.replace("model: bert-tiny", "model: {layers: 4, hidden: 256, heads: 4, "
+                                                       "intermediate: 1024, vocab: 2048}")
+               .replace("per_device_batch_size: 4", "per_device_batch_size: 16"))
+    reps = {}
+    for sharding, extra in (("data_parallel", []), ("fsdp", []), ("fsdp_ckpt", ["--set", "fsdp_grad_ckpt=true"])):
+        out = os.path.join(tmp, sharding)
+        run(["run", "--workload", wl, "--engine", "analytical", "--set", "steps=3", "--set", "epochs=1",
+             "--set", "sharding=" + sharding.replace("_ckpt", ""), "--out", out, "--quiet"] + extra, tmp)
+        reps[sharding], _ = load_report(out)
+        check_training_report(reps[sharding], sharding)
+    dp, fs, ck = (reps[k]["summary"] for k in ("data_parallel", "fsdp", "fsdp_ckpt"))
+    check(dp["sharding"] == "data_parallel" and fs["sharding"] == "fsdp", "summary.sharding")
+    ratio = dp["memory"]["parameter_bytes"] / fs["memory"]["parameter_bytes"]
+    check(7 < ratio < 8.5, "fsdp parameter slices are not ~1/8: ratio {}".format(ratio))
+    check(fs["memory"]["optimizer_state_bytes"] * 7 < dp["memory"]["optimizer_state_bytes"], "optimizer state not sharded")
+    c = fs["collectives"]
+    check(c["allreduce"]["bytes"] == 0 and dp["collectives"]["allreduce"]["bytes"] > 0, "all-reduce bytes")
+    check(c["allgather"]["bytes"] == 2 * c["reducescatter"]["bytes"] > 0, "all-gather != 2 x reduce-scatter bytes")
+    check(c["allgather"]["time_s"] > 0 and c["reducescatter"]["time_s"] > 0, "no simulated collective time")
+    check(dp["collectives"]["allreduce"]["time_s"] > 0, "no all-reduce time")
+    check(ck["memory"]["activation_bytes"] < fs["memory"]["activation_bytes"], "checkpointing saves no activations")
+    flops = [sum(p["flops"] for p in reps[k]["programs"] if p["graph"] == "train") for k in ("fsdp", "fsdp_ckpt")]
+    check(flops[1] > flops[0], "checkpointing adds no flops")
+
+
 def test_training_report_deterministic(tmp):
     wl = write(tmp, "tiny.yaml", TINY_TRAINING)
     texts = []

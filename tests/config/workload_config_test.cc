@@ -221,5 +221,27 @@ TEST(TrainingWorkloadConfig, ModelFrameworkAndDatasetErrors) {
   EXPECT_EQ(e.yaml_path, "dataset.train");
 }
 
+TEST(TrainingWorkloadConfig, Sharding) {
+  const WorkloadConfig d = load_workload_config_text(kTraining, "t.yaml");
+  EXPECT_EQ(d.training.sharding, "data_parallel");
+  EXPECT_FALSE(d.training.fsdp_grad_ckpt);
+  const WorkloadConfig f =
+      load_workload_config_text(std::string(kTraining) + "sharding: fsdp\nfsdp_grad_ckpt: true\n", "t.yaml");
+  EXPECT_EQ(f.training.sharding, "fsdp");
+  EXPECT_TRUE(f.training.fsdp_grad_ckpt);
+  // An unknown strategy names the choices (and the closest).
+  auto e = config_error_of([] { load_workload_config_text(std::string(kTraining) + "sharding: fsdb\n", "t.yaml"); });
+  EXPECT_EQ(e.yaml_path, "sharding");
+  EXPECT_TRUE(contains(e.rule, "data_parallel") && contains(e.rule, "fsdp")) << e.rule;
+  // Checkpointing is an FSDP option; FSDP with gradient accumulation is not modelled.
+  e = config_error_of([] { load_workload_config_text(std::string(kTraining) + "fsdp_grad_ckpt: true\n", "t.yaml"); });
+  EXPECT_EQ(e.yaml_path, "fsdp_grad_ckpt");
+  EXPECT_TRUE(contains(e.suggestion, "sharding: fsdp")) << e.suggestion;
+  e = config_error_of([] {
+    load_workload_config_text(std::string(kTraining) + "sharding: fsdp\ngradient_accumulation_steps: 2\n", "t.yaml");
+  });
+  EXPECT_EQ(e.yaml_path, "gradient_accumulation_steps");
+}
+
 }  // namespace
 }  // namespace tpusim

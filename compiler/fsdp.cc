@@ -1,0 +1,180 @@
+#include "compiler/fsdp.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "compiler/collectives.h"
+#include "compiler/fsdp_memory.h"
+#include "compiler/lowering.h"
+#include "compiler/program_builder.h"
+#include "compiler/replicas.h"
+
+namespace tpusim::compiler {
+
+namespace {
+
+// The one place FSDP emits collectives: a unit's all-gather (each core contributes its slice,
+// `bytes` = the gathered size) or reduce-scatter (`bytes` = the full gradient, each core keeps
+// 1/n), through every core's builder, after the end of the previous kernel on every core.
+uint32_t emit_unit_collective(ReplicaStreams& streams, const std::vector<CoreId>& ring, const HwConfig& hw,
+                              CollectiveKind kind, uint64_t bytes, uint64_t piece_bytes, uint32_t tag_base) {
+  const isa::Deps entry = streams.main().entry_deps();
+  const std::vector<std::vector<uint32_t>> after(ring.size(), std::vector<uint32_t>(entry.begin(), entry.end()));
+  std::vector<ProgramBuilder*> b = streams.begin_section();
+  CollectiveOptions opt;
+  opt.piece_bytes = piece_bytes;
+  opt.tag_base = tag_base;
+  const CollectiveResult r = emit_collective(kind, b, ring, hw, bytes, after, opt);
+  streams.end_section();
+  return r.tags_used;
+}
+
+CacheKey mix(CacheKey a, const CacheKey& b, uint64_t salt) {
+  a.hi = (a.hi ^ (b.hi + 0x9e3779b97f4a7c15ull + (a.hi << 6) + (a.hi >> 2))) * 0x100000001b3ull ^ salt;
+  a.lo = (a.lo ^ (b.lo + 0x9e3779b97f4a7c15ull + (a.lo << 6) + (a.lo >> 2))) * 0x100000001b3ull ^ (salt << 1);
+  return a;
+}
+
+}  // namespace
+
+CacheKey fsdp_step_cache_key(const FsdpStep& step) {
+  std::vector<int> donated_inputs;
+  for (const auto& [o, in] : step.donated) donated_inputs.push_back(in);
+  // The collectives are part of the program: the core count is in the key.
+  return mix(graph_cache_key(*step.graph), graph_cache_key(*step.optimizer_graph, donated_inputs), 0xF5D9ull * step.cores);
+}
+
+FusionPlan plan_fsdp_fusions(const models::Graph& g) {
+  FusionPlan p = plan_fusions(g);
+  std::stable_sort(p.fusions.begin(), p.fusions.end(), [](const Fusion& a, const Fusion& b) { return a.root < b.root; });
+  return p;
+}
+
+FsdpSchedule schedule_fsdp_step(const FsdpStep& step, const FusionPlan& plan, const FusionPlan& optimizer_plan) {
+  const int U = int(step.units.size());
+  const int K = int(plan.fusions.size());
+  std::vector<int> unit_of(step.graph->nodes().size(), -1), unit_of_grad(step.graph->nodes().size(), -1);
+  for (int u = 0; u < U; ++u) {
+    for (int p : step.units[u].params) unit_of[p] = u;
+    for (int g : step.units[u].grads) unit_of_grad[g] = u;
+  }
+  std::vector<int> fwd_first(U, -1), fwd_last(U, -1), bwd_first(U, -1), bwd_last(U, -1), rs_after(U, -1);
+  for (int k = 0; k < K; ++k) {
+    const Fusion& f = plan.fusions[k];
+    const bool backward = f.root > step.last_forward;
+    for (int in : f.inputs) {
+      const int u = unit_of[in];
+      if (u < 0) continue;
+      std::vector<int>& first = backward ? bwd_first : fwd_first;
+      if (first[u] < 0) first[u] = k;
+      (backward ? bwd_last : fwd_last)[u] = k;
+    }
+    auto produced = [&](int v) {
+      if (unit_of_grad[v] >= 0) rs_after[unit_of_grad[v]] = std::max(rs_after[unit_of_grad[v]], k);
+    };
+    produced(f.root);
+    for (int r : f.merged_reduces) produced(r);
+  }
+  FsdpSchedule s;
+  s.gather_fwd.assign(U, -1);
+  s.last_fwd.assign(U, -1);
+  s.gather_bwd.assign(U, -1);
+  s.last_bwd.assign(U, -1);
+  s.reduce_scatter.assign(U, -1);
+  auto push = [&](FsdpSlot::Kind kind, int index) {
+    s.slots.push_back({kind, index});
+    return int(s.slots.size()) - 1;
+  };
+  for (int k = 0; k < K; ++k) {
+    for (int u = 0; u < U; ++u) {
+      if (fwd_first[u] == k) s.gather_fwd[u] = push(FsdpSlot::kAllGather, u);
+      if (bwd_first[u] == k) s.gather_bwd[u] = push(FsdpSlot::kAllGather, u);
+    }
+    const int slot = push(FsdpSlot::kKernel, k);
+    for (int u = 0; u < U; ++u) {
+      if (fwd_last[u] == k) s.last_fwd[u] = slot;
+      if (bwd_last[u] == k) s.last_bwd[u] = slot;
+    }
+    for (int u = 0; u < U; ++u)
+      if (!step.units[u].grads.empty() && (rs_after[u] == k || (rs_after[u] < 0 && k == K - 1)))
+        s.reduce_scatter[u] = push(FsdpSlot::kReduceScatter, u);
+  }
+  for (int k = 0; k < int(optimizer_plan.fusions.size()); ++k) push(FsdpSlot::kOptimizerKernel, k);
+  return s;
+}
+
+CompiledStep compile_fsdp_step(const FsdpStep& step, const HwConfig& hw, const std::string& name) {
+  const models::Graph& g = *step.graph;
+  const models::Graph& og = *step.optimizer_graph;
+  std::vector<CoreId> ring = ring_order(hw);
+  if (step.cores < 1 || step.cores > ring.size())
+    throw std::invalid_argument("compile_fsdp_step: the slices were cut for " + std::to_string(step.cores) +
+                                " cores; the slice has " + std::to_string(ring.size()));
+  ring.resize(step.cores);
+  const uint32_t n = step.cores;
+
+  CompiledStep out;
+  out.key = fsdp_step_cache_key(step);
+  out.hlo_ops = g.nodes().size() + og.nodes().size();
+  const FusionPlan plan = plan_fsdp_fusions(g), oplan = plan_fsdp_fusions(og);
+  out.kernels = uint32_t(plan.fusions.size() + oplan.fusions.size());
+  const FsdpSchedule sched = schedule_fsdp_step(step, plan, oplan);
+
+  isa::Program& prog = out.program;
+  prog.name = name;
+  ReplicaStreams streams(prog, ring, hw.chip.core.vmem.size_bytes());
+  ProgramBuilder& b0 = streams.main();
+  for (const auto& node : g.nodes())
+    if (node.kind == models::OpKind::kParameter && node.role == models::ParamRole::kInput && !node.shape.empty())
+      out.infeed_bytes += stored_bytes(g, node.id);
+  if (step.prefetch_next_batch && out.infeed_bytes > 0) {
+    isa::Instr in;  // as in data_parallel.cc: the next batch's infeed overlaps the step
+    in.op = isa::Op::kHostLoad;
+    in.bytes = out.infeed_bytes;
+    in.label = "infeed:next batch";
+    b0.emit(in);
+  }
+  LowerContext cx{g, plan, hw, b0}, ocx{og, oplan, hw, b0};
+  auto lower = [](LowerContext& c, const Fusion& f) {
+    if (f.kind == FusionKind::kDot)
+      lower_dot_kernel(c, f);
+    else
+      lower_vector_kernel(c, f);
+  };
+  uint32_t tags = 0;
+  for (const FsdpSlot& s : sched.slots) {
+    switch (s.kind) {
+      case FsdpSlot::kKernel: lower(cx, plan.fusions[s.index]); break;
+      case FsdpSlot::kOptimizerKernel: lower(ocx, oplan.fusions[s.index]); break;
+      case FsdpSlot::kAllGather:
+      case FsdpSlot::kReduceScatter: {
+        const FsdpUnit& u = step.units[s.index];
+        const bool gather = s.kind == FsdpSlot::kAllGather;
+        const uint64_t bytes = gather ? u.gathered_bytes : u.grad_bytes;
+        (gather ? out.allgather_bytes : out.reducescatter_bytes) += bytes;
+        if (n > 1 && bytes > 0)
+          tags += emit_unit_collective(streams, ring, hw, gather ? CollectiveKind::kAllGather : CollectiveKind::kReduceScatter,
+                                       bytes, step.piece_bytes, tags);
+        break;
+      }
+    }
+  }
+  streams.finish();
+  if (n == 1) out.allgather_bytes = out.reducescatter_bytes = 0;  // one core: nothing to exchange
+
+  prog.info.flops = cx.flops + ocx.flops;
+  prog.info.hbm_bytes = cx.hbm_bytes + ocx.hbm_bytes;
+  prog.info.fusions = out.kernels;
+  uint64_t min_bytes = 0;
+  for (const models::Graph* gr : {&g, &og}) {
+    for (const auto& node : gr->nodes())  // the gathered parameters are not compulsory reads
+      if (node.kind == models::OpKind::kParameter && (gr == &og || node.role != models::ParamRole::kTrainable))
+        min_bytes += stored_bytes(*gr, node.id);
+    for (int o : gr->outputs()) min_bytes += stored_bytes(*gr, o);
+  }
+  prog.info.hbm_bytes_min = min_bytes;
+  out.memory = plan_fsdp_memory(step, plan, oplan, sched);
+  return out;
+}
+
+}  // namespace tpusim::compiler

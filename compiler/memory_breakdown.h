@@ -1,0 +1,23 @@
+// What a core's HBM holds at the peak of a step, by category: what report.json shows so that
+// data-parallel and FSDP steps of the same workload can be compared.
+#pragma once
+#include <cstdint>
+#include <set>
+
+#include "compiler/memory_plan.h"
+
+namespace tpusim::compiler {
+
+struct MemoryBreakdown {
+  uint64_t parameter_bytes = 0;           // persistent parameters (FSDP: the local slices)
+  uint64_t gathered_parameter_bytes = 0;  // FSDP: all-gathered unit parameters live at the peak
+  uint64_t gradient_bytes = 0;            // gradients live at the peak (full or reduce-scattered)
+  uint64_t optimizer_state_bytes = 0;     // persistent optimizer state (incl. .grad accumulators)
+  uint64_t activation_bytes = 0;          // everything else live at the peak: activations, inputs, temporaries
+  uint64_t peak_bytes = 0;                // the sum: MemoryPlan::peak_bytes
+};
+
+// `grad_nodes`: graph nodes that are gradients (a data-parallel plan marks them kTemporary).
+MemoryBreakdown breakdown_at_peak(const MemoryPlan& m, const std::set<int>& grad_nodes = {});
+
+}  // namespace tpusim::compiler
