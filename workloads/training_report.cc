@@ -128,6 +128,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                         {"graph_nodes", p.graph_nodes}, {"hlo_ops", p.hlo_ops}, {"kernels", p.kernels},
                         {"persistent_bytes", p.persistent_bytes}, {"peak_hbm_bytes", p.peak_hbm_bytes},
                         {"parameter_bytes", p.parameter_bytes}, {"optimizer_state_bytes", p.optimizer_state_bytes},
+                        {"cmem_bytes_per_chip", p.cmem_bytes_per_chip},
                         {"allreduce_bytes", p.allreduce_bytes}, {"flops", p.flops}, {"compile_s", p.compile_s},
                         {"allreduces", allreduces}, {"device_s", p.device_s}, {"executions", p.executions}});
   }
@@ -167,6 +168,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"steps[].step_time_s", "s"}, {"programs[].batch", "examples (per core)"}, {"programs[].seq", "tokens"},
             {"programs[].graph_nodes", "count"}, {"programs[].hlo_ops", "count"}, {"programs[].kernels", "count"},
             {"programs[].persistent_bytes", "bytes (per core)"}, {"programs[].peak_hbm_bytes", "bytes (per core)"},
+            {"programs[].cmem_bytes_per_chip", "bytes (per chip)"},
             {"programs[].parameter_bytes", "bytes (per core)"}, {"programs[].optimizer_state_bytes", "bytes (per core)"},
             {"programs[].allreduce_bytes", "bytes (per core)"}, {"programs[].allreduces[].bytes", "bytes (per core)"}, {"programs[].flops", "flop (per core)"},
             {"programs[].compile_s", "s"}, {"programs[].device_s", "s"}, {"programs[].executions", "count"},
@@ -215,6 +217,12 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                                  r.compiles, r.busiest_process, dur(r.compile_time_s), r.processes));
   line("warm-up", fmt::format("{} until the first step without a compile or an allocation", dur(r.warmup_time_s)));
   line("HBM", fmt::format("peak {} of {} per core", gib(r.peak_hbm_bytes), gib(r.hbm_bytes_per_core)));
+  if (has_cmem(hw.chip)) {
+    uint64_t cmem = 0;
+    for (const ProgramRecord& p : r.programs) cmem = std::max(cmem, p.cmem_bytes_per_chip);
+    line("CMEM", fmt::format("{:.1f} MiB placed of {:.0f} MiB per chip (largest program)", double(cmem) / (1 << 20),
+                             double(cmem_size_bytes(hw.chip)) / (1 << 20)));
+  }
   line("MXU", fmt::format("{:.1f}% utilization while executing, MFU {:.1f}% of steady steps; padding wastes "
                           "{:.1f}% of tokens", 100 * r.mxu_utilization, 100 * r.mfu, 100 * r.padding_waste));
   for (const XlaDiagnostic& d : r.diagnostics)
