@@ -5,6 +5,7 @@
 #include "compiler/fusion.h"
 #include "compiler/layout.h"
 #include "compiler/lowering.h"
+#include "compiler/memory_plan.h"
 #include "config/config_error.h"
 #include "models/kernels.h"
 #include "sim/hbm/hbm_timing.h"
@@ -35,7 +36,12 @@ isa::Program compile_graph(const models::Graph& g, const HwConfig& hw, const std
   prog.cores.back().core = core;
   ProgramBuilder pb(prog.cores.back(), hw.chip.core.vmem.size_bytes());
   FusionPlan plan = plan_fusions(g);
+  // CMEM: this program runs alone on its chip, so it may use the chip's whole CMEM; its operands
+  // are candidates (a standalone kernel's inputs are assumed resident where they were placed).
+  MemoryPlan mp = plan_memory(g, plan, [&](int id) { return buffer_kind_of_role(g.node(id).role); });
+  place_in_cmem(mp, g.nodes().size(), hw.chip, 1, /*inputs_in_hbm=*/false);
   LowerContext cx{g, plan, hw, pb};
+  cx.cmem_node = &mp.cmem_node;
   for (const auto& f : plan.fusions) {
     if (f.kind == FusionKind::kDot)
       lower_dot_kernel(cx, f);
@@ -44,6 +50,8 @@ isa::Program compile_graph(const models::Graph& g, const HwConfig& hw, const std
   }
   prog.info.flops = cx.flops;
   prog.info.hbm_bytes = cx.hbm_bytes;
+  prog.info.cmem_bytes = cx.cmem_bytes;
+  prog.info.cmem_resident_bytes = mp.cmem_peak_bytes;
   prog.info.fusions = uint32_t(plan.fusions.size());
   uint64_t min_bytes = 0;
   for (const auto& n : g.nodes())

@@ -1,6 +1,7 @@
 #include "compiler/data_parallel.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -23,6 +24,14 @@ BufferKind role_kind(const models::Node& n) {
   return BufferKind::kInput;
 }
 
+// Replicas sharing one chip (and its CMEM): the most ring members on any chip.
+uint32_t replicas_per_chip(const std::vector<CoreId>& ring) {
+  std::map<uint32_t, uint32_t> on;
+  uint32_t most = 0;
+  for (const CoreId& c : ring) most = std::max(most, ++on[c.chip]);
+  return most;
+}
+
 }  // namespace
 
 CacheKey step_cache_key(const DataParallelStep& step) {
@@ -39,6 +48,8 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
   out.hlo_ops = g.nodes().size();
 
   std::vector<CoreId> ring = ring_order(hw);
+  const uint32_t cmem_sharers = replicas_per_chip(ring);  // of the whole slice, so that a 1-replica
+                                                           // compile places what each replica does
   if (replicas > 0 && replicas < ring.size()) ring.resize(replicas);
   const uint32_t n = uint32_t(ring.size());
 
@@ -74,7 +85,12 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
     b0.emit(in);
   }
 
+  // CMEM: every replica on a chip places the same buffers in its share of the chip's CMEM; the
+  // gradients stay in HBM, where the all-reduce's transfers read and write them.
+  out.memory = plan_memory(g, plan, [&](int id) { return role_kind(g.node(id)); }, step.donated);
+  place_in_cmem(out.memory, g.nodes().size(), hw.chip, cmem_sharers, /*inputs_in_hbm=*/true, step.grads);
   LowerContext cx{g, plan, hw, b0};
+  cx.cmem_node = &out.memory.cmem_node;
   auto lower = [&](const Fusion& f) {
     if (f.kind == FusionKind::kDot)
       lower_dot_kernel(cx, f);
@@ -127,14 +143,14 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
 
   prog.info.flops = cx.flops;
   prog.info.hbm_bytes = cx.hbm_bytes;
+  prog.info.cmem_bytes = cx.cmem_bytes;
+  prog.info.cmem_resident_bytes = out.memory.cmem_peak_bytes;
   prog.info.fusions = out.kernels;
   uint64_t min_bytes = 0;
   for (const auto& node : g.nodes())
     if (node.kind == models::OpKind::kParameter) min_bytes += stored_bytes(g, node.id);
   for (int o : g.outputs()) min_bytes += stored_bytes(g, o);
   prog.info.hbm_bytes_min = min_bytes;
-
-  out.memory = plan_memory(g, plan, [&](int id) { return role_kind(g.node(id)); }, step.donated);
   return out;
 }
 

@@ -293,10 +293,13 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
   pb.alloc(uint64_t(best.fixed_buf), "accumulator_output_epilogue");
 
   isa::Deps small_loads;
+  auto small_load = [&](int in) {
+    small_loads.push_back(pb.dma_load(stored_bytes(g, in), {}, g.node(in).name, cx.mem_of(in)));
+    cx.moved(in, stored_bytes(g, in));
+  };
   for (const Operand* op : {&S, &W})
-    for (int in : op->small) small_loads.push_back(pb.dma_load(stored_bytes(g, in), {}, g.node(in).name));
-  for (int in : epi_small) small_loads.push_back(pb.dma_load(stored_bytes(g, in), {}, g.node(in).name));
-  cx.hbm_bytes += S.small_bytes + W.small_bytes + epi_small_bytes;
+    for (int in : op->small) small_load(in);
+  for (int in : epi_small) small_load(in);
 
   struct Step {
     int64_t b, i, j, k;
@@ -339,8 +342,8 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
     isa::Deps loads;
     for (int in : op.large) {
       uint64_t bytes = uint64_t(std::ceil(double(stored_bytes(g, in)) * frac));
-      loads.push_back(pb.dma_load(bytes, war, g.node(in).name));
-      cx.hbm_bytes += bytes;
+      loads.push_back(pb.dma_load(bytes, war, g.node(in).name, cx.mem_of(in)));
+      cx.moved(in, bytes);
     }
     loads.insert(loads.end(), small_loads.begin(), small_loads.end());
     if (loads.empty()) loads = war;
@@ -368,8 +371,8 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
       const double frac = double(rows_in(s.i) * cols_in(s.j)) / double(B * R * C);
       for (int in : epi_large) {
         uint64_t bytes = uint64_t(std::ceil(double(stored_bytes(g, in)) * frac));
-        epi_ready[t] = pb.dma_load(bytes, {}, g.node(in).name);  // the last one: loads run in order
-        cx.hbm_bytes += bytes;
+        epi_ready[t] = pb.dma_load(bytes, {}, g.node(in).name, cx.mem_of(in));  // the last one: loads run in order
+        cx.moved(in, bytes);
       }
       has_epi_load[t] = true;
     }
@@ -395,8 +398,8 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
       if (stores.size() >= 2) edeps.push_back(stores[stores.size() - 2]);
       uint32_t e = pb.vpu(scale_work(epi, frac), edeps, "epilogue");
       uint64_t bytes = uint64_t(std::ceil(double(out_bytes) * frac));
-      stores.push_back(pb.dma_store(bytes, {e}, root.name));
-      cx.hbm_bytes += bytes;
+      stores.push_back(pb.dma_store(bytes, {e}, root.name, cx.mem_of(f.root)));
+      cx.moved(f.root, bytes);
     }
   };
   // Loads run ahead of the matmuls as far as the buffers allow: a non-resident operand one step
@@ -448,8 +451,9 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
   }
   finish(steps.size() - 1);
   if (reduce_out_bytes) {
-    pb.dma_store(reduce_out_bytes, {stores.back()}, "reductions");
-    cx.hbm_bytes += reduce_out_bytes;
+    const int side = reductions_side(cx, f);
+    pb.dma_store(reduce_out_bytes, {stores.back()}, "reductions", cx.mem_of(side));
+    cx.moved(side, reduce_out_bytes);
   }
   pb.end_kernel();
 }

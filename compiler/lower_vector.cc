@@ -72,8 +72,10 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f) {
   if (small_bytes) pb.alloc(small_bytes, "small_inputs");
 
   isa::Deps small_loads;
-  for (int in : small) small_loads.push_back(pb.dma_load(input_bytes(in), {}, g.node(in).name));
-  cx.hbm_bytes += small_bytes;
+  for (int in : small) {
+    small_loads.push_back(pb.dma_load(input_bytes(in), {}, g.node(in).name, cx.mem_of(in)));
+    cx.moved(in, input_bytes(in));
+  }
 
   const isa::VpuWork tile_work = scale_work(work, 1.0 / double(tiles));
   std::vector<isa::Deps> loads(tiles);
@@ -83,8 +85,8 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f) {
     if (t >= 2) war.push_back(compute[t - 2]);  // the buffer this tile reuses is free
     for (int in : streamed) {
       uint64_t b = input_bytes(in) / tiles;
-      loads[t].push_back(pb.dma_load(b, war, g.node(in).name));
-      cx.hbm_bytes += b;
+      loads[t].push_back(pb.dma_load(b, war, g.node(in).name, cx.mem_of(in)));
+      cx.moved(in, b);
     }
   };
   if (!streamed.empty()) emit_loads(0);
@@ -96,17 +98,18 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f) {
     if (!is_reduce && t >= 2) deps.push_back(store[t - 2]);  // output buffer reuse
     compute[t] = pb.vpu(tile_work, deps, "compute");
     if (!is_reduce) {
-      store[t] = pb.dma_store(out_bytes / tiles, {compute[t]}, root.name);
-      cx.hbm_bytes += out_bytes / tiles;
+      store[t] = pb.dma_store(out_bytes / tiles, {compute[t]}, root.name, cx.mem_of(f.root));
+      cx.moved(f.root, out_bytes / tiles);
     }
   }
   if (is_reduce) {
-    pb.dma_store(out_bytes, {compute[tiles - 1]}, root.name);
-    cx.hbm_bytes += out_bytes;
+    pb.dma_store(out_bytes, {compute[tiles - 1]}, root.name, cx.mem_of(f.root));
+    cx.moved(f.root, out_bytes);
   }
   if (reduce_out_bytes) {
-    pb.dma_store(reduce_out_bytes, {compute[tiles - 1]}, "reductions");
-    cx.hbm_bytes += reduce_out_bytes;
+    const int side = reductions_side(cx, f);
+    pb.dma_store(reduce_out_bytes, {compute[tiles - 1]}, "reductions", cx.mem_of(side));
+    cx.moved(side, reduce_out_bytes);
   }
   pb.end_kernel();
 }

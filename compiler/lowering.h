@@ -1,6 +1,7 @@
 // Lowering of one fused kernel into instructions on one core.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "compiler/fusion.h"
 #include "compiler/program_builder.h"
@@ -14,12 +15,31 @@ struct LowerContext {
   const FusionPlan& plan;
   const HwConfig& hw;
   ProgramBuilder& pb;
-  uint64_t hbm_bytes = 0;  // traffic the schedule moves (reported in ProgramInfo)
+  uint64_t hbm_bytes = 0;  // HBM traffic the schedule moves (reported in ProgramInfo)
   uint64_t flops = 0;
+  // By graph node id: the value's buffer lives in CMEM (MemoryPlan::cmem_node; null or empty: all
+  // in HBM). Its DMAs are tagged isa::MemSpace::kCmem and counted in cmem_bytes, not hbm_bytes.
+  const std::vector<bool>* cmem_node = nullptr;
+  uint64_t cmem_bytes = 0;
+
+  bool in_cmem(int node) const {
+    return cmem_node && node >= 0 && size_t(node) < cmem_node->size() && (*cmem_node)[size_t(node)];
+  }
+  isa::MemSpace mem_of(int node) const { return in_cmem(node) ? isa::MemSpace::kCmem : isa::MemSpace::kHbm; }
+  // Counts a DMA's bytes on the memory side of `node`.
+  void moved(int node, uint64_t bytes) { (in_cmem(node) ? cmem_bytes : hbm_bytes) += bytes; }
 };
 
 // Stored bytes of a materialized value in HBM (tiled layout).
 uint64_t stored_bytes(const models::Graph& g, int node);
+
+// The node whose memory side the kernel's one "reductions" store (all merged reductions at once)
+// uses: the first merged reduction if every one is in CMEM, else -1 (HBM).
+inline int reductions_side(const LowerContext& cx, const Fusion& f) {
+  for (int r : f.merged_reduces)
+    if (!cx.in_cmem(r)) return -1;
+  return f.merged_reduces.empty() ? -1 : f.merged_reduces.front();
+}
 
 // Element-wise and reduction kernels: inputs streamed through VMEM in double-buffered tiles.
 void lower_vector_kernel(LowerContext& cx, const Fusion& f);

@@ -20,6 +20,15 @@ const char* buffer_kind_name(BufferKind k) {
   return "?";
 }
 
+BufferKind buffer_kind_of_role(models::ParamRole role) {
+  switch (role) {
+    case models::ParamRole::kTrainable: return BufferKind::kParameter;
+    case models::ParamRole::kOptimizerState: return BufferKind::kOptimizerState;
+    case models::ParamRole::kInput: return BufferKind::kInput;
+  }
+  return BufferKind::kInput;
+}
+
 MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
                        const std::function<BufferKind(int)>& kind_of, const std::map<int, int>& donated) {
   const int kernels = int(plan.fusions.size());
@@ -33,8 +42,12 @@ MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
     for (int in : f.inputs) last_use[in] = std::max(last_use.count(in) ? last_use[in] : 0, k);
   }
   std::set<int> outputs(g.outputs().begin(), g.outputs().end());
+  std::map<int, int> readers;  // value -> kernels reading it
+  for (const auto& f : plan.fusions)
+    for (int in : std::set<int>(f.inputs.begin(), f.inputs.end())) ++readers[in];
 
   MemoryPlan mp;
+  mp.donated = donated;
   for (const auto& n : g.nodes()) {
     HbmBuffer b;
     b.name = n.name;
@@ -53,6 +66,8 @@ MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
     } else {
       continue;  // not materialized: lives only in VMEM inside a kernel
     }
+    b.accesses = (readers.count(n.id) ? readers[n.id] : 0) + (producer.count(n.id) ? 1 : 0);
+    for (const auto& [out, param] : donated) b.accesses += param == n.id && producer.count(out);  // its update
     mp.buffers.push_back(std::move(b));
   }
   // Sweep the kernel sequence for the peak of non-persistent buffers.
@@ -71,6 +86,46 @@ MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
   std::sort(mp.live_at_peak.begin(), mp.live_at_peak.end(),
             [&](size_t a, size_t b) { return mp.buffers[a].bytes > mp.buffers[b].bytes; });
   return mp;
+}
+
+void place_in_cmem(MemoryPlan& mp, size_t graph_nodes, const ChipParams& chip, uint32_t sharers, bool inputs_in_hbm,
+                   const std::vector<int>& keep_in_hbm) {
+  const std::set<int> keep(keep_in_hbm.begin(), keep_in_hbm.end());
+  const uint64_t budget_bytes = sharers ? cmem_size_bytes(chip) / sharers : 0;
+  mp.cmem_budget_bytes = budget_bytes;
+  mp.cmem_peak_bytes = mp.cmem_chip_bytes = mp.cmem_buffers = 0;
+  mp.cmem_node.clear();
+  if (budget_bytes == 0) return;
+  int kernels = 1;
+  for (const auto& b : mp.buffers) kernels = std::max(kernels, b.last_kernel + 1);
+  std::vector<size_t> order;
+  for (size_t i = 0; i < mp.buffers.size(); ++i) {
+    const HbmBuffer& b = mp.buffers[i];
+    if (b.bytes == 0 || b.bytes > budget_bytes || b.accesses == 0) continue;
+    if ((inputs_in_hbm && b.kind == BufferKind::kInput) || keep.count(b.node)) continue;
+    order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    const HbmBuffer &a = mp.buffers[x], &b = mp.buffers[y];
+    if (a.accesses != b.accesses) return a.accesses > b.accesses;
+    return a.bytes < b.bytes;
+  });
+  std::vector<uint64_t> used(size_t(kernels), 0);  // resident CMEM bytes per kernel
+  mp.cmem_node.assign(graph_nodes, false);
+  for (size_t i : order) {
+    HbmBuffer& b = mp.buffers[i];
+    bool fits = true;
+    for (int k = b.first_kernel; k <= b.last_kernel && fits; ++k) fits = used[size_t(k)] + b.bytes <= budget_bytes;
+    if (!fits) continue;
+    for (int k = b.first_kernel; k <= b.last_kernel; ++k) used[size_t(k)] += b.bytes;
+    b.in_cmem = true;
+    ++mp.cmem_buffers;
+    if (b.node >= 0 && size_t(b.node) < graph_nodes) mp.cmem_node[size_t(b.node)] = true;
+  }
+  for (const auto& [out, param] : mp.donated)  // an in-place update writes where its parameter lives
+    if (size_t(out) < graph_nodes && size_t(param) < graph_nodes) mp.cmem_node[size_t(out)] = mp.cmem_node[size_t(param)];
+  mp.cmem_peak_bytes = *std::max_element(used.begin(), used.end());
+  mp.cmem_chip_bytes = mp.cmem_peak_bytes * sharers;
 }
 
 }  // namespace tpusim::compiler

@@ -3,6 +3,10 @@
 // last reader; every other materialized value lives from the kernel that writes it to the last
 // kernel that reads it (graph outputs to the end). The peak over the kernel sequence, plus the
 // persistent bytes, is what must fit in a core's HBM.
+//
+// CMEM (TPU v4: 128 MiB per chip between HBM and VMEM): place_in_cmem() moves buffers out of HBM
+// into CMEM, greedily by benefit per byte, first fit over their live ranges, within a per-core
+// budget (see there for the policy and why).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -12,6 +16,7 @@
 
 #include "compiler/fusion.h"
 #include "models/graph.h"
+#include "sim/chip/chip_params.h"
 
 namespace tpusim::compiler {
 
@@ -19,6 +24,8 @@ namespace tpusim::compiler {
 // reduce-scattered gradient slice or a unit's all-gathered parameters, live only around their use.
 enum class BufferKind { kParameter, kOptimizerState, kInput, kTemporary, kOutput, kGradient, kGatheredParameter };
 const char* buffer_kind_name(BufferKind k);
+// The buffer kind of a graph parameter of `role`.
+BufferKind buffer_kind_of_role(models::ParamRole role);
 
 struct HbmBuffer {
   std::string name;  // the value's name (the parameter or the kernel root)
@@ -27,6 +34,9 @@ struct HbmBuffer {
   BufferKind kind = BufferKind::kTemporary;
   int first_kernel = 0;  // live range over the program's kernels, inclusive
   int last_kernel = 0;
+  int node = -1;         // the graph node holding the value
+  int accesses = 0;      // kernels that read or write it (its DMA traffic, in buffer sizes)
+  bool in_cmem = false;  // resident in CMEM for its whole live range (place_in_cmem)
 };
 
 struct MemoryPlan {
@@ -35,11 +45,40 @@ struct MemoryPlan {
   uint64_t peak_bytes = 0;        // persistent + the largest simultaneous set of other buffers
   int peak_kernel = 0;            // kernel index where the peak occurs
   std::vector<size_t> live_at_peak;  // indices into `buffers`, largest first
+  // CMEM (per core; zero without CMEM). peak_bytes above still counts every buffer: HBM capacity
+  // is not reduced by what CMEM holds (XLA keeps an HBM home for alternate-memory buffers).
+  uint64_t cmem_budget_bytes = 0;  // this core's share of its chip's CMEM
+  uint64_t cmem_peak_bytes = 0;    // most bytes resident in CMEM at once (this core)
+  uint64_t cmem_chip_bytes = 0;    // ... summed over the chip's cores that share it (<= capacity)
+  uint64_t cmem_buffers = 0;       // buffers placed
+  std::vector<bool> cmem_node;     // by graph node id: its buffer is in CMEM (empty: none)
+  std::map<int, int> donated;      // output node -> the parameter node whose buffer it writes
 };
 
 // kind_of: role of each Parameter node (others are computed). donated: output node -> parameter
 // node whose buffer it overwrites (optimizer updates), so it needs no buffer of its own.
 MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
                        const std::function<BufferKind(int)>& kind_of, const std::map<int, int>& donated = {});
+
+// CMEM placement policy (the buffers' DMAs are then tagged isa::MemSpace::kCmem by lowering):
+//  * A placed buffer lives in CMEM for its whole live range: its producer writes it there, its
+//    readers read it from there; persistent buffers (parameters, optimizer state) stay there
+//    across steps, so no HBM<->CMEM copies are needed.
+//  * Candidates: every buffer, except program inputs when `inputs_in_hbm` (a training step's
+//    batch arrives over PCIe into HBM); a standalone kernel's operands are candidates (assumed
+//    resident where the compiler placed them, like parameters).
+//  * Order: most accesses (kernels reading or writing it) first, i.e. the most DMA traffic saved
+//    per byte of CMEM; ties: smaller first (more buffers for the same bytes), then graph order.
+//    This is the benefit-per-byte greedy order of XLA's memory-space assignment, which assigns
+//    buffers to an alternate memory space (on TPU: VMEM/CMEM) sorted by a memory-boundedness
+//    benefit per byte and packed first-fit over live ranges.
+//  * Fit: `sharers` cores of the chip run programs that each place their own buffers (SPMD
+//    replicas; 1 for a lone program): each gets chip CMEM / sharers, so the chip's total stays
+//    within its capacity. A buffer is placed only if at every kernel of its live range the
+//    resident bytes stay within that share.
+//  * `keep_in_hbm`: nodes whose buffers transfers between cores touch (collective operands):
+//    kSend/kRecv read and write HBM, so these are never placed.
+void place_in_cmem(MemoryPlan& mp, size_t graph_nodes, const ChipParams& chip, uint32_t sharers, bool inputs_in_hbm,
+                   const std::vector<int>& keep_in_hbm = {});
 
 }  // namespace tpusim::compiler

@@ -68,11 +68,14 @@ class ProgramBuilder {
     return size() - 1;
   }
 
-  uint32_t dma_load(uint64_t bytes, const isa::Deps& deps, std::string_view what) {
-    return dma_labeled(isa::Op::kDmaLoad, bytes, deps, label("load ", what));
+  // `mem`: the memory side (HBM, or CMEM for a buffer the memory plan placed there).
+  uint32_t dma_load(uint64_t bytes, const isa::Deps& deps, std::string_view what,
+                    isa::MemSpace mem = isa::MemSpace::kHbm) {
+    return dma_labeled(isa::Op::kDmaLoad, bytes, deps, label("load ", what), mem);
   }
-  uint32_t dma_store(uint64_t bytes, const isa::Deps& deps, std::string_view what) {
-    return dma_labeled(isa::Op::kDmaStore, bytes, deps, label("store ", what));
+  uint32_t dma_store(uint64_t bytes, const isa::Deps& deps, std::string_view what,
+                     isa::MemSpace mem = isa::MemSpace::kHbm) {
+    return dma_labeled(isa::Op::kDmaStore, bytes, deps, label("store ", what), mem);
   }
   uint32_t vpu(const isa::VpuWork& w, const isa::Deps& deps, std::string_view what) {
     isa::Instr i;
@@ -128,9 +131,11 @@ class ProgramBuilder {
   const isa::Deps& entry_deps() const { return entry_deps_; }
 
  private:
-  uint32_t dma_labeled(isa::Op op, uint64_t bytes, const isa::Deps& deps, isa::Label label) {
+  uint32_t dma_labeled(isa::Op op, uint64_t bytes, const isa::Deps& deps, isa::Label label,
+                       isa::MemSpace mem = isa::MemSpace::kHbm) {
     isa::Instr i;
     i.op = op;
+    i.mem = mem;
     i.bytes = bytes;
     i.deps = deps;
     i.label = label;

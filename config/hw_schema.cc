@@ -174,6 +174,32 @@ const Schema<HbmParams>& hbm_schema() {
   return s;
 }
 
+constexpr const char* kJouppiV4 = "Jouppi et al., ISCA 2023 (TPU v4)";
+
+const Schema<CmemParams>& cmem_schema() {
+  static const Schema<CmemParams> s = [] {
+    Schema<CmemParams> s("CMEM", "TPU v4's on-chip memory between HBM and the cores' VMEMs, shared by the chip's "
+                                 "TensorCores. The compiler keeps the buffers that fit there and DMAs read and write "
+                                 "them at its bandwidth instead of HBM's. Absent on v2/v3 (no CMEM).");
+    s.field(&CmemParams::size_mib, "size_mib")
+        .unit("MiB")
+        .range(0, 1 << 20)
+        .doc("capacity per chip (v4: 128); 0 disables it, as if absent")
+        .source(kJouppiV4);
+    s.field(&CmemParams::bandwidth_gbyte_per_s, "bandwidth_gbyte_per_s")
+        .unit("GB/s")
+        .greater_than(0)
+        .max(1e6)
+        .doc("peak bandwidth per chip (10^9 bytes/s), shared by its cores (assumption: no published figure)");
+    s.field(&CmemParams::latency_ns, "latency_ns")
+        .unit("ns")
+        .range(0, 1e6)
+        .doc("request to first data (assumption: no published figure)");
+    return s;
+  }();
+  return s;
+}
+
 const Schema<IciParams>& ici_schema() {
   static const Schema<IciParams> s = [] {
     Schema<IciParams> s("ICI (inter-chip interconnect)", "The chip's links to its neighbours in the slice's mesh or torus.");
@@ -292,11 +318,12 @@ const Schema<HostParams>& host_schema() {
 
 const Schema<ChipParams>& chip_schema() {
   static const Schema<ChipParams> s = [] {
-    Schema<ChipParams> s("TPU chip", "One TPU chip: its TensorCores, HBM, on-chip network, ICI ports and PCIe host interface.");
+    Schema<ChipParams> s("TPU chip", "One TPU chip: its TensorCores, HBM, CMEM (v4), on-chip network, ICI ports and PCIe host interface.");
     s.field(&ChipParams::generation, "generation").one_of({"v2", "v3", "v4"}).doc("TPU generation");
     s.field(&ChipParams::cores, "cores").range(1, 64).doc("TensorCores per chip").source(kNorrie);
     s.section(&ChipParams::core, "core", core_schema());
     s.section(&ChipParams::hbm, "hbm", hbm_schema());
+    s.optional_section(&ChipParams::cmem, "cmem", cmem_schema());
     s.section(&ChipParams::noc, "noc", noc_schema());
     s.section(&ChipParams::ici, "ici", ici_schema());
     s.section(&ChipParams::pcie, "pcie", pcie_schema());

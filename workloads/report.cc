@@ -273,6 +273,8 @@ json make_report(const HwConfig& hw, const WorkloadConfig& w, const KernelRunRes
                     {"achieved_hbm_gbyte_per_s", s.achieved_hbm_gbyte_per_s},
                     {"peak_hbm_gbyte_per_s", s.peak_hbm_gbyte_per_s},
                     {"hbm_bandwidth_utilization", s.hbm_bandwidth_utilization},
+                    {"cmem_bytes", r.info.cmem_bytes},
+                    {"cmem_resident_bytes", r.info.cmem_resident_bytes},
                     {"ideal_compute_cycles", s.ideal_compute_cycles},
                     {"ideal_hbm_cycles", s.ideal_hbm_cycles},
                     {"ideal_bound_fraction", s.ideal_bound_fraction},
@@ -306,6 +308,8 @@ json make_report(const HwConfig& hw, const WorkloadConfig& w, const KernelRunRes
       {"summary.mxu_utilization", "fraction"},
       {"summary.hbm_bytes", "bytes"},
       {"summary.hbm_bytes_min", "bytes"},
+      {"summary.cmem_bytes", "bytes"},
+      {"summary.cmem_resident_bytes", "bytes (per chip: the kernel runs alone on its chip)"},
       {"summary.achieved_hbm_gbyte_per_s", "GB/s (10^9 bytes/s)"},
       {"summary.peak_hbm_gbyte_per_s", "GB/s (10^9 bytes/s)"},
       {"summary.hbm_bandwidth_utilization", "fraction"},
@@ -360,6 +364,9 @@ std::string format_summary(const HwConfig& hw, const WorkloadConfig& w, const Ke
   line("HBM", fmt::format("{} at {:.1f} GB/s of {:.1f} peak ({:.1f}%); compulsory {}", si(double(s.hbm_bytes), "B"),
                           s.achieved_hbm_gbyte_per_s, s.peak_hbm_gbyte_per_s, 100 * s.hbm_bandwidth_utilization,
                           si(double(s.hbm_bytes_min), "B")));
+  if (has_cmem(hw.chip))
+    line("CMEM", fmt::format("{} moved; {:.1f} MiB of buffers placed of {:.0f} MiB per chip", si(double(r.info.cmem_bytes), "B"),
+                             double(r.info.cmem_resident_bytes) / (1 << 20), double(cmem_size_bytes(hw.chip)) / (1 << 20)));
   line("ideal", fmt::format("lower bounds: compute {} cycles, HBM {} cycles; device time is {:.2f}x the larger",
                             grouped(s.ideal_compute_cycles), grouped(s.ideal_hbm_cycles),
                             safe_div(1, s.ideal_bound_fraction)));

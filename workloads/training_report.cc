@@ -146,6 +146,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                         {"graph_nodes", p.graph_nodes}, {"hlo_ops", p.hlo_ops}, {"kernels", p.kernels},
                         {"persistent_bytes", p.persistent_bytes}, {"peak_hbm_bytes", p.peak_hbm_bytes},
                         {"parameter_bytes", p.parameter_bytes}, {"optimizer_state_bytes", p.optimizer_state_bytes},
+                        {"cmem_bytes_per_chip", p.cmem_bytes_per_chip},
                         {"allreduce_bytes", p.allreduce_bytes}, {"allgather_bytes", p.allgather_bytes},
                         {"reducescatter_bytes", p.reducescatter_bytes},
                         {"collectives_s", collective_times_json(p.collectives)}, {"memory", memory_json(p.memory)},
@@ -193,6 +194,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"steps[].step_time_s", "s"}, {"programs[].batch", "examples (per core)"}, {"programs[].seq", "tokens"},
             {"programs[].graph_nodes", "count"}, {"programs[].hlo_ops", "count"}, {"programs[].kernels", "count"},
             {"programs[].persistent_bytes", "bytes (per core)"}, {"programs[].peak_hbm_bytes", "bytes (per core)"},
+            {"programs[].cmem_bytes_per_chip", "bytes (per chip)"},
             {"programs[].parameter_bytes", "bytes (per core)"}, {"programs[].optimizer_state_bytes", "bytes (per core)"},
             {"programs[].allreduce_bytes", "bytes (per core)"}, {"programs[].allreduces[].bytes", "bytes (per core)"}, {"programs[].flops", "flop (per core)"},
             {"programs[].compile_s", "s"}, {"programs[].device_s", "s"}, {"programs[].executions", "count"},
@@ -241,6 +243,7 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                                  r.compiles, r.busiest_process, dur(r.compile_time_s), r.processes));
   line("warm-up", fmt::format("{} until the first step without a compile or an allocation", dur(r.warmup_time_s)));
   line("HBM", fmt::format("peak {} of {} per core", gib(r.peak_hbm_bytes), gib(r.hbm_bytes_per_core)));
+                        {"cmem_bytes_per_chip", p.cmem_bytes_per_chip},
   const compiler::MemoryBreakdown& m = r.peak_memory;
   line("", fmt::format("{}: parameters {}{}, gradients {}, optimizer state {}, activations {}", t.sharding,
                        gib(m.parameter_bytes),

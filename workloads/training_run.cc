@@ -451,6 +451,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
     p.kernels = prog.compiled.kernels;
     p.persistent_bytes = prog.compiled.memory.persistent_bytes;
     p.peak_hbm_bytes = prog.compiled.memory.peak_bytes;
+    p.cmem_bytes_per_chip = prog.compiled.memory.cmem_chip_bytes;
     p.parameter_bytes = prog.parameter_bytes;
     p.optimizer_state_bytes = prog.optimizer_state_bytes;
     p.allreduce_bytes = prog.compiled.allreduce_bytes;

@@ -72,6 +72,7 @@ struct ProgramRecord {
   uint64_t graph_nodes = 0, hlo_ops = 0;
   uint32_t kernels = 0;
   uint64_t persistent_bytes = 0, peak_hbm_bytes = 0;  // per core
+  uint64_t cmem_bytes_per_chip = 0;                   // buffers placed in CMEM (v4), the chip's replicas together
   uint64_t parameter_bytes = 0, optimizer_state_bytes = 0;  // per core
   uint64_t allreduce_bytes = 0;  // per core
   // The combined gradient all-reduces in order: bytes per core and algorithm ("ring" | "dims").

@@ -12,6 +12,7 @@ Chip::Chip(sc_core::sc_module_name name, const HwConfig& hw, uint32_t id)
       ici_out("ici_out", ici_port_count(hw.slice.topology)),
       ici_in("ici_in"),
       host("host"),
+      cmem_("cmem"),
       noc_("noc", hw.chip.cores),
       router_("ici", id, hw),
       pcie_("pcie", hw.chip.cores) {
@@ -21,6 +22,7 @@ Chip::Chip(sc_core::sc_module_name name, const HwConfig& hw, uint32_t id)
   hbm_ = make_hbm(chip.hbm.impl, "hbm");
   for (auto& c : cores_) {
     c->mem.bind(hbm_->target);
+    c->cmem.bind(cmem_.target);
     c->sync.bind(sync);
   }
   for (uint32_t i = 0; i < chip.cores; ++i) {
@@ -42,6 +44,7 @@ Chip::Chip(sc_core::sc_module_name name, const HwConfig& hw, uint32_t id)
 void Chip::configure(const HwConfig& hw) {
   for (auto& c : cores_) c->configure(hw);
   hbm_->configure(hw.chip);
+  cmem_.configure(hw.chip);
   noc_.configure(hw.chip);
   router_.configure(hw);
   pcie_.configure(hw.chip);

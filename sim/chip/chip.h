@@ -1,4 +1,4 @@
-// Chip: its TensorCores, its HBM, the on-chip network (NoC), the ICI router with its links, and
+// Chip: its TensorCores, its HBM, its CMEM (v4; present but idle on chips without one), the on-chip network (NoC), the ICI router with its links, and
 // its PCIe link. The chip binds every core's memory sockets to the HBM target (the DMA sockets
 // first, then the transfer units', each in core order: socket index mod cores = core index), the
 // cores' transfer ports to the NoC, router and PCIe link and those blocks' delivery ports back to
@@ -14,6 +14,7 @@
 
 #include "sim/base/sc_support.h"
 #include "sim/chip/chip_params.h"
+#include "sim/cmem/cmem.h"
 #include "sim/core/core_ifs.h"
 #include "sim/core/tensor_core.h"
 #include "sim/hbm/hbm.h"
@@ -45,11 +46,13 @@ class Chip : public sc_core::sc_module {
   TensorCore& core(uint32_t i) { return *cores_[i]; }
   uint32_t cores() const { return uint32_t(cores_.size()); }
   Hbm& hbm() { return *hbm_; }
+  Cmem& cmem() { return cmem_; }
   Router& router() { return router_; }
 
  private:
   std::vector<std::unique_ptr<TensorCore>> cores_;
   std::unique_ptr<Hbm> hbm_;
+  Cmem cmem_;
   Noc noc_;
   Router router_;
   Pcie pcie_;

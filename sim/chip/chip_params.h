@@ -1,8 +1,10 @@
-// Parameters of one TPU chip: its TensorCores, HBM, on-chip network, ICI ports and PCIe host interface.
+// Parameters of one TPU chip: its TensorCores, HBM, CMEM (v4), on-chip network, ICI ports and PCIe host interface.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "sim/cmem/cmem_params.h"
 #include "sim/core/core_params.h"
 #include "sim/hbm/hbm_params.h"
 
@@ -32,9 +34,17 @@ struct ChipParams {
   uint32_t cores = 0;      // TensorCores per chip
   CoreParams core;         // every core of the chip is identical (declared once, replicated)
   HbmParams hbm;
+  std::optional<CmemParams> cmem;  // v4 only; absent (or size 0): no CMEM
   NocParams noc;
   IciParams ici;
   PcieParams pcie;
 };
+
+// Whether the chip has a CMEM that DMAs may name.
+inline bool has_cmem(const ChipParams& chip) { return chip.cmem && chip.cmem->size_mib > 0; }
+// CMEM capacity per chip (0 without one).
+inline uint64_t cmem_size_bytes(const ChipParams& chip) {
+  return has_cmem(chip) ? uint64_t(chip.cmem->size_mib) << 20 : 0;
+}
 
 }  // namespace tpusim

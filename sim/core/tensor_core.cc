@@ -16,6 +16,7 @@ TensorCore::TensorCore(sc_core::sc_module_name name, uint32_t mxus)
     : sc_module(name),
       mem("mem"),
       xfer_mem("xfer_mem"),
+      cmem("cmem"),
       sync("sync"),
       noc("noc"),
       ici("ici"),
@@ -46,6 +47,7 @@ TensorCore::TensorCore(sc_core::sc_module_name name, uint32_t mxus)
   dma_.done.bind(seq_);
   xfer_.done.bind(seq_);
   dma_.mem.bind(mem);     // hierarchical: the chip binds `mem` to its HBM
+  dma_.cmem.bind(cmem);   // ... and `cmem` to its CMEM
   xfer_.hbm.bind(xfer_mem);
   xfer_.noc.bind(noc);    // hierarchical: the chip binds the network ports and `rx`
   xfer_.ici.bind(ici);

@@ -3,7 +3,7 @@
 // (IssueIf, sequencer -> MXU paths and VPU), completion ports (DMA and transfer queue ->
 // sequencer), the
 // DMA's and the transfer queue's memory sockets (exported to the chip, which binds them to its
-// HBM), the transfer queue's network ports and receive export (bound by the chip to its NoC,
+// HBM, and the DMA's CMEM socket to its CMEM), the transfer queue's network ports and receive export (bound by the chip to its NoC,
 // router and PCIe link) and the sequencer's barrier port (bound to the slice's sync service).
 #pragma once
 #include <cstdint>
@@ -31,6 +31,7 @@ class TensorCore : public sc_core::sc_module {
  public:
   tlm::tlm_initiator_socket<> mem;       // the DMA engines' path to the chip's HBM
   tlm::tlm_initiator_socket<> xfer_mem;  // the transfer queue's path to the chip's HBM
+  tlm::tlm_initiator_socket<> cmem;      // the DMA engines' path to the chip's CMEM
   sc_core::sc_port<BarrierIf> sync;
   sc_core::sc_port<TrainIf> noc;         // transfer queue -> the chip's NoC
   sc_core::sc_port<TrainIf> ici;         // transfer queue -> the chip's ICI router

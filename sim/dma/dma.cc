@@ -2,13 +2,14 @@
 
 #include <algorithm>
 
+#include "sim/cmem/cmem_timing.h"
 #include "sim/hbm/hbm_timing.h"
 
 namespace tpusim {
 
 using sc_core::sc_time;
 
-Dma::Dma(sc_core::sc_module_name name) : sc_module(name), in("in"), done("done"), mem("mem"), group_(this->name()) {
+Dma::Dma(sc_core::sc_module_name name) : sc_module(name), in("in"), done("done"), mem("mem"), cmem("cmem"), group_(this->name()) {
   SC_HAS_PROCESS(Dma);
   tag_ = new HbmRequestTag;
   trans_.set_extension(tag_);  // the payload owns and frees it
@@ -21,6 +22,7 @@ Dma::Dma(sc_core::sc_module_name name) : sc_module(name), in("in"), done("done")
 void Dma::configure(const ChipParams& chip) {
   p_ = chip.core.dma;
   fixed_cycles_ = dma_fixed_cycles(chip);
+  cmem_fixed_cycles_ = cmem_dma_fixed_cycles(chip);
   engine_free_.assign(p_.engines, sc_core::SC_ZERO_TIME);
   tracks_.clear();
   for (uint32_t e = 0; e < p_.engines; ++e) tracks_.push_back(TraceNames::of(name(), std::to_string(e)));
@@ -61,10 +63,11 @@ void Dma::step() {
 void Dma::start(uint32_t i, uint32_t engine) {
   const isa::Instr& ins = prog_->instrs[i];
   const sc_time now = sc_core::sc_time_stamp();
-  uint64_t cycles = fixed_cycles_;
+  const bool in_cmem = ins.mem == isa::MemSpace::kCmem;
+  uint64_t cycles = in_cmem ? cmem_fixed_cycles_ : fixed_cycles_;
   if (ins.bytes > 0) {
     tag_->bytes = ins.bytes;
-    tag_->chunk_bytes = p_.chunk_bytes;
+    tag_->chunk_bytes = in_cmem ? 0 : p_.chunk_bytes;
     tag_->instr = i;
     tag_->label = ins.label;
     trans_.set_command(ins.op == isa::Op::kDmaLoad ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
@@ -74,7 +77,7 @@ void Dma::start(uint32_t i, uint32_t engine) {
     trans_.set_streaming_width(len);
     trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sc_time delay = run_->clock.cycles(p_.setup_cycles);  // requests leave after the setup
-    mem->b_transport(trans_, delay);
+    (in_cmem ? cmem : mem)->b_transport(trans_, delay);
     const uint64_t last_ps = delay.value();
     cycles = run_->clock.cycles_ceil(last_ps);  // the transfer completes on a cycle boundary
   }

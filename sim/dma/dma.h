@@ -4,6 +4,9 @@
 //   once (one b_transport per transfer, see sim/hbm/hbm_protocol.h); the transfer completes on
 //   the first cycle boundary after the last request's data arrived (the HBM adds its latency). The engine count bounds the transfers in flight; bandwidth and contention are
 //   the HBM's. A zero-byte transfer sends no request and completes after dma_fixed_cycles.
+//   A transfer naming CMEM (isa::MemSpace::kCmem) goes to the chip's CMEM instead, through the
+//   `cmem` socket, as one request (CMEM has no channels); a zero-byte one completes after
+//   cmem_dma_fixed_cycles (sim/cmem/cmem_timing.h).
 // One SystemC method; per transfer one activation and one b_transport call.
 #pragma once
 #include <cstdint>
@@ -28,6 +31,7 @@ class Dma : public sc_core::sc_module {
   sc_core::sc_fifo_in<uint32_t> in;                // instruction indices from the sequencer
   sc_core::sc_port<CompletionIf> done;             // to the core's sequencer
   tlm_utils::simple_initiator_socket<Dma> mem;     // to the chip's HBM
+  tlm_utils::simple_initiator_socket<Dma> cmem;    // to the chip's CMEM
 
   explicit Dma(sc_core::sc_module_name name);
 
@@ -42,6 +46,7 @@ class Dma : public sc_core::sc_module {
 
   DmaParams p_;
   uint64_t fixed_cycles_ = 0;
+  uint64_t cmem_fixed_cycles_ = 0;
   const isa::CoreProgram* prog_ = nullptr;
   const RunContext* run_ = nullptr;
   std::vector<sc_core::sc_time> engine_free_;

@@ -7,6 +7,8 @@
 
 #include "sim/base/clock.h"
 #include "sim/base/sim_error.h"
+#include "sim/cmem/cmem_stats.h"
+#include "sim/cmem/cmem_timing.h"
 #include "sim/core/sequencer_stats.h"
 #include "sim/dma/dma_stats.h"
 #include "sim/engine/hw_check.h"
@@ -49,6 +51,7 @@ struct CoreState {
   uint64_t last_xfer_start = 0;       // transfer issue too
   uint64_t hbm_free = 0;              // the core's bandwidth server: end of all its reservations
   uint64_t dma_hbm_free = 0;          // ... as the last DMA left it (what a transfer's read waits for)
+  uint64_t cmem_free = 0;             // the core's CMEM bandwidth server (no contention between cores)
   uint64_t last_barrier = 0;          // barriers are reached in stream order
   uint32_t cursor = 0;                // next instruction never scanned
   bool dirty = false;                 // a recv's data or a barrier release arrived since the last scan
@@ -62,6 +65,7 @@ struct CoreState {
   VmemUsage vmem;
   uint64_t hbm_bytes = 0, hbm_requests = 0;
   double hbm_busy = 0;  // unrounded bytes / rate, as the SystemC HBM reports it
+  uint64_t cmem_bytes = 0, cmem_transfers = 0, cmem_busy = 0;
   // Trace names (built only when tracing).
   std::string process, prefix;
 
@@ -78,6 +82,7 @@ class AnalyticalEngine final : public Engine {
     launch_ = chip.core.sequencer.launch_cycles;
     setup_ = chip.core.dma.setup_cycles;
     latency_ = dma_fixed_cycles(chip) - setup_;  // HBM latency in whole cycles (hbm_timing.h)
+    cmem_latency_ = cmem_latency_cycles(chip);
     fill_drain_ = mxu_fill_drain_cycles(chip.core.mxu);
     ports_ = ici_port_count(hw_.slice.topology);
   }
@@ -142,7 +147,7 @@ class AnalyticalEngine final : public Engine {
     s.channel_free.assign(hw_.chip.core.xfer.channels, 0);
     s.stage_free.assign(ports_ + 3, 0);
     s.pending.clear();
-    s.last_dma_start = s.last_xfer_start = s.hbm_free = s.dma_hbm_free = s.last_barrier = 0;
+    s.last_dma_start = s.last_xfer_start = s.hbm_free = s.dma_hbm_free = s.cmem_free = s.last_barrier = 0;
     s.cursor = 0;
     s.dirty = false;
     s.end = launch_;
@@ -154,6 +159,7 @@ class AnalyticalEngine final : public Engine {
     s.xfer.reset(hw_.chip.core.xfer.channels);
     s.hbm_bytes = s.hbm_requests = 0;
     s.hbm_busy = 0;
+    s.cmem_bytes = s.cmem_transfers = s.cmem_busy = 0;
     if (trace) {
       s.process = "slice.chip" + std::to_string(cp.chip);
       s.prefix = "core" + std::to_string(cp.core);
@@ -309,8 +315,12 @@ class AnalyticalEngine final : public Engine {
         start = std::max(start, *std::min_element(s.engine_free.begin(), s.engine_free.end()));
         uint32_t e = 0;
         while (s.engine_free[e] > start) ++e;
-        uint64_t end = start + setup_ + latency_;  // zero bytes: no HBM request
-        if (ins.bytes > 0) {
+        const bool in_cmem = ins.mem == isa::MemSpace::kCmem;
+        uint64_t end = start + setup_ + (in_cmem ? cmem_latency_ : latency_);  // zero bytes: no request
+        if (ins.bytes > 0 && in_cmem) {
+          cmem_serve(s, ins, start + setup_);
+          end = s.cmem_free + cmem_latency_;
+        } else if (ins.bytes > 0) {
           hbm_serve(s, ins, start + setup_);
           end = s.hbm_free + latency_;
           s.dma_hbm_free = s.hbm_free;
@@ -340,6 +350,16 @@ class AnalyticalEngine final : public Engine {
     hbm_account(s, ins.bytes);
     if (trace_) emit(s, "hbm." + s.prefix, ins, begin, t, ins.bytes);
     return begin;
+  }
+  // The core's CMEM bandwidth server (sim/cmem/cmem_timing.h), like hbm_serve().
+  void cmem_serve(CoreState& s, const isa::Instr& ins, uint64_t at) {
+    const uint64_t t = cmem_transfer_cycles(hw_.chip, ins.bytes);
+    const uint64_t begin = std::max(at, s.cmem_free);
+    s.cmem_free = begin + t;
+    s.cmem_bytes += ins.bytes;
+    ++s.cmem_transfers;
+    s.cmem_busy += t;
+    if (trace_) emit(s, "cmem." + s.prefix, ins, begin, t, ins.bytes);
   }
   void hbm_account(CoreState& s, uint64_t bytes) {
     const uint64_t chunk = hw_.chip.core.dma.chunk_bytes;
@@ -433,8 +453,11 @@ class AnalyticalEngine final : public Engine {
     const auto& cores = plan_.cores();
     const uint32_t chips = hw_.slice.chips();
     std::vector<HbmStats> hbm(chips);
+    std::vector<CmemStats> cmem(chips);
     std::vector<bool> active(chips, false);
     for (uint32_t c = 0; c < chips; ++c) hbm[c].reset(hw_.chip.core.clock_mhz, hw_.chip.hbm.bandwidth_gbyte_per_s);
+    for (uint32_t c = 0; c < chips; ++c)
+      cmem[c].reset(hw_.chip.core.clock_mhz, has_cmem(hw_.chip) ? hw_.chip.cmem->bandwidth_gbyte_per_s : 0.0);
     for (size_t c = 0; c < cores.size(); ++c) {
       CoreState& s = states_[c];
       const CorePlan& cp = cores[c];
@@ -449,6 +472,11 @@ class AnalyticalEngine final : public Engine {
       h.requests += s.hbm_requests;
       h.busy_cycles += s.hbm_busy;
       h.run_cycles = std::max(h.run_cycles, s.end);
+      CmemStats& m = cmem[cp.chip];
+      m.bytes += s.cmem_bytes;
+      m.transfers += s.cmem_transfers;
+      m.busy_cycles += s.cmem_busy;
+      m.run_cycles = std::max(m.run_cycles, s.end);
 
       auto dump = [&](const std::string& block, auto&& declare) {
         StatGroup g(cp.name + "." + block);
@@ -467,6 +495,10 @@ class AnalyticalEngine final : public Engine {
       StatGroup g("slice.chip" + std::to_string(c) + ".hbm");
       hbm[c].declare(g);
       r.stats[g.name()] = g.dump();
+      if (!cmem[c].used()) continue;
+      StatGroup m("slice.chip" + std::to_string(c) + ".cmem");
+      cmem[c].declare(m);
+      r.stats[m.name()] = m.dump();
     }
     dump_network(r);
     r.device_time_s = Clock{hw_.chip.core.clock_mhz}.seconds(r.device_cycles);
@@ -502,7 +534,7 @@ class AnalyticalEngine final : public Engine {
   }
 
   HwConfig hw_;
-  uint64_t launch_ = 0, setup_ = 0, latency_ = 0, fill_drain_ = 0;
+  uint64_t launch_ = 0, setup_ = 0, latency_ = 0, cmem_latency_ = 0, fill_drain_ = 0;
   uint32_t ports_ = 0;
   ProgramPlan plan_;
   std::vector<CoreState> states_;

@@ -48,6 +48,11 @@ void check_hw_for_sim(const HwConfig& hw) {
   require(c.hbm.channels >= 1, "chip.hbm.channels", c.hbm.channels, "must be >= 1");
   require(c.hbm.ownership != "per_core" || c.hbm.channels >= c.cores, "chip.hbm.channels", c.hbm.channels,
           "must be >= chip.cores with per_core ownership (every core owns at least one channel)");
+  if (has_cmem(c)) {
+    require(c.cmem->bandwidth_gbyte_per_s > 0, "chip.cmem.bandwidth_gbyte_per_s", c.cmem->bandwidth_gbyte_per_s,
+            "must be > 0");
+    require(c.cmem->latency_ns >= 0, "chip.cmem.latency_ns", c.cmem->latency_ns, "must be >= 0");
+  }
   require(!hw.slice.topology.dims.empty(), "slice.topology.dims", std::string("[]"), "must list at least one dimension");
   require(hw.slice.topology.dims.size() <= 3, "slice.topology.dims", hw.slice.topology.dims.size(), "at most 3 dimensions");
   for (uint32_t d : hw.slice.topology.dims) require(d >= 1, "slice.topology.dims", d, "every dimension must be >= 1");

@@ -102,7 +102,10 @@ class SystemcEngine final : public Engine {
     slice_->sync().begin_run(plan_.barrier_participants());
     slice_->begin_run(&ctx_);
     for (uint32_t c = 0; c < slice_->chips(); ++c)
-      if (active[c]) slice_->chip(c).hbm().begin_run(&ctx_);
+      if (active[c]) {
+        slice_->chip(c).hbm().begin_run(&ctx_);
+        slice_->chip(c).cmem().begin_run(&ctx_);
+      }
     for (const CorePlan& cp : plan_.cores()) slice_->chip(cp.chip).core(cp.core).begin_run(&cp, &ctx_);
 
     if (!plan_.cores().empty()) sc_core::sc_start();  // runs until no activity is left
@@ -126,6 +129,8 @@ class SystemcEngine final : public Engine {
       if (!active[c]) continue;
       slice_->chip(c).hbm().end_run(chip_cycles[c]);
       slice_->chip(c).hbm().dump_stats(r.stats);
+      slice_->chip(c).cmem().end_run(chip_cycles[c]);
+      slice_->chip(c).cmem().dump_stats(r.stats);
     }
     slice_->end_run(r.device_cycles);
     slice_->dump_network_stats(r.stats);

@@ -40,8 +40,8 @@
 namespace tpusim::isa {
 
 enum class Op : uint8_t {
-  kDmaLoad,     // HBM -> VMEM, `bytes`
-  kDmaStore,    // VMEM -> HBM, `bytes`
+  kDmaLoad,     // HBM (or CMEM, see `mem`) -> VMEM, `bytes`
+  kDmaStore,    // VMEM -> HBM (or CMEM), `bytes`
   kMxuWeights,  // push a k x n bf16 weight tile into MXU `mxu` (its weight-load path)
   kMxuMatmul,   // stream `rows` LHS rows (k wide) x `passes` through MXU `mxu` against the
                 // resident weight tile; results (rows x n, fp32) land in the result buffer
@@ -54,6 +54,10 @@ enum class Op : uint8_t {
                 // parameter upload)
   kHostStore,   // `bytes` from this core's HBM to host RAM over PCIe (outfeed)
 };
+
+// The memory side of a DMA: the chip's HBM, or its CMEM (TPU v4's on-chip memory between HBM and
+// VMEM; sim/cmem/cmem_timing.h). The plan rejects kCmem on a chip without CMEM.
+enum class MemSpace : uint8_t { kHbm, kCmem };
 
 // Vector work counted in vector-register operations (one vreg = sublanes x lanes 32-bit
 // elements, 8 x 128 on v2/v3). Each field is the count issued to one kind of VLIW slot; the
@@ -74,6 +78,7 @@ using Deps = SmallVector<uint32_t, 4>;
 // Fields are ordered for packing (the 32-bit ones together), not by op.
 struct Instr {
   Op op = Op::kVpu;
+  MemSpace mem = MemSpace::kHbm;  // kDmaLoad / kDmaStore: the memory side (in op's padding)
   // kMxuWeights / kMxuMatmul
   uint32_t mxu = 0;     // which MXU of the core
   uint32_t rows = 0;    // kMxuMatmul: LHS rows streamed
@@ -134,6 +139,10 @@ struct ProgramInfo {
   uint64_t hbm_bytes_min = 0;  // compulsory HBM traffic: every input read once, every output written once
   uint64_t hbm_bytes = 0;      // HBM traffic the schedule actually moves
   uint32_t fusions = 0;        // number of HLO fusions (kernels) in the program
+  // CMEM (v4; zero otherwise): traffic the schedule moves between CMEM and VMEM, and the most
+  // bytes this core's program keeps resident in its chip's CMEM at once.
+  uint64_t cmem_bytes = 0;
+  uint64_t cmem_resident_bytes = 0;
 };
 
 struct Program {
@@ -213,13 +222,47 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Op, {{Op::kDmaLoad, "dma_load"},
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(VpuWork, alu_vregs, eup_vregs, xlu_vregs, vld_vregs,
                                                 vst_vregs)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Instr, op, deps, bytes, mxu, rows, k, n, passes, vpu,
-                                                barrier_id, peer_chip, peer_core, tag, label)
+NLOHMANN_JSON_SERIALIZE_ENUM(MemSpace, {{MemSpace::kHbm, "hbm"}, {MemSpace::kCmem, "cmem"}})
+
+// Instr: every field, missing keys keep their defaults; `mem` is written only when it is not HBM,
+// so programs without CMEM serialize exactly as before the field existed.
+#define TPUSIM_INSTR_FIELDS(X) \
+  X(op) X(deps) X(bytes) X(mxu) X(rows) X(k) X(n) X(passes) X(vpu) X(barrier_id) X(peer_chip) X(peer_core) X(tag) X(label)
+inline void to_json(nlohmann::json& j, const Instr& i) {
+  j = nlohmann::json::object();
+#define TPUSIM_TO(f) j[#f] = i.f;
+  TPUSIM_INSTR_FIELDS(TPUSIM_TO)
+#undef TPUSIM_TO
+  if (i.mem != MemSpace::kHbm) j["mem"] = i.mem;
+}
+inline void from_json(const nlohmann::json& j, Instr& i) {
+  const Instr d{};
+#define TPUSIM_FROM(f) i.f = j.value(#f, d.f);
+  TPUSIM_INSTR_FIELDS(TPUSIM_FROM)
+  TPUSIM_FROM(mem)
+#undef TPUSIM_FROM
+}
+#undef TPUSIM_INSTR_FIELDS
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(VmemAlloc, offset_bytes, size_bytes, first_instr,
                                                 last_instr, label)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PeerRef, chip, core)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CoreProgram, chip, core, instrs, vmem_allocs, stream_of, peers)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProgramInfo, flops, hbm_bytes_min, hbm_bytes, fusions)
+// ProgramInfo: the CMEM figures are written only when nonzero (programs without CMEM serialize as
+// before they existed).
+inline void to_json(nlohmann::json& j, const ProgramInfo& p) {
+  j = {{"flops", p.flops}, {"hbm_bytes_min", p.hbm_bytes_min}, {"hbm_bytes", p.hbm_bytes}, {"fusions", p.fusions}};
+  if (p.cmem_bytes) j["cmem_bytes"] = p.cmem_bytes;
+  if (p.cmem_resident_bytes) j["cmem_resident_bytes"] = p.cmem_resident_bytes;
+}
+inline void from_json(const nlohmann::json& j, ProgramInfo& p) {
+  const ProgramInfo d{};
+  p.flops = j.value("flops", d.flops);
+  p.hbm_bytes_min = j.value("hbm_bytes_min", d.hbm_bytes_min);
+  p.hbm_bytes = j.value("hbm_bytes", d.hbm_bytes);
+  p.fusions = j.value("fusions", d.fusions);
+  p.cmem_bytes = j.value("cmem_bytes", d.cmem_bytes);
+  p.cmem_resident_bytes = j.value("cmem_resident_bytes", d.cmem_resident_bytes);
+}
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Program, name, cores, info)
 
 }  // namespace tpusim::isa

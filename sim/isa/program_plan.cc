@@ -116,9 +116,9 @@ void ProgramPlan::decode(CorePlan& cp, const isa::CoreProgram& prog, const HwCon
   const DecodedStream* d = known != decoded_of_.end() ? known->second : nullptr;
   if (d) {
     // shared: nothing to compare
-  } else if (decoded_used_ > 0 && same_structure(*decoded_[0], prog, hw.chip.core.mxu)) {
+  } else if (decoded_used_ > 0 && same_structure(*decoded_[0], prog, hw.chip)) {
     d = decoded_[0].get();
-  } else if (decoded_used_ > 1 && same_structure(*decoded_[decoded_used_ - 1], prog, hw.chip.core.mxu)) {
+  } else if (decoded_used_ > 1 && same_structure(*decoded_[decoded_used_ - 1], prog, hw.chip)) {
     d = decoded_[decoded_used_ - 1].get();
   }
   bool fresh = false;
@@ -142,12 +142,15 @@ void ProgramPlan::decode(CorePlan& cp, const isa::CoreProgram& prog, const HwCon
 
 // The same ops, MXUs and explicit deps as the stream `d` was decoded from (so the same units,
 // implicit deps, queues and weight-buffer verdict), and tiles that fit the MXU.
-bool ProgramPlan::same_structure(const DecodedStream& d, const isa::CoreProgram& prog, const MxuParams& mxu) {
+bool ProgramPlan::same_structure(const DecodedStream& d, const isa::CoreProgram& prog, const ChipParams& chip) {
+  const MxuParams& mxu = chip.core.mxu;
+  const bool cmem = has_cmem(chip);
   const uint32_t n = uint32_t(prog.instrs.size());
   if (d.unit.size() != n) return false;
   for (uint32_t i = 0; i < n; ++i) {
     const isa::Instr& ins = prog.instrs[i];
     if (uint8_t(ins.op) != d.op[i]) return false;
+    if (ins.mem == isa::MemSpace::kCmem && !cmem) return false;  // decoded afresh: rejected there
     if (ins.op == isa::Op::kMxuWeights || ins.op == isa::Op::kMxuMatmul) {
       const bool weights = ins.op == isa::Op::kMxuWeights;
       if (ins.mxu >= mxu.count || ins.k > mxu.rows || ins.n > mxu.cols || (!weights && ins.passes == 0)) return false;
@@ -198,7 +201,14 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
     };
     switch (ins.op) {
       case isa::Op::kDmaLoad:
-      case isa::Op::kDmaStore: d.unit[i] = UnitIndex::kDma; break;
+      case isa::Op::kDmaStore:
+        if (ins.mem == isa::MemSpace::kCmem && !has_cmem(hw.chip)) {
+          invalid(describe(cp, i) + " is a CMEM DMA, but chip generation " + hw.chip.generation +
+                  " of this config has no CMEM (chip.cmem absent or size_mib 0); compile the program for this "
+                  "hardware so that its buffers stay in HBM");
+        }
+        d.unit[i] = UnitIndex::kDma;
+        break;
       case isa::Op::kVpu: d.unit[i] = UnitIndex::kVpu; break;
       case isa::Op::kBarrier:
         d.unit[i] = UnitIndex::kSync;

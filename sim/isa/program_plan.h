@@ -141,7 +141,7 @@ class ProgramPlan {
   void decode(CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw);
   void translate_peers(CorePlan& cp, const isa::CoreProgram& own, const isa::Program& program);
   void decode_into(DecodedStream& d, const CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw);
-  static bool same_structure(const DecodedStream& d, const isa::CoreProgram& prog, const MxuParams& mxu);
+  static bool same_structure(const DecodedStream& d, const isa::CoreProgram& prog, const ChipParams& chip);
   void check_weight_buffers(const CorePlan& cp, const HwConfig& hw);
   void match_transfers(const isa::Program& program, const HwConfig& hw);
   bool happens_before(const CorePlan& cp, uint32_t user, uint32_t load, uint32_t mxu);
