@@ -34,7 +34,6 @@ struct HbmBuffer {
   BufferKind kind = BufferKind::kTemporary;
   int first_kernel = 0;  // live range over the program's kernels, inclusive
   int last_kernel = 0;
-  int node = -1;         // the graph node holding the value
   int accesses = 0;      // kernels that read or write it (its DMA traffic, in buffer sizes)
   bool in_cmem = false;  // resident in CMEM for its whole live range (place_in_cmem)
 };

@@ -243,7 +243,12 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                                  r.compiles, r.busiest_process, dur(r.compile_time_s), r.processes));
   line("warm-up", fmt::format("{} until the first step without a compile or an allocation", dur(r.warmup_time_s)));
   line("HBM", fmt::format("peak {} of {} per core", gib(r.peak_hbm_bytes), gib(r.hbm_bytes_per_core)));
-                        {"cmem_bytes_per_chip", p.cmem_bytes_per_chip},
+  if (has_cmem(hw.chip)) {
+    uint64_t cmem = 0;
+    for (const ProgramRecord& p : r.programs) cmem = std::max(cmem, p.cmem_bytes_per_chip);
+    line("CMEM", fmt::format("{:.1f} MiB placed of {:.0f} MiB per chip (largest program)", double(cmem) / (1 << 20),
+                             double(cmem_size_bytes(hw.chip)) / (1 << 20)));
+  }
   const compiler::MemoryBreakdown& m = r.peak_memory;
   line("", fmt::format("{}: parameters {}{}, gradients {}, optimizer state {}, activations {}", t.sharding,
                        gib(m.parameter_bytes),
