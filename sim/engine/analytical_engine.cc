@@ -47,6 +47,7 @@ struct CoreState {
   std::vector<uint32_t> pending;      // instructions the scan could not schedule yet, stream order
   std::vector<uint32_t> next_pending;
   std::vector<uint8_t> blocked;       // per unit queue, during a scan: an earlier instruction waits
+  std::vector<uint32_t> unscheduled;  // per unit queue: its instructions not scheduled yet
   uint64_t last_dma_start = 0;        // DMA issue is in stream order
   uint64_t last_xfer_start = 0;       // transfer issue too
   uint64_t hbm_free = 0;              // the core's bandwidth server: end of all its reservations
@@ -143,6 +144,8 @@ class AnalyticalEngine final : public Engine {
     s.data_at.resize(cp.sends_recvs.size());
     s.unit_free.assign(cp.queues.begin.size() - 1, 0);
     s.blocked.assign(cp.queues.begin.size() - 1, 0);
+    s.unscheduled.resize(cp.queues.begin.size() - 1);
+    for (uint32_t u = 0; u < s.unscheduled.size(); ++u) s.unscheduled[u] = cp.queues.size(u);
     s.engine_free.assign(hw_.chip.core.dma.engines, 0);
     s.channel_free.assign(hw_.chip.core.xfer.channels, 0);
     s.stage_free.assign(ports_ + 3, 0);
@@ -196,12 +199,18 @@ class AnalyticalEngine final : public Engine {
   // stream order. An instruction that cannot be scheduled blocks the later ones of its queue
   // (queues are in order; receives have none). Returns whether anything was scheduled or a
   // barrier reached.
+  // The scan stops once every queue that still has work is blocked: nothing later in the stream
+  // can then be scheduled (its queue is blocked), and a later receive completes at the same time
+  // whenever it is visited; its dependents come after it. Without this, a stream whose collectives
+  // sit between its kernels (FSDP) rescans its whole remainder once per round of the cores.
   bool advance(CoreState& s) {
     const uint32_t n = uint32_t(s.plan->unit.size());
     if (s.cursor == n && !s.dirty) return false;  // only another core can unblock what is kept
     s.dirty = false;
     std::fill(s.blocked.begin(), s.blocked.end(), 0);
     s.next_pending.clear();
+    uint32_t active = 0, blocked = 0;  // queues with unscheduled work (receives have no queue)
+    for (uint32_t u = 0; u < s.unscheduled.size(); ++u) active += u != UnitIndex::kRecv && s.unscheduled[u] > 0;
     bool moved = false;
     auto visit = [&](uint32_t i) {
       const Step r = try_schedule(s, i);
@@ -214,11 +223,19 @@ class AnalyticalEngine final : public Engine {
       const uint32_t u = s.plan->unit[i];
       if (u == UnitIndex::kRecv) return;
       if (u == UnitIndex::kSync && s.arrived[s.plan->barrier_pos(i)]) return;  // later barriers may be reached meanwhile
+      if (!s.blocked[u]) ++blocked;
       s.blocked[u] = 1;
     };
-    for (uint32_t i : s.pending) visit(i);
+    auto all_blocked = [&] { return active > 0 && blocked >= active; };
+    size_t k = 0;
+    for (; k < s.pending.size() && !all_blocked(); ++k) visit(s.pending[k]);
+    if (all_blocked()) {
+      s.next_pending.insert(s.next_pending.end(), s.pending.begin() + long(k), s.pending.end());
+      s.pending.swap(s.next_pending);
+      return moved;
+    }
     const isa::Instr* instrs = s.plan->prog->instrs.data();
-    while (s.cursor < n) {
+    while (s.cursor < n && !all_blocked()) {
       // The program is far larger than the caches: fetch ahead what try_schedule() will read.
       if (s.cursor + 8 < n) {
         __builtin_prefetch(reinterpret_cast<const char*>(instrs + s.cursor + 8));
@@ -274,6 +291,7 @@ class AnalyticalEngine final : public Engine {
         break;
     }
     s.done[i] = 1;
+    --s.unscheduled[u];
     s.end = std::max(s.end, s.complete[i]);
     return Step::kDone;
   }
