@@ -127,8 +127,8 @@ struct CoreProgram {
   // BERT-large step (millions of instructions per core) run on 32 or more cores. When
   // `stream_of` >= 0, this core runs the instructions and VMEM allocations of
   // Program::cores[stream_of] (which must not share itself) and leaves its own `instrs` and
-  // `vmem_allocs` empty; its kSend/kRecv peers are translated through `peers`: the peer that
-  // stream's transfers name k-th (distinct peers, in order of first appearance) is peers[k] here.
+  // `vmem_allocs` empty; its kSend/kRecv talk to `peers` instead: peers[k] is the peer of the
+  // stream's k-th kSend/kRecv (stream order), one entry per transfer (a few thousand per step).
   int32_t stream_of = -1;
   std::vector<PeerRef> peers;
 };
@@ -157,19 +157,6 @@ struct Program {
   }
 };
 
-// The distinct kSend/kRecv peers of `instrs`, in order of first appearance (the order
-// CoreProgram::peers translates).
-inline std::vector<PeerRef> transfer_peers(const std::vector<Instr>& instrs) {
-  std::vector<PeerRef> peers;
-  for (const Instr& i : instrs) {
-    if (i.op != Op::kSend && i.op != Op::kRecv) continue;
-    const PeerRef p{i.peer_chip, i.peer_core};
-    bool seen = false;
-    for (const PeerRef& q : peers) seen = seen || q == p;
-    if (!seen) peers.push_back(p);
-  }
-  return peers;
-}
 
 // `program` with every shared stream copied out (peers translated): each core program has its
 // own instructions. For tools and tests that read streams per core; costs a stream per core.
@@ -179,16 +166,16 @@ inline Program unshared(const Program& program) {
     CoreProgram& cp = out.cores[c];
     if (cp.stream_of < 0) continue;
     const CoreProgram& src = program.stream(c);
-    const std::vector<PeerRef> from = transfer_peers(src.instrs);
     cp.instrs = src.instrs;
     cp.vmem_allocs = src.vmem_allocs;
+    size_t k = 0;
     for (Instr& i : cp.instrs) {
       if (i.op != Op::kSend && i.op != Op::kRecv) continue;
-      size_t r = 0;
-      while (!(from[r] == PeerRef{i.peer_chip, i.peer_core})) ++r;
-      const PeerRef to = r < cp.peers.size() ? cp.peers[r] : PeerRef{i.peer_chip, i.peer_core};
-      i.peer_chip = to.chip;
-      i.peer_core = to.core;
+      if (k < cp.peers.size()) {
+        i.peer_chip = cp.peers[k].chip;
+        i.peer_core = cp.peers[k].core;
+      }
+      ++k;
     }
     cp.stream_of = -1;
     cp.peers.clear();

@@ -444,17 +444,12 @@ void ProgramPlan::translate_peers(CorePlan& cp, const isa::CoreProgram& own, con
     }
     return;
   }
-  // The stream's peers ranked by first appearance (few: a ring has 2, dimension-by-dimension ~6).
-  std::unordered_map<uint64_t, uint32_t> rank;
-  for (size_t k = 0; k < cp.sends_recvs.size(); ++k) {
-    const isa::Instr& ins = instrs[cp.sends_recvs[k]];
-    const uint32_t r = rank.try_emplace(uint64_t(ins.peer_chip) << 32 | ins.peer_core, uint32_t(rank.size())).first->second;
-    if (r >= own.peers.size()) {
-      invalid("program '" + program.name + "': " + cp.name + " shares a stream whose transfers name " +
-              std::to_string(r + 1) + " or more distinct peers, but its peer table has " + std::to_string(own.peers.size()));
-    }
-    cp.peer_at[k] = own.peers[r];
+  if (own.peers.size() != cp.sends_recvs.size()) {
+    invalid("program '" + program.name + "': " + cp.name + " shares a stream with " +
+            std::to_string(cp.sends_recvs.size()) + " sends and receives, but its peer table has " +
+            std::to_string(own.peers.size()) + " entries (one per send and receive)");
   }
+  for (size_t k = 0; k < cp.sends_recvs.size(); ++k) cp.peer_at[k] = own.peers[k];
 }
 
 std::string ProgramPlan::deadlock_report(uint32_t slot, const std::vector<uint8_t>& done) const {

@@ -59,10 +59,10 @@ TEST(DataParallel, ReplicasDifferOnlyInTheirTransferPeers) {
   for (size_t k = 1; k < shared.program.cores.size(); ++k) {
     EXPECT_EQ(shared.program.cores[k].stream_of, 0) << k;
     EXPECT_TRUE(shared.program.cores[k].instrs.empty()) << k;
-    // The ring's next and previous, or dimension by dimension on the 2x2 v3-8: the chip's other core
-    // and the X and Y neighbours.
-    EXPECT_GE(shared.program.cores[k].peers.size(), 2u) << k;
-    EXPECT_LE(shared.program.cores[k].peers.size(), 3u) << k;
+    // One peer per send and receive of the shared stream.
+    size_t transfers = 0;
+    for (const auto& in : shared.program.cores[0].instrs) transfers += in.op == isa::Op::kSend || in.op == isa::Op::kRecv;
+    EXPECT_EQ(shared.program.cores[k].peers.size(), transfers) << k;
   }
   struct {
     isa::Program program;
@@ -179,6 +179,20 @@ TEST(DataParallel, GradientsAreCombinedIntoBucketsOfTheThreshold) {
   for (const char* engine : {"analytical", "systemc"}) {
     auto r = make_engine(engine, hw)->run(split.program, nullptr);
     EXPECT_GT(r.device_cycles, 0u) << engine;
+  }
+}
+
+// Every replica shares core 0's stream whatever the algorithm's peer pattern: the dimension-by-
+// dimension all-reduce on a 4x4 mesh meets its peers in an order that depends on the core's place
+// (the chip's other core first or second), which a per-transfer peer table covers.
+TEST(DataParallel, EveryReplicaSharesTheStreamWithEitherAlgorithm) {
+  const HwConfig hw = load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v3-32.yaml");
+  auto st = tiny_step();
+  for (auto algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDimensionByDimension}) {
+    st.dp.allreduce_algorithm = algorithm;
+    auto c = compile_data_parallel_step(st.dp, hw, "bert-tiny");
+    ASSERT_EQ(c.program.cores.size(), 32u);
+    for (size_t k = 1; k < 32; ++k) EXPECT_EQ(c.program.cores[k].stream_of, 0) << algorithm_name(algorithm) << " core " << k;
   }
 }
 

@@ -197,8 +197,8 @@ TEST(ProgramPlan, ReplicasShareTheDecodedStream) {
       << e;
 }
 
-// A core may run another core's stream through a peer table (program.h): its transfers go to the
-// peers its table gives, in the order the stream first names its own peers.
+// A core may run another core's stream through a peer table (program.h): its k-th send or receive
+// talks to the table's k-th peer.
 TEST(ProgramPlan, SharedStreamsTranslateTheirPeers) {
   auto p = test::make_program("shared", {{0, 0}, {1, 0}, {2, 0}});
   {
@@ -224,7 +224,8 @@ TEST(ProgramPlan, SharedStreamsTranslateTheirPeers) {
 
   auto short_table = p;
   short_table.cores[2].peers.pop_back();
-  EXPECT_NE(plan_error(short_table).find("peer table has 1"), std::string::npos) << plan_error(short_table);
+  EXPECT_NE(plan_error(short_table).find("2 sends and receives, but its peer table has 1 entries"), std::string::npos)
+      << plan_error(short_table);
   auto chained = p;
   chained.cores[2].stream_of = 1;
   EXPECT_NE(plan_error(chained).find("must be another core program with its own stream"), std::string::npos);
