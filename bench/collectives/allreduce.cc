@@ -70,7 +70,7 @@ isa::Program all_reduce_program(const HwConfig& hw, uint64_t bytes, compiler::Co
 //   v3-128  mesh  dims   16.90     9.17      7.91   7.99     5.29       0.17        70    (22.81 / 11.54)
 //   v3-128  torus ring   10.68     9.94      7.91   8.33     2.65       0.44        71    (11.64 / 11.16)
 //   v3-128  torus dims   11.54     8.86      7.91   7.96     2.54       0.17        70    (18.16 / 11.52)
-//   v3-2048 torus dims     -      25.21     22.46  22.66        -      22.99      2234    (- / 32.94)
+//   v3-2048 torus dims     -      25.21     22.46  22.66        -      11.55      2234    (- / 32.94)  (wall 22.99 s before the analytical engine's early stop)
 // Transfer channels (sim/xfer, chip.core.xfer.channels = 5 on v3) let a core's lanes run at once:
 // the ring is 1.10-1.32x the cost in SystemC (was 1.4-1.6x). Dims stays 1.45-2.2x in SystemC: its
 // 4 lanes per core contend for links, the NoC and the core's HBM, and block each other at the
