@@ -71,19 +71,9 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
   ReplicaStreams streams(prog, ring, hw.chip.core.vmem.size_bytes());
   ProgramBuilder& b0 = streams.main();
 
-  // Infeed: the next batch's inputs cross PCIe while this step computes (torch_xla's parallel
-  // loader / tf.data prefetch), contending for the chip's PCIe link and HBM.
-  for (const auto& node : g.nodes())
-    if (node.kind == models::OpKind::kParameter && node.role == models::ParamRole::kInput && !node.shape.empty())
-      out.infeed_bytes += stored_bytes(g, node.id);
-  if (step.prefetch_next_batch && out.infeed_bytes > 0) {
-    // Outside any kernel: nothing in this step waits for it, but the step ends only when it has.
-    isa::Instr in;
-    in.op = isa::Op::kHostLoad;
-    in.bytes = out.infeed_bytes;
-    in.label = "infeed:next batch";
-    b0.emit(in);
-  }
+  // Infeed: the next batch's inputs cross PCIe while this step computes, contending for the
+  // chip's PCIe link and HBM.
+  out.infeed_bytes = emit_next_batch_infeed(b0, g, step.prefetch_next_batch);
 
   // CMEM: every replica on a chip places the same buffers in its share of the chip's CMEM; the
   // gradients stay in HBM, where the all-reduce's transfers read and write them.

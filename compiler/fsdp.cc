@@ -124,16 +124,9 @@ CompiledStep compile_fsdp_step(const FsdpStep& step, const HwConfig& hw, const s
   prog.name = name;
   ReplicaStreams streams(prog, ring, hw.chip.core.vmem.size_bytes());
   ProgramBuilder& b0 = streams.main();
-  for (const auto& node : g.nodes())
-    if (node.kind == models::OpKind::kParameter && node.role == models::ParamRole::kInput && !node.shape.empty())
-      out.infeed_bytes += stored_bytes(g, node.id);
-  if (step.prefetch_next_batch && out.infeed_bytes > 0) {
-    isa::Instr in;  // as in data_parallel.cc: the next batch's infeed overlaps the step
-    in.op = isa::Op::kHostLoad;
-    in.bytes = out.infeed_bytes;
-    in.label = "infeed:next batch";
-    b0.emit(in);
-  }
+  // Infeed: the next batch's inputs cross PCIe while this step computes, contending for the
+  // chip's PCIe link and HBM.
+  out.infeed_bytes = emit_next_batch_infeed(b0, g, step.prefetch_next_batch);
   LowerContext cx{g, plan, hw, b0}, ocx{og, oplan, hw, b0};
   auto lower = [](LowerContext& c, const Fusion& f) {
     if (f.kind == FusionKind::kDot)

@@ -46,4 +46,10 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f);
 // Dot kernels: tiled for the MXUs and VMEM, with operand (prologue) and output (epilogue) fusion.
 void lower_dot_kernel(LowerContext& cx, const Fusion& f);
 
+// The per-step infeed: the bytes of `g`'s per-step inputs, and, when `prefetch`, one host load of
+// them emitted outside any kernel (the next batch crossing PCIe while this step computes:
+// torch_xla's parallel loader / tf.data prefetch; nothing in the step waits for it, but the step
+// ends only when it has). Returns the bytes.
+uint64_t emit_next_batch_infeed(ProgramBuilder& b, const models::Graph& g, bool prefetch);
+
 }  // namespace tpusim::compiler
