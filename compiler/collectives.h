@@ -52,6 +52,11 @@ CollectiveResult emit_collective(CollectiveKind kind, std::vector<ProgramBuilder
                                  const std::vector<CoreId>& cores, const HwConfig& hw, uint64_t bytes,
                                  const std::vector<std::vector<uint32_t>>& after, const CollectiveOptions& opt);
 
+// A program of one collective over every core of `hw` in ring order, every replica sharing core 0's
+// stream (compiler/replicas.h): what benchmarks and fidelity tests simulate. Sets *result if given.
+isa::Program collective_program(CollectiveKind kind, const HwConfig& hw, uint64_t bytes, const CollectiveOptions& opt,
+                                CollectiveResult* result = nullptr);
+
 // The plan emit_collective() emits (kAuto resolved with choose_algorithm()).
 CollectivePlan plan_collective(CollectiveKind kind, const std::vector<CoreId>& cores, const HwConfig& hw,
                                uint64_t bytes, CollectiveAlgorithm algorithm);

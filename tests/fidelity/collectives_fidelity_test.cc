@@ -37,23 +37,11 @@ using compiler::CollectiveKind;
 const std::string kRoot = TPUSIM_SOURCE_DIR;
 
 isa::Program collective_program(const HwConfig& hw, CollectiveKind kind, uint64_t bytes, CollectiveAlgorithm algo) {
-  const std::vector<compiler::CoreId> ring = compiler::ring_order(hw);
-  const uint32_t n = uint32_t(ring.size());
-  isa::Program p;
-  p.name = compiler::collective_name(kind);
-  p.cores.resize(n);
-  std::vector<std::unique_ptr<compiler::ProgramBuilder>> own;
-  std::vector<compiler::ProgramBuilder*> b;
-  for (uint32_t i = 0; i < n; ++i) {
-    p.cores[i].chip = ring[i].chip;
-    p.cores[i].core = ring[i].core;
-    own.push_back(std::make_unique<compiler::ProgramBuilder>(p.cores[i], hw.chip.core.vmem.size_bytes()));
-    b.push_back(own.back().get());
-  }
   compiler::CollectiveOptions opt;
   opt.algorithm = algo;
   opt.piece_bytes = 2ull << 20;  // as bench_allreduce
-  const auto res = compiler::emit_collective(kind, b, ring, hw, bytes, std::vector<std::vector<uint32_t>>(n), opt);
+  compiler::CollectiveResult res;
+  isa::Program p = compiler::collective_program(kind, hw, bytes, opt, &res);
   EXPECT_EQ(res.algorithm, algo);
   return p;
 }
