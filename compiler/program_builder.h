@@ -3,6 +3,7 @@
 // first instructions of a kernel wait for the previous kernel's last ones).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,18 @@ class ProgramBuilder {
     entry_deps_.clear();
     for (uint32_t i = kernel_first_; i < end; ++i)
       if (!used_[i - kernel_first_]) entry_deps_.push_back(i);
+    if (end_kernel_hook_) end_kernel_hook_(*this);
+  }
+
+  // Called at the end of every kernel (ReplicaStreams checks and drops a replica's recording).
+  void set_end_kernel_hook(std::function<void(ProgramBuilder&)> hook) { end_kernel_hook_ = std::move(hook); }
+  // Between kernels: forgets the instructions and VMEM allocations recorded so far (their stream
+  // indices stay taken: size() is unchanged). The core program then holds only what follows; its
+  // buffers are released (a cleared vector would keep its capacity, pages already touched).
+  void drop_recorded() {
+    base_ += uint32_t(core_.instrs.size());
+    std::vector<isa::Instr>().swap(core_.instrs);
+    std::vector<isa::VmemAlloc>().swap(core_.vmem_allocs);
   }
 
   // Reserves VMEM for the current kernel. The tiling search sizes buffers to fit; overflowing
@@ -173,6 +186,7 @@ class ProgramBuilder {
   size_t first_alloc_ = 0;
   isa::Deps entry_deps_;
   std::vector<bool> used_;  // end_kernel scratch
+  std::function<void(ProgramBuilder&)> end_kernel_hook_;
 };
 
 }  // namespace tpusim::compiler

@@ -34,6 +34,8 @@ ReplicaStreams::ReplicaStreams(isa::Program& prog, const std::vector<CoreId>& co
     prog_.cores[i].core = cores[i].core;
   }
   recorded_.resize(cores.size());
+  dropped_.resize(cores.size());
+  keep_.assign(cores.size(), 0);
   main_ = std::make_unique<ProgramBuilder>(prog_.cores[0], vmem_bytes_);
 }
 
@@ -50,7 +52,12 @@ std::vector<ProgramBuilder*> ReplicaStreams::begin_section() {
   std::vector<ProgramBuilder*> b = {main_.get()};
   for (size_t c = 1; c < prog_.cores.size(); ++c) {
     recorded_[c].emplace_back();
+    dropped_[c].emplace_back();
     open_.push_back(std::make_unique<ProgramBuilder>(recorded_[c].back(), vmem_bytes_, uint32_t(s.from)));
+    if (share_) {
+      const size_t k = sections_.size() - 1;
+      open_.back()->set_end_kernel_hook([this, c, k](ProgramBuilder& pb) { check_and_drop(c, k, pb); });
+    }
     b.push_back(open_.back().get());
   }
   return b;
@@ -69,6 +76,49 @@ void ReplicaStreams::end_section() {
 // table (program.h: one entry per send and receive): the common case, which keeps one copy of a
 // multi-million-instruction stream per slice. Otherwise core c's stream is core 0's with each section's span replaced by core c's
 // recording, likewise for the VMEM allocations.
+void ReplicaStreams::check_and_drop(size_t c, size_t k, ProgramBuilder& b) {
+  if (keep_[c]) return;
+  const isa::CoreProgram& src = prog_.cores[0];
+  isa::CoreProgram& rec = recorded_[c][k];
+  Dropped& d = dropped_[c][k];
+  const size_t at = sections_[k].from + d.instrs, alloc_at = sections_[k].alloc_from + d.allocs;
+  bool same = src.instrs.size() >= at + rec.instrs.size() && src.vmem_allocs.size() >= alloc_at + rec.vmem_allocs.size();
+  for (size_t i = 0; same && i < rec.instrs.size(); ++i) same = same_except_peer(src.instrs[at + i], rec.instrs[i]);
+  for (size_t a = 0; same && a < rec.vmem_allocs.size(); ++a) same = same_alloc(src.vmem_allocs[alloc_at + a], rec.vmem_allocs[a]);
+  if (!same) {
+    keep_[c] = 1;
+    return;
+  }
+  append_peers(rec.instrs.data(), rec.instrs.data() + rec.instrs.size(), d.peers);
+  d.instrs += rec.instrs.size();
+  d.allocs += rec.vmem_allocs.size();
+  b.drop_recorded();
+}
+
+// Puts the dropped front of each of replica c's section recordings back: core 0's instructions and
+// allocations there (checked equal but for the peers) with c's peers.
+void ReplicaStreams::restore_dropped(size_t c) {
+  const isa::CoreProgram& src = prog_.cores[0];
+  for (size_t k = 0; k < sections_.size(); ++k) {
+    Dropped& d = dropped_[c][k];
+    if (d.instrs == 0 && d.allocs == 0) continue;
+    isa::CoreProgram& rec = recorded_[c][k];
+    const Section& s = sections_[k];
+    std::vector<isa::Instr> front(src.instrs.begin() + long(s.from), src.instrs.begin() + long(s.from + d.instrs));
+    size_t p = 0;
+    for (isa::Instr& i : front) {
+      if (i.op != isa::Op::kSend && i.op != isa::Op::kRecv) continue;
+      i.peer_chip = d.peers[p].chip;
+      i.peer_core = d.peers[p].core;
+      ++p;
+    }
+    rec.instrs.insert(rec.instrs.begin(), front.begin(), front.end());
+    rec.vmem_allocs.insert(rec.vmem_allocs.begin(), src.vmem_allocs.begin() + long(s.alloc_from),
+                           src.vmem_allocs.begin() + long(s.alloc_from + d.allocs));
+    d = Dropped{};
+  }
+}
+
 bool ReplicaStreams::can_share(size_t c, std::vector<isa::PeerRef>& peers) const {
   const isa::CoreProgram& src = prog_.cores[0];
   peers.clear();
@@ -93,6 +143,19 @@ void ReplicaStreams::finish() {
   std::vector<isa::PeerRef> peers;
   for (size_t c = 1; c < prog_.cores.size(); ++c) {
     auto& dst = prog_.cores[c];
+    bool all_dropped = !keep_[c];
+    for (size_t k = 0; all_dropped && k < sections_.size(); ++k)
+      all_dropped = recorded_[c][k].instrs.empty() && recorded_[c][k].vmem_allocs.empty() &&
+                    dropped_[c][k].instrs == sections_[k].len && dropped_[c][k].allocs == sections_[k].alloc_len;
+    if (share_ && all_dropped) {  // every kernel of every section checked: share
+      dst.stream_of = 0;
+      dst.peers.clear();
+      for (const Dropped& d : dropped_[c]) dst.peers.insert(dst.peers.end(), d.peers.begin(), d.peers.end());
+      recorded_[c].clear();
+      dropped_[c].clear();
+      continue;
+    }
+    restore_dropped(c);
     if (share_ && can_share(c, peers)) {
       dst.stream_of = 0;
       dst.peers = peers;

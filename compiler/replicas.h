@@ -52,6 +52,19 @@ class ReplicaStreams {
   bool in_section_ = false;
   bool share_ = true;
 
+  // Replica c's recording is checked against core 0's kernel by kernel and dropped when it differs
+  // only in peers (only its peers are kept): a 2048-core collective then never holds 2048 copies
+  // of its section. A replica that cannot be checked that way (core 0 has not emitted the kernel
+  // yet, or it differs) keeps recording; finish() rebuilds what was dropped.
+  struct Dropped {
+    size_t instrs = 0, allocs = 0;      // dropped from the front of the section's recording
+    std::vector<isa::PeerRef> peers;    // the dropped transfers' peers
+  };
+  std::vector<std::vector<Dropped>> dropped_;  // [core][section]
+  std::vector<uint8_t> keep_;                  // [core]: stopped dropping
+  void check_and_drop(size_t c, size_t k, ProgramBuilder& b);
+  void restore_dropped(size_t c);
+
   bool can_share(size_t c, std::vector<isa::PeerRef>& peers) const;
 };
 

@@ -62,10 +62,10 @@ isa::Program all_reduce_program(const HwConfig& hw, uint64_t bytes, compiler::Co
 // the ring is 1.10-1.32x the cost in SystemC (was 1.4-1.6x). Dims stays 1.45-2.2x in SystemC: its
 // 4 lanes per core contend for links, the NoC and the core's HBM, and block each other at the
 // head of the in-order queues. Wall times measured on a loaded 2-core machine.
-// The 2048-core ring (8188 steps per core) is left out of the default cases: measured once, it
-// simulates to 33.99 ms (cost 29.23 ms, so dims is the faster there too) but takes 36.9 s and
-// 11 GiB, most of it the per-core copies of the collective section that ReplicaStreams records
-// before it finds them shareable (to be made peer-only).
+// The 2048-core ring (8188 steps per core) is left out of the default cases for its wall time:
+// measured once, it simulates to 33.99 ms (cost 29.23 ms, so dims is the faster there too) in 43 s
+// (15 s of it compiling) with 2.7 GiB peak RSS (11 GiB before ReplicaStreams dropped each replica's
+// checked recording).
 int main(int argc, char** argv) {
   using compiler::CollectiveAlgorithm;
   const uint64_t bytes = (argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 440) << 20;
