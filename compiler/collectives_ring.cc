@@ -68,19 +68,23 @@ uint32_t mod(int64_t a, uint32_t m) { return uint32_t(((a % int64_t(m)) + m) % m
 
 }  // namespace
 
-std::vector<uint32_t> append_ring_reduce_scatter(std::vector<PlanStep>& out, CollectivePlan& plan, const RingPhase& ph,
-                                                 uint32_t lane, int dir) {
+namespace {
+
+// The m-1 steps of one pass around each group of `ph`, direction `dir`: at step s, member r sends
+// the sub-chunk at offset (r + shift - dir*s) mod m to its neighbour r + dir. A reduce-scatter pass
+// starts from each member's own offset (shift 0); the all-gather that undoes it starts from the
+// chunk the reduce-scatter left reduced there (shift dir).
+void append_ring_pass(std::vector<PlanStep>& out, CollectivePlan& plan, const RingPhase& ph, uint32_t lane, int dir,
+                      Combine combine, const char* what, int64_t shift) {
   const uint32_t n = plan.cores;
   const uint32_t m = uint32_t(ph.groups.front().size());
   const uint32_t sub = ph.span / m;
-  std::vector<uint32_t> owned(ph.start);
-  if (m < 2) return owned;
   for (uint32_t s = 0; s + 1 < m; ++s) {
     PlanStep st;
-    st.combine = Combine::kReduce;
+    st.combine = combine;
     st.lane = lane;
     st.count = sub;
-    st.what = "reduce-scatter";
+    st.what = what;
     st.send_to.assign(n, 0);
     st.first.assign(n, 0);
     st.recv_first.assign(n, 0);
@@ -88,11 +92,22 @@ std::vector<uint32_t> append_ring_reduce_scatter(std::vector<PlanStep>& out, Col
       for (uint32_t r = 0; r < m; ++r) {
         const uint32_t i = g[r], to = g[mod(int64_t(r) + dir, m)];
         st.send_to[i] = to;
-        st.first[i] = ph.start[i] + sub * mod(int64_t(r) - dir * int64_t(s), m);
+        st.first[i] = ph.start[i] + sub * mod(int64_t(r) + shift - dir * int64_t(s), m);
         st.recv_first[to] = ph.start[to] + (st.first[i] - ph.start[i]);
       }
     out.push_back(std::move(st));
   }
+}
+
+}  // namespace
+
+std::vector<uint32_t> append_ring_reduce_scatter(std::vector<PlanStep>& out, CollectivePlan& plan, const RingPhase& ph,
+                                                 uint32_t lane, int dir) {
+  const uint32_t m = uint32_t(ph.groups.front().size());
+  const uint32_t sub = ph.span / m;
+  std::vector<uint32_t> owned(ph.start);
+  if (m < 2) return owned;
+  append_ring_pass(out, plan, ph, lane, dir, Combine::kReduce, "reduce-scatter", 0);
   for (const auto& g : ph.groups)
     for (uint32_t r = 0; r < m; ++r) owned[g[r]] = ph.start[g[r]] + sub * mod(int64_t(r) + dir, m);
   return owned;
@@ -100,27 +115,7 @@ std::vector<uint32_t> append_ring_reduce_scatter(std::vector<PlanStep>& out, Col
 
 void append_ring_all_gather(std::vector<PlanStep>& out, CollectivePlan& plan, const RingPhase& ph, uint32_t lane,
                             int dir) {
-  const uint32_t n = plan.cores;
-  const uint32_t m = uint32_t(ph.groups.front().size());
-  const uint32_t sub = ph.span / m;
-  for (uint32_t s = 0; s + 1 < m; ++s) {
-    PlanStep st;
-    st.combine = Combine::kCopy;
-    st.lane = lane;
-    st.count = sub;
-    st.what = "all-gather";
-    st.send_to.assign(n, 0);
-    st.first.assign(n, 0);
-    st.recv_first.assign(n, 0);
-    for (const auto& g : ph.groups)
-      for (uint32_t r = 0; r < m; ++r) {
-        const uint32_t i = g[r], to = g[mod(int64_t(r) + dir, m)];
-        st.send_to[i] = to;
-        st.first[i] = ph.start[i] + sub * mod(int64_t(r) + dir - dir * int64_t(s), m);
-        st.recv_first[to] = ph.start[to] + (st.first[i] - ph.start[i]);
-      }
-    out.push_back(std::move(st));
-  }
+  append_ring_pass(out, plan, ph, lane, dir, Combine::kCopy, "all-gather", dir);
 }
 
 void interleave_lanes(CollectivePlan& plan, std::vector<std::vector<PlanStep>>& per_lane) {
