@@ -18,7 +18,7 @@ TraceNames core_track(const std::string& sequencer, const char* suffix) {
 Sequencer::Sequencer(sc_core::sc_module_name name, uint32_t units)
     : sc_module(name),
       issue("issue", 2),
-      direct("direct", units - 4),
+      direct("direct", direct_ports(units)),
       sync("sync"),
       wake_("wake"),
       group_(this->name()),

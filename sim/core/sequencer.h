@@ -42,17 +42,21 @@ namespace tpusim {
 
 class Sequencer : public sc_core::sc_module, public CompletionIf {
  public:
-  // Queued units: port 0 = DMA, port 1 = transfer queue (see fifo_port_of).
+  // Queued units: port 0 = DMA (the main and the background DMA queue feed the same engines),
+  // port 1 = transfer queue (see fifo_port_of).
   sc_core::sc_vector<sc_core::sc_fifo_out<uint32_t>> issue;
-  // Directly issued units: port 0 = VPU, then per MXU m: 1 + 2m weights, 2 + 2m stream.
+  // Directly issued units: port 0 = VPU (main and background queue), then per MXU m: 1 + 2m
+  // weights, 2 + 2m stream.
   sc_core::sc_vector<sc_core::sc_port<IssueIf>> direct;
   sc_core::sc_port<BarrierIf> sync;
 
   Sequencer(sc_core::sc_module_name name, uint32_t units);
 
-  static bool is_direct(uint32_t unit) { return unit == UnitIndex::kVpu || unit >= UnitIndex::mxu_weights(0); }
-  static uint32_t fifo_port_of(uint32_t unit) { return unit == UnitIndex::kDma ? 0 : 1; }
-  static uint32_t direct_port_of(uint32_t unit) { return unit == UnitIndex::kVpu ? 0 : unit - UnitIndex::mxu_weights(0) + 1; }
+  static bool is_direct(uint32_t unit) { return UnitIndex::is_vpu(unit) || unit >= UnitIndex::mxu_weights(0); }
+  static uint32_t fifo_port_of(uint32_t unit) { return UnitIndex::is_dma(unit) ? 0 : 1; }
+  static uint32_t direct_port_of(uint32_t unit) { return UnitIndex::is_vpu(unit) ? 0 : unit - UnitIndex::mxu_weights(0) + 1; }
+  // Direct ports for a core with `units` queues (UnitIndex::count): the VPU and the MXU paths.
+  static uint32_t direct_ports(uint32_t units) { return units - UnitIndex::mxu_weights(0) + 1; }
 
   void configure(uint64_t launch_cycles) { launch_cycles_ = launch_cycles; }
   // Arms the run: the first issue happens launch_cycles after the run start.
@@ -70,7 +74,7 @@ class Sequencer : public sc_core::sc_module, public CompletionIf {
 
  private:
   // The units acting at simulation time, in the order they are dispatched within one step.
-  static constexpr uint32_t kTimedUnits[] = {UnitIndex::kDma, UnitIndex::kXfer, UnitIndex::kSync};
+  static constexpr uint32_t kTimedUnits[] = {UnitIndex::kDma, UnitIndex::kDmaAsync, UnitIndex::kXfer, UnitIndex::kSync};
 
   void step();
   void resolve(uint32_t instr, uint64_t at_ps);  // the completion time of `instr` is known

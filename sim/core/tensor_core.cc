@@ -68,7 +68,7 @@ void TensorCore::configure(const HwConfig& hw) {
 
 void TensorCore::begin_run(const CorePlan* plan, const RunContext* run) {
   for (auto& m : mxus_) m->begin_run(plan->prog, run);
-  vpu_.begin_run(plan->prog, run);
+  vpu_.begin_run(plan->prog, run, plan->queues.size(UnitIndex::kVpu), plan->queues.size(UnitIndex::kVpuAsync));
   dma_.begin_run(plan->prog, run);
   xfer_.begin_run(plan, run);
   seq_.begin_run(plan, run);

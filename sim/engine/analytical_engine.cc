@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/base/busy_calendar.h"
 #include "sim/base/clock.h"
 #include "sim/base/sim_error.h"
 #include "sim/cmem/cmem_stats.h"
@@ -42,6 +43,8 @@ struct CoreState {
   std::vector<uint64_t> data_at;      // ... and its data arrives then
   std::vector<uint64_t> unit_free;    // per unit queue: end of its current occupancy
   std::vector<uint64_t> engine_free;  // per DMA engine
+  std::vector<uint64_t> async_engine_free;  // per DMA engine, as the background queue uses it (below)
+  SharedUnit vpu_unit;                // the VPU: main and background queue
   std::vector<uint64_t> channel_free; // per transfer channel
   std::vector<uint64_t> stage_free;   // per first stage of its transfers: ICI ports, NoC, PCIe h2d, d2h
   std::vector<uint32_t> pending;      // instructions the scan could not schedule yet, stream order
@@ -49,10 +52,16 @@ struct CoreState {
   std::vector<uint8_t> blocked;       // per unit queue, during a scan: an earlier instruction waits
   std::vector<uint32_t> unscheduled;  // per unit queue: its instructions not scheduled yet
   uint64_t last_dma_start = 0;        // DMA issue is in stream order
+  uint64_t last_async_dma_start = 0;  // ... per queue
   uint64_t last_xfer_start = 0;       // transfer issue too
   uint64_t hbm_free = 0;              // the core's bandwidth server: end of all its reservations
   uint64_t dma_hbm_free = 0;          // ... as the last DMA left it (what a transfer's read waits for)
   uint64_t cmem_free = 0;             // the core's CMEM bandwidth server (no contention between cores)
+  // With background DMAs the HBM server is a calendar (sim/base/busy_calendar.h): the DMAs'
+  // reservations (exclusive) and the transfers' reads (which may overlap each other, not a DMA).
+  bool hbm_calendar = false;
+  BusyCalendar hbm_dmas, hbm_reads;
+  size_t hbm_pruned_at = 0;
   uint64_t last_barrier = 0;          // barriers are reached in stream order
   uint32_t cursor = 0;                // next instruction never scanned
   bool dirty = false;                 // a recv's data or a barrier release arrived since the last scan
@@ -100,6 +109,9 @@ class AnalyticalEngine final : public Engine {
     for (size_t c = 0; c < cores.size(); ++c) reset(states_[c], cores[c], trace);
     reset_network();
     trace_ = trace;
+    has_background_ = false;
+    for (const CorePlan& cp : cores)
+      has_background_ |= cp.queues.size(UnitIndex::kDmaAsync) + cp.queues.size(UnitIndex::kVpuAsync) > 0;
 
     // Barrier groups: arrivals and the latest reach cycle.
     const auto& expected = plan_.barrier_participants();
@@ -113,13 +125,17 @@ class AnalyticalEngine final : public Engine {
     std::vector<bool> done(cores.size(), false);
     while (finished < cores.size()) {
       bool progress = false;
-      for (size_t c = 0; c < cores.size(); ++c) {
-        if (done[c]) continue;
-        progress |= advance(states_[c]);
-        if (states_[c].finished()) {
-          done[c] = true;
-          ++finished;
+      for (bool eager : {false, true}) {
+        for (size_t c = 0; c < cores.size(); ++c) {
+          if (done[c]) continue;
+          if (eager) states_[c].dirty = true;  // rescan what the stop at a background wait skipped
+          progress |= advance(states_[c], eager);
+          if (states_[c].finished()) {
+            done[c] = true;
+            ++finished;
+          }
         }
+        if (progress || !has_background_) break;
       }
       if (!progress) {
         for (size_t c = 0; c < cores.size(); ++c) {
@@ -147,10 +163,16 @@ class AnalyticalEngine final : public Engine {
     s.unscheduled.resize(cp.queues.begin.size() - 1);
     for (uint32_t u = 0; u < s.unscheduled.size(); ++u) s.unscheduled[u] = cp.queues.size(u);
     s.engine_free.assign(hw_.chip.core.dma.engines, 0);
+    s.async_engine_free.assign(hw_.chip.core.dma.engines, 0);
+    s.vpu_unit.reset({cp.queues.size(UnitIndex::kVpu), cp.queues.size(UnitIndex::kVpuAsync)});
+    s.hbm_calendar = cp.queues.size(UnitIndex::kDmaAsync) > 0;
+    s.hbm_dmas.clear();
+    s.hbm_reads.clear();
+    s.hbm_pruned_at = 0;
     s.channel_free.assign(hw_.chip.core.xfer.channels, 0);
     s.stage_free.assign(ports_ + 3, 0);
     s.pending.clear();
-    s.last_dma_start = s.last_xfer_start = s.hbm_free = s.dma_hbm_free = s.cmem_free = s.last_barrier = 0;
+    s.last_dma_start = s.last_async_dma_start = s.last_xfer_start = s.hbm_free = s.dma_hbm_free = s.cmem_free = s.last_barrier = 0;
     s.cursor = 0;
     s.dirty = false;
     s.end = launch_;
@@ -203,13 +225,19 @@ class AnalyticalEngine final : public Engine {
   // can then be scheduled (its queue is blocked), and a later receive completes at the same time
   // whenever it is visited; its dependents come after it. Without this, a stream whose collectives
   // sit between its kernels (FSDP) rescans its whole remainder once per round of the cores.
-  bool advance(CoreState& s) {
+  // Unless `eager`, the scan also stops at a blocked background instruction (a collective waiting
+  // for another core): the main queues then do not run ahead through the rest of the program
+  // while the background queue waits, which keeps the shared units' calendars short and places
+  // background and main work roughly in time order. (run() retries a round that made no progress
+  // with `eager` scans before calling it a deadlock.)
+  bool advance(CoreState& s, bool eager) {
     const uint32_t n = uint32_t(s.plan->unit.size());
     if (s.cursor == n && !s.dirty) return false;  // only another core can unblock what is kept
     s.dirty = false;
     std::fill(s.blocked.begin(), s.blocked.end(), 0);
     s.next_pending.clear();
     uint32_t active = 0, blocked = 0;  // queues with unscheduled work (receives have no queue)
+    bool waits = false;                // a background instruction is blocked (not `eager`)
     for (uint32_t u = 0; u < s.unscheduled.size(); ++u) active += u != UnitIndex::kRecv && s.unscheduled[u] > 0;
     bool moved = false;
     auto visit = [&](uint32_t i) {
@@ -225,8 +253,9 @@ class AnalyticalEngine final : public Engine {
       if (u == UnitIndex::kSync && s.arrived[s.plan->barrier_pos(i)]) return;  // later barriers may be reached meanwhile
       if (!s.blocked[u]) ++blocked;
       s.blocked[u] = 1;
+      waits |= !eager && UnitIndex::is_async(u);
     };
-    auto all_blocked = [&] { return active > 0 && blocked >= active; };
+    auto all_blocked = [&] { return waits || (active > 0 && blocked >= active); };
     size_t k = 0;
     for (; k < s.pending.size() && !all_blocked(); ++k) visit(s.pending[k]);
     if (all_blocked()) {
@@ -318,9 +347,8 @@ class AnalyticalEngine final : public Engine {
         break;
       }
       case isa::Op::kVpu: {
-        const uint64_t start = std::max(ready, s.unit_free[u]);
         const uint64_t c = vpu_issue_cycles(chip.core.vpu, ins.vpu);
-        s.unit_free[u] = start + c;
+        const uint64_t start = s.vpu_unit.place(u == UnitIndex::kVpuAsync ? 1 : 0, ready, c);
         s.complete[i] = start + c + chip.core.vpu.pipeline_latency_cycles;
         s.vpu.block(ins.vpu, c);
         if (trace_) emit(s, s.prefix + ".vpu", ins, start, c, 0);
@@ -328,25 +356,28 @@ class AnalyticalEngine final : public Engine {
       }
       case isa::Op::kDmaLoad:
       case isa::Op::kDmaStore: {
-        // In stream order, on the first engine free at that time.
-        uint64_t start = std::max(ready, s.last_dma_start);
-        start = std::max(start, *std::min_element(s.engine_free.begin(), s.engine_free.end()));
+        // In stream order, on the first engine free at that time. The background queue has its
+        // own order and, here, its own view of the engines: engine contention between the two
+        // queues is left to the SystemC model (their HBM bandwidth is shared, hbm_dma()).
+        const bool background = u == UnitIndex::kDmaAsync;
+        uint64_t& last = background ? s.last_async_dma_start : s.last_dma_start;
+        std::vector<uint64_t>& engines = background ? s.async_engine_free : s.engine_free;
+        uint64_t start = std::max(ready, last);
+        start = std::max(start, *std::min_element(engines.begin(), engines.end()));
         uint32_t e = 0;
-        while (s.engine_free[e] > start) ++e;
+        while (engines[e] > start) ++e;
         const bool in_cmem = ins.mem == isa::MemSpace::kCmem;
         uint64_t end = start + setup_ + (in_cmem ? cmem_latency_ : latency_);  // zero bytes: no request
         if (ins.bytes > 0 && in_cmem) {
           cmem_serve(s, ins, start + setup_);
           end = s.cmem_free + cmem_latency_;
         } else if (ins.bytes > 0) {
-          hbm_serve(s, ins, start + setup_);
-          end = s.hbm_free + latency_;
-          s.dma_hbm_free = s.hbm_free;
+          end = hbm_dma(s, ins, start + setup_) + hbm_transfer_cycles(chip, ins.bytes) + latency_;
         }
-        s.last_dma_start = start;
-        s.engine_free[e] = s.complete[i] = end;
+        last = start;
+        engines[e] = s.complete[i] = end;
         s.dma.transfer(ins, end - start);
-        if (trace_) emit(s, s.prefix + ".dma" + std::to_string(e), ins, start, end - start, ins.bytes);
+        if (trace_) emit(s, s.prefix + (background ? ".dma_bg" : ".dma") + std::to_string(e), ins, start, end - start, ins.bytes);
         break;
       }
       case isa::Op::kSend:
@@ -357,19 +388,53 @@ class AnalyticalEngine final : public Engine {
     }
   }
 
-  // The core's HBM bandwidth server: `ins.bytes` served from max(at, server free); returns the
-  // service start. Accounts the HBM stats of the core. `free` is what the request waits for:
-  // the end of every reservation (a DMA) or only of the DMAs' (a transfer's read, see transfer()).
-  uint64_t hbm_serve(CoreState& s, const isa::Instr& ins, uint64_t at) { return hbm_serve(s, ins, at, s.hbm_free); }
-  uint64_t hbm_serve(CoreState& s, const isa::Instr& ins, uint64_t at, uint64_t free) {
+  // The core's HBM bandwidth server: `ins.bytes` of a DMA served from max(at, server free), or of
+  // a transfer's read from max(at, the DMAs' reservations) (see transfer()). Returns the service
+  // start and accounts the HBM stats of the core. With background DMAs the server is a calendar:
+  // a request takes the earliest idle interval at or after `at` (the DMAs' reservations are
+  // exclusive; transfers' reads avoid the DMAs' only, as above).
+  uint64_t hbm_dma(CoreState& s, const isa::Instr& ins, uint64_t at) {
     const uint64_t t = hbm_transfer_cycles(hw_.chip, ins.bytes);
-    const uint64_t begin = std::max(at, free);
-    s.hbm_free = std::max(s.hbm_free, begin) + t;
+    uint64_t begin = std::max(at, s.hbm_free);
+    if (s.hbm_calendar) {
+      for (begin = at;;) {
+        const uint64_t a = s.hbm_dmas.first_fit(begin, t);
+        begin = s.hbm_reads.first_fit(a, t);
+        if (begin == a) break;
+      }
+      s.hbm_dmas.insert(begin, t);
+      prune_hbm(s);
+    }
+    s.hbm_free = s.dma_hbm_free = std::max(s.hbm_free, begin + t);
+    return hbm_served(s, ins, begin, t);
+  }
+  uint64_t hbm_read(CoreState& s, const isa::Instr& ins, uint64_t at) {
+    const uint64_t t = hbm_transfer_cycles(hw_.chip, ins.bytes);
+    uint64_t begin = std::max(at, s.dma_hbm_free);
+    if (s.hbm_calendar) {
+      begin = s.hbm_dmas.first_fit(at, t);
+      s.hbm_reads.add(begin, t);
+    }
+    s.hbm_free = std::max(s.hbm_free, begin) + t;  // the read delays later DMAs, not its own start
+    return hbm_served(s, ins, begin, t);
+  }
+  uint64_t hbm_served(CoreState& s, const isa::Instr& ins, uint64_t begin, uint64_t t) {
     hbm_account(s, ins.bytes);
     if (trace_) emit(s, "hbm." + s.prefix, ins, begin, t, ins.bytes);
     return begin;
   }
-  // The core's CMEM bandwidth server (sim/cmem/cmem_timing.h), like hbm_serve().
+  // No later HBM request starts before the last start of a queue that still has work.
+  void prune_hbm(CoreState& s) {
+    if (s.hbm_dmas.size() + s.hbm_reads.size() < 2 * s.hbm_pruned_at + 64) return;
+    uint64_t frontier = UINT64_MAX;
+    if (s.unscheduled[UnitIndex::kDma] > 0) frontier = std::min(frontier, s.last_dma_start);
+    if (s.unscheduled[UnitIndex::kDmaAsync] > 0) frontier = std::min(frontier, s.last_async_dma_start);
+    if (s.unscheduled[UnitIndex::kXfer] > 0) frontier = std::min(frontier, s.last_xfer_start);
+    s.hbm_dmas.prune(frontier);
+    s.hbm_reads.prune(frontier);
+    s.hbm_pruned_at = s.hbm_dmas.size() + s.hbm_reads.size();
+  }
+  // The core's CMEM bandwidth server (sim/cmem/cmem_timing.h), like hbm_dma().
   void cmem_serve(CoreState& s, const isa::Instr& ins, uint64_t at) {
     const uint64_t t = cmem_transfer_cycles(hw_.chip, ins.bytes);
     const uint64_t begin = std::max(at, s.cmem_free);
@@ -413,7 +478,7 @@ class AnalyticalEngine final : public Engine {
     while (s.channel_free[ch] > start) ++ch;
     const uint64_t t0 = start + e.setup_cycles;
     uint64_t flow = t0;  // the first byte leaves the source
-    if (!load) flow = (ins.bytes > 0 ? hbm_serve(s, ins, t0, s.dma_hbm_free) : t0) + e.read_cycles;
+    if (!load) flow = (ins.bytes > 0 ? hbm_read(s, ins, t0) : t0) + e.read_cycles;
     const uint32_t first_stage = send ? (cp.chip == peer_chip ? ports_ : ici_next_port(hw_.slice.topology, cp.chip, peer_chip))
                                       : ports_ + (load ? 1 : 2);
     flow = std::max(flow, s.stage_free[first_stage]);
@@ -563,6 +628,7 @@ class AnalyticalEngine final : public Engine {
   std::vector<LinkStats> pcie_;   // per chip: h2d, d2h
   std::vector<HostStats> hosts_;
   TraceSink* trace_ = nullptr;
+  bool has_background_ = false;  // some core has background (async) instructions
 };
 
 }  // namespace

@@ -12,6 +12,13 @@
 //    overlap freely, limited only by `deps` (indices of earlier instructions of the same core
 //    stream, which must have *completed*) and by unit occupancy.
 //  * DMA instructions are spread over the core's DMA engines (first free engine, stream order).
+//  * Background work: a kDmaLoad, kDmaStore or kVpu marked `async` runs on the core's background
+//    DMA or VPU queue instead of its main one (XLA's asynchronous collectives, e.g. a gradient
+//    all-reduce running while the backward pass computes). Each background queue is in order, but
+//    independent of its main queue: neither blocks the other's head. Both share the physical DMA
+//    engines, HBM and VPU; an engine gives a background instruction the earliest idle interval at
+//    or after its ready time that fits it (the main queue, likewise, fits around background work
+//    already placed), so the work interleaves without either queue stalling the other.
 //  * MXU weight double buffering is expressed by the compiler with deps (a weight load for tile
 //    i+2 depends on the last matmul that used tile i); the sim checks only that at most
 //    `mxu.weight_buffers` tiles are resident.
@@ -79,6 +86,7 @@ using Deps = SmallVector<uint32_t, 4>;
 struct Instr {
   Op op = Op::kVpu;
   MemSpace mem = MemSpace::kHbm;  // kDmaLoad / kDmaStore: the memory side (in op's padding)
+  bool async = false;             // kDmaLoad / kDmaStore / kVpu: runs on the background queue (above)
   // kMxuWeights / kMxuMatmul
   uint32_t mxu = 0;     // which MXU of the core
   uint32_t rows = 0;    // kMxuMatmul: LHS rows streamed
@@ -211,8 +219,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(VpuWork, alu_vregs, eup_vregs, x
                                                 vst_vregs)
 NLOHMANN_JSON_SERIALIZE_ENUM(MemSpace, {{MemSpace::kHbm, "hbm"}, {MemSpace::kCmem, "cmem"}})
 
-// Instr: every field, missing keys keep their defaults; `mem` is written only when it is not HBM,
-// so programs without CMEM serialize exactly as before the field existed.
+// Instr: every field, missing keys keep their defaults; `mem` is written only when it is not HBM
+// and `async` only when set, so programs without CMEM or background work serialize exactly as
+// before those fields existed.
 #define TPUSIM_INSTR_FIELDS(X) \
   X(op) X(deps) X(bytes) X(mxu) X(rows) X(k) X(n) X(passes) X(vpu) X(barrier_id) X(peer_chip) X(peer_core) X(tag) X(label)
 inline void to_json(nlohmann::json& j, const Instr& i) {
@@ -221,12 +230,14 @@ inline void to_json(nlohmann::json& j, const Instr& i) {
   TPUSIM_INSTR_FIELDS(TPUSIM_TO)
 #undef TPUSIM_TO
   if (i.mem != MemSpace::kHbm) j["mem"] = i.mem;
+  if (i.async) j["async"] = true;
 }
 inline void from_json(const nlohmann::json& j, Instr& i) {
   const Instr d{};
 #define TPUSIM_FROM(f) i.f = j.value(#f, d.f);
   TPUSIM_INSTR_FIELDS(TPUSIM_FROM)
   TPUSIM_FROM(mem)
+  TPUSIM_FROM(async)
 #undef TPUSIM_FROM
 }
 #undef TPUSIM_INSTR_FIELDS

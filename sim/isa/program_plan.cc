@@ -151,6 +151,7 @@ bool ProgramPlan::same_structure(const DecodedStream& d, const isa::CoreProgram&
     const isa::Instr& ins = prog.instrs[i];
     if (uint8_t(ins.op) != d.op[i]) return false;
     if (ins.mem == isa::MemSpace::kCmem && !cmem) return false;  // decoded afresh: rejected there
+    if (ins.async != UnitIndex::is_async(d.unit[i])) return false;  // a background DMA/VPU, or rejected
     if (ins.op == isa::Op::kMxuWeights || ins.op == isa::Op::kMxuMatmul) {
       const bool weights = ins.op == isa::Op::kMxuWeights;
       if (ins.mxu >= mxu.count || ins.k > mxu.rows || ins.n > mxu.cols || (!weights && ins.passes == 0)) return false;
@@ -189,6 +190,10 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
       if (dep >= i) invalid(describe(cp, i) + " depends on #" + std::to_string(dep) + ", which is not earlier in the stream");
       d.deps.items.push_back(dep);
     }
+    if (ins.async && ins.op != isa::Op::kDmaLoad && ins.op != isa::Op::kDmaStore && ins.op != isa::Op::kVpu) {
+      invalid(describe(cp, i) + " is marked async, but only DMAs and VPU blocks run in the background (a " +
+              op_name(ins.op) + " has no background queue); clear its async flag");
+    }
     auto check_mxu = [&] {
       if (ins.mxu >= mxu.count) {
         invalid(describe(cp, i) + " uses mxu " + std::to_string(ins.mxu) + ", but the core has " +
@@ -207,9 +212,9 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
                   " of this config has no CMEM (chip.cmem absent or size_mib 0); compile the program for this "
                   "hardware so that its buffers stay in HBM");
         }
-        d.unit[i] = UnitIndex::kDma;
+        d.unit[i] = ins.async ? UnitIndex::kDmaAsync : UnitIndex::kDma;
         break;
-      case isa::Op::kVpu: d.unit[i] = UnitIndex::kVpu; break;
+      case isa::Op::kVpu: d.unit[i] = ins.async ? UnitIndex::kVpuAsync : UnitIndex::kVpu; break;
       case isa::Op::kBarrier:
         d.unit[i] = UnitIndex::kSync;
         d.barriers.push_back(i);

@@ -26,17 +26,24 @@ namespace tpusim {
 // Unit queues of a TensorCore. Layout: 0 = DMA (all engines share one issue queue), 1 = VPU,
 // 2 = transfer queue (kSend, kHostLoad, kHostStore), 3 = sync (barriers, in order, served by the
 // slice), 4 = receives (no unit and not in order: each kRecv completes when its data arrived and
-// its deps completed), then per MXU m: 5 + 2m = weight-load path, 6 + 2m = streaming path.
+// its deps completed), 5 = background DMA and 6 = background VPU (`async` instructions: their own
+// in-order queues on the same engines, see program.h), then per MXU m: 7 + 2m = weight-load path,
+// 8 + 2m = streaming path.
 struct UnitIndex {
   static constexpr uint32_t kDma = 0;
   static constexpr uint32_t kVpu = 1;
   static constexpr uint32_t kXfer = 2;
   static constexpr uint32_t kSync = 3;
   static constexpr uint32_t kRecv = 4;
-  static constexpr uint32_t mxu_weights(uint32_t m) { return 5 + 2 * m; }
-  static constexpr uint32_t mxu_stream(uint32_t m) { return 6 + 2 * m; }
-  static constexpr uint32_t count(uint32_t mxus) { return 5 + 2 * mxus; }
-  static constexpr bool is_mxu_weights(uint32_t u) { return u >= 5 && (u - 5) % 2 == 0; }
+  static constexpr uint32_t kDmaAsync = 5;
+  static constexpr uint32_t kVpuAsync = 6;
+  static constexpr uint32_t mxu_weights(uint32_t m) { return 7 + 2 * m; }
+  static constexpr uint32_t mxu_stream(uint32_t m) { return 8 + 2 * m; }
+  static constexpr uint32_t count(uint32_t mxus) { return 7 + 2 * mxus; }
+  static constexpr bool is_mxu_weights(uint32_t u) { return u >= 7 && (u - 7) % 2 == 0; }
+  static constexpr bool is_dma(uint32_t u) { return u == kDma || u == kDmaAsync; }
+  static constexpr bool is_vpu(uint32_t u) { return u == kVpu || u == kVpuAsync; }
+  static constexpr bool is_async(uint32_t u) { return u == kDmaAsync || u == kVpuAsync; }
   // Queues without a unit behind them (no issue port).
   static constexpr bool is_virtual(uint32_t u) { return u == kSync || u == kRecv; }
 };
