@@ -49,7 +49,7 @@ CollectiveResult emit_collective(CollectiveKind kind, std::vector<ProgramBuilder
                                  const std::vector<CoreId>& cores, const HwConfig& hw, uint64_t bytes,
                                  const std::vector<std::vector<uint32_t>>& after, const CollectiveOptions& opt) {
   const CollectivePlan plan = plan_collective(kind, cores, hw, bytes, opt.algorithm);
-  return emit_plan(plan, builders, cores, after, opt.piece_bytes, opt.tag_base);
+  return emit_plan(plan, builders, cores, after, opt.piece_bytes, opt.tag_base, opt.background);
 }
 
 std::vector<uint32_t> emit_all_reduce(std::vector<ProgramBuilder*>& builders, const std::vector<CoreId>& ring,

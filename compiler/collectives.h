@@ -35,7 +35,16 @@ struct CollectiveOptions {
   uint64_t piece_bytes = 1ull << 20;  // pipelining granularity of a transfer (4 pieces must fit VMEM)
   uint32_t tag_base = 0;              // tags [tag_base, tag_base + tags_used) are taken
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
+  // Asynchronous (XLA's all-reduce-start/done): the collective's DMAs and vector work go on the
+  // cores' background queues (isa::Instr::async) and its staging buffers at the top of VMEM, so
+  // that kernels emitted after it run meanwhile (they must be compiled with that VMEM reserved:
+  // staging_bytes(), ProgramBuilder::reserve_vmem_top).
+  bool background = false;
 };
+
+// The VMEM a collective with pieces of `piece_bytes` stages in (received and local piece, double
+// buffered).
+inline uint64_t staging_bytes(uint64_t piece_bytes) { return 4 * piece_bytes; }
 
 struct CollectiveResult {
   std::vector<uint32_t> done;  // per core: the instruction completing it
@@ -83,6 +92,6 @@ std::vector<uint32_t> emit_all_reduce(std::vector<ProgramBuilder*>& builders, co
 // Emits `plan` (built for `cores`): the common back end of the functions above.
 CollectiveResult emit_plan(const CollectivePlan& plan, std::vector<ProgramBuilder*>& builders,
                            const std::vector<CoreId>& cores, const std::vector<std::vector<uint32_t>>& after,
-                           uint64_t piece_bytes, uint32_t tag_base);
+                           uint64_t piece_bytes, uint32_t tag_base, bool background = false);
 
 }  // namespace tpusim::compiler

@@ -54,7 +54,8 @@ Pieces pieces_of(uint64_t transfer, uint64_t piece_bytes) {
 }  // namespace
 
 CollectiveResult emit_plan(const CollectivePlan& plan, std::vector<ProgramBuilder*>& b, const std::vector<CoreId>& cores,
-                           const std::vector<std::vector<uint32_t>>& after, uint64_t piece_bytes, uint32_t tag_base) {
+                           const std::vector<std::vector<uint32_t>>& after, uint64_t piece_bytes, uint32_t tag_base,
+                           bool background) {
   const uint32_t n = plan.cores;
   if (b.size() != n || after.size() != n || cores.size() != n)
     throw std::invalid_argument("emit_collective: one builder, one core and one `after` list per member");
@@ -62,7 +63,16 @@ CollectiveResult emit_plan(const CollectivePlan& plan, std::vector<ProgramBuilde
   CollectiveResult res;
   res.algorithm = plan.algorithm;
   res.done.resize(n);
-  for (uint32_t i = 0; i < n; ++i) b[i]->begin_kernel(kernel);
+  for (uint32_t i = 0; i < n; ++i) {
+    b[i]->begin_kernel(kernel);
+    b[i]->set_async(background);
+  }
+  struct AsyncOff {  // every return (and exception) leaves the builders in foreground mode
+    std::vector<ProgramBuilder*>& b;
+    ~AsyncOff() {
+      for (ProgramBuilder* x : b) x->set_async(false);
+    }
+  } async_off{b};
   if (n == 1 || plan.steps.empty()) {
     for (uint32_t i = 0; i < n; ++i) {
       res.done[i] = b[i]->vpu({}, after[i], kernel + " (1 replica)");
@@ -84,7 +94,10 @@ CollectiveResult emit_plan(const CollectivePlan& plan, std::vector<ProgramBuilde
     for (uint32_t i = 0; i < n; ++i) recv_from[k][plan.steps[k].send_to[i]] = i;
   for (uint32_t i = 0; i < n; ++i) {
     ProgramBuilder& B = *b[i];
-    B.alloc(4 * largest, "staging");  // received + local piece, double buffered
+    if (background)
+      B.alloc_top(staging_bytes(largest), "staging");
+    else
+      B.alloc(staging_bytes(largest), "staging");
     const uint32_t first = B.size();
     const uint32_t start = B.vpu({}, after[i], kernel + " start");
     std::vector<LaneState> lanes(plan.lanes);

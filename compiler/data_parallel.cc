@@ -87,46 +87,90 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
     else
       lower_vector_kernel(cx, f);
   };
-  for (const Fusion* f : pre) lower(*f);
-
+  // XLA's all-reduce combiner: the gradients, in the order the backward pass produces them, are
+  // combined into all-reduces of at most `allreduce_bucket_bytes` (a gradient larger than that
+  // is one all-reduce); the algorithm is chosen per combined tensor (choose_algorithm).
+  struct Bucket {
+    uint64_t bytes = 0;
+    size_t ready = 0;  // overlap: the position in `pre` of the last kernel producing its gradients
+  };
+  std::vector<Bucket> buckets;
+  std::vector<size_t> producer(g.nodes().size(), pre.empty() ? 0 : pre.size() - 1);
+  for (size_t k = 0; k < pre.size(); ++k) {
+    producer[size_t(pre[k]->root)] = k;
+    for (int r : pre[k]->merged_reduces) producer[size_t(r)] = k;
+  }
   if (!step.grads.empty() && n > 1) {
-    // XLA's all-reduce combiner: the gradients, in the order the backward pass produces them, are
-    // combined into all-reduces of at most `allreduce_bucket_bytes` (a gradient larger than that
-    // is one all-reduce); the algorithm is chosen per combined tensor (choose_algorithm).
+    // In the order the kernels produce them (the fusion plan's kernel order, which is a
+    // topological order but not that of the node ids: a bias gradient may come kernels later
+    // than its weight's).
     std::vector<int> grads = step.grads;
-    std::sort(grads.begin(), grads.end());  // node ids are topological: production order
-    std::vector<uint64_t> buckets;
+    std::sort(grads.begin(), grads.end(), [&](int a, int b) {
+      return std::pair(producer[size_t(a)], a) < std::pair(producer[size_t(b)], b);
+    });
     for (int gr : grads) {
       const uint64_t bytes = stored_bytes(g, gr);
       out.allreduce_bytes += bytes;
-      if (buckets.empty() || buckets.back() + bytes > step.allreduce_bucket_bytes)
-        buckets.push_back(bytes);
-      else
-        buckets.back() += bytes;
+      if (buckets.empty() || buckets.back().bytes + bytes > step.allreduce_bucket_bytes) buckets.push_back({});
+      buckets.back().bytes += bytes;
+      buckets.back().ready = std::max(buckets.back().ready, producer[size_t(gr)]);
     }
-    // Every replica waits for the end of its own backward pass: the same instruction indices as
-    // core 0's (every replica's stream is core 0's up to here), which only core 0's builder tracked.
-    const isa::Deps entry = b0.entry_deps();
-    const std::vector<std::vector<uint32_t>> wait(n, std::vector<uint32_t>(entry.begin(), entry.end()));
-    std::vector<ProgramBuilder*> bptr = streams.begin_section();
-    CollectiveOptions opt;
-    opt.piece_bytes = step.allreduce_piece_bytes;
-    opt.algorithm = step.allreduce_algorithm;
-    std::vector<std::vector<uint32_t>> done(n);
-    for (uint64_t bytes : buckets) {
-      const CollectiveResult r = emit_collective(CollectiveKind::kAllReduce, bptr, ring, hw, bytes, wait, opt);
-      opt.tag_base += r.tags_used;
-      for (uint32_t i = 0; i < n; ++i) done[i].push_back(r.done[i]);
-      out.allreduces.push_back({bytes, r.algorithm});
-    }
-    // The optimizer waits for every combined all-reduce (one instruction, so that the next kernel
-    // depends on all of them).
+    for (size_t k = 1; k < buckets.size(); ++k)  // they run one after another
+      buckets[k].ready = std::max(buckets[k].ready, buckets[k - 1].ready);
+  }
+  const bool overlap = step.overlap_allreduce && !buckets.empty();
+  CollectiveOptions opt;
+  opt.piece_bytes = step.allreduce_piece_bytes;
+  opt.algorithm = step.allreduce_algorithm;
+  opt.background = overlap;
+  std::vector<std::vector<uint32_t>> done(n);
+  // Emits combined all-reduce k; every replica waits for `wait`: instruction indices of core 0's
+  // stream, the same on every replica (every replica's stream is core 0's outside collectives).
+  auto emit_bucket = [&](size_t k, std::vector<ProgramBuilder*>& bptr, const isa::Deps& wait, const std::string& after) {
+    std::vector<std::vector<uint32_t>> w(n, std::vector<uint32_t>(wait.begin(), wait.end()));
+    // In the background, one at a time: they share the staging VMEM and the background queues.
+    if (overlap && k > 0)
+      for (uint32_t i = 0; i < n; ++i) w[i].push_back(done[i].back());
+    const CollectiveResult r = emit_collective(CollectiveKind::kAllReduce, bptr, ring, hw, buckets[k].bytes, w, opt);
+    opt.tag_base += r.tags_used;
+    for (uint32_t i = 0; i < n; ++i) done[i].push_back(r.done[i]);
+    out.allreduces.push_back({buckets[k].bytes, r.algorithm, after, overlap});
+  };
+  // The optimizer waits for every combined all-reduce (one instruction, so that the next kernel
+  // depends on all of them) and for the backward pass.
+  auto emit_join = [&](std::vector<ProgramBuilder*>& bptr, const isa::Deps& backward) {
     for (uint32_t i = 0; i < n; ++i) {
+      isa::Deps deps(done[i].begin(), done[i].end());
+      for (uint32_t x : backward)
+        if (std::find(deps.begin(), deps.end(), x) == deps.end()) deps.push_back(x);
       bptr[i]->begin_kernel("all-reduce");
-      bptr[i]->vpu({}, isa::Deps(done[i].begin(), done[i].end()), "gradients reduced");
+      bptr[i]->vpu({}, deps, "gradients reduced");
       bptr[i]->end_kernel();
     }
+  };
+
+  size_t next = 0;  // with overlap: the next combined all-reduce to start
+  for (size_t k = 0; k < pre.size(); ++k) {
+    lower(*pre[k]);
+    while (overlap && next < buckets.size() && buckets[next].ready == k) {
+      // Started by this kernel's end; the next kernel waits for this one, not for the collective,
+      // and runs with the collective's staging VMEM reserved.
+      const isa::Deps sinks = b0.entry_deps();
+      std::vector<ProgramBuilder*> bptr = streams.begin_section();
+      emit_bucket(next++, bptr, sinks, pre[k]->name);
+      streams.end_section();
+      b0.set_entry_deps(sinks);
+      b0.reserve_vmem_top(staging_bytes(opt.piece_bytes));
+    }
+  }
+  if (!buckets.empty()) {
+    const isa::Deps backward = b0.entry_deps();
+    std::vector<ProgramBuilder*> bptr = streams.begin_section();
+    const std::string last = pre.empty() ? "" : pre.back()->name;
+    for (size_t k = 0; !overlap && k < buckets.size(); ++k) emit_bucket(k, bptr, backward, last);
+    emit_join(bptr, backward);
     streams.end_section();
+    b0.reserve_vmem_top(0);
   }
   for (const Fusion* f : post) lower(*f);
   streams.finish();

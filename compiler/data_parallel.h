@@ -29,11 +29,18 @@ struct DataParallelStep {
   // the TPU backend's is not public (assumption: the same).
   uint64_t allreduce_bucket_bytes = 30ull << 20;
   CollectiveAlgorithm allreduce_algorithm = CollectiveAlgorithm::kAuto;  // kAuto: chosen per tensor
+  // XLA's asynchronous collectives with its latency-hiding scheduler: each combined all-reduce
+  // starts as soon as the backward pass has produced its gradients and runs on the cores'
+  // background queues while the rest of the backward pass computes (which then has
+  // staging_bytes(allreduce_piece_bytes) less VMEM). Off: all of them after the backward pass.
+  bool overlap_allreduce = true;
 };
 
 struct CombinedAllReduce {
   uint64_t bytes = 0;  // per core
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+  std::string after_kernel;  // the kernel whose end starts it (the backward pass's last with overlap off)
+  bool overlapped = false;   // runs in the background while later kernels compute
 };
 
 struct CompiledStep {

@@ -178,7 +178,7 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
   const int64_t R_ = core.mxu.rows, C_ = core.mxu.cols;
   const uint32_t n_mxu = core.mxu.count;
   const double bpc = hbm_core_bytes_per_cycle(hw.chip);
-  const uint64_t vmem = core.vmem.size_bytes();
+  const uint64_t vmem = cx.pb.vmem_available();  // less what background work keeps (program_builder.h)
   const uint64_t wl = mxu_weight_load_cycles(core.mxu, uint32_t(R_));
 
   // --- Analytical cost of one tiling (the compiler's decision model; same formulas as the sim).

@@ -2,6 +2,7 @@
 // kernel-boundary dependencies (XLA runs a program's kernels one after another on a core: the
 // first instructions of a kernel wait for the previous kernel's last ones).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -63,19 +64,40 @@ class ProgramBuilder {
   // Reserves VMEM for the current kernel. The tiling search sizes buffers to fit; overflowing
   // here means no tiling fits at all.
   uint64_t alloc(uint64_t bytes, const std::string& label) {
-    bytes = (bytes + 511) / 512 * 512;
-    if (vmem_top_ + bytes > vmem_bytes_)
+    bytes = vmem_rounded(bytes);
+    if (vmem_top_ + bytes > vmem_available())
       throw SimError("VMEM overflow compiling kernel '" + kernel_ + "': buffer '" + label + "' needs " +
-                     std::to_string(bytes) + " bytes, " + std::to_string(vmem_bytes_ - vmem_top_) + " of " +
-                     std::to_string(vmem_bytes_) + " bytes free");
+                     std::to_string(bytes) + " bytes, " + std::to_string(vmem_available() - vmem_top_) + " of " +
+                     std::to_string(vmem_available()) + " bytes free" +
+                     (vmem_reserved_ ? " (" + std::to_string(vmem_reserved_) + " more are reserved for background work)" : ""));
     uint64_t off = vmem_top_;
     vmem_top_ += bytes;
     core_.vmem_allocs.push_back({off, bytes, 0, 0, kernel_ + "." + label});
     return off;
   }
 
+  // Background work (an asynchronous collective) runs while later kernels compute, so its VMEM
+  // must stay out of theirs: it allocates from the top of VMEM (alloc_top) and the kernels that
+  // may run meanwhile are compiled with the top `bytes` reserved (0: none).
+  void reserve_vmem_top(uint64_t bytes) { vmem_reserved_ = std::min(vmem_rounded(bytes), vmem_bytes_); }
+  uint64_t vmem_available() const { return vmem_bytes_ - vmem_reserved_; }
+  uint64_t alloc_top(uint64_t bytes, const std::string& label) {
+    bytes = vmem_rounded(bytes);
+    if (bytes > vmem_bytes_ || vmem_top_ > vmem_bytes_ - bytes)
+      throw SimError("VMEM overflow compiling kernel '" + kernel_ + "': buffer '" + label + "' needs " +
+                     std::to_string(bytes) + " bytes at the top of the " + std::to_string(vmem_bytes_) +
+                     "-byte VMEM");
+    const uint64_t off = vmem_bytes_ - bytes;
+    core_.vmem_allocs.push_back({off, bytes, 0, 0, kernel_ + "." + label});
+    return off;
+  }
+
+  // While on, DMAs and VPU blocks are emitted on the core's background queues (isa::Instr::async).
+  void set_async(bool on) { async_ = on; }
+
   uint32_t emit(isa::Instr in) {
     if (in.deps.empty()) in.deps = entry_deps_;
+    if (async_ && (in.op == isa::Op::kDmaLoad || in.op == isa::Op::kDmaStore || in.op == isa::Op::kVpu)) in.async = true;
     if (in.label.empty()) in.label = label_of_kernel();
     append_instr(core_.instrs, std::move(in));
     return size() - 1;
@@ -142,6 +164,8 @@ class ProgramBuilder {
   uint32_t size() const { return base_ + uint32_t(core_.instrs.size()); }  // the next stream index
   // What the next kernel's first instructions will wait for (the previous kernel's sinks).
   const isa::Deps& entry_deps() const { return entry_deps_; }
+  // Overrides it: after background work, the next kernel waits for the kernel before it instead.
+  void set_entry_deps(const isa::Deps& deps) { entry_deps_ = deps; }
 
  private:
   uint32_t dma_labeled(isa::Op op, uint64_t bytes, const isa::Deps& deps, isa::Label label,
@@ -154,6 +178,8 @@ class ProgramBuilder {
     i.label = label;
     return emit(std::move(i));
   }
+
+  static uint64_t vmem_rounded(uint64_t bytes) { return (bytes + 511) / 512 * 512; }
 
   isa::Label label_of_kernel() {
     if (kernel_label_ != kernel_) kernel_label_ = isa::Label(kernel_);
@@ -183,6 +209,8 @@ class ProgramBuilder {
   std::vector<CachedLabel> labels_;  // of the current kernel
   uint32_t kernel_first_ = 0;
   uint64_t vmem_top_ = 0;
+  uint64_t vmem_reserved_ = 0;  // top of VMEM kept for background work
+  bool async_ = false;
   size_t first_alloc_ = 0;
   isa::Deps entry_deps_;
   std::vector<bool> used_;  // end_kernel scratch

@@ -123,6 +123,7 @@ std::unique_ptr<StepPrograms::StepGraph> StepPrograms::build_graph(const StepVar
     }
   }
   dp.graph = &g;
+  dp.overlap_allreduce = w_.overlap_collectives;
   return sg;
 }
 

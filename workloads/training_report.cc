@@ -80,7 +80,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                    {"steps_per_execution", t.steps_per_execution}, {"tpu_runtime", t.tpu_runtime},
                    {"data_location", t.data_location},
                    {"epochs", t.epochs},     {"launcher", t.launcher},
-                   {"sharding", t.sharding}, {"fsdp_grad_ckpt", t.fsdp_grad_ckpt}};
+                   {"sharding", t.sharding}, {"fsdp_grad_ckpt", t.fsdp_grad_ckpt}, {"overlap_collectives", t.overlap_collectives}};
   const TimeBreakdown& b = r.breakdown;
   j["summary"] = {{"total_time_s", r.total_time_s},
                   {"steady_step_time_s", r.steady_step_time_s},
@@ -141,7 +141,9 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
   json programs = json::array();
   for (const ProgramRecord& p : r.programs) {
     json allreduces = json::array();
-    for (const auto& [bytes, algorithm] : p.allreduces) allreduces.push_back({{"bytes", bytes}, {"algorithm", algorithm}});
+    for (const auto& a : p.allreduces)
+      allreduces.push_back({{"bytes", a.bytes}, {"algorithm", a.algorithm}, {"starts_after", a.starts_after},
+                            {"overlapped", a.overlapped}});
     programs.push_back({{"name", p.name}, {"graph", p.graph}, {"key", p.key}, {"batch", p.batch}, {"seq", p.seq},
                         {"graph_nodes", p.graph_nodes}, {"hlo_ops", p.hlo_ops}, {"kernels", p.kernels},
                         {"persistent_bytes", p.persistent_bytes}, {"peak_hbm_bytes", p.peak_hbm_bytes},

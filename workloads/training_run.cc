@@ -455,7 +455,8 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
     p.parameter_bytes = prog.parameter_bytes;
     p.optimizer_state_bytes = prog.optimizer_state_bytes;
     p.allreduce_bytes = prog.compiled.allreduce_bytes;
-    for (const auto& a : prog.compiled.allreduces) p.allreduces.emplace_back(a.bytes, compiler::algorithm_name(a.algorithm));
+    for (const auto& a : prog.compiled.allreduces)
+      p.allreduces.push_back({a.bytes, compiler::algorithm_name(a.algorithm), a.after_kernel, a.overlapped});
     p.allgather_bytes = prog.compiled.allgather_bytes;
     p.reducescatter_bytes = prog.compiled.reducescatter_bytes;
     p.collectives = rec.collectives;

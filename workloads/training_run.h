@@ -75,8 +75,14 @@ struct ProgramRecord {
   uint64_t cmem_bytes_per_chip = 0;                   // buffers placed in CMEM (v4), the chip's replicas together
   uint64_t parameter_bytes = 0, optimizer_state_bytes = 0;  // per core
   uint64_t allreduce_bytes = 0;  // per core
-  // The combined gradient all-reduces in order: bytes per core and algorithm ("ring" | "dims").
-  std::vector<std::pair<uint64_t, std::string>> allreduces;
+  // The combined gradient all-reduces in order: bytes per core, algorithm ("ring" | "dims"), the
+  // kernel whose end starts it, and whether it runs in the background of the backward pass.
+  struct AllReduce {
+    uint64_t bytes = 0;
+    std::string algorithm, starts_after;
+    bool overlapped = false;
+  };
+  std::vector<AllReduce> allreduces;
   uint64_t allgather_bytes = 0, reducescatter_bytes = 0;  // per core (sharding: fsdp)
   CollectiveTimes collectives;   // s per execution (step_cache.h)
   compiler::MemoryBreakdown memory;  // per core, at the peak

@@ -195,6 +195,16 @@ const Schema<WorkloadConfig>& training_schema() {
     s.field(&WorkloadConfig::training, &TW::fsdp_grad_ckpt, "fsdp_grad_ckpt").default_value(false)
         .doc("fsdp: gradient checkpointing per encoder layer (Trainer fsdp_config xla_fsdp_grad_ckpt): only each "
              "layer's input is kept, its forward is recomputed in the backward");
+    s.field(&WorkloadConfig::training, &TW::overlap_collectives, "overlap_collectives").default_value(true)
+        .doc("run collectives in the background of compute where XLA's latency-hiding scheduler does: each "
+             "combined gradient all-reduce starts when the backward pass has produced its gradients")
+        .details("XLA splits a collective into start and done and schedules compute between them. With "
+                 "`true` each combined all-reduce runs on the cores' background DMA and VPU queues while the rest "
+                 "of the backward pass computes (those kernels get 4 x 1 MiB less VMEM, the collective's staging); "
+                 "the optimizer waits for all of them. `false`: every all-reduce starts after the backward pass "
+                 "(what a framework that syncs gradients outside the compiled step does). Data parallel only.")
+        .source("XLA latency-hiding scheduler (xla/service/latency_hiding_scheduler.h); async collectives "
+                "(all-reduce-start / all-reduce-done in XLA's HLO)");
     s.field(&WorkloadConfig::training, &TW::framework, "framework").one_of(framework_names()).default_value("torch_xla")
         .doc("framework personality (docs/training.md, \"Frameworks\")")
         .details("`torch_xla` (PyTorch/XLA + Accelerate: a process per core, lazy tracing every step), `tf_keras` "

@@ -59,6 +59,7 @@ struct TrainingWorkload {
   uint32_t gradient_accumulation_steps = 1;
   std::string sharding = "data_parallel";  // data_parallel | fsdp (compiler/fsdp.h)
   bool fsdp_grad_ckpt = false;             // fsdp: recompute each encoder layer in its backward
+  bool overlap_collectives = true;         // gradient all-reduces overlap the backward pass (XLA async collectives)
   std::string framework = "torch_xla";     // torch_xla | tf_keras | jax (workloads/framework.h)
   uint32_t steps_per_execution = 1;        // tf_keras: steps per host dispatch (Model.compile)
   bool jit_compile = true;                 // tf_keras: Model.compile(jit_compile=...)

@@ -43,7 +43,6 @@ struct CoreState {
   std::vector<uint64_t> data_at;      // ... and its data arrives then
   std::vector<uint64_t> unit_free;    // per unit queue: end of its current occupancy
   std::vector<uint64_t> engine_free;  // per DMA engine
-  std::vector<uint64_t> async_engine_free;  // per DMA engine, as the background queue uses it (below)
   SharedUnit vpu_unit;                // the VPU: main and background queue
   std::vector<uint64_t> channel_free; // per transfer channel
   std::vector<uint64_t> stage_free;   // per first stage of its transfers: ICI ports, NoC, PCIe h2d, d2h
@@ -57,11 +56,13 @@ struct CoreState {
   uint64_t hbm_free = 0;              // the core's bandwidth server: end of all its reservations
   uint64_t dma_hbm_free = 0;          // ... as the last DMA left it (what a transfer's read waits for)
   uint64_t cmem_free = 0;             // the core's CMEM bandwidth server (no contention between cores)
-  // With background DMAs the HBM server is a calendar (sim/base/busy_calendar.h): the DMAs'
-  // reservations (exclusive) and the transfers' reads (which may overlap each other, not a DMA).
-  bool hbm_calendar = false;
+  // With background DMAs the DMA engines and the HBM server are calendars (sim/base/
+  // busy_calendar.h): per engine, its occupancies; for HBM, the DMAs' reservations (exclusive) and
+  // the transfers' reads (which may overlap each other, not a DMA).
+  bool calendars = false;
+  std::vector<BusyCalendar> engine_cal;
   BusyCalendar hbm_dmas, hbm_reads;
-  size_t hbm_pruned_at = 0;
+  size_t pruned_at = 0;
   uint64_t last_barrier = 0;          // barriers are reached in stream order
   uint32_t cursor = 0;                // next instruction never scanned
   bool dirty = false;                 // a recv's data or a barrier release arrived since the last scan
@@ -163,12 +164,13 @@ class AnalyticalEngine final : public Engine {
     s.unscheduled.resize(cp.queues.begin.size() - 1);
     for (uint32_t u = 0; u < s.unscheduled.size(); ++u) s.unscheduled[u] = cp.queues.size(u);
     s.engine_free.assign(hw_.chip.core.dma.engines, 0);
-    s.async_engine_free.assign(hw_.chip.core.dma.engines, 0);
+    s.engine_cal.resize(hw_.chip.core.dma.engines);
+    for (BusyCalendar& c : s.engine_cal) c.clear();
     s.vpu_unit.reset({cp.queues.size(UnitIndex::kVpu), cp.queues.size(UnitIndex::kVpuAsync)});
-    s.hbm_calendar = cp.queues.size(UnitIndex::kDmaAsync) > 0;
+    s.calendars = cp.queues.size(UnitIndex::kDmaAsync) > 0;
     s.hbm_dmas.clear();
     s.hbm_reads.clear();
-    s.hbm_pruned_at = 0;
+    s.pruned_at = 0;
     s.channel_free.assign(hw_.chip.core.xfer.channels, 0);
     s.stage_free.assign(ports_ + 3, 0);
     s.pending.clear();
@@ -356,17 +358,27 @@ class AnalyticalEngine final : public Engine {
       }
       case isa::Op::kDmaLoad:
       case isa::Op::kDmaStore: {
-        // In stream order, on the first engine free at that time. The background queue has its
-        // own order and, here, its own view of the engines: engine contention between the two
-        // queues is left to the SystemC model (their HBM bandwidth is shared, hbm_dma()).
+        // In stream order (per queue: main and background), on the first engine free at that
+        // time. With background DMAs, "free" means an idle interval in the engine's calendar
+        // long enough for the DMA as it would take without waiting for HBM (a wait stretches it).
         const bool background = u == UnitIndex::kDmaAsync;
-        uint64_t& last = background ? s.last_async_dma_start : s.last_dma_start;
-        std::vector<uint64_t>& engines = background ? s.async_engine_free : s.engine_free;
-        uint64_t start = std::max(ready, last);
-        start = std::max(start, *std::min_element(engines.begin(), engines.end()));
-        uint32_t e = 0;
-        while (engines[e] > start) ++e;
         const bool in_cmem = ins.mem == isa::MemSpace::kCmem;
+        uint64_t& last = background ? s.last_async_dma_start : s.last_dma_start;
+        uint64_t start = std::max(ready, last);
+        uint32_t e = 0;
+        if (!s.calendars) {
+          start = std::max(start, *std::min_element(s.engine_free.begin(), s.engine_free.end()));
+          while (s.engine_free[e] > start) ++e;
+        } else {
+          const uint64_t alone = setup_ + (in_cmem ? cmem_latency_ : latency_) +
+                                 (ins.bytes == 0 ? 0 : in_cmem ? cmem_transfer_cycles(chip, ins.bytes) : hbm_transfer_cycles(chip, ins.bytes));
+          uint64_t best = UINT64_MAX;
+          for (uint32_t k = 0; k < s.engine_cal.size(); ++k) {
+            const uint64_t f = s.engine_cal[k].first_fit(start, alone);
+            if (f < best) best = f, e = k;
+          }
+          start = best;
+        }
         uint64_t end = start + setup_ + (in_cmem ? cmem_latency_ : latency_);  // zero bytes: no request
         if (ins.bytes > 0 && in_cmem) {
           cmem_serve(s, ins, start + setup_);
@@ -375,9 +387,15 @@ class AnalyticalEngine final : public Engine {
           end = hbm_dma(s, ins, start + setup_) + hbm_transfer_cycles(chip, ins.bytes) + latency_;
         }
         last = start;
-        engines[e] = s.complete[i] = end;
+        s.complete[i] = end;
+        if (s.calendars) {
+          s.engine_cal[e].add(start, end - start);
+          prune_calendars(s);
+        } else {
+          s.engine_free[e] = end;
+        }
         s.dma.transfer(ins, end - start);
-        if (trace_) emit(s, s.prefix + (background ? ".dma_bg" : ".dma") + std::to_string(e), ins, start, end - start, ins.bytes);
+        if (trace_) emit(s, s.prefix + ".dma" + std::to_string(e), ins, start, end - start, ins.bytes);
         break;
       }
       case isa::Op::kSend:
@@ -396,14 +414,13 @@ class AnalyticalEngine final : public Engine {
   uint64_t hbm_dma(CoreState& s, const isa::Instr& ins, uint64_t at) {
     const uint64_t t = hbm_transfer_cycles(hw_.chip, ins.bytes);
     uint64_t begin = std::max(at, s.hbm_free);
-    if (s.hbm_calendar) {
+    if (s.calendars) {
       for (begin = at;;) {
         const uint64_t a = s.hbm_dmas.first_fit(begin, t);
         begin = s.hbm_reads.first_fit(a, t);
         if (begin == a) break;
       }
       s.hbm_dmas.insert(begin, t);
-      prune_hbm(s);
     }
     s.hbm_free = s.dma_hbm_free = std::max(s.hbm_free, begin + t);
     return hbm_served(s, ins, begin, t);
@@ -411,7 +428,7 @@ class AnalyticalEngine final : public Engine {
   uint64_t hbm_read(CoreState& s, const isa::Instr& ins, uint64_t at) {
     const uint64_t t = hbm_transfer_cycles(hw_.chip, ins.bytes);
     uint64_t begin = std::max(at, s.dma_hbm_free);
-    if (s.hbm_calendar) {
+    if (s.calendars) {
       begin = s.hbm_dmas.first_fit(at, t);
       s.hbm_reads.add(begin, t);
     }
@@ -423,16 +440,22 @@ class AnalyticalEngine final : public Engine {
     if (trace_) emit(s, "hbm." + s.prefix, ins, begin, t, ins.bytes);
     return begin;
   }
-  // No later HBM request starts before the last start of a queue that still has work.
-  void prune_hbm(CoreState& s) {
-    if (s.hbm_dmas.size() + s.hbm_reads.size() < 2 * s.hbm_pruned_at + 64) return;
+  // No later DMA or HBM request starts before the last start of a queue that still has work.
+  void prune_calendars(CoreState& s) {
+    auto size = [&] {
+      size_t n = s.hbm_dmas.size() + s.hbm_reads.size();
+      for (const BusyCalendar& c : s.engine_cal) n += c.size();
+      return n;
+    };
+    if (size() < 2 * s.pruned_at + 256) return;
     uint64_t frontier = UINT64_MAX;
     if (s.unscheduled[UnitIndex::kDma] > 0) frontier = std::min(frontier, s.last_dma_start);
     if (s.unscheduled[UnitIndex::kDmaAsync] > 0) frontier = std::min(frontier, s.last_async_dma_start);
     if (s.unscheduled[UnitIndex::kXfer] > 0) frontier = std::min(frontier, s.last_xfer_start);
     s.hbm_dmas.prune(frontier);
     s.hbm_reads.prune(frontier);
-    s.hbm_pruned_at = s.hbm_dmas.size() + s.hbm_reads.size();
+    for (BusyCalendar& c : s.engine_cal) c.prune(frontier);
+    s.pruned_at = size();
   }
   // The core's CMEM bandwidth server (sim/cmem/cmem_timing.h), like hbm_dma().
   void cmem_serve(CoreState& s, const isa::Instr& ins, uint64_t at) {
