@@ -16,17 +16,27 @@ namespace {
 // The one place FSDP emits collectives: a unit's all-gather (each core contributes its slice,
 // `bytes` = the gathered size) or reduce-scatter (`bytes` = the full gradient, each core keeps
 // 1/n), through every core's builder, after the end of the previous kernel on every core.
+// `background`: on the background queues, also after `previous` (the last background collective,
+// kNoInstr: none), and the next kernel does not wait for it. Returns its completion (core 0's
+// stream index, the same on every replica) and adds its tags to *tags.
+constexpr uint32_t kNoInstr = UINT32_MAX;
 uint32_t emit_unit_collective(ReplicaStreams& streams, const std::vector<CoreId>& ring, const HwConfig& hw,
-                              CollectiveKind kind, uint64_t bytes, uint64_t piece_bytes, uint32_t tag_base) {
+                              CollectiveKind kind, uint64_t bytes, uint64_t piece_bytes, uint32_t* tags,
+                              bool background, uint32_t previous) {
   const isa::Deps entry = streams.main().entry_deps();
-  const std::vector<std::vector<uint32_t>> after(ring.size(), std::vector<uint32_t>(entry.begin(), entry.end()));
+  std::vector<uint32_t> wait(entry.begin(), entry.end());
+  if (background && previous != kNoInstr) wait.push_back(previous);
+  const std::vector<std::vector<uint32_t>> after(ring.size(), wait);
   std::vector<ProgramBuilder*> b = streams.begin_section();
   CollectiveOptions opt;
   opt.piece_bytes = piece_bytes;
-  opt.tag_base = tag_base;
+  opt.tag_base = *tags;
+  opt.background = background;
   const CollectiveResult r = emit_collective(kind, b, ring, hw, bytes, after, opt);
   streams.end_section();
-  return r.tags_used;
+  if (background) streams.main().set_entry_deps(entry);
+  *tags += r.tags_used;
+  return r.done[0];
 }
 
 CacheKey mix(CacheKey a, const CacheKey& b, uint64_t salt) {
@@ -85,12 +95,34 @@ FsdpSchedule schedule_fsdp_step(const FsdpStep& step, const FusionPlan& plan, co
     s.slots.push_back({kind, index});
     return int(s.slots.size()) - 1;
   };
-  for (int k = 0; k < K; ++k) {
+  // The all-gathers in the order their first readers run; with overlap each is issued when the
+  // previous one's reader is reached (one gather ahead), and its reader waits for it.
+  struct Gather {
+    int kernel, unit;
+    bool backward;
+  };
+  std::vector<Gather> gathers;
+  for (int k = 0; k < K; ++k)
     for (int u = 0; u < U; ++u) {
-      if (fwd_first[u] == k) s.gather_fwd[u] = push(FsdpSlot::kAllGather, u);
-      if (bwd_first[u] == k) s.gather_bwd[u] = push(FsdpSlot::kAllGather, u);
+      if (fwd_first[u] == k) gathers.push_back({k, u, false});
+      if (bwd_first[u] == k) gathers.push_back({k, u, true});
+    }
+  std::vector<int> gather_slot(gathers.size(), -1);
+  auto push_gather = [&](size_t j) {
+    gather_slot[j] = push(FsdpSlot::kAllGather, gathers[j].unit);
+    (gathers[j].backward ? s.gather_bwd : s.gather_fwd)[gathers[j].unit] = gather_slot[j];
+  };
+  std::vector<std::pair<int, std::vector<int>>> waits;  // kernel slot, the gathers it waits for
+  size_t next = 0;
+  for (int k = 0; k < K; ++k) {
+    std::vector<int> wait;
+    for (; next < gathers.size() && gathers[next].kernel == k; ++next) {
+      if (gather_slot[next] < 0) push_gather(next);
+      wait.push_back(gather_slot[next]);
+      if (step.overlap && next + 1 < gathers.size() && gather_slot[next + 1] < 0) push_gather(next + 1);
     }
     const int slot = push(FsdpSlot::kKernel, k);
+    if (step.overlap) waits.emplace_back(slot, std::move(wait));
     for (int u = 0; u < U; ++u) {
       if (fwd_last[u] == k) s.last_fwd[u] = slot;
       if (bwd_last[u] == k) s.last_bwd[u] = slot;
@@ -100,6 +132,17 @@ FsdpSchedule schedule_fsdp_step(const FsdpStep& step, const FusionPlan& plan, co
         s.reduce_scatter[u] = push(FsdpSlot::kReduceScatter, u);
   }
   for (int k = 0; k < int(optimizer_plan.fusions.size()); ++k) push(FsdpSlot::kOptimizerKernel, k);
+  s.waits.resize(s.slots.size());
+  for (auto& [slot, w] : waits) s.waits[size_t(slot)] = std::move(w);
+  // A full gradient is read by its reduce-scatter; in the background that ends before the next
+  // collective starts (they run one after another) or the optimizer does (it waits for them).
+  s.grad_free = s.reduce_scatter;
+  for (int u = 0; u < U && step.overlap; ++u) {
+    if (s.reduce_scatter[u] < 0) continue;
+    int x = s.reduce_scatter[u] + 1;
+    while (x < int(s.slots.size()) && s.slots[x].kind == FsdpSlot::kKernel) ++x;
+    s.grad_free[u] = std::min(x, int(s.slots.size()) - 1);
+  }
   return s;
 }
 
@@ -135,19 +178,42 @@ CompiledStep compile_fsdp_step(const FsdpStep& step, const HwConfig& hw, const s
       lower_vector_kernel(c, f);
   };
   uint32_t tags = 0;
-  for (const FsdpSlot& s : sched.slots) {
+  // With overlap: every background collective's completion by slot, and the latest one. The
+  // kernels run beside them with their staging VMEM reserved.
+  const bool overlap = step.overlap && n > 1;
+  std::vector<uint32_t> done_at(sched.slots.size(), kNoInstr);
+  uint32_t last_background = kNoInstr;
+  if (overlap) b0.reserve_vmem_top(staging_bytes(step.piece_bytes));
+  auto wait_also = [&](uint32_t x) {
+    if (x == kNoInstr) return;
+    isa::Deps d = b0.entry_deps();
+    if (std::find(d.begin(), d.end(), x) == d.end()) d.push_back(x);
+    b0.set_entry_deps(d);
+  };
+  bool optimizer_started = false;
+  for (size_t si = 0; si < sched.slots.size(); ++si) {
+    const FsdpSlot& s = sched.slots[si];
     switch (s.kind) {
-      case FsdpSlot::kKernel: lower(cx, plan.fusions[s.index]); break;
-      case FsdpSlot::kOptimizerKernel: lower(ocx, oplan.fusions[s.index]); break;
+      case FsdpSlot::kKernel:
+        for (int w : sched.waits[si]) wait_also(done_at[size_t(w)]);
+        lower(cx, plan.fusions[s.index]);
+        break;
+      case FsdpSlot::kOptimizerKernel:
+        if (!optimizer_started) wait_also(last_background);  // and so every collective before it
+        optimizer_started = true;
+        lower(ocx, oplan.fusions[s.index]);
+        break;
       case FsdpSlot::kAllGather:
       case FsdpSlot::kReduceScatter: {
         const FsdpUnit& u = step.units[s.index];
         const bool gather = s.kind == FsdpSlot::kAllGather;
         const uint64_t bytes = gather ? u.gathered_bytes : u.grad_bytes;
         (gather ? out.allgather_bytes : out.reducescatter_bytes) += bytes;
-        if (n > 1 && bytes > 0)
-          tags += emit_unit_collective(streams, ring, hw, gather ? CollectiveKind::kAllGather : CollectiveKind::kReduceScatter,
-                                       bytes, step.piece_bytes, tags);
+        if (n > 1 && bytes > 0) {
+          done_at[si] = emit_unit_collective(streams, ring, hw, gather ? CollectiveKind::kAllGather : CollectiveKind::kReduceScatter,
+                                             bytes, step.piece_bytes, &tags, overlap, last_background);
+          if (overlap) last_background = done_at[si];
+        }
         break;
       }
     }

@@ -10,8 +10,13 @@
 // all-reduce of every gradient for data parallelism. With gradient checkpointing (models/recompute.h)
 // the backward of each encoder layer first reruns its forward, inside the backward all-gather's window.
 //
-// The collectives are serialized with the kernels (XLA runs a core's kernels one at a time; no
-// prefetch of the next unit's parameters), so their time adds to the step.
+// With `overlap` (XLA's asynchronous collectives under its latency-hiding scheduler) the
+// collectives run on the cores' background queues, one after another: each unit's all-gather is
+// issued one gather early (the next unit's parameters arrive while this unit computes: prefetch),
+// and a reduce-scatter runs while the backward pass goes on; a kernel waits only for the gathers
+// of the parameters it reads, the optimizer for the last collective. Without it the collectives
+// are serialized with the kernels (XLA runs a core's kernels one at a time), so their time adds
+// to the step.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -43,6 +48,7 @@ struct FsdpStep {
   uint32_t cores = 1;                    // n: the slices were cut for this many cores
   bool prefetch_next_batch = true;
   uint64_t piece_bytes = 1ull << 20;     // collectives' pipelining granularity
+  bool overlap = true;                   // collectives in the background, gathers prefetched (above)
 };
 
 // The order a core runs a step in: the forward/backward kernels with the units' collectives
@@ -56,6 +62,12 @@ struct FsdpSchedule {
   // Per unit, slot indices: its forward/backward all-gathers, the last slot reading the gathered
   // parameters in each phase, and its reduce-scatter.
   std::vector<int> gather_fwd, last_fwd, gather_bwd, last_bwd, reduce_scatter;
+  // Per slot: the all-gather slots a kernel waits for (overlap: the gathers of the parameters it
+  // is the first in its phase to read; without overlap every kernel waits for everything before).
+  std::vector<std::vector<int>> waits;
+  // Per unit: the slot up to which its full gradient lives (its reduce-scatter; with overlap, the
+  // next background collective or the first optimizer kernel, which wait for the reduce-scatter).
+  std::vector<int> grad_free;
 };
 
 // The kernels of an FSDP graph in trace (node id) order: plan_fusions() with its kernels sorted by

@@ -85,7 +85,7 @@ MemoryPlan plan_fsdp_memory(const FsdpStep& step, const FusionPlan& plan, const 
   for (size_t u = 0; u < step.units.size(); ++u) {
     const FsdpUnit& unit = step.units[u];
     for (int p : unit.params) fixed[p] = {0, BufferKind::kGatheredParameter};
-    for (int gr : unit.grads) fixed[gr] = {sched.reduce_scatter[u], BufferKind::kGradient};
+    for (int gr : unit.grads) fixed[gr] = {sched.grad_free[u], BufferKind::kGradient};
     // The reduce-scattered slice: from the reduce-scatter to its update.
     if (unit.grad_shard >= 0) opt_fixed[unit.grad_shard] = {sched.reduce_scatter[u], BufferKind::kGradient};
   }

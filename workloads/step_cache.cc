@@ -105,6 +105,7 @@ std::unique_ptr<StepPrograms::StepGraph> StepPrograms::build_graph(const StepVar
   if (w_.sharding == "fsdp") {  // accumulation micro-steps are rejected by the config check
     sg->fsdp = compiler::build_fsdp_graphs(std::move(sg->fwd), fsdp_cores(), w_.fsdp_grad_ckpt, opt,
                                            v.kind != GraphKind::kEval);
+    sg->fsdp->step.overlap = w_.overlap_collectives;
     return sg;
   }
   models::Graph& g = sg->fwd.graph;

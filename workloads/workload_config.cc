@@ -197,12 +197,16 @@ const Schema<WorkloadConfig>& training_schema() {
              "layer's input is kept, its forward is recomputed in the backward");
     s.field(&WorkloadConfig::training, &TW::overlap_collectives, "overlap_collectives").default_value(true)
         .doc("run collectives in the background of compute where XLA's latency-hiding scheduler does: each "
-             "combined gradient all-reduce starts when the backward pass has produced its gradients")
+             "combined gradient all-reduce starts when the backward pass has produced its gradients; fsdp: "
+             "all-gathers are issued one unit ahead and reduce-scatters run beside the backward pass")
         .details("XLA splits a collective into start and done and schedules compute between them. With "
                  "`true` each combined all-reduce runs on the cores' background DMA and VPU queues while the rest "
                  "of the backward pass computes (those kernels get 4 x 1 MiB less VMEM, the collective's staging); "
                  "the optimizer waits for all of them. `false`: every all-reduce starts after the backward pass "
-                 "(what a framework that syncs gradients outside the compiled step does). Data parallel only.")
+                 "(what a framework that syncs gradients outside the compiled step does). With `sharding: fsdp` the "
+                 "all-gathers and reduce-scatters go on the background queues the same way, each unit's all-gather "
+                 "issued when the previous unit's parameters are needed (so two units' gathered parameters are "
+                 "live at once, which the memory plan counts), each kernel waiting only for the gathers it reads.")
         .source("XLA latency-hiding scheduler (xla/service/latency_hiding_scheduler.h); async collectives "
                 "(all-reduce-start / all-reduce-done in XLA's HLO)");
     s.field(&WorkloadConfig::training, &TW::framework, "framework").one_of(framework_names()).default_value("torch_xla")

@@ -1,6 +1,8 @@
-// Gradient all-reduces overlapped with the backward pass (DataParallelStep::overlap_allreduce):
-// where each combined all-reduce starts, that it runs on the background queues, that the kernels
-// running beside it leave its VMEM alone, and that it shortens the step on both engines.
+// Collectives overlapped with compute. Data parallel (DataParallelStep::overlap_allreduce): where
+// each combined all-reduce starts, that it runs on the background queues, that the kernels running
+// beside it leave its VMEM alone, and that it shortens the step on both engines. FSDP
+// (FsdpStep::overlap): all-gathers issued one unit ahead, kernels waiting only for theirs,
+// reduce-scatters in the background; the memory and time effects.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +10,8 @@
 
 #include "compiler/collectives.h"
 #include "compiler/data_parallel.h"
+#include "compiler/fsdp.h"
+#include "compiler/fsdp_graphs.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
 #include "sim/engine/engine.h"
@@ -153,6 +157,83 @@ TEST(AllReduceOverlap, ShortensTheStepOnBothEngines) {
     }
     std::printf("%s: 1 replica %.3f ms, overlap %.3f ms, after backward %.3f ms\n", engine,
                 double(t_one) / hw.chip.core.clock_mhz / 1e3, double(t_on) / hw.chip.core.clock_mhz / 1e3,
+                double(t_off) / hw.chip.core.clock_mhz / 1e3);
+  }
+}
+
+// ---- FSDP ----
+
+std::unique_ptr<FsdpGraphs> fsdp_step(const std::string& preset, int64_t batch, int64_t seq, uint32_t n, bool overlap) {
+  models::BertGraphOptions o;
+  o.batch = batch;
+  o.seq = seq;
+  auto f = build_fsdp_graphs(models::build_bert(models::find_preset(preset), o), n, false, models::OptimizerConfig{}, true);
+  f->step.overlap = overlap;
+  return f;
+}
+
+// Prefetch: after the first, every all-gather is issued before the kernel that first reads the
+// previous gather's parameters, and a kernel waits for exactly the gathers it is the first to read.
+TEST(FsdpOverlap, AllGathersAreIssuedOneUnitAhead) {
+  const auto f = fsdp_step("bert-tiny", 2, 16, 8, true);
+  const FusionPlan plan = plan_fsdp_fusions(f->graph), oplan = plan_fsdp_fusions(f->optimizer.graph);
+  const FsdpSchedule s = schedule_fsdp_step(f->step, plan, oplan);
+  std::vector<int> gathers;
+  for (size_t k = 0; k < s.slots.size(); ++k)
+    if (s.slots[k].kind == FsdpSlot::kAllGather) gathers.push_back(int(k));
+  ASSERT_GT(gathers.size(), 3u);
+  // The kernel waiting for gather j comes after gather j + 1 was issued.
+  size_t waited = 0;
+  for (size_t k = 0; k < s.slots.size(); ++k) {
+    for (int g : s.waits[k]) {
+      ++waited;
+      EXPECT_EQ(s.slots[k].kind, FsdpSlot::kKernel);
+      EXPECT_LT(g, int(k));
+      const auto j = std::find(gathers.begin(), gathers.end(), g) - gathers.begin();
+      if (size_t(j + 1) < gathers.size()) EXPECT_LT(gathers[size_t(j + 1)], int(k)) << "gather " << j;
+    }
+  }
+  EXPECT_EQ(waited, gathers.size());
+  // Without overlap: each gather right before its reader, nothing recorded to wait for.
+  f->step.overlap = false;
+  const FsdpSchedule plain = schedule_fsdp_step(f->step, plan, oplan);
+  for (size_t k = 0; k < plain.slots.size(); ++k) {
+    EXPECT_TRUE(plain.waits[k].empty());
+    if (plain.slots[k].kind == FsdpSlot::kAllGather) EXPECT_EQ(plain.slots[k + 1].kind, FsdpSlot::kKernel) << k;
+  }
+}
+
+// The gathered parameters of two units are live at once, and a full gradient until the collective
+// after its reduce-scatter: the memory plan says so.
+TEST(FsdpOverlap, CostsTheMemoryOfOnePrefetchedUnit) {
+  const auto on = fsdp_step("bert-tiny", 2, 16, 8, true);
+  const auto off = fsdp_step("bert-tiny", 2, 16, 8, false);
+  const HwConfig hw = v3_8();
+  const CompiledStep a = compile_fsdp_step(on->step, hw, "overlap");
+  const CompiledStep b = compile_fsdp_step(off->step, hw, "serial");
+  EXPECT_GT(a.memory.peak_bytes, b.memory.peak_bytes);
+  uint64_t largest = 0;
+  for (const auto& u : on->step.units) largest = std::max(largest, u.gathered_bytes);
+  EXPECT_LE(a.memory.peak_bytes, b.memory.peak_bytes + largest + on->step.units.front().grad_bytes);
+  // The collectives' DMAs and vector work are background work.
+  size_t background = 0;
+  for (const auto& in : a.program.stream(0).instrs) background += in.async;
+  EXPECT_GT(background, 0u);
+  for (const auto& in : b.program.stream(0).instrs) EXPECT_FALSE(in.async);
+}
+
+// BERT-base FSDP on v3-8 at B=2, S=128: the gathers and reduce-scatters run beside the kernels.
+TEST(FsdpOverlap, ShortensTheStepOnBothEngines) {
+  const HwConfig hw = v3_8();
+  const auto on = fsdp_step("bert-base-uncased", 2, 128, 8, true);
+  const auto off = fsdp_step("bert-base-uncased", 2, 128, 8, false);
+  const CompiledStep a = compile_fsdp_step(on->step, hw, "overlap");
+  const CompiledStep b = compile_fsdp_step(off->step, hw, "serial");
+  for (const char* engine : {"analytical", "systemc"}) {
+    const uint64_t t_on = make_engine(engine, hw)->run(a.program, nullptr).device_cycles;
+    const uint64_t t_off = make_engine(engine, hw)->run(b.program, nullptr).device_cycles;
+    EXPECT_LT(t_on, t_off) << engine;
+    std::printf("fsdp %s: overlap %.3f ms, serial %.3f ms\n", engine, double(t_on) / hw.chip.core.clock_mhz / 1e3,
                 double(t_off) / hw.chip.core.clock_mhz / 1e3);
   }
 }
