@@ -100,6 +100,12 @@ class Stream {
   }
   // Adds a dependency to an existing instruction (for deps on later-built indices).
   void add_dep(uint32_t instr, uint32_t dep) { p_.instrs[instr].deps.push_back(dep); }
+  // Moves an instruction to the core's background queue (program.h: `async`), e.g.
+  // s.async(s.dma_load(bytes, {recv})); returns it.
+  uint32_t async(uint32_t instr) {
+    p_.instrs[instr].async = true;
+    return instr;
+  }
   uint32_t size() const { return uint32_t(p_.instrs.size()); }
 
  private:
