@@ -10,8 +10,8 @@
 // that fits it: work fills the unit's gaps the way the hardware's issue logic would (first come,
 // first served at each idle moment), without simulating time. Whoever is placed first keeps its
 // interval (no preemption); which queue that is depends on the engine's scan order, so the two
-// engines may differ slightly where background and main work compete (sim/README.md,
-// "Background queues").
+// engines differ where background and main work compete for the same interval (measured cases
+// in sim/README.md, "Background queues": one contended instruction can end ~30% later).
 //
 // Intervals are kept sorted in a vector: placements are mostly at or near the end, and intervals
 // before every queue's last start can never be touched again, so they are dropped (prune).
