@@ -64,6 +64,7 @@ struct CoreState {
   BusyCalendar hbm_dmas, hbm_reads;
   size_t pruned_at = 0;
   uint64_t last_barrier = 0;          // barriers are reached in stream order
+  uint64_t main_reached = 0;          // the latest start placed on a main DMA, VPU or MXU queue
   uint32_t cursor = 0;                // next instruction never scanned
   bool dirty = false;                 // a recv's data or a barrier release arrived since the last scan
   uint64_t end = 0;
@@ -83,7 +84,7 @@ struct CoreState {
   bool finished() const { return cursor == plan->unit.size() && pending.empty(); }
 };
 
-enum class Step { kDone, kArrived, kBlocked };
+enum class Step { kDone, kArrived, kBlocked, kDeferred };
 
 class AnalyticalEngine final : public Engine {
  public:
@@ -174,6 +175,7 @@ class AnalyticalEngine final : public Engine {
     s.channel_free.assign(hw_.chip.core.xfer.channels, 0);
     s.stage_free.assign(ports_ + 3, 0);
     s.pending.clear();
+    s.main_reached = 0;
     s.last_dma_start = s.last_async_dma_start = s.last_xfer_start = s.hbm_free = s.dma_hbm_free = s.cmem_free = s.last_barrier = 0;
     s.cursor = 0;
     s.dirty = false;
@@ -233,6 +235,7 @@ class AnalyticalEngine final : public Engine {
   // background and main work roughly in time order. (run() retries a round that made no progress
   // with `eager` scans before calling it a deadlock.)
   bool advance(CoreState& s, bool eager) {
+    eager_ = eager;
     const uint32_t n = uint32_t(s.plan->unit.size());
     if (s.cursor == n && !s.dirty) return false;  // only another core can unblock what is kept
     s.dirty = false;
@@ -240,6 +243,7 @@ class AnalyticalEngine final : public Engine {
     s.next_pending.clear();
     uint32_t active = 0, blocked = 0;  // queues with unscheduled work (receives have no queue)
     bool waits = false;                // a background instruction is blocked (not `eager`)
+    uint64_t deferred = UINT64_MAX;    // the earliest ready time of a deferred background instruction
     for (uint32_t u = 0; u < s.unscheduled.size(); ++u) active += u != UnitIndex::kRecv && s.unscheduled[u] > 0;
     bool moved = false;
     auto visit = [&](uint32_t i) {
@@ -251,18 +255,25 @@ class AnalyticalEngine final : public Engine {
       moved |= r == Step::kArrived;
       s.next_pending.push_back(i);
       const uint32_t u = s.plan->unit[i];
+      if (r == Step::kDeferred) {
+        deferred = std::min(deferred, s.complete[i]);  // try_schedule() left its ready time there
+        s.blocked[u] = 1;  // in order: what follows it in its queue waits too (not counted as blocked)
+        return;
+      }
       if (u == UnitIndex::kRecv) return;
       if (u == UnitIndex::kSync && s.arrived[s.plan->barrier_pos(i)]) return;  // later barriers may be reached meanwhile
       if (!s.blocked[u]) ++blocked;
       s.blocked[u] = 1;
       waits |= !eager && UnitIndex::is_async(u);
     };
-    auto all_blocked = [&] { return waits || (active > 0 && blocked >= active); };
+    // Deferred background work is retried (next scan) once the main queues have reached its time.
+    auto all_blocked = [&] { return waits || s.main_reached >= deferred || (active > 0 && blocked >= active); };
     size_t k = 0;
     for (; k < s.pending.size() && !all_blocked(); ++k) visit(s.pending[k]);
     if (all_blocked()) {
       s.next_pending.insert(s.next_pending.end(), s.pending.begin() + long(k), s.pending.end());
       s.pending.swap(s.next_pending);
+      if (deferred != UINT64_MAX) s.dirty = true;
       return moved;
     }
     const isa::Instr* instrs = s.plan->prog->instrs.data();
@@ -275,6 +286,7 @@ class AnalyticalEngine final : public Engine {
       visit(s.cursor++);
     }
     s.pending.swap(s.next_pending);
+    if (deferred != UINT64_MAX) s.dirty = true;  // rescan: the deferred work is due now or later
     return moved;
   }
 
@@ -289,6 +301,13 @@ class AnalyticalEngine final : public Engine {
       ready = std::max(ready, s.complete[d]);
     }
     const isa::Instr& ins = cp.prog->instrs[i];
+    // Background work ready after the time the main queues have reached waits until they reach it
+    // (or have nothing left to place), so that contended intervals go first come, first served.
+    // (A zero-work VPU block occupies nothing: it never waits.)
+    if (UnitIndex::is_async(u) && !eager_ && ready > s.main_reached && occupies(u, ins) && main_work_left(s)) {
+      s.complete[i] = ready;  // not done: advance() reads it as the time to retry
+      return Step::kDeferred;
+    }
     Step progress = Step::kBlocked;
     switch (ins.op) {
       case isa::Op::kBarrier: {
@@ -335,6 +354,7 @@ class AnalyticalEngine final : public Engine {
         const uint64_t start = std::max(ready, s.unit_free[u]);
         const uint64_t c = mxu_weight_load_cycles(chip.core.mxu, ins.k);
         s.unit_free[u] = s.complete[i] = start + c;
+        s.main_reached = std::max(s.main_reached, start);
         s.mxu[ins.mxu].weights(c);
         if (trace_) emit(s, s.prefix + ".mxu" + std::to_string(ins.mxu) + ".weights", ins, start, c, 0);
         break;
@@ -343,6 +363,7 @@ class AnalyticalEngine final : public Engine {
         const uint64_t start = std::max(ready, s.unit_free[u]);
         const uint64_t c = mxu_stream_cycles(chip.core.mxu, ins.rows, ins.passes);
         s.unit_free[u] = start + c;
+        s.main_reached = std::max(s.main_reached, start);
         s.complete[i] = start + c + fill_drain_;
         s.mxu[ins.mxu].matmul(ins, c);
         if (trace_) emit(s, s.prefix + ".mxu" + std::to_string(ins.mxu), ins, start, c, 0);
@@ -351,6 +372,7 @@ class AnalyticalEngine final : public Engine {
       case isa::Op::kVpu: {
         const uint64_t c = vpu_issue_cycles(chip.core.vpu, ins.vpu);
         const uint64_t start = s.vpu_unit.place(u == UnitIndex::kVpuAsync ? 1 : 0, ready, c);
+        if (u == UnitIndex::kVpu) s.main_reached = std::max(s.main_reached, start);
         s.complete[i] = start + c + chip.core.vpu.pipeline_latency_cycles;
         s.vpu.block(ins.vpu, c);
         if (trace_) emit(s, s.prefix + ".vpu", ins, start, c, 0);
@@ -388,6 +410,7 @@ class AnalyticalEngine final : public Engine {
         }
         last = start;
         s.complete[i] = end;
+        if (!background) s.main_reached = std::max(s.main_reached, start);
         if (s.calendars) {
           s.engine_cal[e].add(start, end - start);
           prune_calendars(s);
@@ -440,6 +463,15 @@ class AnalyticalEngine final : public Engine {
     if (trace_) emit(s, "hbm." + s.prefix, ins, begin, t, ins.bytes);
     return begin;
   }
+  bool occupies(uint32_t u, const isa::Instr& ins) const {
+    return u != UnitIndex::kVpuAsync || vpu_issue_cycles(hw_.chip.core.vpu, ins.vpu) > 0;
+  }
+  static bool main_work_left(const CoreState& s) {
+    for (uint32_t u = 0; u < s.unscheduled.size(); ++u)
+      if (s.unscheduled[u] > 0 && (u == UnitIndex::kDma || u == UnitIndex::kVpu || u >= UnitIndex::mxu_weights(0))) return true;
+    return false;
+  }
+
   // No later DMA or HBM request starts before the last start of a queue that still has work.
   void prune_calendars(CoreState& s) {
     auto size = [&] {
@@ -652,6 +684,7 @@ class AnalyticalEngine final : public Engine {
   std::vector<HostStats> hosts_;
   TraceSink* trace_ = nullptr;
   bool has_background_ = false;  // some core has background (async) instructions
+  bool eager_ = false;           // the current scan places background work as soon as it can
 };
 
 }  // namespace

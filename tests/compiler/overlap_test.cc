@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
+#include <vector>
 
 #include "compiler/collectives.h"
 #include "compiler/data_parallel.h"
@@ -134,9 +136,10 @@ TEST(AllReduceOverlap, KernelsBesideABackgroundAllReduceLeaveItsVmem) {
 
 // The point of it: the all-reduce's time hides behind the backward pass. BERT-base at B=2, S=128
 // on v3-8: a backward pass of several ms and ~440 MB of gradients in 30 MiB all-reduces. Overlap
-// must shorten the step on both engines; the analytical engine (no queueing at HBM) must hide at
-// least a quarter of the exposed all-reduce time (measured: about 40%; SystemC, whose HBM queues
-// delay the backward pass's DMAs behind the collective's, hides less: docs/training.md).
+// must shorten the step on both engines, yet cost more than the single replica (the collective's
+// HBM traffic and VMEM are shared with the backward pass), and the engines must agree on the
+// overlapped step within 5% (measured: 1.9%; the analytical engine defers background work until
+// its main queues reach its ready time, approximating SystemC's first come, first served).
 TEST(AllReduceOverlap, ShortensTheStepOnBothEngines) {
   const HwConfig hw = v3_8();
   Step on = make_step("bert-base-uncased", 2, 128);
@@ -145,20 +148,20 @@ TEST(AllReduceOverlap, ShortensTheStepOnBothEngines) {
   const CompiledStep c_on = compile_data_parallel_step(on.dp, hw, "overlap");
   const CompiledStep c_off = compile_data_parallel_step(off.dp, hw, "after backward");
   const CompiledStep c_one = compile_data_parallel_step(off.dp, hw, "1 replica", 1);
+  std::vector<uint64_t> overlapped;
   for (const char* engine : {"analytical", "systemc"}) {
     const uint64_t t_on = make_engine(engine, hw)->run(c_on.program, nullptr).device_cycles;
     const uint64_t t_off = make_engine(engine, hw)->run(c_off.program, nullptr).device_cycles;
     const uint64_t t_one = make_engine(engine, hw)->run(c_one.program, nullptr).device_cycles;
     ASSERT_GT(t_off, t_one) << engine;
     EXPECT_LT(t_on, t_off) << engine;
-    EXPECT_GT(t_on, t_one) << engine;  // it still costs HBM bandwidth and VMEM
-    if (std::string(engine) == "analytical") {
-      EXPECT_LT(double(t_on - t_one), 0.75 * double(t_off - t_one));
-    }
+    EXPECT_GT(t_on, t_one) << engine;
+    overlapped.push_back(t_on);
     std::printf("%s: 1 replica %.3f ms, overlap %.3f ms, after backward %.3f ms\n", engine,
                 double(t_one) / hw.chip.core.clock_mhz / 1e3, double(t_on) / hw.chip.core.clock_mhz / 1e3,
                 double(t_off) / hw.chip.core.clock_mhz / 1e3);
   }
+  EXPECT_NEAR(double(overlapped[0]) / double(overlapped[1]), 1.0, 0.05);
 }
 
 // ---- FSDP ----
@@ -222,20 +225,24 @@ TEST(FsdpOverlap, CostsTheMemoryOfOnePrefetchedUnit) {
   for (const auto& in : b.program.stream(0).instrs) EXPECT_FALSE(in.async);
 }
 
-// BERT-base FSDP on v3-8 at B=2, S=128: the gathers and reduce-scatters run beside the kernels.
+// BERT-base FSDP on v3-8 at B=2, S=128: the gathers and reduce-scatters run beside the kernels;
+// the engines agree on the overlapped step within 5%.
 TEST(FsdpOverlap, ShortensTheStepOnBothEngines) {
   const HwConfig hw = v3_8();
   const auto on = fsdp_step("bert-base-uncased", 2, 128, 8, true);
   const auto off = fsdp_step("bert-base-uncased", 2, 128, 8, false);
   const CompiledStep a = compile_fsdp_step(on->step, hw, "overlap");
   const CompiledStep b = compile_fsdp_step(off->step, hw, "serial");
+  std::vector<uint64_t> overlapped;
   for (const char* engine : {"analytical", "systemc"}) {
     const uint64_t t_on = make_engine(engine, hw)->run(a.program, nullptr).device_cycles;
     const uint64_t t_off = make_engine(engine, hw)->run(b.program, nullptr).device_cycles;
     EXPECT_LT(t_on, t_off) << engine;
+    overlapped.push_back(t_on);
     std::printf("fsdp %s: overlap %.3f ms, serial %.3f ms\n", engine, double(t_on) / hw.chip.core.clock_mhz / 1e3,
                 double(t_off) / hw.chip.core.clock_mhz / 1e3);
   }
+  EXPECT_NEAR(double(overlapped[0]) / double(overlapped[1]), 1.0, 0.05);  // measured: 3.2%
 }
 
 }  // namespace
