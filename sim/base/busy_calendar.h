@@ -122,8 +122,10 @@ class SharedUnit {
     pruned_at_ = 0;
   }
 
-  // Places an occupancy of `dur` for queue `q`, ready at `ready`; returns its start.
-  uint64_t place(uint32_t q, uint64_t ready, uint64_t dur) {
+  // Places an occupancy of `dur` for queue `q`, ready at `ready`; returns its start. `floor`: no
+  // later placement will start before it (the caller knows; e.g. simulation time), which lets
+  // the calendar forget what lies before even while a queue's last start is older.
+  uint64_t place(uint32_t q, uint64_t ready, uint64_t dur, uint64_t floor = 0) {
     if (!shared_) {
       const uint64_t start = std::max(ready, free_);
       free_ = start + dur;
@@ -137,7 +139,7 @@ class SharedUnit {
       uint64_t frontier = UINT64_MAX;
       for (size_t k = 0; k < remaining_.size(); ++k)
         if (remaining_[k] > 0) frontier = std::min(frontier, last_start_[k]);
-      cal_.prune(frontier);
+      cal_.prune(std::max(frontier, floor));
       pruned_at_ = cal_.size();
     }
     return start;

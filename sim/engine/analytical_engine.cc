@@ -229,23 +229,45 @@ class AnalyticalEngine final : public Engine {
   // can then be scheduled (its queue is blocked), and a later receive completes at the same time
   // whenever it is visited; its dependents come after it. Without this, a stream whose collectives
   // sit between its kernels (FSDP) rescans its whole remainder once per round of the cores.
-  // Unless `eager`, the scan also stops at a blocked background instruction (a collective waiting
-  // for another core): the main queues then do not run ahead through the rest of the program
-  // while the background queue waits, which keeps the shared units' calendars short and places
-  // background and main work roughly in time order. (run() retries a round that made no progress
-  // with `eager` scans before calling it a deadlock.)
+  // Background work is placed roughly in time order with the main queues' (so that contended
+  // intervals go first come, first served, as in SystemC): work that is ready after the time the
+  // main queues have reached waits for them to get there (`defer`, try_schedule()), and while
+  // background work waits for another core (a collective's receive), the main queues go on at
+  // most kLookahead cycles past where they were: the scan then stops, which also keeps the
+  // calendars of the shared units short. When the main queues cannot get to deferred work's time
+  // (they wait for it, or have nothing left to place before it), it is placed at once. Unless
+  // `eager`: run() retries a round that made no progress with `eager` scans, which do not stop
+  // for waiting background work, before calling it a deadlock.
   bool advance(CoreState& s, bool eager) {
-    eager_ = eager;
+    bool stuck = false;
+    bool moved = scan(s, eager, !eager, stuck);
+    if (stuck) {  // the main queues cannot reach deferred work's time: place it now
+      s.dirty = true;
+      moved |= scan(s, eager, false, stuck);
+    }
+    return moved;
+  }
+
+  // One scan of advance(). `defer`: background work waits for the main queues to reach its ready
+  // time (try_schedule); sets `stuck` when some did and the scan ended before they reached it.
+  bool scan(CoreState& s, bool eager, bool defer, bool& stuck) {
+    defer_ = defer;
+    stuck = false;
     const uint32_t n = uint32_t(s.plan->unit.size());
     if (s.cursor == n && !s.dirty) return false;  // only another core can unblock what is kept
     s.dirty = false;
     std::fill(s.blocked.begin(), s.blocked.end(), 0);
     s.next_pending.clear();
     uint32_t active = 0, blocked = 0;  // queues with unscheduled work (receives have no queue)
-    bool waits = false;                // a background instruction is blocked (not `eager`)
     uint64_t deferred = UINT64_MAX;    // the earliest ready time of a deferred background instruction
+    uint64_t horizon = UINT64_MAX;     // the scan stops once the main queues have reached it
     for (uint32_t u = 0; u < s.unscheduled.size(); ++u) active += u != UnitIndex::kRecv && s.unscheduled[u] > 0;
     bool moved = false;
+    auto done_scanning = [&](bool result) {
+      stuck = deferred != UINT64_MAX && s.main_reached < deferred;
+      if (deferred != UINT64_MAX) s.dirty = true;  // rescan: the deferred work is due now or later
+      return result;
+    };
     auto visit = [&](uint32_t i) {
       const Step r = try_schedule(s, i);
       if (r == Step::kDone) {
@@ -257,24 +279,24 @@ class AnalyticalEngine final : public Engine {
       const uint32_t u = s.plan->unit[i];
       if (r == Step::kDeferred) {
         deferred = std::min(deferred, s.complete[i]);  // try_schedule() left its ready time there
-        s.blocked[u] = 1;  // in order: what follows it in its queue waits too (not counted as blocked)
+        horizon = std::min(horizon, deferred);
+        if (!s.blocked[u]) ++blocked;
+        s.blocked[u] = 1;  // in order: what follows it in its queue waits too
         return;
       }
       if (u == UnitIndex::kRecv) return;
       if (u == UnitIndex::kSync && s.arrived[s.plan->barrier_pos(i)]) return;  // later barriers may be reached meanwhile
       if (!s.blocked[u]) ++blocked;
       s.blocked[u] = 1;
-      waits |= !eager && UnitIndex::is_async(u);
+      if (!eager && UnitIndex::is_async(u)) horizon = std::min(horizon, s.main_reached + kLookahead);
     };
-    // Deferred background work is retried (next scan) once the main queues have reached its time.
-    auto all_blocked = [&] { return waits || s.main_reached >= deferred || (active > 0 && blocked >= active); };
+    auto all_blocked = [&] { return s.main_reached >= horizon || (active > 0 && blocked >= active); };
     size_t k = 0;
     for (; k < s.pending.size() && !all_blocked(); ++k) visit(s.pending[k]);
     if (all_blocked()) {
       s.next_pending.insert(s.next_pending.end(), s.pending.begin() + long(k), s.pending.end());
       s.pending.swap(s.next_pending);
-      if (deferred != UINT64_MAX) s.dirty = true;
-      return moved;
+      return done_scanning(moved);
     }
     const isa::Instr* instrs = s.plan->prog->instrs.data();
     while (s.cursor < n && !all_blocked()) {
@@ -286,8 +308,7 @@ class AnalyticalEngine final : public Engine {
       visit(s.cursor++);
     }
     s.pending.swap(s.next_pending);
-    if (deferred != UINT64_MAX) s.dirty = true;  // rescan: the deferred work is due now or later
-    return moved;
+    return done_scanning(moved);
   }
 
   Step try_schedule(CoreState& s, uint32_t i) {
@@ -304,7 +325,7 @@ class AnalyticalEngine final : public Engine {
     // Background work ready after the time the main queues have reached waits until they reach it
     // (or have nothing left to place), so that contended intervals go first come, first served.
     // (A zero-work VPU block occupies nothing: it never waits.)
-    if (UnitIndex::is_async(u) && !eager_ && ready > s.main_reached && occupies(u, ins) && main_work_left(s)) {
+    if (UnitIndex::is_async(u) && defer_ && ready > s.main_reached && occupies(u, ins) && main_work_left(s)) {
       s.complete[i] = ready;  // not done: advance() reads it as the time to retry
       return Step::kDeferred;
     }
@@ -371,7 +392,7 @@ class AnalyticalEngine final : public Engine {
       }
       case isa::Op::kVpu: {
         const uint64_t c = vpu_issue_cycles(chip.core.vpu, ins.vpu);
-        const uint64_t start = s.vpu_unit.place(u == UnitIndex::kVpuAsync ? 1 : 0, ready, c);
+        const uint64_t start = s.vpu_unit.place(u == UnitIndex::kVpuAsync ? 1 : 0, ready, c, floor(s));
         if (u == UnitIndex::kVpu) s.main_reached = std::max(s.main_reached, start);
         s.complete[i] = start + c + chip.core.vpu.pipeline_latency_cycles;
         s.vpu.block(ins.vpu, c);
@@ -466,6 +487,8 @@ class AnalyticalEngine final : public Engine {
   bool occupies(uint32_t u, const isa::Instr& ins) const {
     return u != UnitIndex::kVpuAsync || vpu_issue_cycles(hw_.chip.core.vpu, ins.vpu) > 0;
   }
+  // How far back background work may still be placed (kLookahead).
+  static uint64_t floor(const CoreState& s) { return s.main_reached > kLookahead ? s.main_reached - kLookahead : 0; }
   static bool main_work_left(const CoreState& s) {
     for (uint32_t u = 0; u < s.unscheduled.size(); ++u)
       if (s.unscheduled[u] > 0 && (u == UnitIndex::kDma || u == UnitIndex::kVpu || u >= UnitIndex::mxu_weights(0))) return true;
@@ -482,8 +505,8 @@ class AnalyticalEngine final : public Engine {
     if (size() < 2 * s.pruned_at + 256) return;
     uint64_t frontier = UINT64_MAX;
     if (s.unscheduled[UnitIndex::kDma] > 0) frontier = std::min(frontier, s.last_dma_start);
-    if (s.unscheduled[UnitIndex::kDmaAsync] > 0) frontier = std::min(frontier, s.last_async_dma_start);
-    if (s.unscheduled[UnitIndex::kXfer] > 0) frontier = std::min(frontier, s.last_xfer_start);
+    if (s.unscheduled[UnitIndex::kDmaAsync] > 0) frontier = std::min(frontier, std::max(s.last_async_dma_start, floor(s)));
+    if (s.unscheduled[UnitIndex::kXfer] > 0) frontier = std::min(frontier, std::max(s.last_xfer_start, floor(s)));
     s.hbm_dmas.prune(frontier);
     s.hbm_reads.prune(frontier);
     for (BusyCalendar& c : s.engine_cal) c.prune(frontier);
@@ -682,9 +705,17 @@ class AnalyticalEngine final : public Engine {
   std::vector<LinkStats> noc_;    // per chip
   std::vector<LinkStats> pcie_;   // per chip: h2d, d2h
   std::vector<HostStats> hosts_;
+  // How far (cycles) the main queues run ahead of background work waiting for another core, and
+  // how far back a background placement may reach into the shared units' calendars: ~4 µs, a
+  // fraction of a collective piece's transfer. An approximation of the engine, not of the
+  // hardware, that bounds its memory and time: a longer lookahead revisits more waiting
+  // collective instructions per round (2^16: an FSDP step on 32 cores simulates 4x slower).
+  // Overlapped steps are sensitive to it (2^8..2^16 move them by up to 15%); at 2^12 they are
+  // 7-11% from SystemC (tests/compiler/overlap_test.cc, docs/training.md).
+  static constexpr uint64_t kLookahead = 1u << 12;
   TraceSink* trace_ = nullptr;
   bool has_background_ = false;  // some core has background (async) instructions
-  bool eager_ = false;           // the current scan places background work as soon as it can
+  bool defer_ = false;           // the current scan defers background work (scan())
 };
 
 }  // namespace

@@ -24,7 +24,9 @@ uint64_t Vpu::issue(uint32_t i, uint64_t ready_ps) {
   const isa::Instr& ins = prog_->instrs[i];
   const uint64_t c = vpu_issue_cycles(p_, ins.vpu);
   const uint64_t period = run_->clock.period_ps;
-  const uint64_t start = unit_.place(ins.async ? 1 : 0, ready_ps, c * period);
+  // Nothing issued from now on starts before now: every completion the sequencer learns of at
+  // time t lies at or after t, and a block waiting behind its queue's head starts after it.
+  const uint64_t start = unit_.place(ins.async ? 1 : 0, ready_ps, c * period, sc_core::sc_time_stamp().value());
   stats_.block(ins.vpu, c);
   if (run_->trace) {
     run_->trace->complete({track_.process, track_.track, ins.label, run_->cycle_of_ps(start), c, run_->clock_mhz, 0});
