@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "compiler/data_parallel.h"
+#include "tests/compiler/dp_steps.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
 #include "sim/engine/engine.h"
@@ -12,26 +13,10 @@
 namespace tpusim::compiler {
 namespace {
 
-HwConfig v3_8() { return load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v3-8.yaml"); }
+using test::Step;
+using test::v3_8;
 
-struct Step {
-  models::BertTrainingStep s;
-  DataParallelStep dp;
-};
-
-Step tiny_step(models::DType dtype = models::DType::kF32) {
-  models::BertGraphOptions o;
-  o.batch = 2;
-  o.seq = 16;
-  o.dtype = dtype;
-  models::OptimizerConfig opt;
-  opt.state_dtype = dtype;
-  Step st{models::build_training_step(models::find_preset("bert-tiny"), o, opt), {}};
-  st.dp.graph = &st.s.model.graph;
-  st.dp.grads = st.s.grads.grads;
-  for (auto [in, out] : st.s.optimizer.donated) st.dp.donated[out] = in;
-  return st;
-}
+Step tiny_step(models::DType dtype = models::DType::kF32) { return test::make_step("bert-tiny", 2, 16, dtype); }
 
 TEST(DataParallel, EveryCoreRunsTheSameComputeAndTheAllReduce) {
   auto hw = v3_8();

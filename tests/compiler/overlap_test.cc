@@ -14,6 +14,7 @@
 #include "compiler/data_parallel.h"
 #include "compiler/fsdp.h"
 #include "compiler/fsdp_graphs.h"
+#include "tests/compiler/dp_steps.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
 #include "sim/engine/engine.h"
@@ -21,23 +22,9 @@
 namespace tpusim::compiler {
 namespace {
 
-HwConfig v3_8() { return load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v3-8.yaml"); }
-
-struct Step {
-  models::BertTrainingStep s;
-  DataParallelStep dp;
-};
-
-Step make_step(const std::string& preset, int64_t batch, int64_t seq) {
-  models::BertGraphOptions o;
-  o.batch = batch;
-  o.seq = seq;
-  Step st{models::build_training_step(models::find_preset(preset), o, {}), {}};
-  st.dp.graph = &st.s.model.graph;
-  st.dp.grads = st.s.grads.grads;
-  for (auto [in, out] : st.s.optimizer.donated) st.dp.donated[out] = in;
-  return st;
-}
+using test::make_step;
+using test::Step;
+using test::v3_8;
 
 bool in_collective(const isa::Instr& in) { return in.label.str().rfind("all-reduce:", 0) == 0; }
 bool is_join(const isa::Instr& in) { return in.label.str() == "all-reduce:gradients reduced"; }
@@ -193,7 +180,9 @@ TEST(FsdpOverlap, AllGathersAreIssuedOneUnitAhead) {
       EXPECT_EQ(s.slots[k].kind, FsdpSlot::kKernel);
       EXPECT_LT(g, int(k));
       const auto j = std::find(gathers.begin(), gathers.end(), g) - gathers.begin();
-      if (size_t(j + 1) < gathers.size()) EXPECT_LT(gathers[size_t(j + 1)], int(k)) << "gather " << j;
+      if (size_t(j + 1) < gathers.size()) {
+        EXPECT_LT(gathers[size_t(j + 1)], int(k)) << "gather " << j;
+      }
     }
   }
   EXPECT_EQ(waited, gathers.size());
@@ -202,7 +191,9 @@ TEST(FsdpOverlap, AllGathersAreIssuedOneUnitAhead) {
   const FsdpSchedule plain = schedule_fsdp_step(f->step, plan, oplan);
   for (size_t k = 0; k < plain.slots.size(); ++k) {
     EXPECT_TRUE(plain.waits[k].empty());
-    if (plain.slots[k].kind == FsdpSlot::kAllGather) EXPECT_EQ(plain.slots[k + 1].kind, FsdpSlot::kKernel) << k;
+    if (plain.slots[k].kind == FsdpSlot::kAllGather) {
+      EXPECT_EQ(plain.slots[k + 1].kind, FsdpSlot::kKernel) << k;
+    }
   }
 }
 
