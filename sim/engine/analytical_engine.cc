@@ -84,7 +84,7 @@ struct CoreState {
   bool finished() const { return cursor == plan->unit.size() && pending.empty(); }
 };
 
-enum class Step { kDone, kArrived, kBlocked, kDeferred };
+enum class Step { kDone, kArrived, kBlocked, kDeferred, kPaused };
 
 class AnalyticalEngine final : public Engine {
  public:
@@ -252,6 +252,7 @@ class AnalyticalEngine final : public Engine {
   // time (try_schedule); sets `stuck` when some did and the scan ended before they reached it.
   bool scan(CoreState& s, bool eager, bool defer, bool& stuck) {
     defer_ = defer;
+    pause_at_ = UINT64_MAX;
     stuck = false;
     const uint32_t n = uint32_t(s.plan->unit.size());
     if (s.cursor == n && !s.dirty) return false;  // only another core can unblock what is kept
@@ -277,9 +278,12 @@ class AnalyticalEngine final : public Engine {
       moved |= r == Step::kArrived;
       s.next_pending.push_back(i);
       const uint32_t u = s.plan->unit[i];
-      if (r == Step::kDeferred) {
-        deferred = std::min(deferred, s.complete[i]);  // try_schedule() left its ready time there
-        horizon = std::min(horizon, deferred);
+      if (r == Step::kDeferred || r == Step::kPaused) {
+        if (r == Step::kDeferred) {
+          deferred = std::min(deferred, s.complete[i]);  // try_schedule() left its ready time there
+          horizon = std::min(horizon, deferred);
+          pause_at_ = deferred;
+        }
         if (!s.blocked[u]) ++blocked;
         s.blocked[u] = 1;  // in order: what follows it in its queue waits too
         return;
@@ -328,6 +332,12 @@ class AnalyticalEngine final : public Engine {
     if (UnitIndex::is_async(u) && defer_ && ready > s.main_reached && occupies(u, ins) && main_work_left(s)) {
       s.complete[i] = ready;  // not done: advance() reads it as the time to retry
       return Step::kDeferred;
+    }
+    // ... and main DMA or VPU work ready after deferred background work waits for it to be placed
+    // first: the main queues count as having reached its ready time.
+    if ((u == UnitIndex::kDma || u == UnitIndex::kVpu) && ready > pause_at_) {
+      s.main_reached = std::max(s.main_reached, ready);
+      return Step::kPaused;
     }
     Step progress = Step::kBlocked;
     switch (ins.op) {
@@ -727,6 +737,7 @@ class AnalyticalEngine final : public Engine {
   TraceSink* trace_ = nullptr;
   bool has_background_ = false;  // some core has background (async) instructions
   bool defer_ = false;           // the current scan defers background work (scan())
+  uint64_t pause_at_ = UINT64_MAX;  // ... the earliest ready time of what it deferred
 };
 
 }  // namespace

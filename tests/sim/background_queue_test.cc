@@ -503,6 +503,27 @@ TEST(BackgroundQueue, EnginesAgreeExactlyOnAMixedProgramInTimeOrder) {
   }
 }
 
+// A contended VPU interval goes to the block that is ready first when the background block
+// comes first in the stream: L (1 MiB, done 4733), V1 [2000, 2500), B (3000, ready 2532 after V1)
+// listed before V2 (500, ready 4733 after L). The analytical engine defers B until its main queues
+// reach 2532, and holds V2 (ready later than B) until B is placed: B [2532, 5532), V2 [5532,
+// 6032), done 6064, as SystemC (first come, first served).
+TEST(BackgroundQueue, AContendedVpuIntervalGoesToTheBlockReadyFirst) {
+  auto p = test::make_program("vpu_fcfs");
+  test::Stream s(p.cores[0]);
+  const uint32_t l = s.dma_load(kMiB, {}, "L");
+  const uint32_t v1 = s.vpu(alu(500), {}, "V1");
+  s.async(s.vpu(alu(3000), {v1}, "B"));
+  s.vpu(alu(500), {l}, "V2");
+  for (const char* engine : kEngines) {
+    SCOPED_TRACE(engine);
+    const Traced r = run(engine, p);
+    EXPECT_EQ(span(r.trace, "B").start, 2532u);
+    EXPECT_EQ(span(r.trace, "V2").start, 5532u);
+    EXPECT_EQ(r.result.device_cycles, 6064u);
+  }
+}
+
 // Where the engines differ by design (sim/README.md, "Background queues"):
 // * (Agreement) DMA engines: both engines give the main and the background DMAs the same engines.
 //   Four main zero-byte loads take the four engines 2000..2299; the background one G gets an
