@@ -124,14 +124,7 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
   opt.algorithm = step.allreduce_algorithm;
   opt.background = overlap;
   std::vector<std::vector<uint32_t>> done(n);
-  // Emits combined all-reduce k; every replica waits for `wait`: instruction indices of core 0's
-  // stream, the same on every replica (every replica's stream is core 0's outside collectives).
-  auto emit_bucket = [&](size_t k, std::vector<ProgramBuilder*>& bptr, const isa::Deps& wait, const std::string& after) {
-    std::vector<std::vector<uint32_t>> w(n, std::vector<uint32_t>(wait.begin(), wait.end()));
-    // In the background, one at a time: they share the staging VMEM and the background queues.
-    if (overlap && k > 0)
-      for (uint32_t i = 0; i < n; ++i) w[i].push_back(done[i].back());
-    const CollectiveResult r = emit_collective(CollectiveKind::kAllReduce, bptr, ring, hw, buckets[k].bytes, w, opt);
+  auto record = [&](size_t k, const CollectiveResult& r, const std::string& after) {
     opt.tag_base += r.tags_used;
     for (uint32_t i = 0; i < n; ++i) done[i].push_back(r.done[i]);
     out.allreduces.push_back({buckets[k].bytes, r.algorithm, after, overlap});
@@ -152,14 +145,12 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
   size_t next = 0;  // with overlap: the next combined all-reduce to start
   for (size_t k = 0; k < pre.size(); ++k) {
     lower(*pre[k]);
-    while (overlap && next < buckets.size() && buckets[next].ready == k) {
-      // Started by this kernel's end; the next kernel waits for this one, not for the collective,
-      // and runs with the collective's staging VMEM reserved.
-      const isa::Deps sinks = b0.entry_deps();
-      std::vector<ProgramBuilder*> bptr = streams.begin_section();
-      emit_bucket(next++, bptr, sinks, pre[k]->name);
-      streams.end_section();
-      b0.set_entry_deps(sinks);
+    for (; overlap && next < buckets.size() && buckets[next].ready == k; ++next) {
+      // Started by this kernel's end, in the background, one at a time (they share the staging
+      // VMEM and the background queues); the kernels after it run with its staging VMEM reserved.
+      const uint32_t previous = done[0].empty() ? kNoInstr : done[0].back();
+      record(next, emit_collective_after_kernel(streams, ring, hw, CollectiveKind::kAllReduce, buckets[next].bytes, opt, previous),
+             pre[k]->name);
       b0.reserve_vmem_top(staging_bytes(opt.piece_bytes));
     }
   }
@@ -167,7 +158,10 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
     const isa::Deps backward = b0.entry_deps();
     std::vector<ProgramBuilder*> bptr = streams.begin_section();
     const std::string last = pre.empty() ? "" : pre.back()->name;
-    for (size_t k = 0; !overlap && k < buckets.size(); ++k) emit_bucket(k, bptr, backward, last);
+    // Without overlap every combined all-reduce waits for the end of the backward pass.
+    const std::vector<std::vector<uint32_t>> wait(n, std::vector<uint32_t>(backward.begin(), backward.end()));
+    for (size_t k = 0; !overlap && k < buckets.size(); ++k)
+      record(k, emit_collective(CollectiveKind::kAllReduce, bptr, ring, hw, buckets[k].bytes, wait, opt), last);
     emit_join(bptr, backward);
     streams.end_section();
     b0.reserve_vmem_top(0);

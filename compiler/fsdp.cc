@@ -13,32 +13,6 @@ namespace tpusim::compiler {
 
 namespace {
 
-// The one place FSDP emits collectives: a unit's all-gather (each core contributes its slice,
-// `bytes` = the gathered size) or reduce-scatter (`bytes` = the full gradient, each core keeps
-// 1/n), through every core's builder, after the end of the previous kernel on every core.
-// `background`: on the background queues, also after `previous` (the last background collective,
-// kNoInstr: none), and the next kernel does not wait for it. Returns its completion (core 0's
-// stream index, the same on every replica) and adds its tags to *tags.
-constexpr uint32_t kNoInstr = UINT32_MAX;
-uint32_t emit_unit_collective(ReplicaStreams& streams, const std::vector<CoreId>& ring, const HwConfig& hw,
-                              CollectiveKind kind, uint64_t bytes, uint64_t piece_bytes, uint32_t* tags,
-                              bool background, uint32_t previous) {
-  const isa::Deps entry = streams.main().entry_deps();
-  std::vector<uint32_t> wait(entry.begin(), entry.end());
-  if (background && previous != kNoInstr) wait.push_back(previous);
-  const std::vector<std::vector<uint32_t>> after(ring.size(), wait);
-  std::vector<ProgramBuilder*> b = streams.begin_section();
-  CollectiveOptions opt;
-  opt.piece_bytes = piece_bytes;
-  opt.tag_base = *tags;
-  opt.background = background;
-  const CollectiveResult r = emit_collective(kind, b, ring, hw, bytes, after, opt);
-  streams.end_section();
-  if (background) streams.main().set_entry_deps(entry);
-  *tags += r.tags_used;
-  return r.done[0];
-}
-
 CacheKey mix(CacheKey a, const CacheKey& b, uint64_t salt) {
   a.hi = (a.hi ^ (b.hi + 0x9e3779b97f4a7c15ull + (a.hi << 6) + (a.hi >> 2))) * 0x100000001b3ull ^ salt;
   a.lo = (a.lo ^ (b.lo + 0x9e3779b97f4a7c15ull + (a.lo << 6) + (a.lo >> 2))) * 0x100000001b3ull ^ (salt << 1);
@@ -93,6 +67,7 @@ FsdpSchedule schedule_fsdp_step(const FsdpStep& step, const FusionPlan& plan, co
   s.reduce_scatter.assign(U, -1);
   auto push = [&](FsdpSlot::Kind kind, int index) {
     s.slots.push_back({kind, index});
+    s.waits.emplace_back();
     return int(s.slots.size()) - 1;
   };
   // The all-gathers in the order their first readers run; with overlap each is issued when the
@@ -112,7 +87,6 @@ FsdpSchedule schedule_fsdp_step(const FsdpStep& step, const FusionPlan& plan, co
     gather_slot[j] = push(FsdpSlot::kAllGather, gathers[j].unit);
     (gathers[j].backward ? s.gather_bwd : s.gather_fwd)[gathers[j].unit] = gather_slot[j];
   };
-  std::vector<std::pair<int, std::vector<int>>> waits;  // kernel slot, the gathers it waits for
   size_t next = 0;
   for (int k = 0; k < K; ++k) {
     std::vector<int> wait;
@@ -122,7 +96,7 @@ FsdpSchedule schedule_fsdp_step(const FsdpStep& step, const FusionPlan& plan, co
       if (step.overlap && next + 1 < gathers.size() && gather_slot[next + 1] < 0) push_gather(next + 1);
     }
     const int slot = push(FsdpSlot::kKernel, k);
-    if (step.overlap) waits.emplace_back(slot, std::move(wait));
+    if (step.overlap) s.waits[size_t(slot)] = std::move(wait);
     for (int u = 0; u < U; ++u) {
       if (fwd_last[u] == k) s.last_fwd[u] = slot;
       if (bwd_last[u] == k) s.last_bwd[u] = slot;
@@ -132,8 +106,6 @@ FsdpSchedule schedule_fsdp_step(const FsdpStep& step, const FusionPlan& plan, co
         s.reduce_scatter[u] = push(FsdpSlot::kReduceScatter, u);
   }
   for (int k = 0; k < int(optimizer_plan.fusions.size()); ++k) push(FsdpSlot::kOptimizerKernel, k);
-  s.waits.resize(s.slots.size());
-  for (auto& [slot, w] : waits) s.waits[size_t(slot)] = std::move(w);
   // A full gradient is read by its reduce-scatter; in the background that ends before the next
   // collective starts (they run one after another) or the optimizer does (it waits for them).
   s.grad_free = s.reduce_scatter;
@@ -210,8 +182,17 @@ CompiledStep compile_fsdp_step(const FsdpStep& step, const HwConfig& hw, const s
         const uint64_t bytes = gather ? u.gathered_bytes : u.grad_bytes;
         (gather ? out.allgather_bytes : out.reducescatter_bytes) += bytes;
         if (n > 1 && bytes > 0) {
-          done_at[si] = emit_unit_collective(streams, ring, hw, gather ? CollectiveKind::kAllGather : CollectiveKind::kReduceScatter,
-                                             bytes, step.piece_bytes, &tags, overlap, last_background);
+          // A unit's all-gather (each core contributes its slice, `bytes` = the gathered size) or
+          // reduce-scatter (`bytes` = the full gradient, each core keeps 1/n).
+          CollectiveOptions opt;
+          opt.piece_bytes = step.piece_bytes;
+          opt.tag_base = tags;
+          opt.background = overlap;
+          const CollectiveResult r = emit_collective_after_kernel(
+              streams, ring, hw, gather ? CollectiveKind::kAllGather : CollectiveKind::kReduceScatter, bytes, opt,
+              last_background);
+          tags += r.tags_used;
+          done_at[si] = r.done[0];  // the same stream index on every replica
           if (overlap) last_background = done_at[si];
         }
         break;

@@ -185,4 +185,18 @@ void ReplicaStreams::finish() {
   }
 }
 
+CollectiveResult emit_collective_after_kernel(ReplicaStreams& streams, const std::vector<CoreId>& cores,
+                                              const HwConfig& hw, CollectiveKind kind, uint64_t bytes,
+                                              const CollectiveOptions& opt, uint32_t previous) {
+  const isa::Deps entry = streams.main().entry_deps();
+  std::vector<uint32_t> wait(entry.begin(), entry.end());
+  if (opt.background && previous != kNoInstr) wait.push_back(previous);
+  const std::vector<std::vector<uint32_t>> after(cores.size(), wait);
+  std::vector<ProgramBuilder*> b = streams.begin_section();
+  const CollectiveResult r = emit_collective(kind, b, cores, hw, bytes, after, opt);
+  streams.end_section();
+  if (opt.background) streams.main().set_entry_deps(entry);
+  return r;
+}
+
 }  // namespace tpusim::compiler

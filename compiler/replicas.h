@@ -68,4 +68,15 @@ class ReplicaStreams {
   bool can_share(size_t c, std::vector<isa::PeerRef>& peers) const;
 };
 
+inline constexpr uint32_t kNoInstr = UINT32_MAX;
+
+// One collective over `cores` in a section of its own, after core 0's current kernel: every
+// replica waits for the same instructions (main()'s entry deps, the same stream indices on every
+// replica). In the background (opt.background) it also waits for `previous` (the last background
+// collective, kNoInstr: none: they run one after another), and the next kernel waits for the
+// kernel before it, not for the collective.
+CollectiveResult emit_collective_after_kernel(ReplicaStreams& streams, const std::vector<CoreId>& cores,
+                                              const HwConfig& hw, CollectiveKind kind, uint64_t bytes,
+                                              const CollectiveOptions& opt, uint32_t previous = kNoInstr);
+
 }  // namespace tpusim::compiler
