@@ -2,36 +2,27 @@
 #pragma once
 #include <cstdint>
 
+#include "sim/base/bandwidth_stats.h"
 #include "sim/base/clock.h"
 #include "sim/base/stats.h"
 
 namespace tpusim {
 
-struct HbmStats {
-  uint64_t bytes = 0;
+struct HbmStats : ChipBandwidthStats {
   uint64_t requests = 0;      // channel requests (SystemC) or transfers (analytical)
   double busy_cycles = 0;     // bytes / one core's bandwidth, summed over the chip's cores (unrounded)
-  uint64_t run_cycles = 0;    // the chip's cycles in this run: its slowest core (set when the run ends)
-  double clock_mhz = 0;
-  double peak_gbyte_per_s = 0;
 
   void reset(double mhz, double peak) {
     *this = HbmStats{};
     clock_mhz = mhz;
     peak_gbyte_per_s = peak;
   }
-  double achieved_gbyte_per_s() const {
-    return run_cycles ? double(bytes) / Clock{clock_mhz}.seconds(run_cycles) / 1e9 : 0.0;
-  }
   void declare(StatGroup& g) const {
     g.counter("bytes", &bytes, "bytes", "bytes moved through HBM");
     g.counter("requests", &requests, "requests", "requests served");
     g.derived("busy_cycles", [this] { return busy_cycles; }, "cycles",
               "time the bytes occupy a core's bandwidth (bytes / per-core rate), summed over cores");
-    g.derived("achieved_gbyte_per_s", [this] { return achieved_gbyte_per_s(); }, "GB/s",
-              "bytes / chip run time (10^9 bytes/s)");
-    g.derived("utilization", [this] { return peak_gbyte_per_s > 0 ? achieved_gbyte_per_s() / peak_gbyte_per_s : 0.0; },
-              "fraction", "achieved / peak chip bandwidth (efficiency not applied)");
+    declare_rates(g, "achieved / peak chip bandwidth (efficiency not applied)");
   }
 };
 
