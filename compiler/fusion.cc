@@ -110,7 +110,7 @@ FusionPlan plan_fusions(const models::Graph& g) {
           feeds_dot = feeds_dot || nodes[u].kind == OpKind::kDot;
           feeds_reduce = feeds_reduce || nodes[u].kind == OpKind::kReduce;
         }
-        if (outputs.count(v)) {
+        if (outputs.count(v) || node.materialize) {
           mat[v] = true;
         } else if (is_view(node)) {
           mat[v] = false;

@@ -1,7 +1,8 @@
 // Fusion: which values are materialized in HBM, and which ops are computed inside whose kernel.
 //
 // Rules (after XLA's instruction fusion on TPU):
-//  * Parameters, reductions and graph outputs are materialized (a reduction ends its fusion).
+//  * Parameters, reductions, graph outputs and values marked `materialize` (results of ops XLA
+//    computes with their own emitter) are materialized (a reduction ends its fusion).
 //  * A dot is materialized unless its single user is element-wise: then that user joins the dot's
 //    kernel as an output ("epilogue") fusion (bias add, scale, ReLU, residual add).
 //  * An element-wise value whose kernel contains a dot is materialized when it has more than one

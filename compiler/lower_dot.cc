@@ -45,6 +45,7 @@ struct Tiling {
   bool stream_lhs = true;
   int64_t tr = 0, tc = 0, tk = 0;
   bool s_res = false, w_res = false;
+  uint32_t acc_tiles = 2;  // fp32 accumulator tiles in flight (accumulating, or draining to HBM)
   double s_buf = 0, w_buf = 0, fixed_buf = 0;  // VMEM bytes
   double est = std::numeric_limits<double>::infinity();
   uint64_t steps = 0;
@@ -200,13 +201,28 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
     const double s_bpe = double(S.large_bytes) / double(B * R * K);
     const double w_bpe = double(W.large_bytes) / double(B * K * C);
     const int64_t ri = div_up(R, tr), cj = div_up(C, tc), kb = div_up(K, tk);
-    const double acc = double(tr * tc * 4), out_buf = 2.0 * double(tr * tc) * (double(out_bytes) / out_elems);
+    // fp32 accumulator tiles: the epilogue runs in place and the store drains a finished tile
+    // while the next ones accumulate; enough of them (2 to 4) that the tiles computed meanwhile
+    // cover a store's latency and transfer. The epilogue's large inputs are double buffered.
+    {
+      const double tile_mxu = double(div_up(K, tk)) * double(mxu_stream_cycles(core.mxu, uint32_t(std::min(tr, R)), passes)) *
+                              double(div_up(std::min(tk, K), R_) * div_up(std::min(tc, C), C_)) / n_mxu;
+      const double store = double(dma_fixed_cycles(hw.chip)) + double(tr * tc) * (double(out_bytes) / out_elems) / bpc;
+      t.acc_tiles = uint32_t(std::clamp(1.0 + std::ceil(store / std::max(tile_mxu, 1.0)), 2.0, 4.0));
+    }
+    const double acc = double(t.acc_tiles) * double(tr * tc * 4);
     const double epi_buf = 2.0 * double(tr * tc) * double(epi_large_bytes) / double(out_elems);
-    const double fixed = acc + out_buf + epi_buf + double(S.small_bytes + W.small_bytes + epi_small_bytes);
+    const double fixed = acc + epi_buf + double(S.small_bytes + W.small_bytes + epi_small_bytes);
+    // Operand blocks land as stored (s_bpe / w_bpe bytes per element, double buffered) and are
+    // converted to the MXU's bf16 (2 bytes); a resident operand keeps only its bf16 copy (the
+    // landing buffers are reused), two panels of it (the next is prepared while one streams) or
+    // one stationary operand per batch (two when batches alternate).
     for (int res = 3; res >= 0; --res) {  // prefer residency of both, then of either
       bool s_res = res & 1, w_res = res & 2;
-      double s_buf = s_res ? 2.0 * tr * K * (s_bpe + 2) : 2.0 * tr * tk * (s_bpe + 2);
-      double w_buf = w_res ? 2.0 * K * C * (w_bpe + 2) : 2.0 * tk * tc * (w_bpe + 2);
+      const double ek = double(std::min(tk, K));  // a block is never deeper than K
+      const double s_land = 2.0 * double(std::min(tr, R)) * ek * s_bpe, w_land = 2.0 * ek * double(std::min(tc, C)) * w_bpe;
+      double s_buf = s_res ? s_land + 2.0 * tr * K * 2 : s_land + 2.0 * tr * tk * 2;
+      double w_buf = w_res ? w_land + (B > 1 ? 2.0 : 1.0) * K * C * 2 : w_land + 2.0 * tk * tc * 2;
       if (s_buf + w_buf + fixed <= double(vmem)) {
         t.s_res = s_res;
         t.w_res = w_res;
@@ -246,7 +262,7 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
     const double chain = (t.s_res && t.w_res) ? 0.0
                          : double(t.steps) * (double(dma_fixed_cycles(hw.chip)) + step_load +
                                               double(core.vpu.pipeline_latency_cycles) + step_stream + fd) / 2.0;
-    t.est = std::max({mxu, hbm, vpu, chain}) + first + last + fd + double(t.steps) * 4.0;
+    t.est = std::max({mxu, hbm, vpu, chain}) + first + last + fd + double(t.steps) * double(core.vpu.pipeline_latency_cycles);
     return t;
   };
 
@@ -380,6 +396,8 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
 
   std::vector<std::vector<uint32_t>> mxu_matmuls(n_mxu);  // per MXU, in order
   std::vector<uint32_t> stores;
+  uint32_t pending_store = UINT32_MAX;  // a finished tile's epilogue whose store is not issued yet
+  uint64_t pending_bytes = 0;
   uint32_t acc_prev = 0, epi_dep = 0;
   bool have_epi_dep = false;
   uint64_t counter = 0;
@@ -390,17 +408,25 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
     const uint64_t acc_v = vregs({rows, cols}, DType::kF32);
     isa::Deps adeps = step_users[t];
     if (s.k > 0) adeps.push_back(acc_prev);
+    if (s.k == 0 && stores.size() >= best.acc_tiles)  // its accumulator tile has drained to HBM
+      adeps.push_back(stores[stores.size() - best.acc_tiles]);
     acc_prev = pb.vpu({acc_v, 0, 0, s.k > 0 ? acc_v : 0, acc_v}, adeps, "accumulate");
     if (s.k == kb - 1) {
       const double frac = double(rows * cols) / double(B * R * C);
       isa::Deps edeps = {acc_prev};
       if (have_epi_dep) edeps.push_back(epi_dep);
-      if (stores.size() >= 2) edeps.push_back(stores[stores.size() - 2]);
-      uint32_t e = pb.vpu(scale_work(epi, frac), edeps, "epilogue");
-      uint64_t bytes = uint64_t(std::ceil(double(out_bytes) * frac));
-      stores.push_back(pb.dma_store(bytes, {e}, root.name, cx.mem_of(f.root)));
-      cx.moved(f.root, bytes);
+      pending_store = pb.vpu(scale_work(epi, frac), edeps, "epilogue");
+      pending_bytes = uint64_t(std::ceil(double(out_bytes) * frac));
     }
+  };
+  // The store of a finished tile is issued after the next step's loads: DMAs issue in program
+  // order, and a store waits for its epilogue, so issuing it first would hold the prefetch of the
+  // next operands behind the epilogue (XLA's scheduler starts those prefetches first).
+  auto flush_store = [&] {
+    if (pending_store == UINT32_MAX) return;
+    stores.push_back(pb.dma_store(pending_bytes, {pending_store}, root.name, cx.mem_of(f.root)));
+    cx.moved(f.root, pending_bytes);
+    pending_store = UINT32_MAX;
   };
   // Loads run ahead of the matmuls as far as the buffers allow: a non-resident operand one step
   // (double buffering), a resident one up to the end of the next panel/batch, whose slot's
@@ -413,9 +439,15 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
     return s_owner(u) <= s_owner(t) + 1 && w_owner(u) <= w_owner(t) + 1;
   };
   std::vector<uint32_t> last_on;  // per MXU: this step's last matmul
+  // Steps between a step's matmuls and the accumulation of their results: one step, plus as many
+  // as the array's fill/drain latency spans (at most 3 more: the MXU result buffers are finite).
+  const uint64_t step_mxu = mxu_stream_cycles(core.mxu, uint32_t(std::min(tr, R)), passes) *
+                            uint64_t(div_up(std::min(tk, K), R_) * div_up(std::min(tc, C), C_)) / n_mxu;
+  const size_t lag = 1 + size_t(std::min<uint64_t>(3, div_up(int64_t(mxu_fill_drain_cycles(core.mxu)), int64_t(std::max<uint64_t>(step_mxu, 1)))));
   for (size_t t = 0; t < steps.size(); ++t) {
     const Step& s = steps[t];
     while (next_load <= t || can_load(next_load, t)) emit_loads(next_load++);
+    flush_store();
     if (has_epi_load[t]) {
       epi_dep = epi_ready[t];
       have_epi_dep = true;
@@ -444,12 +476,14 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
     w_slot[w_owner(t) % 2].record(w_owner(t), users);
 
     step_users[t] = users;
-    // Software pipelining: pop and accumulate the previous step's results while this step's
-    // matmuls stream (the VPU is in order; accumulating right behind our own matmuls would stall
-    // the next step's operand preparation on the MXU fill/drain latency).
-    if (t >= 1) finish(t - 1);
+    // Software pipelining: pop and accumulate a step's results `lag` steps later, once they have
+    // drained from the arrays, while later steps' matmuls stream (the VPU is in order:
+    // accumulating right behind the matmuls would stall the next operands' preparation, and so
+    // the MXUs, on the fill/drain latency).
+    if (t >= lag) finish(t - lag);
   }
-  finish(steps.size() - 1);
+  for (size_t t = steps.size() > lag ? steps.size() - lag : 0; t < steps.size(); ++t) finish(t);
+  flush_store();
   if (reduce_out_bytes) {
     const int side = reductions_side(cx, f);
     pb.dma_store(reduce_out_bytes, {stores.back()}, "reductions", cx.mem_of(side));

@@ -114,12 +114,15 @@ isa::VpuWork node_work(const models::Graph& g, const models::Node& n, const VpuP
       const uint64_t vin = vregs(in.shape, DType::kF32);
       const int rank = int(in.shape.size());
       if (n.reduce_dim == rank - 1) {
-        // Lane reduction: add the row's vregs together, then a log2(lanes) tree of lane rotations
-        // (XLU) and adds per 8-row group.
+        // Lane reduction (XLA's row-reduction emitter): the ALUs add a row group's vregs into one
+        // (vregs - groups adds), then the cross-lane unit reduces the 128 lanes of each of its 8
+        // sublanes in one pass and returns the 8 sums lane-packed, ready for the [rows] output
+        // (one XLU op per 8-row group). The XLU is a separate VLIW slot (Norrie et al. 2021; "How
+        // to Think About TPUs", App. C: reductions across lanes go through the XLU), so these ops
+        // overlap the ALU and load/store slots; its throughput is xlu_cycles_per_vreg.
         const uint64_t groups = row_groups(in.shape);
-        const uint64_t steps = log2_ceil(vpu.lanes);
-        w.alu_vregs = (vin > groups ? vin - groups : 0) + steps * groups;
-        w.xlu_vregs = steps * groups;
+        w.alu_vregs = vin > groups ? vin - groups : 0;
+        w.xlu_vregs = groups;
       } else if (n.reduce_dim == rank - 2) {
         // Sublane reduction: element-wise adds across vregs, then a log2(sublanes) shuffle tree.
         const uint64_t vout = vregs(n.shape.empty() ? models::Dims{1} : n.shape, DType::kF32);

@@ -70,6 +70,9 @@ struct Node {
   int iota_dim = -1;                   // kIota: the dimension that counts
   double rate = 0;                     // kElementwise kDropoutMask: drop probability
   bool stop_gradient = false;          // autodiff treats this value as a constant (e.g. softmax's max)
+  // The value is the result of an op that XLA does not fuse into its consumers (e.g. a batch norm
+  // computed by its own emitter): the compiler materializes it in HBM (compiler/fusion.h).
+  bool materialize = false;
 };
 
 inline int64_t num_elements(const Dims& d) {
@@ -105,6 +108,7 @@ class Graph {
   // A tensor of `shape` filled with `value` (a broadcast scalar constant).
   int full(double value, Dims shape, DType dtype);
   void set_stop_gradient(int id) { nodes_.at(id).stop_gradient = true; }
+  void set_materialize(int id) { nodes_.at(id).materialize = true; }
   // Appends a copy of `n` (any op, already checked by the graph it came from) with a new id; its
   // inputs must be ids of this graph. For graph rewrites (models/recompute.h).
   int append_copy(Node n) { return add(std::move(n)); }

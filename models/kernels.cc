@@ -62,20 +62,35 @@ int linear(Graph& g, int x, int64_t in, int64_t out, const std::string& name, co
   return g.ew_bcast(EwOp::kAdd, y, b, {rank - 1}, name + ".bias_add");
 }
 
+// torch.nn.LayerNorm(cols) under PyTorch/XLA. ATen's math_native_layer_norm
+// (aten/src/ATen/native/layer_norm.cpp) views x as [1, rows, cols] and calls native_batch_norm in
+// training mode, the rows being the features; torch_xla lowers that to XLA's BatchNormTraining
+// (feature_index 1: torch_xla/csrc/batch_norm.cpp), then applies `bias.addcmul(out, weight)`.
+// XLA's TPU backend computes a batch norm with the feature dimension on lanes (the layout of
+// convolution activations), so layout assignment gives the batch norm a transposed copy of x
+// ([cols, rows]: its statistics become sums over a major dimension, plain vector adds, with
+// var = E[x^2] - E[x]^2 as XLA's batch-norm expansion computes it) and copies its [cols, rows]
+// result back to the row-major layout, where the affine is applied. Four passes over x-sized data:
+// the copy (+ the sum, a multi-output reduction), the sum of squares, the normalization, the copy
+// back with the affine. (An inference from how the ops are lowered, documented in
+// docs/calibration.md: it is why a LayerNorm takes ~1.7x longer per byte than a softmax.)
 int layer_norm(Graph& g, int x, const std::string& name) {
   const Node& n = g.node(x);
   DType t = n.dtype;
-  int64_t rows = n.shape.at(0), cols = n.shape.at(1);
+  int64_t cols = n.shape.at(1);
   int gamma = g.parameter(name + ".weight", {cols}, t);
   int beta = g.parameter(name + ".bias", {cols}, t);
   int inv_cols = g.constant(1.0 / double(cols), t);
-  int mean = g.ew(EwOp::kMul, g.reduce(x, 1, ReduceOp::kSum), inv_cols, "mean");
-  int xc = g.ew_bcast(EwOp::kSub, x, mean, {0}, "center");
-  int var = g.ew(EwOp::kMul, g.reduce(g.ew(EwOp::kMul, xc, xc, "square"), 1, ReduceOp::kSum), inv_cols, "var");
+  int xt = g.transpose(x, {1, 0});  // [cols, rows]: features (rows) on lanes
+  g.set_materialize(xt);
+  int mean = g.ew(EwOp::kMul, g.reduce(xt, 0, ReduceOp::kSum), inv_cols, "mean");
+  int mean_sq = g.ew(EwOp::kMul, g.reduce(g.ew(EwOp::kMul, xt, xt, "square"), 0, ReduceOp::kSum), inv_cols, "mean_sq");
+  int var = g.ew(EwOp::kSub, mean_sq, g.ew(EwOp::kMul, mean, mean, "mean2"), "var");
   int rstd = g.ew(EwOp::kRsqrt, g.ew(EwOp::kAdd, var, g.constant(1e-5, t), "var_eps"), -1, "rstd");
-  int y = g.ew_bcast(EwOp::kMul, xc, rstd, {0}, "normalize");
+  int yt = g.ew_bcast(EwOp::kMul, g.ew_bcast(EwOp::kSub, xt, mean, {1}, "center"), rstd, {1}, "batch_norm");
+  g.set_materialize(yt);  // the batch norm's result, in its [cols, rows] layout
+  int y = g.transpose(yt, {1, 0});
   y = g.ew_bcast(EwOp::kMul, y, gamma, {1}, "gamma");
-  (void)rows;
   return g.ew_bcast(EwOp::kAdd, y, beta, {1}, name);
 }
 

@@ -70,7 +70,9 @@ void check_slice(const Slice& slice, uint64_t bytes) {
         std::printf("%-48s sim %10.0f  bound %10.0f (bw %10.0f)  ratio %.3f\n", what.c_str(), sim, cost.total_cycles(),
                     cost.bandwidth_cycles(), sim / cost.total_cycles());
         const bool v4 = hw.chip.generation == "v4";
-        const double tolerance = algo == CollectiveAlgorithm::kRing ? (v4 ? 1.7 : 1.35) : 3.5;
+        // Ring on v2/v3: 2(N-1) dependent steps, each exposing the HBM latency (300 ns) of its
+        // load-add-store, which the closed form's bandwidth term does not hold.
+        const double tolerance = algo == CollectiveAlgorithm::kRing ? (v4 ? 1.7 : 1.4) : 3.5;
         EXPECT_GE(sim, cost.bandwidth_cycles()) << what;
         EXPECT_LE(sim, tolerance * cost.total_cycles()) << what;
       }
