@@ -88,7 +88,9 @@ uint32_t StepPrograms::fsdp_cores() const { return uint32_t(compiler::ring_order
 std::unique_ptr<StepPrograms::StepGraph> StepPrograms::build_graph(const StepVariant& v) const {
   models::BertGraphOptions o;
   o.head = w_.task == "masked_lm" ? models::BertHead::kMaskedLm : models::BertHead::kSequenceClassification;
-  o.batch = v.batch;
+  // A megacore device's cores each compute half of its batch (compiler/data_parallel.h); an odd
+  // batch gives both cores the larger half (SPMD: one program shape).
+  o.batch = (v.batch + cores_per_device(hw_.chip) - 1) / cores_per_device(hw_.chip);
   o.seq = v.seq;
   // P <= S: with `longest` padding a batch can be shorter than max_predictions_per_seq.
   o.max_predictions_per_seq = std::min<int64_t>(w_.max_predictions_per_seq, v.seq);
@@ -141,8 +143,8 @@ const StepInfo& StepPrograms::info(const StepVariant& v) {
     i.hlo_ops = i.graph_nodes;
     i.kernels = uint32_t(compiler::plan_fusions(f.graph).fusions.size() +
                          compiler::plan_fusions(f.optimizer.graph).fusions.size());
-    i.parameter_bytes = f.parameter_bytes;
-    i.optimizer_state_bytes = f.optimizer_state_bytes;
+    i.parameter_bytes = f.parameter_bytes * cores_per_device(hw_.chip);  // the slices are per core
+    i.optimizer_state_bytes = f.optimizer_state_bytes * cores_per_device(hw_.chip);
     compile_wall_s_ += since(t0);
     return info_.emplace(v, std::move(i)).first->second;
   }
