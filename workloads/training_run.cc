@@ -49,20 +49,24 @@ void add_collectives(TrainingRunResult& r, const compiler::CompiledStep& c, cons
 [[noreturn]] void out_of_hbm(const BuiltStep& s, uint64_t capacity, bool megacore) {
   const compiler::MemoryPlan& m = s.compiled.memory;
   const compiler::HbmBuffer* big = m.live_at_peak.empty() ? nullptr : &m.buffers[m.live_at_peak.front()];
-  const uint64_t big_bytes = big ? big->bytes : 0;
+  const uint64_t big_bytes = big ? big->bytes * big->copies : 0;  // a megacore: per-core buffers on both cores
   const uint64_t others = m.peak_bytes - std::min(m.peak_bytes, big_bytes);
   const uint64_t free_bytes = capacity > others ? capacity - others : 0;
   throw SimError(fmt::format(
       "Resource exhausted: out of HBM running program '{}' on each {}: attempting to allocate {} ({} bytes) "
       "for {} '{}', {} ({} bytes) free of the {}'s {}; the program needs {} at its peak ({} parameters and "
       "optimizer state). Reduce per_device_batch_size or max_length, or use precision: bf16",
-      s.name, megacore ? "chip (megacore: both TensorCores)" : "TensorCore", gib(big_bytes), big_bytes, big ? compiler::buffer_kind_name(big->kind) : "buffer",
-      big ? big->name : "?", gib(free_bytes), free_bytes, megacore ? "chip" : "core", gib(capacity), gib(m.peak_bytes), gib(m.persistent_bytes)));
+      s.name, megacore ? "chip (megacore: both TensorCores)" : "TensorCore", gib(big_bytes), big_bytes,
+      big ? compiler::buffer_kind_name(big->kind) : "buffer", big ? big->name : "?", gib(free_bytes), free_bytes,
+      megacore ? "chip" : "core", gib(capacity), gib(m.peak_bytes), gib(m.persistent_bytes)));
 }
 
-// A device's flops per execution: the per-core program's on each of its cores.
+// A device's useful flops per execution: the per-core program's on each of its cores. A megacore
+// device with an odd batch B runs ceil(B/2) examples on each core; only B of them are useful.
 uint64_t device_flops(const BuiltStep& s, const HwConfig& hw) {
-  return s.compiled.program.info.flops * cores_per_device(hw.chip);
+  const uint64_t c = cores_per_device(hw.chip), b = s.variant.batch, per_core = (b + c - 1) / c;
+  if (c == 1 || per_core == 0 || per_core * c == b) return s.compiled.program.info.flops * c;
+  return uint64_t(double(s.compiled.program.info.flops) * double(b) / double(per_core));
 }
 
 double median(std::vector<double> v) {

@@ -94,6 +94,21 @@ TEST(Megacore, MemoryIsPerChipWithStateOnce) {
     if (p.graph == "train") EXPECT_FALSE(p.allreduces.empty());
 }
 
+// An odd batch: both cores run ceil(B/2) examples (one SPMD program), the device time of B+1; only
+// B examples' flops count.
+TEST(Megacore, OddBatchRunsTheLargerHalfOnBothCores) {
+  const TrainingRunResult odd = run(hw("v4-8"), tiny("torch_xla", 3)), even = run(hw("v4-8"), tiny("torch_xla", 4));
+  const ProgramRecord *po = nullptr, *pe = nullptr;
+  for (const ProgramRecord& p : odd.programs)
+    if (p.graph == "train") po = &p;
+  for (const ProgramRecord& p : even.programs)
+    if (p.graph == "train") pe = &p;
+  ASSERT_TRUE(po && pe);
+  EXPECT_EQ(po->batch, 3u);
+  EXPECT_DOUBLE_EQ(po->device_s, pe->device_s);  // the same per-core program (B = 2 per core)
+  EXPECT_NEAR(double(po->flops), 0.75 * double(pe->flops), 1e-6 * double(pe->flops));
+}
+
 TEST(Megacore, OutOfHbmIsAgainstTheChip) {
   const WorkloadConfig w = load_workload_config_text(
       "kind: training\nmodel: bert-large-uncased\nmax_length: 512\nper_device_batch_size: 96\nsteps: 2\n"
