@@ -65,6 +65,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
              {"chips", hw.slice.chips()},
              {"cores_per_chip", hw.chip.cores},
              {"megacore", hw.chip.megacore},
+             {"device", hw.chip.megacore ? "chip" : "core"},  // what "per device" figures are per
              {"cores_per_device", cores_per_device(hw.chip)},
              {"hbm_bytes_per_core", r.hbm_bytes_per_core},
              {"core_peak_tflop_per_s", core_peak_tflop_per_s(hw)},
