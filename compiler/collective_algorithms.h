@@ -37,8 +37,21 @@ CollectivePlan ring_plan(CollectiveKind kind, uint32_t n, uint64_t bytes);
 
 // Dimension by dimension (collectives_dims.cc). Applicable when `cores` are all cores of the
 // slice and the slice has at least two dimensions longer than 1 (else it is the ring).
+// `per_device` (a megacore all-reduce, CollectiveOptions::per_device): the chip phase's all-gather
+// is left out, so each core ends with its 1/cores share reduced over the slice.
 bool dims_applicable(const std::vector<CoreId>& cores, const HwConfig& hw);
-CollectivePlan dims_plan(CollectiveKind kind, const std::vector<CoreId>& cores, const HwConfig& hw, uint64_t bytes);
+CollectivePlan dims_plan(CollectiveKind kind, const std::vector<CoreId>& cores, const HwConfig& hw, uint64_t bytes,
+                         bool per_device = false);
+
+// Megacore all-reduces (collectives_device.cc): applicable when hw.chip.megacore and `cores` are
+// whole chips (every core of each chip in it, the same core indices on every chip). The ring
+// form: reduce-scatter over the cores of each chip (on-chip network), then a bidirectional ring
+// all-reduce of each core's share along the chips in the order `cores` lists them (one ring per
+// core index, consecutive chips one ICI hop apart in ring_order()); no on-chip all-gather.
+bool device_plan_applicable(const std::vector<CoreId>& cores, const HwConfig& hw);
+CollectivePlan device_ring_plan(const std::vector<CoreId>& cores, const HwConfig& hw, uint64_t bytes);
+// The device (chip) of each core index: the position of its chip among `cores`' chips.
+std::vector<uint32_t> device_of(const std::vector<CoreId>& cores);
 
 // Pairwise exchange all-to-all (collectives_all_to_all.cc).
 CollectivePlan all_to_all_plan(uint32_t n, uint64_t bytes);

@@ -114,6 +114,20 @@ std::string execute_plan(const CollectivePlan& p) {
   }
   Value all(n);
   for (uint32_t i = 0; i < n; ++i) all[i] = i;
+  if (p.kind == CollectiveKind::kAllReduce && !p.device.empty()) {
+    if (p.device.size() != n) return "device: not one entry per core";
+    const uint32_t devices = *std::max_element(p.device.begin(), p.device.end()) + 1;
+    for (uint32_t d = 0; d < devices; ++d)
+      for (uint32_t l = 0; l < p.lanes; ++l)
+        for (uint32_t c = 0; c < C; ++c) {
+          bool held = false;
+          for (uint32_t i = 0; i < n && !held; ++i) held = p.device[i] == d && at(i, l, c) == all;
+          if (!held)
+            return "after the last step, no core of device " + std::to_string(d) + " holds lane " + std::to_string(l) +
+                   " chunk " + std::to_string(c) + " fully reduced";
+        }
+    return "";
+  }
   for (uint32_t i = 0; i < n; ++i)
     for (uint32_t l = 0; l < p.lanes; ++l)
       for (uint32_t c = 0; c < C; ++c) {

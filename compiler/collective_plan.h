@@ -2,7 +2,7 @@
 // instructions. The plan generators (collectives_ring.cc, collectives_dims.cc,
 // collectives_all_to_all.cc) build plans; collectives_emit.cc turns a plan into kSend/kRecv/DMA/VPU
 // instructions; execute_plan() runs a plan symbolically (tests check every contribution arrives
-// exactly once).
+// exactly once). An all-reduce with `device` set is checked per device instead of per core.
 //
 // Data model: the per-core tensor of `bytes` is split into `lanes` equal parts (a lane is an
 // independent stream of the collective, e.g. one direction of a bidirectional ring); a lane is
@@ -52,6 +52,10 @@ struct CollectivePlan {
   // chunk's shard. All-to-all (chunks = 2 x cores): chunk c < cores of core i is the piece core i
   // addresses to core c, chunk cores + c the piece core c addressed to core i; owner is unused.
   std::vector<std::vector<uint32_t>> owner;
+  // A megacore all-reduce (collectives.h, CollectiveOptions::per_device): the device (chip) of each
+  // core index. Its result is complete when every device holds every chunk fully reduced on one of
+  // its cores (they share its HBM). Empty: every core is a device and needs every chunk.
+  std::vector<uint32_t> device;
   std::vector<PlanStep> steps;
 
   // Adds a step. recv_first defaults to the chunk ids sent (recv_first[send_to[i]] = first[i]).

@@ -36,19 +36,21 @@ CollectiveAlgorithm choose_algorithm(CollectiveKind kind, uint64_t bytes, const 
 }
 
 CollectivePlan plan_collective(CollectiveKind kind, const std::vector<CoreId>& cores, const HwConfig& hw, uint64_t bytes,
-                               CollectiveAlgorithm algorithm) {
+                               CollectiveAlgorithm algorithm, bool per_device) {
   const uint32_t n = uint32_t(cores.size());
   if (kind == CollectiveKind::kAllToAll) return all_to_all_plan(n, bytes);
   if (algorithm == CollectiveAlgorithm::kAuto) algorithm = choose_algorithm(kind, bytes, hw, n);
+  const bool device = per_device && kind == CollectiveKind::kAllReduce && device_plan_applicable(cores, hw);
   if (algorithm == CollectiveAlgorithm::kDimensionByDimension && dims_applicable(cores, hw))
-    return dims_plan(kind, cores, hw, bytes);
+    return dims_plan(kind, cores, hw, bytes, device);
+  if (device) return device_ring_plan(cores, hw, bytes);
   return ring_plan(kind, n, bytes);
 }
 
 CollectiveResult emit_collective(CollectiveKind kind, std::vector<ProgramBuilder*>& builders,
                                  const std::vector<CoreId>& cores, const HwConfig& hw, uint64_t bytes,
                                  const std::vector<std::vector<uint32_t>>& after, const CollectiveOptions& opt) {
-  const CollectivePlan plan = plan_collective(kind, cores, hw, bytes, opt.algorithm);
+  const CollectivePlan plan = plan_collective(kind, cores, hw, bytes, opt.algorithm, opt.per_device);
   return emit_plan(plan, builders, cores, after, opt.piece_bytes, opt.tag_base, opt.background);
 }
 

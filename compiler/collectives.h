@@ -40,6 +40,13 @@ struct CollectiveOptions {
   // that kernels emitted after it run meanwhile (they must be compiled with that VMEM reserved:
   // staging_bytes(), ProgramBuilder::reserve_vmem_top).
   bool background = false;
+  // All-reduce on megacore hardware (chip.megacore): the result is needed once per device (chip),
+  // in its shared HBM, not on every core: the chip's cores reduce-scatter among themselves first,
+  // then each core all-reduces its 1/cores share with the cores of the same index on the other
+  // chips, and the on-chip all-gather is left out (each core updates the parameters of its share:
+  // compiler/data_parallel.h). Needs `cores` to be whole chips; otherwise (or without megacore)
+  // ignored.
+  bool per_device = false;
 };
 
 // The VMEM a collective with pieces of `piece_bytes` stages in (received and local piece, double
@@ -66,9 +73,10 @@ CollectiveResult emit_collective(CollectiveKind kind, std::vector<ProgramBuilder
 isa::Program collective_program(CollectiveKind kind, const HwConfig& hw, uint64_t bytes, const CollectiveOptions& opt,
                                 CollectiveResult* result = nullptr);
 
-// The plan emit_collective() emits (kAuto resolved with choose_algorithm()).
+// The plan emit_collective() emits (kAuto resolved with choose_algorithm()); `per_device` as
+// CollectiveOptions::per_device.
 CollectivePlan plan_collective(CollectiveKind kind, const std::vector<CoreId>& cores, const HwConfig& hw,
-                               uint64_t bytes, CollectiveAlgorithm algorithm);
+                               uint64_t bytes, CollectiveAlgorithm algorithm, bool per_device = false);
 
 // The per-tensor choice (collective_cost.h has the formulas): the algorithm with the smaller
 // closed-form time for `cores` cores of `hw` (dimension by dimension only when the group is the

@@ -59,7 +59,8 @@ bool dims_applicable(const std::vector<CoreId>& cores, const HwConfig& hw) {
   return true;
 }
 
-CollectivePlan dims_plan(CollectiveKind kind, const std::vector<CoreId>& cores, const HwConfig& hw, uint64_t bytes) {
+CollectivePlan dims_plan(CollectiveKind kind, const std::vector<CoreId>& cores, const HwConfig& hw, uint64_t bytes,
+                         bool per_device) {
   if (!dims_applicable(cores, hw)) throw std::invalid_argument("dims_plan: needs every core of a 2-D or 3-D slice");
   const TopologyParams& t = hw.slice.topology;
   const uint32_t n = uint32_t(cores.size()), c = hw.chip.cores;
@@ -128,10 +129,14 @@ CollectivePlan dims_plan(CollectiveKind kind, const std::vector<CoreId>& cores, 
       for (uint32_t i = 0; i < n; ++i) plan.owner[lane][ph.start[i]] = i;
       if (kind == CollectiveKind::kAllGather) lanes[lane].clear();
       if (kind == CollectiveKind::kReduceScatter) continue;
-      for (size_t k = phases.size(); k-- > 0;) append_ring_all_gather(lanes[lane], plan, phases[k], lane, dir);
+      // A megacore all-reduce stops before the chip phase's all-gather: the chip's cores hold the
+      // reduced shares in their shared HBM.
+      const size_t skip = per_device && c > 1 ? 1 : 0;
+      for (size_t k = phases.size(); k-- > skip;) append_ring_all_gather(lanes[lane], plan, phases[k], lane, dir);
     }
   }
   interleave_lanes(plan, lanes);
+  if (per_device && c > 1) plan.device = device_of(cores);
   return plan;
 }
 

@@ -32,6 +32,34 @@ uint32_t replicas_per_chip(const std::vector<CoreId>& ring) {
   return most;
 }
 
+// Megacore (chip.megacore): core j of a device updates the parameters of the 1/c share of the
+// reduced gradient the device all-reduce leaves it (collectives_device.cc), so every core runs the
+// optimizer kernels on 1/c of each tensor. They are lowered on a view of the graph in which every
+// value those kernels compute or read has its first dimension longer than 1 cut to 1/c (rounded
+// up): same node ids, so the fusion plan and the CMEM placement apply unchanged.
+models::Graph share_view(const models::Graph& g, const std::vector<const Fusion*>& kernels, uint32_t c) {
+  std::vector<bool> cut(g.nodes().size(), false);
+  for (const Fusion* f : kernels) {
+    for (int x : f->nodes) cut[size_t(x)] = true;
+    for (int x : f->inputs) cut[size_t(x)] = true;
+    for (int x : f->merged_reduces) cut[size_t(x)] = true;
+    cut[size_t(f->root)] = true;
+  }
+  models::Graph v;
+  for (const models::Node& n : g.nodes()) {
+    models::Node m = n;
+    if (cut[size_t(n.id)])
+      for (int64_t& d : m.shape)
+        if (d > 1) {
+          d = (d + c - 1) / c;
+          break;
+        }
+    v.append_copy(std::move(m));
+  }
+  for (int o : g.outputs()) v.mark_output(o);
+  return v;
+}
+
 }  // namespace
 
 CacheKey step_cache_key(const DataParallelStep& step) {
@@ -79,14 +107,35 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
   // gradients stay in HBM, where the all-reduce's transfers read and write them.
   out.memory = plan_memory(g, plan, [&](int id) { return role_kind(g.node(id)); }, step.donated);
   place_in_cmem(out.memory, g.nodes().size(), hw.chip, cmem_sharers, /*inputs_in_hbm=*/true, step.grads);
+  // Megacore: the device's memory is the chip's; parameters, optimizer state and the combined
+  // gradients are stored once in its shared HBM, and so is what the optimizer's kernels write
+  // (each core its share of every tensor: e.g. the state the first step creates); the rest (the
+  // activations of each core's half of the batch, its inputs and temporaries) once per core.
+  const uint32_t device_cores = cores_per_device(hw.chip);
+  if (device_cores > 1) {
+    std::set<int> once(step.grads.begin(), step.grads.end());
+    for (const Fusion* f : post) {
+      once.insert(f->root);
+      once.insert(f->merged_reduces.begin(), f->merged_reduces.end());
+    }
+    plan_device_memory(out.memory, device_cores, [&](const HbmBuffer& b) {
+      return b.kind == BufferKind::kParameter || b.kind == BufferKind::kOptimizerState || once.count(b.node) > 0;
+    });
+  }
   LowerContext cx{g, plan, hw, b0};
   cx.cmem_node = &out.memory.cmem_node;
-  auto lower = [&](const Fusion& f) {
+  // The optimizer's kernels on a megacore: each core updates its share of every parameter.
+  const bool shared_update = device_cores > 1 && !step.grads.empty() && !post.empty();
+  const models::Graph view = shared_update ? share_view(g, post, device_cores) : models::Graph{};
+  LowerContext pcx{shared_update ? view : g, plan, hw, b0};
+  pcx.cmem_node = &out.memory.cmem_node;
+  auto lower_in = [](LowerContext& c, const Fusion& f) {
     if (f.kind == FusionKind::kDot)
-      lower_dot_kernel(cx, f);
+      lower_dot_kernel(c, f);
     else
-      lower_vector_kernel(cx, f);
+      lower_vector_kernel(c, f);
   };
+  auto lower = [&](const Fusion& f) { lower_in(cx, f); };
   // XLA's all-reduce combiner: the gradients, in the order the backward pass produces them, are
   // combined into all-reduces of at most `allreduce_bucket_bytes` (a gradient larger than that
   // is one all-reduce); the algorithm is chosen per combined tensor (choose_algorithm).
@@ -123,6 +172,7 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
   opt.piece_bytes = step.allreduce_piece_bytes;
   opt.algorithm = step.allreduce_algorithm;
   opt.background = overlap;
+  opt.per_device = hw.chip.megacore;  // megacore: the device all-reduce (collectives_device.cc)
   std::vector<std::vector<uint32_t>> done(n);
   auto record = [&](size_t k, const CollectiveResult& r, const std::string& after) {
     opt.tag_base += r.tags_used;
@@ -166,12 +216,12 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
     streams.end_section();
     b0.reserve_vmem_top(0);
   }
-  for (const Fusion* f : post) lower(*f);
+  for (const Fusion* f : post) lower_in(pcx, *f);
   streams.finish();
 
-  prog.info.flops = cx.flops;
-  prog.info.hbm_bytes = cx.hbm_bytes;
-  prog.info.cmem_bytes = cx.cmem_bytes;
+  prog.info.flops = cx.flops + pcx.flops;
+  prog.info.hbm_bytes = cx.hbm_bytes + pcx.hbm_bytes;
+  prog.info.cmem_bytes = cx.cmem_bytes + pcx.cmem_bytes;
   prog.info.cmem_resident_bytes = out.memory.cmem_peak_bytes;
   prog.info.fusions = out.kernels;
   uint64_t min_bytes = 0;

@@ -2,6 +2,18 @@
 // gradients all-reduced between the backward pass and the optimizer update — what
 // torch_xla's optimizer step (xm.optimizer_step / Accelerate's optimizer.step()) and TPUStrategy do
 // on a v2/v3 slice where every TensorCore is a replica.
+//
+// Megacore (TPU v4, chip.megacore): a replica is a chip, whose TensorCores XLA runs as one device.
+// The step is still compiled per core, for half of the device's batch each (the caller builds the
+// graph at that batch: workloads/step_cache.cc); the cores run it SPMD like replicas, but
+//   * the gradient all-reduce is the device all-reduce (collectives_device.cc): the two cores'
+//     gradients are reduce-scattered over the on-chip network, then each core all-reduces its
+//     half across the chips (the cores of the same index on every chip form a ring); no on-chip
+//     all-gather, as the chip's cores share its HBM;
+//   * each core updates its half of every parameter (and its optimizer state): the optimizer
+//     kernels run on 1/cores of each tensor;
+//   * the memory plan is the chip's (plan_device_memory): parameters, optimizer state and
+//     gradients once, activations, inputs and temporaries once per core.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -45,7 +57,7 @@ struct CombinedAllReduce {
 
 struct CompiledStep {
   isa::Program program;  // one core stream per replica (ring order), core 0 of chip 0 first
-  MemoryPlan memory;     // per core (every replica holds the same buffers)
+  MemoryPlan memory;     // per device: a core (every replica holds the same buffers), or a megacore chip
   CacheKey key;          // XLA-style compilation cache key of the step graph
   uint64_t hlo_ops = 0;  // nodes of the step graph
   uint32_t kernels = 0;  // fused kernels per core

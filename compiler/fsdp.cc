@@ -214,6 +214,10 @@ CompiledStep compile_fsdp_step(const FsdpStep& step, const HwConfig& hw, const s
   }
   prog.info.hbm_bytes_min = min_bytes;
   out.memory = plan_fsdp_memory(step, plan, oplan, sched);
+  // Megacore: the device is the chip; the shards are cut per core, so each core's slices, gathered
+  // parameters and activations are its own (a simplification: XLA's megacore would gather a unit
+  // once per chip).
+  plan_device_memory(out.memory, cores_per_device(hw.chip), {});
   return out;
 }
 

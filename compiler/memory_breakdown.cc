@@ -15,7 +15,7 @@ MemoryBreakdown breakdown_at_peak(const MemoryPlan& m, const std::set<int>& grad
       default:
         if (buf.node >= 0 && grad_nodes.count(buf.node)) into = &b.gradient_bytes;
     }
-    *into += buf.bytes;
+    *into += buf.bytes * buf.copies;
   }
   b.peak_bytes = m.peak_bytes;
   return b;

@@ -1,4 +1,4 @@
-// What a core's HBM holds at the peak of a step, by category: what report.json shows so that
+// What a device's HBM holds at the peak of a step (a core's on v2/v3, the chip's on a megacore), by category: what report.json shows so that
 // data-parallel and FSDP steps of the same workload can be compared.
 #pragma once
 #include <cstdint>

@@ -88,6 +88,43 @@ MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
   return mp;
 }
 
+void plan_device_memory(MemoryPlan& mp, uint32_t cores, const std::function<bool(const HbmBuffer&)>& shared) {
+  if (cores <= 1) return;
+  mp.cores_per_device = cores;
+  if (!shared) {
+    for (HbmBuffer& b : mp.buffers) b.copies = cores;
+    mp.persistent_bytes *= cores;
+    mp.peak_bytes *= cores;
+    return;
+  }
+  auto persistent = [](const HbmBuffer& b) {
+    return b.kind == BufferKind::kParameter || b.kind == BufferKind::kOptimizerState;
+  };
+  int kernels = 1;
+  for (const HbmBuffer& b : mp.buffers) kernels = std::max(kernels, b.last_kernel + 1);
+  std::vector<uint64_t> live(size_t(kernels), 0);
+  mp.persistent_bytes = 0;
+  for (HbmBuffer& b : mp.buffers) {
+    b.copies = shared(b) ? 1 : cores;
+    const uint64_t bytes = b.bytes * b.copies;
+    if (persistent(b)) {
+      mp.persistent_bytes += bytes;
+      continue;
+    }
+    for (int k = b.first_kernel; k <= b.last_kernel; ++k) live[size_t(k)] += bytes;
+  }
+  mp.peak_kernel = int(std::max_element(live.begin(), live.end()) - live.begin());
+  mp.peak_bytes = mp.persistent_bytes + live[size_t(mp.peak_kernel)];
+  mp.live_at_peak.clear();
+  for (size_t i = 0; i < mp.buffers.size(); ++i) {
+    const HbmBuffer& b = mp.buffers[i];
+    if (persistent(b) || (b.first_kernel <= mp.peak_kernel && mp.peak_kernel <= b.last_kernel)) mp.live_at_peak.push_back(i);
+  }
+  std::sort(mp.live_at_peak.begin(), mp.live_at_peak.end(), [&](size_t a, size_t b) {
+    return mp.buffers[a].bytes * mp.buffers[a].copies > mp.buffers[b].bytes * mp.buffers[b].copies;
+  });
+}
+
 void place_in_cmem(MemoryPlan& mp, size_t graph_nodes, const ChipParams& chip, uint32_t sharers, bool inputs_in_hbm,
                    const std::vector<int>& keep_in_hbm) {
   const std::set<int> keep(keep_in_hbm.begin(), keep_in_hbm.end());

@@ -36,8 +36,12 @@ struct HbmBuffer {
   int last_kernel = 0;
   int accesses = 0;      // kernels that read or write it (its DMA traffic, in buffer sizes)
   bool in_cmem = false;  // resident in CMEM for its whole live range (place_in_cmem)
+  uint32_t copies = 1;   // copies in the device's HBM: 1, or one per core of a megacore device
+                         // for what each core holds for itself (plan_device_memory)
 };
 
+// Per device: a TensorCore on v2/v3; on a megacore chip (TPU v4) the chip, whose cores share its
+// HBM (plan_device_memory).
 struct MemoryPlan {
   std::vector<HbmBuffer> buffers;
   uint64_t persistent_bytes = 0;  // parameters + optimizer state (+ non-donated outputs' aliases)
@@ -52,12 +56,22 @@ struct MemoryPlan {
   uint64_t cmem_buffers = 0;       // buffers placed
   std::vector<bool> cmem_node;     // by graph node id: its buffer is in CMEM (empty: none)
   std::map<int, int> donated;      // output node -> the parameter node whose buffer it writes
+  uint32_t cores_per_device = 1;   // the TensorCores whose buffers the plan counts (plan_device_memory)
 };
 
 // kind_of: role of each Parameter node (others are computed). donated: output node -> parameter
 // node whose buffer it overwrites (optimizer updates), so it needs no buffer of its own.
 MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
                        const std::function<BufferKind(int)>& kind_of, const std::map<int, int>& donated = {});
+
+// A megacore device (chip.megacore): `cores` TensorCores that run the same per-core program on
+// one shared HBM. Buffers for which `shared` holds are stored once per device (data parallel: the
+// parameters, optimizer state and the combined gradients); every other buffer once per core (the
+// activations of the core's share of the batch, its inputs and temporaries). Recomputes the
+// persistent bytes, the peak and the buffers live at it over the kernel sequence, so that
+// peak_bytes is the device's need. `shared` empty: every buffer is per core (the whole plan times
+// `cores`, live ranges unchanged: an FSDP step whose shards are cut per core). cores <= 1: no-op.
+void plan_device_memory(MemoryPlan& mp, uint32_t cores, const std::function<bool(const HbmBuffer&)>& shared);
 
 // CMEM placement policy (the buffers' DMAs are then tagged isa::MemSpace::kCmem by lowering):
 //  * A placed buffer lives in CMEM for its whole live range: its producer writes it there, its

@@ -321,6 +321,14 @@ const Schema<ChipParams>& chip_schema() {
     Schema<ChipParams> s("TPU chip", "One TPU chip: its TensorCores, HBM, CMEM (v4), on-chip network, ICI ports and PCIe host interface.");
     s.field(&ChipParams::generation, "generation").one_of({"v2", "v3", "v4"}).doc("TPU generation");
     s.field(&ChipParams::cores, "cores").range(1, 64).doc("TensorCores per chip").source(kNorrie);
+    s.field(&ChipParams::megacore, "megacore")
+        .default_value(false)
+        .doc("the chip's cores are one device (TPU v4 megacore): frameworks see one device per chip "
+             "(per_device_batch_size is per chip), XLA splits each program over the cores (each computes "
+             "half of the batch and updates half of the parameters), and parameters, gradients and optimizer "
+             "state are stored once in the shared HBM. false: every core is a device with its own share of "
+             "HBM (v2/v3). Needs hbm.ownership: shared and at least 2 cores")
+        .source("Google Cloud TPU v4 documentation (\"megacore\"); Austin et al., \"How to Think About TPUs\"");
     s.section(&ChipParams::core, "core", core_schema());
     s.section(&ChipParams::hbm, "hbm", hbm_schema());
     s.optional_section(&ChipParams::cmem, "cmem", cmem_schema());
@@ -331,6 +339,12 @@ const Schema<ChipParams>& chip_schema() {
       if (c.hbm.ownership == "per_core" && c.hbm.channels % c.cores != 0)
         ctx.fail("hbm.channels", fmt::format("must be divisible by cores ({}) when hbm.ownership is per_core", c.cores),
                  "each core owns channels / cores channels");
+      if (c.megacore && c.hbm.ownership != "shared")
+        ctx.fail("megacore", fmt::format("needs hbm.ownership: shared (is {})", c.hbm.ownership),
+                 "the cores of a megacore share the chip's HBM: set hbm.ownership: shared, or megacore: false");
+      if (c.megacore && c.cores < 2)
+        ctx.fail("megacore", fmt::format("needs at least 2 cores (cores is {})", c.cores),
+                 "a megacore joins the chip's TensorCores into one device");
     });
     return s;
   }();

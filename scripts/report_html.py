@@ -211,10 +211,11 @@ def program_of(step, programs):
 def fig_memory(F, rep):
     programs, steps = rep["programs"], rep["steps"]
     cap = rep["hw"].get("hbm_bytes_per_core", 0) / GIB
+    dev = "chip" if rep["hw"].get("megacore") else "core"  # a megacore chip is one device (v4)
     peak = max([p["peak_hbm_bytes"] / GIB for p in programs] + [1e-9])
     # The core's HBM is drawn when it is near the data; far above it would flatten every bar.
     top = cap * 1.05 if cap and cap < 3 * peak else peak * 1.3
-    cap_note = "" if not cap or cap < 3 * peak else " (HBM per core: {:.1f} GiB, off scale)".format(cap)
+    cap_note = "" if not cap or cap < 3 * peak else " (HBM per {}: {:.1f} GiB, off scale)".format(dev, cap)
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.5, 2.2 + 0.35 * max(len(programs), 3)),
                                   gridspec_kw={"width_ratios": [1, 1.3]})
     names = [p["name"] for p in programs]
@@ -225,9 +226,9 @@ def fig_memory(F, rep):
     ax.set_yticks(range(len(programs)), names)
     ax.invert_yaxis()
     if cap and not cap_note:
-        ax.axvline(cap, color="#d62728", linestyle="--", label="HBM per core")
+        ax.axvline(cap, color="#d62728", linestyle="--", label="HBM per " + dev)
     ax.set_xlim(0, top)
-    ax.set_xlabel("GiB per core" + cap_note)
+    ax.set_xlabel("GiB per " + dev + cap_note)
     ax.set_title("Peak HBM per program")
     ax.legend(fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.45))
 
@@ -249,15 +250,15 @@ def fig_memory(F, rep):
     ax2.step(xs, ys, where="post", color="#1f77b4", linewidth=1.2, label="in use")
     ax2.plot(px, py, "o", color="#1f77b4", markersize=3)
     if cap and not cap_note:
-        ax2.axhline(cap, color="#d62728", linestyle="--", label="HBM per core")
+        ax2.axhline(cap, color="#d62728", linestyle="--", label="HBM per " + dev)
     ax2.set_ylim(0, top)
     ax2.set_xlabel("run time (s)")
-    ax2.set_ylabel("GiB per core")
+    ax2.set_ylabel("GiB per " + dev)
     ax2.set_title("HBM over time (upper bound)")
     ax2.legend(fontsize=7, frameon=False, loc="upper left")
     fig.tight_layout()
     return F.svg(fig, "memory",
-                 "Left: each program's peak HBM per core and its persistent part. Right: HBM in use over the run, "
+                 "Left: each program's peak HBM per " + dev + " and its persistent part. Right: HBM in use over the run, "
                  "derived from steps[] and programs[] (matched by graph and shape): persistent buffers (parameters, "
                  "optimizer state) stay resident once created, and each step adds its program's temporaries "
                  "(peak minus persistent; a dot per step)." + cap_note)
@@ -430,7 +431,7 @@ def training_sections(F, rep):
         ("examples_per_s", "end-to-end throughput", lambda v: "{:.1f} examples/s".format(v)),
         ("compiles", "compiles (busiest process)", str), ("compile_time_s", "compile time (busiest process)", dur),
         ("warmup_time_s", "warm-up", dur), ("upload_time_s", "parameter upload", dur),
-        ("peak_hbm_bytes", "peak HBM per core", gib), ("mxu_utilization", "MXU utilization while executing", pct),
+        ("peak_hbm_bytes", "peak HBM per " + ("chip" if rep["hw"].get("megacore") else "core"), gib), ("mxu_utilization", "MXU utilization while executing", pct),
         ("mfu", "MFU (steady steps)", pct), ("allreduce_share", "all-reduce share of steady device time", pct),
         ("padding_waste", "padding waste", pct), ("train_steps", "train steps", str), ("eval_steps", "eval steps", str),
     ]

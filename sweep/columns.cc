@@ -20,7 +20,7 @@ const std::vector<FigureColumn>& figure_columns() {
       {"compiles", "training", "/summary/compiles", "count", "XLA compilations of the busiest process"},
       {"compile_time_s", "training", "/summary/compile_time_s", "s", "compilation time of the busiest process"},
       {"warmup_time_s", "training", "/summary/warmup_time_s", "s", "start to the first steady train step"},
-      {"peak_hbm_bytes", "training", "/summary/peak_hbm_bytes", "bytes", "peak HBM use per core"},
+      {"peak_hbm_bytes", "training", "/summary/peak_hbm_bytes", "bytes", "peak HBM use per device (core; chip under megacore)"},
       {"mxu_utilization", "training", "/summary/mxu_utilization", "fraction", "flops over device time at the bf16 MXU peak"},
       {"mfu", "training", "/summary/mfu", "fraction", "model flops over steady step time at the bf16 peak of every core"},
       {"allreduce_share", "training", "/summary/allreduce_share", "fraction", "all-reduce time over steady device time"},

@@ -21,7 +21,7 @@ namespace tpusim {
 
 struct AdviceRow {
   std::string padding, precision;
-  uint32_t batch = 0;        // per core
+  uint32_t batch = 0;        // per device
   bool is_base = false;      // the workload as given
   bool fits = true;          // false: the run failed (out of HBM, ...); `error` says why
   std::string error;

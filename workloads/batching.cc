@@ -64,7 +64,7 @@ void validate(const LoaderOptions& o, const ErrorWhere& where) {
   auto fail = [&](const char* field, uint64_t value, std::string rule) {
     throw where.at(field).error(std::to_string(value), std::move(rule));
   };
-  if (o.num_processes == 0) fail("num_processes", 0, "must be an integer >= 1 (one process per TPU core)");
+  if (o.num_processes == 0) fail("num_processes", 0, "must be an integer >= 1 (one process per TPU device)");
   if (o.batch_size == 0) fail("batch_size", 0, "must be an integer >= 1 (examples)");
   if (o.gradient_accumulation_steps == 0) fail("gradient_accumulation_steps", 0, "must be an integer >= 1");
   if (o.max_length == 0) fail("max_length", 0, "must be an integer >= 1 (tokens)");

@@ -52,7 +52,7 @@ uint32_t padded_length(const std::vector<uint32_t>& truncated_lengths, const Pad
 // ---- Loader options ------------------------------------------------------------------------------
 
 struct LoaderOptions {
-  uint32_t num_processes = 1;   // one per TPU core: 8 on a v3-8
+  uint32_t num_processes = 1;   // one per TPU device: 8 on a v3-8 (a core each), 4 on a v4-8 (a chip each)
   // DataLoader batch_size as the user writes it: per process (split_batches=false, Trainer's
   // per_device_train_batch_size) or global (split_batches=true; must divide by num_processes).
   uint32_t batch_size = 0;

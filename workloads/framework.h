@@ -1,8 +1,10 @@
 // Framework personalities: how PyTorch/XLA, TF/Keras and JAX drive the same TPU slice differently
-// (DESIGN.md §5). The training loop (training_run.cc) is one; a personality sets who compiles, when
+// (DESIGN.md §5). A device is what the framework sees: a TensorCore on v2/v3, a chip on a megacore
+// chip (TPU v4, chip.megacore: both cores are one device, e.g. 4 devices and 4 torch_xla processes
+// on a v4-8). The training loop (training_run.cc) is one; a personality sets who compiles, when
 // the host traces, and what a step costs the host:
 //
-//   torch_xla  one process per TensorCore (xmp.spawn / xla_spawn.py), each tracing every step
+//   torch_xla  one process per device (xmp.spawn / xla_spawn.py), each tracing every step
 //              lazily (the graph is re-recorded every step, then looked up in the process's cache),
 //              each compiling its own graphs; torch.optim creates its state in the first step, a
 //              second train graph.
@@ -24,19 +26,24 @@
 
 namespace tpusim {
 
+// The slice's devices as frameworks see them (chips x devices_per_chip) and those of one host.
+uint32_t slice_devices(const HwConfig& hw);
+uint32_t devices_per_host(const HwConfig& hw);
+
 struct FrameworkPersonality {
   std::string name;
-  // Client processes and what they drive: one per core (torch_xla), per host (jax), or one (tf_keras).
-  enum class Clients { kPerCore, kPerHost, kOne } clients = Clients::kPerCore;
+  // Client processes and what they drive: one per device (torch_xla), per host (jax), or one (tf_keras).
+  enum class Clients { kPerDevice, kPerHost, kOne } clients = Clients::kPerDevice;
   bool trace_every_step = true;      // lazy tensors re-trace each step; jit/tf.function only on a new signature
   bool lazy_optimizer_state = true;  // the first optimizer step is its own graph
   bool per_client_shapes = true;     // a client compiles its own batch's shape (else the global SPMD shape)
   uint32_t steps_per_execution = 1;  // steps per host dispatch (tf_keras)
 
   uint32_t client_count(const HwConfig& hw) const;
-  // The cores client `c` drives, as [first, first + count) in process (core) order.
-  uint32_t first_core(const HwConfig& hw, uint32_t c) const;
-  uint32_t core_count(const HwConfig& hw, uint32_t c) const;
+  // The devices (data-parallel replicas) client `c` drives, as [first, first + count) in process
+  // (device) order.
+  uint32_t first_device(const HwConfig& hw, uint32_t c) const;
+  uint32_t device_count(const HwConfig& hw, uint32_t c) const;
   // The host client `c` runs on (compiles on one host share its CPUs).
   uint32_t host_of(const HwConfig& hw, uint32_t c) const;
   // "8 processes (xla_spawn)", "1 client (TPUStrategy)", ...

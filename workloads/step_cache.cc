@@ -47,6 +47,15 @@ std::vector<int> add_grad_buffers(models::Graph& g, const models::Gradients& gra
   return sums;
 }
 
+// A megacore device's program is compiled per core at ceil(B/cores) examples; its cache key also
+// holds the device's batch B (XLA compiles the device program, whose shapes differ for B = 3 and 4).
+compiler::CacheKey device_key(compiler::CacheKey k, const HwConfig& hw, uint32_t batch) {
+  if (cores_per_device(hw.chip) == 1) return k;
+  k.hi ^= (uint64_t(batch) + 0x4d43ull) * 0x9e3779b97f4a7c15ull;  // "MC"
+  k.lo ^= (uint64_t(batch) << 17) * 0x100000001b3ull;
+  return k;
+}
+
 uint64_t role_bytes(const models::Graph& g, models::ParamRole role) {
   uint64_t b = 0;
   for (const auto& n : g.nodes())
@@ -88,7 +97,9 @@ uint32_t StepPrograms::fsdp_cores() const { return uint32_t(compiler::ring_order
 std::unique_ptr<StepPrograms::StepGraph> StepPrograms::build_graph(const StepVariant& v) const {
   models::BertGraphOptions o;
   o.head = w_.task == "masked_lm" ? models::BertHead::kMaskedLm : models::BertHead::kSequenceClassification;
-  o.batch = v.batch;
+  // A megacore device's cores each compute half of its batch (compiler/data_parallel.h); an odd
+  // batch gives both cores the larger half (SPMD: one program shape).
+  o.batch = (v.batch + cores_per_device(hw_.chip) - 1) / cores_per_device(hw_.chip);
   o.seq = v.seq;
   // P <= S: with `longest` padding a batch can be shorter than max_predictions_per_seq.
   o.max_predictions_per_seq = std::min<int64_t>(w_.max_predictions_per_seq, v.seq);
@@ -137,18 +148,18 @@ const StepInfo& StepPrograms::info(const StepVariant& v) {
   if (sg->fsdp) {
     const compiler::FsdpGraphs& f = *sg->fsdp;
     i.graph_nodes = f.graph.nodes().size() + f.optimizer.graph.nodes().size();
-    i.key = compiler::fsdp_step_cache_key(f.step);
+    i.key = device_key(compiler::fsdp_step_cache_key(f.step), hw_, v.batch);
     i.hlo_ops = i.graph_nodes;
     i.kernels = uint32_t(compiler::plan_fusions(f.graph).fusions.size() +
                          compiler::plan_fusions(f.optimizer.graph).fusions.size());
-    i.parameter_bytes = f.parameter_bytes;
-    i.optimizer_state_bytes = f.optimizer_state_bytes;
+    i.parameter_bytes = f.parameter_bytes * cores_per_device(hw_.chip);  // the slices are per core
+    i.optimizer_state_bytes = f.optimizer_state_bytes * cores_per_device(hw_.chip);
     compile_wall_s_ += since(t0);
     return info_.emplace(v, std::move(i)).first->second;
   }
   const models::Graph& g = sg->fwd.graph;
   i.graph_nodes = g.nodes().size();
-  i.key = compiler::step_cache_key(sg->dp);
+  i.key = device_key(compiler::step_cache_key(sg->dp), hw_, v.batch);
   i.hlo_ops = g.nodes().size();
   i.kernels = uint32_t(compiler::plan_fusions(g).fusions.size());
   i.parameter_bytes = role_bytes(g, models::ParamRole::kTrainable);
@@ -175,6 +186,7 @@ BuiltStep& StepPrograms::get(const StepVariant& v) {
     s.compiled = compiler::compile_data_parallel_step(sg->dp, hw_, s.name);
     s.memory = compiler::breakdown_at_peak(s.compiled.memory, {sg->dp.grads.begin(), sg->dp.grads.end()});
   }
+  s.compiled.key = i.key;  // with the device's batch on a megacore
   compile_wall_s_ += since(t0);
   return built_.emplace(v, std::move(s)).first->second;
 }

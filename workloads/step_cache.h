@@ -41,7 +41,7 @@ const char* graph_kind_name(GraphKind k);  // "train", "train_first_step", "accu
 // train graphs per shape, each its own compilation.
 struct StepVariant {
   GraphKind kind = GraphKind::kTrain;
-  uint32_t batch = 0;  // B, per core
+  uint32_t batch = 0;  // B, per device (a megacore's cores compute ceil(B / cores) each)
   uint32_t seq = 0;    // S, tokens
   bool grad_buffers = false;  // kAccumulate / kTrain*: the graph reads the accumulated .grad buffers
   auto operator<=>(const StepVariant&) const = default;
@@ -55,18 +55,18 @@ struct StepInfo {
   uint64_t graph_nodes = 0;         // nodes the host traces
   uint64_t hlo_ops = 0;
   uint32_t kernels = 0;             // fused kernels per core
-  uint64_t parameter_bytes = 0;     // per core: trainable parameters in HBM
-  uint64_t optimizer_state_bytes = 0;  // per core (incl. .grad buffers of gradient accumulation)
+  uint64_t parameter_bytes = 0;     // per device: trainable parameters in HBM
+  uint64_t optimizer_state_bytes = 0;  // per device (incl. .grad buffers of gradient accumulation)
 };
 
 struct BuiltStep {
   StepVariant variant;
   std::string name;                 // "train B=4 S=128"
   compiler::CompiledStep compiled;  // program for every core, memory plan, cache key
-  compiler::MemoryBreakdown memory; // per core, at the peak
+  compiler::MemoryBreakdown memory; // per device, at the peak
   uint64_t graph_nodes = 0;         // nodes the host traces
-  uint64_t parameter_bytes = 0;     // per core: trainable parameters in HBM
-  uint64_t optimizer_state_bytes = 0;  // per core (incl. .grad buffers of gradient accumulation)
+  uint64_t parameter_bytes = 0;     // per device: trainable parameters in HBM
+  uint64_t optimizer_state_bytes = 0;  // per device (incl. .grad buffers of gradient accumulation)
 };
 
 struct DeviceRun {

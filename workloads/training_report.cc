@@ -64,6 +64,9 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
              {"generation", hw.chip.generation},
              {"chips", hw.slice.chips()},
              {"cores_per_chip", hw.chip.cores},
+             {"megacore", hw.chip.megacore},
+             {"device", hw.chip.megacore ? "chip" : "core"},  // what "per device" figures are per
+             {"cores_per_device", cores_per_device(hw.chip)},
              {"hbm_bytes_per_core", r.hbm_bytes_per_core},
              {"core_peak_tflop_per_s", core_peak_tflop_per_s(hw)},
              {"host_cpus", hw.host.cpus},
@@ -164,7 +167,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                      {"persistent_hits", p.persistent_hits}, {"compile_time_s", p.compile_time_s}});
   j["processes"] = procs;
   // Units of every numeric field, by path ([] = every element of an array).
-  json u = {{"hw.chips", "count"}, {"hw.cores_per_chip", "count"}, {"hw.hbm_bytes_per_core", "bytes"},
+  json u = {{"hw.chips", "count"}, {"hw.cores_per_chip", "count"}, {"hw.hbm_bytes_per_core", "bytes (per device: the chip's under megacore)"},
+            {"hw.cores_per_device", "count"},
             {"hw.core_peak_tflop_per_s", "TFLOP/s"}, {"hw.host_cpus", "count"}, {"hw.host_cpu_ghz", "GHz"},
             {"hw.host_ram_gib", "GiB"}, {"run.simulations", "count"}, {"run.replays", "count"},
             {"run.wall_time_s", "s"}, {"workload.max_length", "tokens"},
@@ -177,7 +181,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"summary.examples_per_s", "examples/s"}, {"summary.steady_examples_per_s", "examples/s"},
             {"summary.compiles", "count (busiest process)"}, {"summary.compile_time_s", "s (busiest process)"},
             {"summary.busiest_process", "process index"},
-            {"summary.warmup_time_s", "s"}, {"summary.upload_time_s", "s"}, {"summary.peak_hbm_bytes", "bytes (per core)"},
+            {"summary.warmup_time_s", "s"}, {"summary.upload_time_s", "s"}, {"summary.peak_hbm_bytes", "bytes (per device)"},
             {"summary.mxu_utilization", "fraction"}, {"summary.padding_waste", "fraction of tokens"},
             {"summary.train_steps", "count"}, {"summary.eval_steps", "count"}, {"summary.optimizer_steps", "count"},
             {"summary.train_examples", "examples"}, {"summary.epochs_run", "count"}, {"summary.breakdown_s", "s"},
@@ -185,20 +189,20 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"metrics.*.percentiles_s", "s"}, {"metrics.UncachedCompile", "count"},
             {"metrics.CachedCompile", "count"}, {"metrics.PersistentCacheHit", "count"}, {"metrics.MarkStep", "count"},
             {"metrics.aten::*", "count"}, {"diagnostics[].occurrences", "count (train steps)"},
-            {"steps[].batch", "examples (per core)"}, {"steps[].seq", "tokens"}, {"steps[].examples", "examples"},
+            {"steps[].batch", "examples (per device)"}, {"steps[].seq", "tokens"}, {"steps[].examples", "examples"},
             {"steps[].compile_s", "s"}, {"steps[].host_s", "s"}, {"steps[].setup_s", "s"}, {"steps[].device_s", "s"},
             {"steps[].allreduce_s", "s"}, {"steps[].start_s", "s"}, {"steps[].end_s", "s"},
             {"steps[].collectives_s", "s (core 0)"}, {"programs[].collectives_s", "s (core 0, per execution)"},
             {"programs[].allgather_bytes", "bytes (per core)"}, {"programs[].reducescatter_bytes", "bytes (per core)"},
-            {"programs[].memory.*", "bytes (per core, at the peak)"}, {"summary.memory.*", "bytes (per core, at the peak)"},
+            {"programs[].memory.*", "bytes (per device, at the peak)"}, {"summary.memory.*", "bytes (per device, at the peak)"},
             {"summary.collectives.*.time_s", "s (core 0, all train steps)"},
             {"summary.collectives.*.bytes", "bytes (per core, all train steps)"},
-            {"steps[].step_time_s", "s"}, {"programs[].batch", "examples (per core)"}, {"programs[].seq", "tokens"},
+            {"steps[].step_time_s", "s"}, {"programs[].batch", "examples (per device)"}, {"programs[].seq", "tokens"},
             {"programs[].graph_nodes", "count"}, {"programs[].hlo_ops", "count"}, {"programs[].kernels", "count"},
-            {"programs[].persistent_bytes", "bytes (per core)"}, {"programs[].peak_hbm_bytes", "bytes (per core)"},
+            {"programs[].persistent_bytes", "bytes (per device)"}, {"programs[].peak_hbm_bytes", "bytes (per device)"},
             {"programs[].cmem_bytes_per_chip", "bytes (per chip)"},
-            {"programs[].parameter_bytes", "bytes (per core)"}, {"programs[].optimizer_state_bytes", "bytes (per core)"},
-            {"programs[].allreduce_bytes", "bytes (per core)"}, {"programs[].allreduces[].bytes", "bytes (per core)"}, {"programs[].flops", "flop (per core)"},
+            {"programs[].parameter_bytes", "bytes (per device)"}, {"programs[].optimizer_state_bytes", "bytes (per device)"},
+            {"programs[].allreduce_bytes", "bytes (per core)"}, {"programs[].allreduces[].bytes", "bytes (per core)"}, {"programs[].flops", "flop (per device)"},
             {"programs[].compile_s", "s"}, {"programs[].device_s", "s"}, {"programs[].executions", "count"},
             {"processes[].compiles", "count"}, {"processes[].compile_time_s", "s"},
             {"processes[].cached_compiles", "count"}, {"processes[].persistent_hits", "count"},
@@ -219,12 +223,14 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   const std::string length = t.steps > 0 ? fmt::format("{} steps", t.steps) : fmt::format("{} epochs", t.epochs);
   line("workload", fmt::format("{} {} on {}, {}, padding {}, max_length {}, precision {}, {}", t.model, t.task,
                                t.dataset.train, length, t.padding, t.max_length, t.precision, t.optimizer));
-  line("hardware", fmt::format("{} ({} chips x {} TensorCores), {}, {} host{} of {} CPUs at {} GHz",
-                               hw.name, hw.slice.chips(), hw.chip.cores, r.framework, hw.slice.hosts,
+  line("hardware", fmt::format("{} ({} chips x {} TensorCores{}), {}, {} host{} of {} CPUs at {} GHz",
+                               hw.name, hw.slice.chips(), hw.chip.cores, r.megacore ? ", one megacore device per chip" : "",
+                               r.framework, hw.slice.hosts,
                                hw.slice.hosts == 1 ? "" : "s", hw.host.cpus,
                                hw.host.cpu_ghz));
-  line("batches", fmt::format("{} per core, global {}; eval {} per core; {} train steps ({} optimizer), {} eval steps",
-                              t.per_device_batch_size, r.global_batch, t.eval_per_device_batch_size, r.train_steps,
+  const char* device = r.megacore ? "chip" : "core";
+  line("batches", fmt::format("{} per {}, global {}; eval {} per {}; {} train steps ({} optimizer), {} eval steps",
+                              t.per_device_batch_size, device, r.global_batch, t.eval_per_device_batch_size, device, r.train_steps,
                               r.optimizer_steps, r.eval_steps));
   line("engine", fmt::format("{}{}; {} programs simulated, {} executions replayed", r.engine,
                              r.full_sim ? " (--full-sim)" : "", r.simulations, r.replays));
@@ -244,7 +250,7 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                                  "shapes differ, so do their compiles (processes[] in report.json)",
                                  r.compiles, r.busiest_process, dur(r.compile_time_s), r.processes));
   line("warm-up", fmt::format("{} until the first step without a compile or an allocation", dur(r.warmup_time_s)));
-  line("HBM", fmt::format("peak {} of {} per core", gib(r.peak_hbm_bytes), gib(r.hbm_bytes_per_core)));
+  line("HBM", fmt::format("peak {} of {} per {}", gib(r.peak_hbm_bytes), gib(r.hbm_bytes_per_core), device));
   if (has_cmem(hw.chip)) {
     uint64_t cmem = 0;
     for (const ProgramRecord& p : r.programs) cmem = std::max(cmem, p.cmem_bytes_per_chip);

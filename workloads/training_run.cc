@@ -28,7 +28,8 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-uint64_t hbm_bytes_per_core(const HwConfig& hw) {
+// HBM of one device: the chip's on a megacore, a core's share with per_core ownership (v2/v3).
+uint64_t hbm_bytes_per_device(const HwConfig& hw) {
   const uint64_t chip = uint64_t(hw.chip.hbm.size_gib) << 30;
   return hw.chip.hbm.ownership == "per_core" ? chip / hw.chip.cores : chip;
 }
@@ -45,18 +46,27 @@ void add_collectives(TrainingRunResult& r, const compiler::CompiledStep& c, cons
 }
 
 // XLA's "Resource exhausted" error, naming the largest buffer live at the peak.
-[[noreturn]] void out_of_hbm(const BuiltStep& s, uint64_t capacity) {
+[[noreturn]] void out_of_hbm(const BuiltStep& s, uint64_t capacity, bool megacore) {
   const compiler::MemoryPlan& m = s.compiled.memory;
   const compiler::HbmBuffer* big = m.live_at_peak.empty() ? nullptr : &m.buffers[m.live_at_peak.front()];
-  const uint64_t big_bytes = big ? big->bytes : 0;
+  const uint64_t big_bytes = big ? big->bytes * big->copies : 0;  // a megacore: per-core buffers on both cores
   const uint64_t others = m.peak_bytes - std::min(m.peak_bytes, big_bytes);
   const uint64_t free_bytes = capacity > others ? capacity - others : 0;
   throw SimError(fmt::format(
-      "Resource exhausted: out of HBM running program '{}' on each TensorCore: attempting to allocate {} ({} bytes) "
-      "for {} '{}', {} ({} bytes) free of the core's {}; the program needs {} at its peak ({} parameters and "
+      "Resource exhausted: out of HBM running program '{}' on each {}: attempting to allocate {} ({} bytes) "
+      "for {} '{}', {} ({} bytes) free of the {}'s {}; the program needs {} at its peak ({} parameters and "
       "optimizer state). Reduce per_device_batch_size or max_length, or use precision: bf16",
-      s.name, gib(big_bytes), big_bytes, big ? compiler::buffer_kind_name(big->kind) : "buffer",
-      big ? big->name : "?", gib(free_bytes), free_bytes, gib(capacity), gib(m.peak_bytes), gib(m.persistent_bytes)));
+      s.name, megacore ? "chip (megacore: both TensorCores)" : "TensorCore", gib(big_bytes), big_bytes,
+      big ? compiler::buffer_kind_name(big->kind) : "buffer", big ? big->name : "?", gib(free_bytes), free_bytes,
+      megacore ? "chip" : "core", gib(capacity), gib(m.peak_bytes), gib(m.persistent_bytes)));
+}
+
+// A device's useful flops per execution: the per-core program's on each of its cores. A megacore
+// device with an odd batch B runs ceil(B/2) examples on each core; only B of them are useful.
+uint64_t device_flops(const BuiltStep& s, const HwConfig& hw) {
+  const uint64_t c = cores_per_device(hw.chip), b = s.variant.batch, per_core = (b + c - 1) / c;
+  if (c == 1 || per_core == 0 || per_core * c == b) return s.compiled.program.info.flops * c;
+  return uint64_t(double(s.compiled.program.info.flops) * double(b) / double(per_core));
 }
 
 double median(std::vector<double> v) {
@@ -103,17 +113,17 @@ class Loop {
     procs_.reserve(n);
     for (uint32_t c = 0; c < n; ++c)
       procs_.push_back({compiler::CompileCache(t_.compile_cache.capacity, t_.compile_cache.persistent_dir),
-                        fw_.first_core(hw, c), fw_.core_count(hw, c), fw_.host_of(hw, c)});
+                        fw_.first_device(hw, c), fw_.device_count(hw, c), fw_.host_of(hw, c)});
   }
 
   void run();
 
  private:
-  // One client process (framework.h: a torch_xla process per core, a JAX process per host, one
+  // One client process (framework.h: a torch_xla process per device, a JAX process per host, one
   // TF client): its own host clock and compilation cache.
   struct Process {
     compiler::CompileCache cache;
-    uint32_t first_core = 0, cores = 1, host = 0;  // the replicas it drives, the host it runs on
+    uint32_t first_device = 0, devices = 1, host = 0;  // the replicas it drives, the host it runs on
     double host_t = 0;  // s: this process's host clock
     uint64_t compiles = 0, cached = 0, persistent_hits = 0, train_examples = 0, eval_examples = 0;
     MetricSamples compile_time{};
@@ -158,7 +168,9 @@ data::Dataset Loop::load(const std::string& ref, const std::string& key, uint64_
 }
 
 void Loop::run() {
-  const uint32_t processes = hw_.slice.chips() * hw_.chip.cores;  // data-parallel replicas (Accelerate's processes)
+  // Data-parallel replicas (Accelerate's processes): the devices, every core on v2/v3, every chip on
+  // a megacore (v4), whose cores split each step's batch between them.
+  const uint32_t processes = slice_devices(hw_);
   r_.processes = uint32_t(procs_.size());
   r_.replicas = processes;
   r_.framework = fw_.describe(hw_, t_.launcher);
@@ -174,7 +186,8 @@ void Loop::run() {
                               "jit_compile: false has no effect under TPUStrategy: every step is XLA-compiled", 0});
   r_.engine = o_.engine;
   r_.full_sim = o_.full_sim;
-  r_.hbm_bytes_per_core = hbm_bytes_per_core(hw_);
+  r_.hbm_bytes_per_core = hbm_bytes_per_device(hw_);
+  r_.megacore = hw_.chip.megacore;
 
   data::LoaderOptions lo;
   lo.num_processes = processes;
@@ -268,7 +281,7 @@ void Loop::host_side(GraphKind kind, bool grad_buffers, const data::Step& st, bo
   for (size_t p = 0; p < procs_.size(); ++p) {
     // A client compiles the shape of its own batch (torch_xla) or the global SPMD program.
     uint32_t b = 0, s = 0;
-    for (uint32_t c = procs_[p].first_core; c < procs_[p].first_core + procs_[p].cores; ++c) {
+    for (uint32_t c = procs_[p].first_device; c < procs_[p].first_device + procs_[p].devices; ++c) {
       b = std::max(b, st.processes[c].batch_size);
       s = std::max(s, st.processes[c].padded_length);
       look[p].examples += st.processes[c].batch_size;
@@ -286,7 +299,8 @@ void Loop::host_side(GraphKind kind, bool grad_buffers, const data::Step& st, bo
   // the device, so it is host-side time of the step).
   double remote_input_s = 0;
   if (t_.tpu_runtime == "node") {
-    const uint64_t bytes = programs_.get({kind, gb, gs, grad_buffers}).compiled.infeed_bytes * r_.replicas;
+    const uint64_t bytes = programs_.get({kind, gb, gs, grad_buffers}).compiled.infeed_bytes * r_.replicas *
+                           cores_per_device(hw_.chip);  // the program's infeed is per core
     remote_input_s = hw_.host.remote_input_latency_s + double(bytes) / (hw_.host.remote_input_gbyte_per_s * 1e9);
   }
   rec.host_s = 0;
@@ -352,7 +366,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   const auto [b, s] = step_shape(st, &examples);
   BuiltStep& prog = programs_.get({kind, b, s, grad_buffers});
   const std::string key = prog.compiled.key.hex();
-  if (prog.compiled.memory.peak_bytes > r_.hbm_bytes_per_core) out_of_hbm(prog, r_.hbm_bytes_per_core);
+  if (prog.compiled.memory.peak_bytes > r_.hbm_bytes_per_core) out_of_hbm(prog, r_.hbm_bytes_per_core, hw_.chip.megacore);
 
   StepRecord rec;
   rec.index = r_.steps.size();
@@ -376,9 +390,11 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
     rec.first_execution = true;
     rec.setup_s = hw_.host.program_load_s;
     if (executed_.size() == 1) {
-      // The very first execution: every chip's PCIe link carries its cores' copies of the parameters
-      // (and of the first batch, which later steps prefetch inside their programs).
-      const uint64_t per_chip = uint64_t(hw_.chip.cores) * (prog.parameter_bytes + prog.compiled.infeed_bytes);
+      // The very first execution: every chip's PCIe link carries its devices' copies of the
+      // parameters (one on a megacore) and its cores' shares of the first batch (which later steps
+      // prefetch inside their programs).
+      const uint64_t per_chip = uint64_t(devices_per_chip(hw_.chip)) * prog.parameter_bytes +
+                                uint64_t(hw_.chip.cores) * prog.compiled.infeed_bytes;
       r_.upload_time_s = pcie_transfer_s(hw_, true, per_chip);
       r_.transfer_to_device.add(r_.upload_time_s);
       rec.setup_s += r_.upload_time_s;
@@ -387,7 +403,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   const DeviceRun run = programs_.execute(prog, tracer.detail(rec.index, rec.first_execution, rec.start_s + rec.setup_s));
   rec.device_s = run.device_s;
   rec.replayed = run.replayed;
-  rec.flops = prog.compiled.program.info.flops;
+  rec.flops = device_flops(prog, hw_);
   rec.allreduce_s = std::min(run.device_s, run.allreduce_s);
   rec.collectives = run.collectives;
   if (rec.collectives.allreduce_s == 0) rec.collectives.allreduce_s = rec.allreduce_s;  // data parallel: exposed time
@@ -405,7 +421,8 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   // PCIe, and dispatches the rest of the step; the host/device overlap of the step is lost.
   for (size_t i = 0; i < breaks; ++i) {
     const XlaConstruct& c = *breaks_[i];
-    const uint64_t bytes = uint64_t(hw_.chip.cores) * (c.host_bytes_fixed + c.host_bytes_per_token * uint64_t(b) * s);
+    const uint64_t bytes =
+        uint64_t(devices_per_chip(hw_.chip)) * (c.host_bytes_fixed + c.host_bytes_per_token * uint64_t(b) * s);
     const double xfer = pcie_transfer_s(hw_, false, bytes);
     r_.transfer_from_device.add(xfer);
     for (Process& pr : procs_) pr.host_t = std::max(pr.host_t, dev_t_) + kGraphBreakSyncS + xfer + trace_time_s(hw_.host, 0);
@@ -435,7 +452,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
     if (st.sync) ++r_.optimizer_steps;
   }
   if (eval) ++r_.eval_steps;
-  flops_ += prog.compiled.program.info.flops;
+  flops_ += device_flops(prog, hw_);
   device_sum_s_ += rec.device_s;
 
   auto [it, added] = program_index_.emplace(key, r_.programs.size());
@@ -462,7 +479,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
     p.collectives = rec.collectives;
     p.memory = prog.memory;
     if (p.peak_hbm_bytes > r_.peak_hbm_bytes) r_.peak_memory = p.memory;
-    p.flops = prog.compiled.program.info.flops;
+    p.flops = device_flops(prog, hw_);
     p.compile_s = compile_time_s(hw_.host, prog.compiled.hlo_ops, prog.compiled.kernels, clients_per_host());
     p.device_s = rec.device_s;
     r_.programs.push_back(p);
@@ -514,24 +531,25 @@ void Loop::finish() {
     steady_device += s.device_s;
     steady_allreduce += s.allreduce_s;
   }
-  const double core_peak = core_peak_tflop_per_s(hw_) * 1e12;
-  r_.mfu = steady_time > 0 ? steady_flops / (steady_time * core_peak) : 0;
+  // Flops and peaks of a device (both cores of a megacore).
+  const double device_peak = core_peak_tflop_per_s(hw_) * cores_per_device(hw_.chip) * 1e12;
+  r_.mfu = steady_time > 0 ? steady_flops / (steady_time * device_peak) : 0;
   r_.allreduce_share = steady_device > 0 ? steady_allreduce / steady_device : 0;
   if (!warm) r_.warmup_time_s = r_.total_time_s;
   r_.steady_step_time_s = median(steady);
   r_.examples_per_s = r_.total_time_s > 0 ? double(r_.train_examples) / r_.total_time_s : 0;
   r_.steady_examples_per_s = r_.steady_step_time_s > 0 ? double(r_.global_batch) / r_.steady_step_time_s : 0;
   r_.padding_waste = real_tokens_ + padded_tokens_ ? double(padded_tokens_) / double(real_tokens_ + padded_tokens_) : 0;
-  const double peak_flop_per_s = core_peak_tflop_per_s(hw_) * 1e12;
+  const double peak_flop_per_s = device_peak;
   r_.mxu_utilization = device_sum_s_ > 0 ? double(flops_) / (device_sum_s_ * peak_flop_per_s) : 0;
 
   for (uint32_t p = 0; p < r_.processes; ++p) {
     const Process& pc = procs_[p];
     ProcessRecord pr;
     pr.index = p;
-    pr.chip = pc.first_core / hw_.chip.cores;
-    pr.core = pc.first_core % hw_.chip.cores;
-    pr.cores = pc.cores;
+    pr.chip = pc.first_device / devices_per_chip(hw_.chip);
+    pr.core = (pc.first_device % devices_per_chip(hw_.chip)) * cores_per_device(hw_.chip);
+    pr.cores = pc.devices;
     pr.host = pc.host;
     pr.train_examples = pc.train_examples;
     pr.eval_examples = pc.eval_examples;

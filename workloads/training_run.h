@@ -8,7 +8,9 @@
 //   per epoch  the epoch plan of workloads/batching.h (Accelerate sharding, padding), then
 //              evaluation with its own graph and batch.
 //
-// One process per core, each with its own host clock and compilation cache: a process traces and
+// A device is a TensorCore on v2/v3 and a chip on a megacore chip (TPU v4, chip.megacore), whose two
+// cores split each step's batch (compiler/data_parallel.h): per_device_batch_size is per device.
+// One process per device, each with its own host clock and compilation cache: a process traces and
 // looks up the graph of its own batch shape (with `padding: longest` or a short last batch the
 // processes' shapes differ, and so do their compiles), and concurrent compilations share the
 // host's CPUs. The device runs the processes' programs in lockstep (the all-reduce synchronizes
@@ -48,7 +50,7 @@ struct StepRecord {
   std::string graph;        // graph_kind_name: train | train_first_step | accumulate | eval
   bool grad_buffers = false;  // gradient accumulation: the graph reads the .grad buffers
   uint32_t epoch = 0;
-  uint32_t batch = 0, seq = 0;  // per-core program shape: examples, tokens
+  uint32_t batch = 0, seq = 0;  // per-device program shape: examples, tokens
   uint64_t examples = 0;    // examples over all processes (incl. even_batches fill)
   bool compiled = false;    // UncachedCompile at this step (on some process)
   uint32_t compiling_processes = 0;  // processes that compiled at this step (sharing the host CPUs)
@@ -63,7 +65,7 @@ struct StepRecord {
   double start_s = 0, end_s = 0;  // s: device timeline (execution start, completion)
   double step_time_s = 0;   // s: end_s - previous step's end_s
   bool replayed = false;    // device time replayed from an identical earlier execution
-  uint64_t flops = 0;       // per core: useful flops of the step's program
+  uint64_t flops = 0;       // per device: useful flops of the step's program (both cores of a megacore)
 };
 
 struct ProgramRecord {
@@ -71,9 +73,9 @@ struct ProgramRecord {
   uint32_t batch = 0, seq = 0;
   uint64_t graph_nodes = 0, hlo_ops = 0;
   uint32_t kernels = 0;
-  uint64_t persistent_bytes = 0, peak_hbm_bytes = 0;  // per core
+  uint64_t persistent_bytes = 0, peak_hbm_bytes = 0;  // per device (a core; a megacore chip)
   uint64_t cmem_bytes_per_chip = 0;                   // buffers placed in CMEM (v4), the chip's replicas together
-  uint64_t parameter_bytes = 0, optimizer_state_bytes = 0;  // per core
+  uint64_t parameter_bytes = 0, optimizer_state_bytes = 0;  // per device
   uint64_t allreduce_bytes = 0;  // per core
   // The combined gradient all-reduces in order: bytes per core, algorithm ("ring" | "dims"), the
   // kernel whose end starts it, and whether it runs in the background of the backward pass.
@@ -85,8 +87,8 @@ struct ProgramRecord {
   std::vector<AllReduce> allreduces;
   uint64_t allgather_bytes = 0, reducescatter_bytes = 0;  // per core (sharding: fsdp)
   CollectiveTimes collectives;   // s per execution (step_cache.h)
-  compiler::MemoryBreakdown memory;  // per core, at the peak
-  uint64_t flops = 0;            // per core and execution
+  compiler::MemoryBreakdown memory;  // per device, at the peak
+  uint64_t flops = 0;            // per device and execution
   double compile_s = 0;          // modelled XLA compile time, s
   double device_s = 0;           // s per execution
   uint64_t executions = 0;
@@ -120,7 +122,8 @@ struct TrainingRunResult {
   std::string engine;
   bool full_sim = false;
   uint32_t processes = 0;         // framework client processes (framework.h)
-  uint32_t replicas = 0;          // data-parallel replicas: every TensorCore of the slice
+  uint32_t replicas = 0;          // data-parallel replicas: every device of the slice (core; megacore chip)
+  bool megacore = false;          // hw chip.megacore: devices are chips, figures "per chip"
   std::string framework;          // "8 processes (xla_spawn)", "1 client (TPUStrategy)", ...
   uint32_t busiest_process = 0;  // whose metrics the summary shows (most compiles)
   std::vector<StepRecord> steps;
@@ -135,8 +138,10 @@ struct TrainingRunResult {
   double mfu = 0, allreduce_share = 0;
   uint64_t compiles = 0, cached_compiles = 0, persistent_hits = 0, mark_steps = 0;
   uint64_t train_steps = 0, eval_steps = 0, optimizer_steps = 0, train_examples = 0, epochs_run = 0;
+  // Per device: a core's on v2/v3, the chip's on a megacore (hbm_bytes_per_core keeps its name in
+  // report.json).
   uint64_t peak_hbm_bytes = 0, hbm_bytes_per_core = 0;
-  compiler::MemoryBreakdown peak_memory;  // per core: the breakdown of the program with the highest peak
+  compiler::MemoryBreakdown peak_memory;  // per device: the breakdown of the program with the highest peak
   // Over all train steps: simulated time inside collectives (core 0) and bytes per core.
   CollectiveTimes collective_time;
   uint64_t allreduce_bytes = 0, allgather_bytes = 0, reducescatter_bytes = 0;

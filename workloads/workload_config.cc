@@ -138,7 +138,7 @@ const Schema<WorkloadConfig>& training_schema() {
   static const Schema<WorkloadConfig> s = [] {
     using TW = TrainingWorkload;
     Schema<WorkloadConfig> s("Workload, kind: training",
-                             "Fine-tunes a BERT-family model data-parallel on every TensorCore of the slice, step by "
+                             "Fine-tunes a BERT-family model data-parallel on every device (TensorCore; chip under megacore) of the slice, step by "
                              "step under a framework's semantics (compiles, recompiles, warm-up, host tracing, "
                              "evaluation), as docs/training.md describes.");
     s.field(&WorkloadConfig::kind, "kind").one_of({"training"}).doc("workload kind (selects this schema)");
@@ -163,7 +163,8 @@ const Schema<WorkloadConfig>& training_schema() {
                  "batch (DataCollatorWithPadding); `multiple_of:N`: the longest rounded up to a multiple of N, "
                  "capped at max_length (pad_to_multiple_of). Every distinct padded shape is a compilation.");
     s.field(&WorkloadConfig::training, &TW::per_device_batch_size, "per_device_batch_size").unit("examples")
-        .range(1, 1 << 20).doc("batch per process (per TensorCore) and micro-step (per_device_train_batch_size)");
+        .range(1, 1 << 20).doc("batch per device and micro-step (per_device_train_batch_size): per TensorCore on "
+                               "v2/v3, per chip on a megacore chip (v4, chip.megacore), whose two cores take half each");
     s.field(&WorkloadConfig::training, &TW::eval_per_device_batch_size, "eval_per_device_batch_size").unit("examples")
         .range(0, 1 << 20).default_value(0, "per_device_batch_size")
         .doc("evaluation batch per process; a different batch is a different program (a compile and an allocation)");
@@ -211,7 +212,7 @@ const Schema<WorkloadConfig>& training_schema() {
                 "(all-reduce-start / all-reduce-done in XLA's HLO)");
     s.field(&WorkloadConfig::training, &TW::framework, "framework").one_of(framework_names()).default_value("torch_xla")
         .doc("framework personality (docs/training.md, \"Frameworks\")")
-        .details("`torch_xla` (PyTorch/XLA + Accelerate: a process per core, lazy tracing every step), `tf_keras` "
+        .details("`torch_xla` (PyTorch/XLA + Accelerate: a process per device, lazy tracing every step), `tf_keras` "
                  "(TPUStrategy: one client, one SPMD compile per input signature, `steps_per_execution`), `jax` "
                  "(pjit: a process per host, one compile per signature on each).");
     s.field(&WorkloadConfig::training, &TW::steps_per_execution, "steps_per_execution").range(1, 1 << 20)
@@ -232,7 +233,7 @@ const Schema<WorkloadConfig>& training_schema() {
         .doc("DataLoader drop_last: drop the last incomplete global batch");
     s.section(&WorkloadConfig::training, &TW::compile_cache, "compile_cache", compile_cache_schema());
     s.field(&WorkloadConfig::training, &TW::launcher, "launcher").one_of({"xla_spawn", "notebook_fork"})
-        .default_value("xla_spawn").doc("xla_spawn (xmp.spawn, one process per core) or notebook_fork (notebook_launcher)");
+        .default_value("xla_spawn").doc("xla_spawn (xmp.spawn, one process per device) or notebook_fork (notebook_launcher)");
     s.field(&WorkloadConfig::training, &TW::build_model_in_each_process, "build_model_in_each_process")
         .default_value(false)
         .doc("notebook_fork: the training function builds its own model (a copy per process in host RAM)");

@@ -32,6 +32,10 @@ struct PcieParams {
 struct ChipParams {
   std::string generation;  // "v2", "v3", "v4"
   uint32_t cores = 0;      // TensorCores per chip
+  // The chip's cores form one device (TPU v4 "megacore"): frameworks see one device per chip, and
+  // XLA splits each program over its cores, which share the chip's HBM. false: every core is a
+  // device of its own (v2/v3).
+  bool megacore = false;
   CoreParams core;         // every core of the chip is identical (declared once, replicated)
   HbmParams hbm;
   std::optional<CmemParams> cmem;  // v4 only; absent (or size 0): no CMEM
@@ -39,6 +43,11 @@ struct ChipParams {
   IciParams ici;
   PcieParams pcie;
 };
+
+// Devices per chip as frameworks see them (1 on a megacore chip, else one per core) and the
+// TensorCores of one device.
+inline uint32_t devices_per_chip(const ChipParams& chip) { return chip.megacore ? 1 : chip.cores; }
+inline uint32_t cores_per_device(const ChipParams& chip) { return chip.megacore ? chip.cores : 1; }
 
 // Whether the chip has a CMEM that DMAs may name.
 inline bool has_cmem(const ChipParams& chip) { return chip.cmem && chip.cmem->size_mib > 0; }
