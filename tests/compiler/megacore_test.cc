@@ -62,7 +62,9 @@ TEST(DeviceAllReduce, DimsPlanSkipsTheOnChipAllGather) {
   EXPECT_EQ(dev.steps.size() + dev.lanes, full.steps.size());  // one on-chip all-gather step per lane fewer
   for (const PlanStep& s : dev.steps)
     for (uint32_t i = 0; i < dev.cores; ++i)
-      if (cores[i].chip == cores[s.send_to[i]].chip) EXPECT_EQ(s.combine, Combine::kReduce);
+      if (cores[i].chip == cores[s.send_to[i]].chip) {
+        EXPECT_EQ(s.combine, Combine::kReduce);
+      }
 }
 
 TEST(DeviceAllReduce, OnlyForAllReducesOnMegacoreChips) {

@@ -46,7 +46,9 @@ TEST(Megacore, V4DevicesAreChips) {
   }
   EXPECT_EQ(r.hbm_bytes_per_core, 32ull << 30);  // the chip's HBM
   for (const StepRecord& s : r.steps)
-    if (s.kind == "train") EXPECT_EQ(s.batch, 4u);  // the device's batch
+    if (s.kind == "train") {
+      EXPECT_EQ(s.batch, 4u);  // the device's batch
+    }
 
   const TrainingRunResult v3 = run(hw("v3-8"), tiny());
   EXPECT_FALSE(v3.megacore);
@@ -91,7 +93,9 @@ TEST(Megacore, MemoryIsPerChipWithStateOnce) {
   EXPECT_GT(m.mfu, 0);
   // One gradient-combination path per chip: the device all-reduce moves each device's gradients.
   for (const ProgramRecord& p : m.programs)
-    if (p.graph == "train") EXPECT_FALSE(p.allreduces.empty());
+    if (p.graph == "train") {
+      EXPECT_FALSE(p.allreduces.empty());
+    }
 }
 
 // An odd batch: both cores run ceil(B/2) examples (one SPMD program), the device time of B+1; only
