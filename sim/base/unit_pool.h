@@ -65,7 +65,7 @@ class UnitPool {
   }
 
   // The instruction picked as `p` for queue `q` holds its unit until `end` (kHeld: until
-  // release()).
+  // release(); in order only).
   void hold(uint32_t q, const Pick& p, uint64_t end) {
     last_start_[q] = p.start;
     if (calendars_)
