@@ -68,8 +68,9 @@ class BusyCalendar {
   }
 
   // Marks [start, start + dur) busy whether or not it is idle: the union with what is there (for
-  // occupancies that may overlap each other but not a third kind of work, see the analytical
-  // engine's HBM server).
+  // occupancies that may overlap each other but not a third kind of work, see sim/hbm/
+  // hbm_server.h; and occupancies longer than the interval they were fitted into, sim/base/
+  // unit_pool.h).
   void add(uint64_t start, uint64_t dur) {
     if (dur == 0) return;
     const uint64_t end = start + dur;

@@ -1,9 +1,5 @@
 #include "sim/cmem/cmem.h"
 
-#include <algorithm>
-
-#include "sim/cmem/cmem_timing.h"
-
 namespace tpusim {
 
 Cmem::Cmem(sc_core::sc_module_name name)
@@ -19,11 +15,16 @@ void Cmem::configure(const ChipParams& chip) {
 
 void Cmem::begin_run(const RunContext* run) {
   run_ = run;
-  free_ = 0;
+  server_.reset();
   stats_.reset(chip_.core.clock_mhz, has_cmem(chip_) ? chip_.cmem->bandwidth_gbyte_per_s : 0.0);
 }
 
-void Cmem::end_run(uint64_t chip_cycles) { stats_.run_cycles = chip_cycles; }
+void Cmem::end_run(uint64_t chip_cycles) {
+  stats_.run_cycles = chip_cycles;
+  stats_.transfers = server_.transfers;
+  stats_.bytes = server_.bytes;
+  stats_.busy_cycles = server_.busy_cycles;
+}
 
 void Cmem::dump_stats(nlohmann::json& out) const {
   if (stats_.used()) out[group_.name()] = group_.dump();
@@ -34,16 +35,11 @@ void Cmem::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time& d
   const uint64_t req = (sc_core::sc_time_stamp().value() + delay.value() - run_->start_ps) / period;
   const auto* tag = trans.get_extension<HbmRequestTag>();
   const uint64_t bytes = tag ? tag->bytes : trans.get_data_length();
-  const uint64_t t = cmem_transfer_cycles(chip_, bytes);
-  const uint64_t begin = std::max(req, free_);
-  free_ = begin + t;
-  ++stats_.transfers;
-  stats_.bytes += bytes;
-  stats_.busy_cycles += t;
+  const CmemServer::Service s = server_.serve(chip_, req, bytes);
   if (run_->trace)
-    run_->trace->complete({track_.process, track_.track, tag ? tag->label : std::string_view("cmem"), begin, t,
+    run_->trace->complete({track_.process, track_.track, tag ? tag->label : std::string_view("cmem"), s.begin, s.cycles,
                            run_->clock_mhz, bytes});
-  delay = sc_core::sc_time::from_value(delay.value() + (free_ + latency_cycles_ - req) * period);
+  delay = sc_core::sc_time::from_value(delay.value() + (s.begin + s.cycles + latency_cycles_ - req) * period);
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

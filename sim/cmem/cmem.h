@@ -2,10 +2,11 @@
 // shared by both TensorCores), the target of the cores' CMEM DMA sockets. Same socket protocol
 // as the HBM (sim/hbm/hbm_protocol.h: one b_transport per transfer, `delay` in = issue time,
 // out = arrival of the last data), timing from sim/cmem/cmem_timing.h.
-// Model: one bandwidth server per chip, first come first served, in whole cycles: a transfer
-// issued at cycle r starts at max(r, end of the previous one), occupies cmem_transfer_cycles and
-// its last data arrives cmem_latency_cycles after that (latency pipelined). Loosely timed
-// (a reservation, no SystemC event), so the two cores' overlapping transfers contend.
+// Model: one bandwidth server per chip (sim/cmem/cmem_server.h, shared with the analytical
+// engine), first come first served, in whole cycles: a transfer issued at cycle r starts at
+// max(r, end of the previous one), occupies cmem_transfer_cycles and its last data arrives
+// cmem_latency_cycles after that (latency pipelined). Loosely timed (a reservation, no SystemC
+// event), so the two cores' overlapping transfers contend.
 // Every chip has the block (the structure does not depend on the config); on a chip without
 // CMEM it serves nothing (the program plan rejects CMEM DMAs there).
 #pragma once
@@ -19,6 +20,7 @@
 #include "sim/base/sc_support.h"
 #include "sim/base/stats.h"
 #include "sim/chip/chip_params.h"
+#include "sim/cmem/cmem_server.h"
 #include "sim/cmem/cmem_stats.h"
 #include "sim/hbm/hbm_protocol.h"
 
@@ -42,7 +44,7 @@ class Cmem : public sc_core::sc_module {
 
   ChipParams chip_;
   uint64_t latency_cycles_ = 0;
-  uint64_t free_ = 0;  // cycle (of the run) the bandwidth is next free
+  CmemServer server_;  // in cycles of the run
   const RunContext* run_ = nullptr;
   TraceNames track_;
   CmemStats stats_;

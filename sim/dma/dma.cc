@@ -23,7 +23,7 @@ void Dma::configure(const ChipParams& chip) {
   p_ = chip.core.dma;
   fixed_cycles_ = dma_fixed_cycles(chip);
   cmem_fixed_cycles_ = cmem_dma_fixed_cycles(chip);
-  engine_free_.assign(p_.engines, sc_core::SC_ZERO_TIME);
+  engines_.reset(p_.engines);
   tracks_.clear();
   for (uint32_t e = 0; e < p_.engines; ++e) tracks_.push_back(TraceNames::of(name(), std::to_string(e)));
 }
@@ -31,38 +31,32 @@ void Dma::configure(const ChipParams& chip) {
 void Dma::begin_run(const isa::CoreProgram* prog, const RunContext* run) {
   prog_ = prog;
   run_ = run;
-  std::fill(engine_free_.begin(), engine_free_.end(), sc_core::SC_ZERO_TIME);
+  engines_.reset(p_.engines);
   holding_ = false;
   stats_.reset(p_.engines);
 }
 
-// Issue in stream order: the head transfer starts on the lowest-numbered free engine; when none
-// is free, wake up when the first one frees.
+// Issue in stream order: the head transfer starts now on the engine DmaEngines picks; when none is
+// free now, wake up when it says one is.
 void Dma::step() {
-  const sc_time now = sc_core::sc_time_stamp();
+  const uint64_t now = sc_core::sc_time_stamp().value();
   for (;;) {
     if (!holding_) {
       if (!prog_ || !in->nb_read(held_)) return next_trigger(in->data_written_event());
       holding_ = true;
     }
-    uint32_t engine = p_.engines;
-    sc_time soonest = sc_core::sc_max_time();
-    for (uint32_t e = 0; e < p_.engines; ++e) {
-      if (engine_free_[e] <= now) {
-        engine = e;
-        break;
-      }
-      soonest = std::min(soonest, engine_free_[e]);
-    }
-    if (engine == p_.engines) return next_trigger(soonest - now);
+    const uint32_t q = DmaEngines::queue_of(prog_->instrs[held_]);
+    const UnitPool::Pick p = engines_.pick(q, now);
+    if (p.start > now) return next_trigger(sc_time::from_value(p.start - now));
     holding_ = false;
-    start(held_, engine);
+    start(held_, q, p);
   }
 }
 
-void Dma::start(uint32_t i, uint32_t engine) {
+void Dma::start(uint32_t i, uint32_t q, const UnitPool::Pick& p) {
   const isa::Instr& ins = prog_->instrs[i];
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = sc_time::from_value(p.start);
+  const uint32_t engine = p.unit;
   const bool in_cmem = ins.mem == isa::MemSpace::kCmem;
   uint64_t cycles = in_cmem ? cmem_fixed_cycles_ : fixed_cycles_;
   if (ins.bytes > 0) {
@@ -86,7 +80,7 @@ void Dma::start(uint32_t i, uint32_t engine) {
     run_->trace->complete({tracks_[engine].process, tracks_[engine].track, ins.label, run_->cycle(now), cycles,
                            run_->clock_mhz, ins.bytes});
   }
-  engine_free_[engine] = now + run_->clock.cycles(cycles);
+  engines_.hold(q, p, (now + run_->clock.cycles(cycles)).value());
   done->complete(i, run_->clock.cycles(cycles));
 }
 

@@ -1,5 +1,6 @@
-// DMA: a core's `dma.engines` DMA engines behind one in-order issue queue (program.h: first free
-// engine, stream order). A transfer takes an engine from its start to its completion:
+// DMA: a core's `dma.engines` DMA engines behind one in-order issue queue (which engine a transfer
+// takes and when: sim/dma/dma_engines.h, shared with the analytical engine). A transfer takes an
+// engine from its start to its completion:
 //   setup_cycles on the engine, then its requests (dma.chunk_bytes each) go out to the HBM at
 //   once (one b_transport per transfer, see sim/hbm/hbm_protocol.h); the transfer completes on
 //   the first cycle boundary after the last request's data arrived (the HBM adds its latency). The engine count bounds the transfers in flight; bandwidth and contention are
@@ -20,6 +21,7 @@
 #include "sim/base/stats.h"
 #include "sim/chip/chip_params.h"
 #include "sim/core/core_ifs.h"
+#include "sim/dma/dma_engines.h"
 #include "sim/dma/dma_stats.h"
 #include "sim/hbm/hbm_protocol.h"
 #include "sim/isa/program.h"
@@ -42,14 +44,14 @@ class Dma : public sc_core::sc_module {
 
  private:
   void step();
-  void start(uint32_t instr, uint32_t engine);
+  void start(uint32_t instr, uint32_t queue, const UnitPool::Pick& pick);
 
   DmaParams p_;
   uint64_t fixed_cycles_ = 0;
   uint64_t cmem_fixed_cycles_ = 0;
   const isa::CoreProgram* prog_ = nullptr;
   const RunContext* run_ = nullptr;
-  std::vector<sc_core::sc_time> engine_free_;
+  DmaEngines engines_;  // in kernel time (ps)
   std::vector<TraceNames> tracks_;  // per engine: "core0.dma2"
   tlm::tlm_generic_payload trans_;  // reused for every request
   HbmRequestTag* tag_ = nullptr;    // owned by trans_

@@ -5,27 +5,29 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/busy_calendar.h"
 #include "sim/base/clock.h"
 #include "sim/base/sim_error.h"
+#include "sim/cmem/cmem_server.h"
 #include "sim/cmem/cmem_stats.h"
-#include "sim/cmem/cmem_timing.h"
 #include "sim/core/sequencer_stats.h"
+#include "sim/dma/dma_engines.h"
 #include "sim/dma/dma_stats.h"
 #include "sim/engine/hw_check.h"
 #include "sim/engine/run_stats.h"
+#include "sim/hbm/hbm_server.h"
 #include "sim/hbm/hbm_stats.h"
-#include "sim/hbm/hbm_timing.h"
 #include "sim/host/host_stats.h"
 #include "sim/ici/ici_timing.h"
 #include "sim/ici/link_stats.h"
 #include "sim/isa/program_plan.h"
+#include "sim/mxu/mxu_paths.h"
 #include "sim/mxu/mxu_stats.h"
-#include "sim/mxu/mxu_timing.h"
+#include "sim/slice/barrier_groups.h"
 #include "sim/vmem/vmem_check.h"
 #include "sim/vmem/vmem_stats.h"
 #include "sim/vpu/vpu_stats.h"
-#include "sim/vpu/vpu_timing.h"
+#include "sim/vpu/vpu_unit.h"
+#include "sim/xfer/xfer_channels.h"
 #include "sim/xfer/xfer_stats.h"
 
 namespace tpusim {
@@ -41,28 +43,19 @@ struct CoreState {
   std::vector<uint64_t> reached;      // per barrier: the cycle it was reached
   std::vector<uint8_t> has_data;      // per recv: its send is scheduled ...
   std::vector<uint64_t> data_at;      // ... and its data arrives then
-  std::vector<uint64_t> unit_free;    // per unit queue: end of its current occupancy
-  std::vector<uint64_t> engine_free;  // per DMA engine
-  SharedUnit vpu_unit;                // the VPU: main and background queue
-  std::vector<uint64_t> channel_free; // per transfer channel
-  std::vector<uint64_t> stage_free;   // per first stage of its transfers: ICI ports, NoC, PCIe h2d, d2h
+  // The core's units: the same resource models as the SystemC blocks (sim/README.md, "One timing
+  // model per block"). With background DMAs the DMA engines and the HBM server are calendars.
+  std::vector<MxuPaths> mxu_paths;    // per MXU: weight-load and streaming path
+  VpuUnit vpu_unit;                   // the VPU: main and background queue
+  DmaEngines engines;                 // the DMA engines: main and background queue
+  XferChannels xfer_q;                // the transfer queue's channels, its transfers' first stages
+  HbmServer hbm;                      // the core's HBM bandwidth server
+  CmemServer cmem;                    // the core's CMEM bandwidth server (no contention between cores)
   std::vector<uint32_t> pending;      // instructions the scan could not schedule yet, stream order
   std::vector<uint32_t> next_pending;
   std::vector<uint8_t> blocked;       // per unit queue, during a scan: an earlier instruction waits
   std::vector<uint32_t> unscheduled;  // per unit queue: its instructions not scheduled yet
-  uint64_t last_dma_start = 0;        // DMA issue is in stream order
-  uint64_t last_async_dma_start = 0;  // ... per queue
-  uint64_t last_xfer_start = 0;       // transfer issue too
-  uint64_t hbm_free = 0;              // the core's bandwidth server: end of all its reservations
-  uint64_t dma_hbm_free = 0;          // ... as the last DMA left it (what a transfer's read waits for)
-  uint64_t cmem_free = 0;             // the core's CMEM bandwidth server (no contention between cores)
-  // With background DMAs the DMA engines and the HBM server are calendars (sim/base/
-  // busy_calendar.h): per engine, its occupancies; for HBM, the DMAs' reservations (exclusive) and
-  // the transfers' reads (which may overlap each other, not a DMA).
-  bool calendars = false;
-  std::vector<BusyCalendar> engine_cal;
-  BusyCalendar hbm_dmas, hbm_reads;
-  size_t pruned_at = 0;
+  size_t pruned_at = 0;               // calendar size at the last prune
   uint64_t last_barrier = 0;          // barriers are reached in stream order
   uint64_t main_reached = 0;          // the latest start placed on a main DMA, VPU or MXU queue
   uint32_t cursor = 0;                // next instruction never scanned
@@ -75,9 +68,6 @@ struct CoreState {
   DmaStats dma;
   XferStats xfer;
   VmemUsage vmem;
-  uint64_t hbm_bytes = 0, hbm_requests = 0;
-  double hbm_busy = 0;  // unrounded bytes / rate, as the SystemC HBM reports it
-  uint64_t cmem_bytes = 0, cmem_transfers = 0, cmem_busy = 0;
   // Trace names (built only when tracing).
   std::string process, prefix;
 
@@ -95,7 +85,6 @@ class AnalyticalEngine final : public Engine {
     setup_ = chip.core.dma.setup_cycles;
     latency_ = dma_fixed_cycles(chip) - setup_;  // HBM latency in whole cycles (hbm_timing.h)
     cmem_latency_ = cmem_latency_cycles(chip);
-    fill_drain_ = mxu_fill_drain_cycles(chip.core.mxu);
     ports_ = ici_port_count(hw_.slice.topology);
   }
 
@@ -115,10 +104,7 @@ class AnalyticalEngine final : public Engine {
     for (const CorePlan& cp : cores)
       has_background_ |= cp.queues.size(UnitIndex::kDmaAsync) + cp.queues.size(UnitIndex::kVpuAsync) > 0;
 
-    // Barrier groups: arrivals and the latest reach cycle.
-    const auto& expected = plan_.barrier_participants();
-    group_arrived_.assign(expected.size(), 0);
-    group_time_.assign(expected.size(), 0);
+    barriers_.reset(plan_.barrier_participants());
 
     // Rounds over the cores: each schedules, in stream order, everything whose inputs are known;
     // what waits for another core (a recv's data, a barrier's other participants) is kept and
@@ -160,23 +146,19 @@ class AnalyticalEngine final : public Engine {
     s.reached.resize(cp.barriers.size());
     s.has_data.assign(cp.sends_recvs.size(), 0);
     s.data_at.resize(cp.sends_recvs.size());
-    s.unit_free.assign(cp.queues.begin.size() - 1, 0);
     s.blocked.assign(cp.queues.begin.size() - 1, 0);
     s.unscheduled.resize(cp.queues.begin.size() - 1);
     for (uint32_t u = 0; u < s.unscheduled.size(); ++u) s.unscheduled[u] = cp.queues.size(u);
-    s.engine_free.assign(hw_.chip.core.dma.engines, 0);
-    s.engine_cal.resize(hw_.chip.core.dma.engines);
-    for (BusyCalendar& c : s.engine_cal) c.clear();
-    s.vpu_unit.reset({cp.queues.size(UnitIndex::kVpu), cp.queues.size(UnitIndex::kVpuAsync)});
-    s.calendars = cp.queues.size(UnitIndex::kDmaAsync) > 0;
-    s.hbm_dmas.clear();
-    s.hbm_reads.clear();
+    s.mxu_paths.assign(hw_.chip.core.mxu.count, MxuPaths{});
+    s.vpu_unit.reset(hw_.chip.core.vpu, cp.queues.size(UnitIndex::kVpu), cp.queues.size(UnitIndex::kVpuAsync));
+    const bool calendars = cp.queues.size(UnitIndex::kDmaAsync) > 0;
+    s.engines.reset(hw_.chip.core.dma.engines, calendars);
+    s.xfer_q.reset(hw_.chip.core.xfer.channels, XferChannels::stage_count(hw_));
+    s.hbm.reset(hw_.chip, calendars);
+    s.cmem.reset();
     s.pruned_at = 0;
-    s.channel_free.assign(hw_.chip.core.xfer.channels, 0);
-    s.stage_free.assign(ports_ + 3, 0);
     s.pending.clear();
-    s.main_reached = 0;
-    s.last_dma_start = s.last_async_dma_start = s.last_xfer_start = s.hbm_free = s.dma_hbm_free = s.cmem_free = s.last_barrier = 0;
+    s.main_reached = s.last_barrier = 0;
     s.cursor = 0;
     s.dirty = false;
     s.end = launch_;
@@ -186,9 +168,6 @@ class AnalyticalEngine final : public Engine {
     s.vpu.reset();
     s.dma.reset(hw_.chip.core.dma.engines);
     s.xfer.reset(hw_.chip.core.xfer.channels);
-    s.hbm_bytes = s.hbm_requests = 0;
-    s.hbm_busy = 0;
-    s.cmem_bytes = s.cmem_transfers = s.cmem_busy = 0;
     if (trace) {
       s.process = "slice.chip" + std::to_string(cp.chip);
       s.prefix = "core" + std::to_string(cp.core);
@@ -347,15 +326,14 @@ class AnalyticalEngine final : public Engine {
         if (!s.arrived[b]) {
           s.reached[b] = s.last_barrier = std::max(ready, s.last_barrier);
           s.arrived[b] = 1;
-          group_time_[g] = std::max(group_time_[g], s.reached[b]);
           ++s.seq.instructions;
           ++s.seq.barriers;
           progress = Step::kArrived;
-          if (++group_arrived_[g] == plan_.barrier_participants()[g])
+          if (barriers_.arrive(g, s.reached[b]))
             for (auto& o : states_) o.dirty = true;  // the others waiting in it are released
         }
-        if (group_arrived_[g] < plan_.barrier_participants()[g]) return progress;
-        s.complete[i] = group_time_[g];
+        if (!barriers_.complete(g)) return progress;
+        s.complete[i] = barriers_.release(g);
         if (trace_) emit(s, s.prefix + ".sync", ins, s.reached[b], s.complete[i] - s.reached[b], 0);
         break;
       }
@@ -382,74 +360,51 @@ class AnalyticalEngine final : public Engine {
     const uint32_t u = s.plan->unit[i];
     switch (ins.op) {
       case isa::Op::kMxuWeights: {
-        const uint64_t start = std::max(ready, s.unit_free[u]);
-        const uint64_t c = mxu_weight_load_cycles(chip.core.mxu, ins.k);
-        s.unit_free[u] = s.complete[i] = start + c;
-        s.main_reached = std::max(s.main_reached, start);
-        s.mxu[ins.mxu].weights(c);
-        if (trace_) emit(s, s.prefix + ".mxu" + std::to_string(ins.mxu) + ".weights", ins, start, c, 0);
+        const MxuPaths::Op o = s.mxu_paths[ins.mxu].weights(chip.core.mxu, ins, ready);
+        s.complete[i] = o.done;
+        s.main_reached = std::max(s.main_reached, o.start);
+        s.mxu[ins.mxu].weights(o.cycles);
+        if (trace_) emit(s, s.prefix + ".mxu" + std::to_string(ins.mxu) + ".weights", ins, o.start, o.cycles, 0);
         break;
       }
       case isa::Op::kMxuMatmul: {
-        const uint64_t start = std::max(ready, s.unit_free[u]);
-        const uint64_t c = mxu_stream_cycles(chip.core.mxu, ins.rows, ins.passes);
-        s.unit_free[u] = start + c;
-        s.main_reached = std::max(s.main_reached, start);
-        s.complete[i] = start + c + fill_drain_;
-        s.mxu[ins.mxu].matmul(ins, c);
-        if (trace_) emit(s, s.prefix + ".mxu" + std::to_string(ins.mxu), ins, start, c, 0);
+        const MxuPaths::Op o = s.mxu_paths[ins.mxu].matmul(chip.core.mxu, ins, ready);
+        s.complete[i] = o.done;
+        s.main_reached = std::max(s.main_reached, o.start);
+        s.mxu[ins.mxu].matmul(ins, o.cycles);
+        if (trace_) emit(s, s.prefix + ".mxu" + std::to_string(ins.mxu), ins, o.start, o.cycles, 0);
         break;
       }
       case isa::Op::kVpu: {
-        const uint64_t c = vpu_issue_cycles(chip.core.vpu, ins.vpu);
-        const uint64_t start = s.vpu_unit.place(u == UnitIndex::kVpuAsync ? 1 : 0, ready, c, floor(s));
-        if (u == UnitIndex::kVpu) s.main_reached = std::max(s.main_reached, start);
-        s.complete[i] = start + c + chip.core.vpu.pipeline_latency_cycles;
-        s.vpu.block(ins.vpu, c);
-        if (trace_) emit(s, s.prefix + ".vpu", ins, start, c, 0);
+        const VpuUnit::Block b = s.vpu_unit.place(u == UnitIndex::kVpuAsync, ready, ins.vpu, floor(s));
+        if (u == UnitIndex::kVpu) s.main_reached = std::max(s.main_reached, b.start);
+        s.complete[i] = b.done;
+        s.vpu.block(ins.vpu, b.cycles);
+        if (trace_) emit(s, s.prefix + ".vpu", ins, b.start, b.cycles, 0);
         break;
       }
       case isa::Op::kDmaLoad:
       case isa::Op::kDmaStore: {
-        // In stream order (per queue: main and background), on the first engine free at that
-        // time. With background DMAs, "free" means an idle interval in the engine's calendar
-        // long enough for the DMA as it would take without waiting for HBM (a wait stretches it).
         const bool background = u == UnitIndex::kDmaAsync;
         const bool in_cmem = ins.mem == isa::MemSpace::kCmem;
-        uint64_t& last = background ? s.last_async_dma_start : s.last_dma_start;
-        uint64_t start = std::max(ready, last);
-        uint32_t e = 0;
-        if (!s.calendars) {
-          start = std::max(start, *std::min_element(s.engine_free.begin(), s.engine_free.end()));
-          while (s.engine_free[e] > start) ++e;
-        } else {
-          const uint64_t alone = setup_ + (in_cmem ? cmem_latency_ : latency_) +
-                                 (ins.bytes == 0 ? 0 : in_cmem ? cmem_transfer_cycles(chip, ins.bytes) : hbm_transfer_cycles(chip, ins.bytes));
-          uint64_t best = UINT64_MAX;
-          for (uint32_t k = 0; k < s.engine_cal.size(); ++k) {
-            const uint64_t f = s.engine_cal[k].first_fit(start, alone);
-            if (f < best) best = f, e = k;
-          }
-          start = best;
-        }
-        uint64_t end = start + setup_ + (in_cmem ? cmem_latency_ : latency_);  // zero bytes: no request
+        const uint32_t q = background ? DmaEngines::kBackground : DmaEngines::kMain;
+        const UnitPool::Pick p = s.engines.pick(q, ready, s.engines.calendars() ? dma_alone_cycles(chip, ins) : 0);
+        uint64_t end = p.start + setup_ + (in_cmem ? cmem_latency_ : latency_);  // zero bytes: no request
         if (ins.bytes > 0 && in_cmem) {
-          cmem_serve(s, ins, start + setup_);
-          end = s.cmem_free + cmem_latency_;
+          const CmemServer::Service sv = s.cmem.serve(chip, p.start + setup_, ins.bytes);
+          end = sv.begin + sv.cycles + cmem_latency_;
+          if (trace_) emit(s, "cmem." + s.prefix, ins, sv.begin, sv.cycles, ins.bytes);
         } else if (ins.bytes > 0) {
-          end = hbm_dma(s, ins, start + setup_) + hbm_transfer_cycles(chip, ins.bytes) + latency_;
+          const HbmServer::Service sv = s.hbm.serve_dma(p.start + setup_, ins.bytes);
+          end = sv.begin + sv.cycles + latency_;
+          if (trace_) emit(s, "hbm." + s.prefix, ins, sv.begin, sv.cycles, ins.bytes);
         }
-        last = start;
         s.complete[i] = end;
-        if (!background) s.main_reached = std::max(s.main_reached, start);
-        if (s.calendars) {
-          s.engine_cal[e].add(start, end - start);
-          prune_calendars(s);
-        } else {
-          s.engine_free[e] = end;
-        }
-        s.dma.transfer(ins, end - start);
-        if (trace_) emit(s, s.prefix + ".dma" + std::to_string(e), ins, start, end - start, ins.bytes);
+        if (!background) s.main_reached = std::max(s.main_reached, p.start);
+        s.engines.hold(q, p, end);
+        if (s.engines.calendars()) prune_calendars(s);
+        s.dma.transfer(ins, end - p.start);
+        if (trace_) emit(s, s.prefix + ".dma" + std::to_string(p.unit), ins, p.start, end - p.start, ins.bytes);
         break;
       }
       case isa::Op::kSend:
@@ -460,42 +415,8 @@ class AnalyticalEngine final : public Engine {
     }
   }
 
-  // The core's HBM bandwidth server: `ins.bytes` of a DMA served from max(at, server free), or of
-  // a transfer's read from max(at, the DMAs' reservations) (see transfer()). Returns the service
-  // start and accounts the HBM stats of the core. With background DMAs the server is a calendar:
-  // a request takes the earliest idle interval at or after `at` (the DMAs' reservations are
-  // exclusive; transfers' reads avoid the DMAs' only, as above).
-  uint64_t hbm_dma(CoreState& s, const isa::Instr& ins, uint64_t at) {
-    const uint64_t t = hbm_transfer_cycles(hw_.chip, ins.bytes);
-    uint64_t begin = std::max(at, s.hbm_free);
-    if (s.calendars) {
-      for (begin = at;;) {
-        const uint64_t a = s.hbm_dmas.first_fit(begin, t);
-        begin = s.hbm_reads.first_fit(a, t);
-        if (begin == a) break;
-      }
-      s.hbm_dmas.insert(begin, t);
-    }
-    s.hbm_free = s.dma_hbm_free = std::max(s.hbm_free, begin + t);
-    return hbm_served(s, ins, begin, t);
-  }
-  uint64_t hbm_read(CoreState& s, const isa::Instr& ins, uint64_t at) {
-    const uint64_t t = hbm_transfer_cycles(hw_.chip, ins.bytes);
-    uint64_t begin = std::max(at, s.dma_hbm_free);
-    if (s.calendars) {
-      begin = s.hbm_dmas.first_fit(at, t);
-      s.hbm_reads.add(begin, t);
-    }
-    s.hbm_free = std::max(s.hbm_free, begin) + t;  // the read delays later DMAs, not its own start
-    return hbm_served(s, ins, begin, t);
-  }
-  uint64_t hbm_served(CoreState& s, const isa::Instr& ins, uint64_t begin, uint64_t t) {
-    hbm_account(s, ins.bytes);
-    if (trace_) emit(s, "hbm." + s.prefix, ins, begin, t, ins.bytes);
-    return begin;
-  }
   bool occupies(uint32_t u, const isa::Instr& ins) const {
-    return u != UnitIndex::kVpuAsync || vpu_issue_cycles(hw_.chip.core.vpu, ins.vpu) > 0;
+    return u != UnitIndex::kVpuAsync || VpuUnit::occupies(hw_.chip.core.vpu, ins.vpu);
   }
   // How far back background work may still be placed (kLookahead).
   static uint64_t floor(const CoreState& s) { return s.main_reached > kLookahead ? s.main_reached - kLookahead : 0; }
@@ -507,77 +428,45 @@ class AnalyticalEngine final : public Engine {
 
   // No later DMA or HBM request starts before the last start of a queue that still has work.
   void prune_calendars(CoreState& s) {
-    auto size = [&] {
-      size_t n = s.hbm_dmas.size() + s.hbm_reads.size();
-      for (const BusyCalendar& c : s.engine_cal) n += c.size();
-      return n;
-    };
+    auto size = [&] { return s.hbm.calendar_size() + s.engines.calendar_size(); };
     if (size() < 2 * s.pruned_at + 256) return;
     uint64_t frontier = UINT64_MAX;
-    if (s.unscheduled[UnitIndex::kDma] > 0) frontier = std::min(frontier, s.last_dma_start);
-    if (s.unscheduled[UnitIndex::kDmaAsync] > 0) frontier = std::min(frontier, std::max(s.last_async_dma_start, floor(s)));
-    if (s.unscheduled[UnitIndex::kXfer] > 0) frontier = std::min(frontier, std::max(s.last_xfer_start, floor(s)));
-    s.hbm_dmas.prune(frontier);
-    s.hbm_reads.prune(frontier);
-    for (BusyCalendar& c : s.engine_cal) c.prune(frontier);
+    if (s.unscheduled[UnitIndex::kDma] > 0) frontier = std::min(frontier, s.engines.last_start(DmaEngines::kMain));
+    if (s.unscheduled[UnitIndex::kDmaAsync] > 0)
+      frontier = std::min(frontier, std::max(s.engines.last_start(DmaEngines::kBackground), floor(s)));
+    if (s.unscheduled[UnitIndex::kXfer] > 0) frontier = std::min(frontier, std::max(s.xfer_q.last_start(), floor(s)));
+    s.hbm.prune(frontier);
+    s.engines.prune(frontier);
     s.pruned_at = size();
   }
-  // The core's CMEM bandwidth server (sim/cmem/cmem_timing.h), like hbm_dma().
-  void cmem_serve(CoreState& s, const isa::Instr& ins, uint64_t at) {
-    const uint64_t t = cmem_transfer_cycles(hw_.chip, ins.bytes);
-    const uint64_t begin = std::max(at, s.cmem_free);
-    s.cmem_free = begin + t;
-    s.cmem_bytes += ins.bytes;
-    ++s.cmem_transfers;
-    s.cmem_busy += t;
-    if (trace_) emit(s, "cmem." + s.prefix, ins, begin, t, ins.bytes);
-  }
-  void hbm_account(CoreState& s, uint64_t bytes) {
-    const uint64_t chunk = hw_.chip.core.dma.chunk_bytes;
-    s.hbm_bytes += bytes;
-    s.hbm_requests += (bytes + chunk - 1) / chunk;
-    s.hbm_busy += double(bytes) / hbm_core_bytes_per_cycle(hw_.chip);
-  }
 
-  // kSend / kHostLoad / kHostStore on the core's transfer queue, with the contention-free
-  // formulas of sim/ici/ici_timing.h: in stream order, on the first channel free at that time
-  // (as DMAs on their engines), the channel busy until the last byte has left the source.
-  // The source read is served by the core's HBM server: it waits for the DMAs reserved before it
-  // and delays later DMAs, but not the other channels' transfers. A transfer reads train by train
-  // at its stream rate, below the HBM share (sim/xfer/xfer.h: trains are sized so that the reads
-  // of the channels a core's HBM can feed at once do not starve each other), so concurrent
-  // transfers of one core do not delay each other (the SystemC model agrees when their streams
-  // together stay below the HBM share; beyond, it is HBM contention, which only SystemC models).
-  // Contention between cores and along the path is not modelled, but a core never gets more than
-  // a stage's bandwidth: its transfers whose first stage (the ICI port it leaves through, the NoC,
-  // a PCIe direction) is the same stream one after the other (SystemC interleaves them train by
-  // train instead; both end when the stage has carried all of them).
-  // Writes at the destination are counted but not reserved: the cores are scheduled one after
-  // the other, so a reservation by another core would not come in time order. (A destination
-  // whose HBM is a calendar, with background DMAs, takes them out of order: see below.)
+  // kSend / kHostLoad / kHostStore on the core's transfer queue (sim/xfer/xfer_channels.h: its
+  // channel, and the first stage it streams through), with the contention-free formulas of
+  // sim/ici/ici_timing.h; the source read is served by the core's HBM server (sim/hbm/
+  // hbm_server.h). Contention between cores and along the path is not modelled.
   void transfer(CoreState& s, uint32_t i, const isa::Instr& ins, uint64_t ready) {
     const CorePlan& cp = *s.plan;
     const bool send = ins.op == isa::Op::kSend, load = ins.op == isa::Op::kHostLoad;
     const uint32_t peer_chip = send ? cp.peer(i).chip : cp.chip;
     const TransferEstimate e = send ? send_estimate(hw_, cp.chip, peer_chip, ins.bytes)
                                     : host_transfer_estimate(hw_, load, ins.bytes);
-    uint64_t start = std::max(ready, s.last_xfer_start);
-    start = std::max(start, *std::min_element(s.channel_free.begin(), s.channel_free.end()));
-    uint32_t ch = 0;
-    while (s.channel_free[ch] > start) ++ch;
-    const uint64_t t0 = start + e.setup_cycles;
+    const UnitPool::Pick p = s.xfer_q.pick(0, ready);
+    const uint64_t t0 = p.start + e.setup_cycles;
     uint64_t flow = t0;  // the first byte leaves the source
-    if (!load) flow = (ins.bytes > 0 ? hbm_read(s, ins, t0) : t0) + e.read_cycles;
-    const uint32_t first_stage = send ? (cp.chip == peer_chip ? ports_ : ici_next_port(hw_.slice.topology, cp.chip, peer_chip))
-                                      : ports_ + (load ? 1 : 2);
-    flow = std::max(flow, s.stage_free[first_stage]);
+    if (!load && ins.bytes > 0) {
+      const HbmServer::Service sv = s.hbm.serve_read(t0, ins.bytes);
+      if (trace_) emit(s, "hbm." + s.prefix, ins, sv.begin, sv.cycles, ins.bytes);
+      flow = sv.begin;
+    }
+    if (!load) flow += e.read_cycles;
+    const uint32_t stage = XferChannels::first_stage(hw_, ins.op, cp.chip, peer_chip);
+    flow = s.xfer_q.stream_after(stage, flow);
     const uint64_t injected = flow + e.stream_cycles;
     const uint64_t delivered = injected + e.path_cycles;
-    s.last_xfer_start = start;
-    s.channel_free[ch] = s.stage_free[first_stage] = injected;
+    s.xfer_q.injected(p, stage, injected);
     s.complete[i] = delivered;
-    s.xfer.transfer(ins, injected - start);
-    if (trace_) emit(s, s.prefix + ".xfer" + std::to_string(ch), ins, start, injected - start, ins.bytes);
+    s.xfer.transfer(ins, injected - p.start);
+    if (trace_) emit(s, s.prefix + ".xfer" + std::to_string(p.unit), ins, p.start, injected - p.start, ins.bytes);
 
     const uint64_t packets = network_packets(hw_.chip, ins.bytes);
     auto carry = [&](LinkStats& l) {
@@ -590,18 +479,11 @@ class AnalyticalEngine final : public Engine {
       const uint32_t r = dst.plan->transfer_pos(cp.match_instr_at[t]);
       dst.has_data[r] = 1;
       dst.data_at[r] = delivered;
-      if (dst.calendars && ins.bytes > 0) {
-        // The destination's HBM is a calendar, so the write can be reserved out of time order:
-        // the message's last HBM-rate worth of writing must find room among its DMAs by the
-        // delivery, else the delivery waits for it (as SystemC's posted writes queue at HBM).
-        const uint64_t tw = hbm_transfer_cycles(hw_.chip, ins.bytes);
-        const uint64_t b = dst.hbm_dmas.first_fit(std::max(delivered > tw ? delivered - tw : 0, floor(dst)), tw);
-        dst.hbm_reads.add(b, tw);
-        dst.data_at[r] = std::max(delivered, b + tw);
-      }
+      // A destination whose HBM is a calendar reserves the write (as SystemC's posted writes queue).
+      if (dst.hbm.calendars() && ins.bytes > 0) dst.data_at[r] = dst.hbm.reserve_write(delivered, ins.bytes, floor(dst));
       dst.dirty = true;
       dst.xfer.received(ins.bytes, true);
-      if (ins.bytes > 0) hbm_account(dst, ins.bytes);
+      if (ins.bytes > 0) dst.hbm.account(ins.bytes);
       if (cp.chip == peer_chip) {
         carry(noc_[cp.chip]);
         if (trace_) emit_stage(cp.chip, "noc", ins, flow, e.bytes_per_cycle);
@@ -622,7 +504,7 @@ class AnalyticalEngine final : public Engine {
     if (load) {
       ++host.loads;
       host.load_bytes += ins.bytes;
-      if (ins.bytes > 0) hbm_account(s, ins.bytes);
+      if (ins.bytes > 0) s.hbm.account(ins.bytes);
     } else {
       ++host.stores;
       host.store_bytes += ins.bytes;
@@ -649,14 +531,14 @@ class AnalyticalEngine final : public Engine {
       r.device_cycles = std::max(r.device_cycles, s.end);
       HbmStats& h = hbm[cp.chip];
       active[cp.chip] = true;
-      h.bytes += s.hbm_bytes;
-      h.requests += s.hbm_requests;
-      h.busy_cycles += s.hbm_busy;
+      h.bytes += s.hbm.bytes;
+      h.requests += s.hbm.requests;
+      h.busy_cycles += s.hbm.busy_cycles;
       h.run_cycles = std::max(h.run_cycles, s.end);
       CmemStats& m = cmem[cp.chip];
-      m.bytes += s.cmem_bytes;
-      m.transfers += s.cmem_transfers;
-      m.busy_cycles += s.cmem_busy;
+      m.bytes += s.cmem.bytes;
+      m.transfers += s.cmem.transfers;
+      m.busy_cycles += s.cmem.busy_cycles;
       m.run_cycles = std::max(m.run_cycles, s.end);
 
       auto dump = [&](const std::string& block, auto&& declare) {
@@ -715,12 +597,11 @@ class AnalyticalEngine final : public Engine {
   }
 
   HwConfig hw_;
-  uint64_t launch_ = 0, setup_ = 0, latency_ = 0, cmem_latency_ = 0, fill_drain_ = 0;
+  uint64_t launch_ = 0, setup_ = 0, latency_ = 0, cmem_latency_ = 0;
   uint32_t ports_ = 0;
   ProgramPlan plan_;
   std::vector<CoreState> states_;
-  std::vector<uint32_t> group_arrived_;
-  std::vector<uint64_t> group_time_;
+  BarrierGroups barriers_;
   std::vector<LinkStats> links_;  // per chip and ICI port index
   std::vector<LinkStats> noc_;    // per chip
   std::vector<LinkStats> pcie_;   // per chip: h2d, d2h

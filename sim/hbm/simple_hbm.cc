@@ -1,18 +1,12 @@
 #include "sim/hbm/simple_hbm.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 
+#include "sim/hbm/hbm_interleave.h"
 #include "sim/hbm/hbm_timing.h"
 
 namespace tpusim {
-namespace {
-
-// a / b; chunk sizes and channel counts are usually powers of two, and a 64-bit division is slow.
-inline uint64_t div_pow2(uint64_t a, uint64_t b) { return (b & (b - 1)) == 0 ? a >> std::countr_zero(b) : a / b; }
-
-}  // namespace
 
 SimpleHbm::SimpleHbm(sc_core::sc_module_name name) : Hbm(name), group_(this->name()) { stats_.declare(group_); }
 
@@ -60,24 +54,21 @@ void SimpleHbm::serve(int core, tlm::tlm_generic_payload& trans, sc_core::sc_tim
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-// Request i of the transfer goes to channel (next + i) mod count. Channel d (counted from `next`)
-// gets requests d, d + count, ...; they all arrive now, so it serves them back to back: reserving
-// their byte sum at once is the same as reserving them one by one. So the channels before the
-// one that gets the last (shorter) request get k requests, that one k requests minus the
-// shortfall, the ones after it k - 1: three shares, computed once. Returns when the last data
-// has arrived, in ps after `req`.
+// Request i of the transfer goes to channel (next + i) mod count (sim/hbm/hbm_interleave.h). The
+// requests of a channel all arrive now, so it serves them back to back: reserving their byte sum
+// at once is the same as reserving them one by one. So the channels before the one that gets the
+// last (shorter) request get k requests, that one k requests minus the shortfall, the ones after
+// it k - 1: three shares, computed once. Returns when the last data has arrived, in ps after
+// `req`.
 template <bool kTrace>
 uint64_t SimpleHbm::reserve_transfer(int core, uint64_t req, uint64_t bytes, uint64_t chunk, const HbmRequestTag* tag) {
   CoreView& v = cores_[size_t(core) % cores_.size()];  // the core's DMA and transfer unit share its view
-  const uint64_t requests = div_pow2(bytes + chunk - 1, chunk);
+  const HbmSpread spread = hbm_spread(bytes, chunk, v.count);
+  const uint64_t requests = spread.requests, k = spread.k, last = spread.last, touched = spread.touched;
   if (requests == 0) return 0;
-  const uint64_t short_by = requests * chunk - bytes;
-  const uint64_t k = div_pow2(requests - 1, v.count) + 1;
-  const uint64_t last = requests - 1 - (k - 1) * v.count;  // (counted from `next`)
-  const uint64_t touched = std::min<uint64_t>(requests, v.count);
-  const Share full = share(k * chunk, k, v.count);
-  const Share tail = share(k * chunk - short_by, k, v.count);
-  const Share fewer = k > 1 ? share((k - 1) * chunk, k - 1, v.count) : Share{};
+  const Share full = share(spread.full_bytes(), k, v.count);
+  const Share tail = share(spread.tail_bytes(), k, v.count);
+  const Share fewer = k > 1 ? share(spread.fewer_bytes(), k - 1, v.count) : Share{};
 
   // Core stats: summed channel by channel, in channel order.
   double busy = stats_.busy_cycles;

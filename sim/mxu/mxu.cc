@@ -1,9 +1,5 @@
 #include "sim/mxu/mxu.h"
 
-#include <algorithm>
-
-#include "sim/mxu/mxu_timing.h"
-
 namespace tpusim {
 
 Mxu::Mxu(sc_core::sc_module_name name)
@@ -25,36 +21,32 @@ void Mxu::configure(const MxuParams& p) { p_ = p; }
 void Mxu::begin_run(const isa::CoreProgram* prog, const RunContext* run) {
   prog_ = prog;
   run_ = run;
-  weights_free_ps_ = stream_free_ps_ = 0;
+  paths_.reset();
   stats_.reset(p_);
 }
 
 // Both paths are in order: an instruction whose deps complete at `ready` starts when the path is
 // free.
 uint64_t Mxu::start_weights(uint32_t i, uint64_t ready_ps) {
-  const uint64_t start = std::max(ready_ps, weights_free_ps_);
   const isa::Instr& ins = prog_->instrs[i];
-  const uint64_t c = mxu_weight_load_cycles(p_, ins.k);
-  stats_.weights(c);
+  const MxuPaths::Op o = paths_.weights(p_, ins, ready_ps, run_->clock.period_ps);
+  stats_.weights(o.cycles);
   if (run_->trace) {
-    run_->trace->complete({weights_track_.process, weights_track_.track, ins.label, run_->cycle_of_ps(start), c,
+    run_->trace->complete({weights_track_.process, weights_track_.track, ins.label, run_->cycle_of_ps(o.start), o.cycles,
                            run_->clock_mhz, 0});
   }
-  weights_free_ps_ = start + c * run_->clock.period_ps;
-  return weights_free_ps_;
+  return o.done;
 }
 
 uint64_t Mxu::start_stream(uint32_t i, uint64_t ready_ps) {
-  const uint64_t start = std::max(ready_ps, stream_free_ps_);
   const isa::Instr& ins = prog_->instrs[i];
-  const uint64_t c = mxu_stream_cycles(p_, ins.rows, ins.passes);
-  stats_.matmul(ins, c);
+  const MxuPaths::Op o = paths_.matmul(p_, ins, ready_ps, run_->clock.period_ps);
+  stats_.matmul(ins, o.cycles);
   if (run_->trace) {
-    run_->trace->complete({stream_track_.process, stream_track_.track, ins.label, run_->cycle_of_ps(start), c,
+    run_->trace->complete({stream_track_.process, stream_track_.track, ins.label, run_->cycle_of_ps(o.start), o.cycles,
                            run_->clock_mhz, 0});
   }
-  stream_free_ps_ = start + c * run_->clock.period_ps;
-  return stream_free_ps_ + mxu_fill_drain_cycles(p_) * run_->clock.period_ps;
+  return o.done;
 }
 
 }  // namespace tpusim

@@ -5,9 +5,10 @@
 //    deps, see program.h);
 //  * streaming path: a kMxuMatmul occupies it for mxu_stream_cycles and completes
 //    mxu_fill_drain_cycles after its stream ends, so back-to-back matmuls pipeline.
-// Timing comes only from sim/mxu/mxu_timing.h. The sequencer issues to each path directly
-// (IssueIf): the path starts an instruction at max(ready, path free) and returns its completion,
-// so the MXU has no process of its own (no activation per instruction).
+// Timing comes only from sim/mxu/mxu_timing.h, the paths' rule from sim/mxu/mxu_paths.h (shared
+// with the analytical engine). The sequencer issues to each path directly (IssueIf): the path
+// starts an instruction at max(ready, path free) and returns its completion, so the MXU has no
+// process of its own (no activation per instruction).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -19,6 +20,7 @@
 #include "sim/core/core_ifs.h"
 #include "sim/isa/program.h"
 #include "sim/mxu/mxu_params.h"
+#include "sim/mxu/mxu_paths.h"
 #include "sim/mxu/mxu_stats.h"
 
 namespace tpusim {
@@ -51,7 +53,7 @@ class Mxu : public sc_core::sc_module {
   MxuParams p_;
   const isa::CoreProgram* prog_ = nullptr;
   const RunContext* run_ = nullptr;
-  uint64_t weights_free_ps_ = 0, stream_free_ps_ = 0;  // kernel time each path is free
+  MxuPaths paths_;  // in kernel time (ps)
   MxuStats stats_;
   StatGroup group_;
   TraceNames stream_track_, weights_track_;

@@ -1,6 +1,6 @@
-// Sync: the slice's barrier service. A barrier group completes when all its participants (the
-// cores whose stream holds that barrier, program_plan.h) have arrived; the release is immediate
-// (zero latency: cross-chip synchronisation over ICI is not modelled yet).
+// Sync: the slice's barrier service. When a barrier group completes is BarrierGroups' rule
+// (sim/slice/barrier_groups.h, shared with the analytical engine): when its last participant
+// arrives, with zero latency. Arrivals come at simulation time, so the release is now.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -9,6 +9,7 @@
 #include <systemc>
 
 #include "sim/core/core_ifs.h"
+#include "sim/slice/barrier_groups.h"
 
 namespace tpusim {
 
@@ -17,20 +18,20 @@ class Sync : public sc_core::sc_module, public BarrierIf {
   explicit Sync(sc_core::sc_module_name name) : sc_module(name) {}
 
   void begin_run(const std::vector<uint32_t>& participants) {
-    expected_ = participants;
+    groups_.reset(participants);
     waiting_.assign(participants.size(), {});
   }
 
   void arrive(uint32_t group, std::function<void()> release) override {
     auto& w = waiting_[group];
     w.push_back(std::move(release));
-    if (w.size() < expected_[group]) return;
+    if (!groups_.arrive(group, sc_core::sc_time_stamp().value())) return;
     for (auto& r : w) r();
     w.clear();
   }
 
  private:
-  std::vector<uint32_t> expected_;
+  BarrierGroups groups_;
   std::vector<std::vector<std::function<void()>>> waiting_;
 };
 

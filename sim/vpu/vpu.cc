@@ -1,9 +1,5 @@
 #include "sim/vpu/vpu.h"
 
-#include <algorithm>
-
-#include "sim/vpu/vpu_timing.h"
-
 namespace tpusim {
 
 Vpu::Vpu(sc_core::sc_module_name name)
@@ -15,23 +11,21 @@ Vpu::Vpu(sc_core::sc_module_name name)
 void Vpu::begin_run(const isa::CoreProgram* prog, const RunContext* run, uint32_t main_blocks, uint32_t async_blocks) {
   prog_ = prog;
   run_ = run;
-  unit_.reset({main_blocks, async_blocks});
+  unit_.reset(p_, main_blocks, async_blocks);
   stats_.reset();
 }
 
 // In order within its queue: a block whose deps complete at `ready` starts when the VPU is free.
 uint64_t Vpu::issue(uint32_t i, uint64_t ready_ps) {
   const isa::Instr& ins = prog_->instrs[i];
-  const uint64_t c = vpu_issue_cycles(p_, ins.vpu);
-  const uint64_t period = run_->clock.period_ps;
   // Nothing issued from now on starts before now: every completion the sequencer learns of at
   // time t lies at or after t, and a block waiting behind its queue's head starts after it.
-  const uint64_t start = unit_.place(ins.async ? 1 : 0, ready_ps, c * period, sc_core::sc_time_stamp().value());
-  stats_.block(ins.vpu, c);
+  const VpuUnit::Block b = unit_.place(ins.async, ready_ps, ins.vpu, sc_core::sc_time_stamp().value(), run_->clock.period_ps);
+  stats_.block(ins.vpu, b.cycles);
   if (run_->trace) {
-    run_->trace->complete({track_.process, track_.track, ins.label, run_->cycle_of_ps(start), c, run_->clock_mhz, 0});
+    run_->trace->complete({track_.process, track_.track, ins.label, run_->cycle_of_ps(b.start), b.cycles, run_->clock_mhz, 0});
   }
-  return start + (c + p_.pipeline_latency_cycles) * period;
+  return b.done;
 }
 
 }  // namespace tpusim

@@ -1,21 +1,21 @@
 // VPU: the core's vector unit, serving the main and the background (`async`) queue of vector
-// blocks. A block occupies the VPU for vpu_issue_cycles (slot-bound, sim/vpu/vpu_timing.h) and
-// completes pipeline_latency_cycles after its last issue. The sequencer issues to it directly
-// (IssueIf): a block starts at max(ready, VPU free) — with background work, at the VPU's earliest
-// idle interval after that which fits it (sim/base/busy_calendar.h) — and returns its completion,
-// so the VPU has no process of its own.
+// blocks. When a block starts and completes is VpuUnit's rule (sim/vpu/vpu_unit.h, shared with the
+// analytical engine): it occupies the VPU for vpu_issue_cycles (slot-bound, sim/vpu/vpu_timing.h)
+// from max(ready, VPU free) — with background work, the VPU's earliest idle interval after that
+// which fits it — and completes pipeline_latency_cycles after its last issue. The sequencer issues
+// to it directly (IssueIf) and gets the completion back, so the VPU has no process of its own.
 #pragma once
 #include <cstdint>
 
 #include <systemc>
 
-#include "sim/base/busy_calendar.h"
 #include "sim/base/sc_support.h"
 #include "sim/base/stats.h"
 #include "sim/core/core_ifs.h"
 #include "sim/isa/program.h"
 #include "sim/vpu/vpu_params.h"
 #include "sim/vpu/vpu_stats.h"
+#include "sim/vpu/vpu_unit.h"
 
 namespace tpusim {
 
@@ -37,7 +37,7 @@ class Vpu : public sc_core::sc_module, public IssueIf {
   VpuParams p_;
   const isa::CoreProgram* prog_ = nullptr;
   const RunContext* run_ = nullptr;
-  SharedUnit unit_;  // occupancy in kernel time (ps)
+  VpuUnit unit_;  // occupancy in kernel time (ps)
   VpuStats stats_;
   StatGroup group_;
   TraceNames track_;

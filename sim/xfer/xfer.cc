@@ -81,7 +81,10 @@ void Xfer::configure(const HwConfig& hw) {
   packet_bytes_ = std::max<uint32_t>(hw.chip.ici.packet_bytes, 1);
   train_bytes_ = train_bytes(hw);
   channels_.resize(std::max<uint32_t>(hw.chip.core.xfer.channels, 1));
-  for (size_t c = 0; c < channels_.size(); ++c) channels_[c].track = TraceNames::of(name(), std::to_string(c));
+  for (size_t c = 0; c < channels_.size(); ++c) {
+    channels_[c].index = uint32_t(c);
+    channels_[c].track = TraceNames::of(name(), std::to_string(c));
+  }
 }
 
 void Xfer::begin_run(const CorePlan* plan, const RunContext* run) {
@@ -91,15 +94,16 @@ void Xfer::begin_run(const CorePlan* plan, const RunContext* run) {
   used_ = plan->has_transfers;
   for (Channel& ch : channels_) {
     ch.act = Active{};
-    ch.free = ch.next = 0;
+    ch.next = 0;
   }
+  pool_.reset(uint32_t(channels_.size()));
   holding_ = false;
   stats_.reset(uint32_t(channels_.size()));
 }
 
 // Each activation: hand on the trains that are due, then issue in stream order: the head
-// transfer starts on the lowest-numbered free channel; when none is free, wake up when one
-// frees (or when a train is due, or the sequencer queues a transfer).
+// transfer starts on the channel the pool picks; when none is free, wake up when one frees (or
+// when a train is due, or the sequencer queues a transfer).
 void Xfer::step() {
   if (!prog_) return next_trigger(in->data_written_event());
   const uint64_t now = run_->now_cycle();  // the unit only waits whole cycles
@@ -110,23 +114,17 @@ void Xfer::step() {
       if (!in->nb_read(held_)) break;
       holding_ = true;
     }
-    Channel* free = nullptr;
-    for (Channel& ch : channels_) {
-      if (!ch.act.on && ch.free <= now) {
-        free = &ch;
-        break;
-      }
-    }
-    if (!free) break;
+    const UnitPool::Pick p = pool_.pick(0, now);
+    if (p.start > now) break;
     holding_ = false;
-    begin(*free, held_, now);
-    free->next = send_train(*free, now);
+    pool_.hold(0, p, UnitPool::kHeld);  // until finish()
+    Channel& ch = channels_[p.unit];
+    begin(ch, held_, now);
+    ch.next = send_train(ch, now);
   }
-  uint64_t wake = UINT64_MAX;
-  for (const Channel& ch : channels_) {
+  uint64_t wake = holding_ ? pool_.pick(0, now).start : UINT64_MAX;  // an idle channel frees
+  for (const Channel& ch : channels_)
     if (ch.act.on) wake = std::min(wake, ch.next);
-    else if (holding_ && ch.free > now) wake = std::min(wake, ch.free);
-  }
   if (holding_) return next_trigger(run_->clock.cycles(wake - now));  // a channel is busy: wake < max
   if (wake == UINT64_MAX) return next_trigger(in->data_written_event());
   next_trigger(run_->clock.cycles(wake - now), in->data_written_event());
@@ -189,22 +187,23 @@ uint64_t Xfer::send_train(Channel& ch, uint64_t now) {
   sc_core::sc_port<TrainIf>& path = t.kind != TrainKind::kSend ? pcie : t.dst_chip == plan_->chip ? noc : ici;
   path->transmit(t);
   if (!t.last) return std::max(now, ceil_cycles(t.injected));
-  finish(ch, now);
-  return ch.free;
+  return finish(ch, now);
 }
 
-void Xfer::finish(Channel& ch, uint64_t now) {
+uint64_t Xfer::finish(Channel& ch, uint64_t now) {
   const Active& act = ch.act;
   const isa::Instr& ins = prog_->instrs[act.instr];
-  ch.free = std::max(now, ceil_cycles(ch.train.injected));
-  const uint64_t end = std::max(ch.free, ceil_cycles(ch.train.delivered));
+  const uint64_t free = std::max(now, ceil_cycles(ch.train.injected));
+  pool_.release(ch.index, free);
+  const uint64_t end = std::max(free, ceil_cycles(ch.train.delivered));
   done->complete(act.instr, run_->clock.cycles(end - now));
-  const uint64_t busy = ch.free - act.start;
+  const uint64_t busy = free - act.start;
   stats_.transfer(ins, busy);
   if (run_->trace) {
     run_->trace->complete({ch.track.process, ch.track.track, ins.label, act.start, busy, run_->clock_mhz, ins.bytes});
   }
   ch.act.on = false;
+  return free;
 }
 
 Xfer::Read Xfer::read_hbm(const Active& act, uint64_t bytes, uint64_t issue, uint64_t now) {

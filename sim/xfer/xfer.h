@@ -5,7 +5,8 @@
 // One in-order issue queue (program.h) over `xfer.channels` channels, like the HBM<->VMEM DMA
 // queue over its engines (sim/dma/dma.h): the head transfer starts on the lowest-numbered free
 // channel once its deps are done; a channel carries one transfer at a time, from its start until
-// its last byte has left the source (then the next may start on it). Channels are independent
+// its last byte has left the source (then the next may start on it): sim/xfer/xfer_channels.h,
+// shared with the analytical engine. Channels are independent
 // DMA streams: concurrent transfers meet only in shared resources (the core's HBM, the NoC, links),
 // where contention emerges. Timing of one transfer (sim/ici/ici_timing.h):
 //  * dma.setup_cycles after it is taken, it reads its data from HBM (send, host store) through
@@ -44,6 +45,7 @@
 #include "sim/ici/train.h"
 #include "sim/isa/program_plan.h"
 #include "sim/slice/slice_params.h"
+#include "sim/xfer/xfer_channels.h"
 #include "sim/xfer/xfer_stats.h"
 
 namespace tpusim {
@@ -87,7 +89,7 @@ class Xfer : public sc_core::sc_module, public TrainIf {
   struct Channel {
     Active act;
     Train train;             // the active transfer's train, reused
-    uint64_t free = 0;       // idle: the cycle it may take the next transfer
+    uint32_t index = 0;      // in channels_ (and pool_)
     uint64_t next = 0;       // active: the cycle its next train is handed on
     TraceNames track;        // "core0.xfer2"
   };
@@ -95,7 +97,7 @@ class Xfer : public sc_core::sc_module, public TrainIf {
   void step();
   void begin(Channel& ch, uint32_t instr, uint64_t now);
   uint64_t send_train(Channel& ch, uint64_t now);  // returns the cycle of the channel's next activation
-  void finish(Channel& ch, uint64_t now);
+  uint64_t finish(Channel& ch, uint64_t now);  // returns the cycle the channel is free
   Read read_hbm(const Active& act, uint64_t bytes, uint64_t issue, uint64_t now);
   // One HBM request of `bytes` issued at cycle `issue` (>= now); returns when served (cycles).
   double hbm_call(tlm::tlm_command cmd, uint64_t bytes, uint64_t issue, uint64_t now, uint32_t instr,
@@ -108,6 +110,7 @@ class Xfer : public sc_core::sc_module, public TrainIf {
   const RunContext* run_ = nullptr;
   bool used_ = false;
   std::vector<Channel> channels_;
+  XferChannels pool_;               // which channel a transfer takes and when (cycles)
   bool holding_ = false;            // `held_` was taken from the queue but no channel was free
   uint32_t held_ = 0;
   tlm::tlm_generic_payload trans_;  // reused for every HBM request

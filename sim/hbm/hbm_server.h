@@ -1,0 +1,116 @@
+// The per-core HBM bandwidth server: the analytical engine's HBM model. (The SystemC HBM,
+// sim/hbm/simple_hbm.h, serves the same requests per channel; the two differ where requests
+// overlap or cover the channels unevenly: sim/README.md, "One timing model per block".)
+//
+// Rule: a core's HBM is one serial server at hbm_core_bytes_per_cycle (sim/hbm/hbm_timing.h).
+//  * A DMA's request of B bytes issued at `at` (start + setup) is served from max(at, the end of
+//    everything reserved before it) for hbm_transfer_cycles(B) whole cycles; its data is there
+//    the HBM latency after the service ends (latency is pipelined, bandwidth is not).
+//  * A transfer's source read (kSend, kHostStore) is served from max(at, the end of the DMAs
+//    reserved before it): the transfer channels read train by train at their stream rate, below
+//    the HBM share (sim/xfer/xfer.h sizes trains so), so reads do not delay each other; later
+//    DMAs wait for the read.
+//  * Writes at the destination (a send's data, a host load) are counted, not reserved (the cores
+//    are placed one after the other, so another core's reservation would not come in time order).
+//  * With background DMAs (calendars), the engine places the core's two DMA queues out of time
+//    order, so the server is a calendar: a DMA takes the earliest idle interval at or after its
+//    request (the DMAs' reservations are exclusive, the reads' too against them), a read the
+//    earliest interval without DMAs; a send's write at a destination with calendars is reserved
+//    (reserve_write).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "sim/base/busy_calendar.h"
+#include "sim/chip/chip_params.h"
+#include "sim/hbm/hbm_timing.h"
+
+namespace tpusim {
+
+class HbmServer {
+ public:
+  struct Service {
+    uint64_t begin = 0, cycles = 0;  // the service: [begin, begin + cycles)
+  };
+
+  void reset(const ChipParams& chip, bool calendars) {
+    chip_ = &chip;
+    rate_ = hbm_core_bytes_per_cycle(chip);
+    chunk_ = chip.core.dma.chunk_bytes;
+    calendars_ = calendars;
+    free_ = dma_free_ = 0;
+    dmas_.clear();
+    reads_.clear();
+    bytes = requests = 0;
+    busy_cycles = 0;
+  }
+  bool calendars() const { return calendars_; }
+
+  // A DMA's request of `b` (> 0) bytes issued at `at`.
+  Service serve_dma(uint64_t at, uint64_t b) {
+    const uint64_t t = hbm_transfer_cycles(*chip_, b);
+    uint64_t begin = std::max(at, free_);
+    if (calendars_) {
+      for (begin = at;;) {
+        const uint64_t a = dmas_.first_fit(begin, t);
+        begin = reads_.first_fit(a, t);
+        if (begin == a) break;
+      }
+      dmas_.insert(begin, t);
+    }
+    free_ = dma_free_ = std::max(free_, begin + t);
+    account(b);
+    return {begin, t};
+  }
+  // A transfer's source read of `b` (> 0) bytes issued at `at`.
+  Service serve_read(uint64_t at, uint64_t b) {
+    const uint64_t t = hbm_transfer_cycles(*chip_, b);
+    uint64_t begin = std::max(at, dma_free_);
+    if (calendars_) {
+      begin = dmas_.first_fit(at, t);
+      reads_.add(begin, t);
+    }
+    free_ = std::max(free_, begin) + t;  // the read delays later DMAs, not its own start
+    account(b);
+    return {begin, t};
+  }
+  // Calendars only: a message of `b` (> 0) bytes delivered at `delivered` into this core's HBM.
+  // Its last HBM-rate worth of writing must find room among the DMAs by then (no earlier than
+  // `floor`), else the delivery waits: returns when it is written.
+  uint64_t reserve_write(uint64_t delivered, uint64_t b, uint64_t floor) {
+    const uint64_t t = hbm_transfer_cycles(*chip_, b);
+    const uint64_t w = dmas_.first_fit(std::max(delivered > t ? delivered - t : 0, floor), t);
+    reads_.add(w, t);
+    return std::max(delivered, w + t);
+  }
+
+  // Counts `b` bytes moved through the core's HBM (every service above, and destination writes).
+  void account(uint64_t b) {
+    bytes += b;
+    requests += (b + chunk_ - 1) / chunk_;
+    busy_cycles += double(b) / rate_;
+  }
+
+  // Calendars: no later request starts before `frontier`.
+  void prune(uint64_t frontier) {
+    dmas_.prune(frontier);
+    reads_.prune(frontier);
+  }
+  size_t calendar_size() const { return dmas_.size() + reads_.size(); }
+
+  // Stats of the core (summed per chip into HbmStats): bytes, requests of dma.chunk_bytes,
+  // unrounded bytes / rate as the SystemC HBM reports it.
+  uint64_t bytes = 0, requests = 0;
+  double busy_cycles = 0;
+
+ private:
+  const ChipParams* chip_ = nullptr;
+  double rate_ = 0;
+  uint64_t chunk_ = 1;
+  bool calendars_ = false;
+  uint64_t free_ = 0;      // end of all reservations
+  uint64_t dma_free_ = 0;  // ... as the last DMA left it (what a read waits for)
+  BusyCalendar dmas_, reads_;  // calendars: the DMAs' reservations (exclusive), the reads' and writes'
+};
+
+}  // namespace tpusim
