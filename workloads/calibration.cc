@@ -23,6 +23,9 @@ std::string format_value(double v) {
 
 double mape_of(const std::vector<FidelityResult>& r) { return mean_abs_pct_error(r); }
 
+// The smallest MAPE improvement (percentage points) for which the fit moves a parameter.
+constexpr double kMinGainPct = 0.1;
+
 }  // namespace
 
 const std::vector<CalibratedParam>& calibrated_params() {
@@ -90,8 +93,10 @@ FitResult fit_params(const std::vector<CalibrationRow>& rows, const RowRunner& r
         trial[p] = v;
         const double m = mape_of(run(rows, trial));
         ++fit.evaluations;
-        // A strictly better fit only (by more than rounding noise): ties keep the current value.
-        if (m < fit.mape - 1e-9) {
+        // A value moves away from the current one only for a real gain: a parameter the rows do
+        // not pin down stays at its prior instead of drifting to soak up another parameter's
+        // misfit (kMinGainPct).
+        if (m < fit.mape - kMinGainPct) {
           fit.mape = m;
           fit.values = trial;
           changed = true;
