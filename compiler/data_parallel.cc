@@ -81,12 +81,7 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
   place_in_cmem(out.memory, g.nodes().size(), hw.chip, cmem_sharers, /*inputs_in_hbm=*/true, step.grads);
   LowerContext cx{g, plan, hw, b0};
   cx.cmem_node = &out.memory.cmem_node;
-  auto lower = [&](const Fusion& f) {
-    if (f.kind == FusionKind::kDot)
-      lower_dot_kernel(cx, f);
-    else
-      lower_vector_kernel(cx, f);
-  };
+  auto lower = [&](const Fusion& f) { lower_fusion(cx, f); };
   // XLA's all-reduce combiner: the gradients, in the order the backward pass produces them, are
   // combined into all-reduces of at most `allreduce_bucket_bytes` (a gradient larger than that
   // is one all-reduce); the algorithm is chosen per combined tensor (choose_algorithm).
