@@ -27,6 +27,15 @@ void check_precision(const std::string& p) {
 
 }  // namespace
 
+void lower_fusion(LowerContext& cx, const Fusion& f) {
+  const uint64_t flops = cx.flops, hbm_bytes = cx.hbm_bytes;
+  if (f.kind == FusionKind::kDot)
+    lower_dot_kernel(cx, f);
+  else
+    lower_vector_kernel(cx, f);
+  cx.pb.add_kernel_costs(cx.flops - flops, cx.hbm_bytes - hbm_bytes);
+}
+
 isa::Program compile_graph(const models::Graph& g, const HwConfig& hw, const std::string& name, uint32_t chip,
                            uint32_t core) {
   isa::Program prog;
@@ -42,12 +51,7 @@ isa::Program compile_graph(const models::Graph& g, const HwConfig& hw, const std
   place_in_cmem(mp, g.nodes().size(), hw.chip, 1, /*inputs_in_hbm=*/false);
   LowerContext cx{g, plan, hw, pb};
   cx.cmem_node = &mp.cmem_node;
-  for (const auto& f : plan.fusions) {
-    if (f.kind == FusionKind::kDot)
-      lower_dot_kernel(cx, f);
-    else
-      lower_vector_kernel(cx, f);
-  }
+  for (const auto& f : plan.fusions) lower_fusion(cx, f);
   prog.info.flops = cx.flops;
   prog.info.hbm_bytes = cx.hbm_bytes;
   prog.info.cmem_bytes = cx.cmem_bytes;

@@ -129,13 +129,7 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
   const models::Graph view = shared_update ? share_view(g, post, device_cores) : models::Graph{};
   LowerContext pcx{shared_update ? view : g, plan, hw, b0};
   pcx.cmem_node = &out.memory.cmem_node;
-  auto lower_in = [](LowerContext& c, const Fusion& f) {
-    if (f.kind == FusionKind::kDot)
-      lower_dot_kernel(c, f);
-    else
-      lower_vector_kernel(c, f);
-  };
-  auto lower = [&](const Fusion& f) { lower_in(cx, f); };
+  auto lower = [&](const Fusion& f) { lower_fusion(cx, f); };
   // XLA's all-reduce combiner: the gradients, in the order the backward pass produces them, are
   // combined into all-reduces of at most `allreduce_bucket_bytes` (a gradient larger than that
   // is one all-reduce); the algorithm is chosen per combined tensor (choose_algorithm).
@@ -216,7 +210,7 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
     streams.end_section();
     b0.reserve_vmem_top(0);
   }
-  for (const Fusion* f : post) lower_in(pcx, *f);
+  for (const Fusion* f : post) lower_fusion(pcx, *f);
   streams.finish();
 
   prog.info.flops = cx.flops + pcx.flops;

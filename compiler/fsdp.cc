@@ -143,12 +143,7 @@ CompiledStep compile_fsdp_step(const FsdpStep& step, const HwConfig& hw, const s
   // chip's PCIe link and HBM.
   out.infeed_bytes = emit_next_batch_infeed(b0, g, step.prefetch_next_batch);
   LowerContext cx{g, plan, hw, b0}, ocx{og, oplan, hw, b0};
-  auto lower = [](LowerContext& c, const Fusion& f) {
-    if (f.kind == FusionKind::kDot)
-      lower_dot_kernel(c, f);
-    else
-      lower_vector_kernel(c, f);
-  };
+  auto lower = [](LowerContext& c, const Fusion& f) { lower_fusion(c, f); };
   uint32_t tags = 0;
   // With overlap: every background collective's completion by slot, and the latest one. The
   // kernels run beside them with their staging VMEM reserved.

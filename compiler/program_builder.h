@@ -1,6 +1,8 @@
 // Emits one core's instruction stream kernel by kernel: VMEM allocation per kernel, and the
 // kernel-boundary dependencies (XLA runs a program's kernels one after another on a core: the
-// first instructions of a kernel wait for the previous kernel's last ones).
+// first instructions of a kernel wait for the previous kernel's last ones), and the core's kernel
+// table (isa::CoreProgram::kernels: each kernel's instruction range; its flops and HBM bytes are
+// added by the lowering, add_kernel_costs()).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -30,6 +32,11 @@ class ProgramBuilder {
     kernel_first_ = size();
     vmem_top_ = 0;
     first_alloc_ = core_.vmem_allocs.size();
+    isa::KernelRange k;
+    k.name = label_of_kernel();
+    k.first_instr = kernel_first_;
+    core_.kernels.push_back(k);
+    in_kernel_ = true;
   }
 
   // Ends the kernel: closes its VMEM live ranges and records its sinks (instructions nothing in
@@ -47,18 +54,34 @@ class ProgramBuilder {
     entry_deps_.clear();
     for (uint32_t i = kernel_first_; i < end; ++i)
       if (!used_[i - kernel_first_]) entry_deps_.push_back(i);
+    in_kernel_ = false;
+    if (!core_.kernels.empty() && core_.kernels.back().first_instr == kernel_first_) {
+      if (end > kernel_first_)
+        core_.kernels.back().last_instr = end - 1;
+      else
+        core_.kernels.pop_back();  // no instructions: not in the table
+    }
     if (end_kernel_hook_) end_kernel_hook_(*this);
+  }
+
+  // Adds to the last ended kernel's accounting in the kernel table (the lowering's per-kernel
+  // share of ProgramInfo::flops and hbm_bytes).
+  void add_kernel_costs(uint64_t flops, uint64_t hbm_bytes) {
+    if (core_.kernels.empty()) return;
+    core_.kernels.back().flops += flops;
+    core_.kernels.back().hbm_bytes += hbm_bytes;
   }
 
   // Called at the end of every kernel (ReplicaStreams checks and drops a replica's recording).
   void set_end_kernel_hook(std::function<void(ProgramBuilder&)> hook) { end_kernel_hook_ = std::move(hook); }
-  // Between kernels: forgets the instructions and VMEM allocations recorded so far (their stream
+  // Between kernels: forgets the instructions, VMEM allocations and kernels recorded so far (their stream
   // indices stay taken: size() is unchanged). The core program then holds only what follows; its
   // buffers are released (a cleared vector would keep its capacity, pages already touched).
   void drop_recorded() {
     base_ += uint32_t(core_.instrs.size());
     std::vector<isa::Instr>().swap(core_.instrs);
     std::vector<isa::VmemAlloc>().swap(core_.vmem_allocs);
+    std::vector<isa::KernelRange>().swap(core_.kernels);
   }
 
   // Reserves VMEM for the current kernel. The tiling search sizes buffers to fit; overflowing
@@ -99,6 +122,14 @@ class ProgramBuilder {
     if (in.deps.empty()) in.deps = entry_deps_;
     if (async_ && (in.op == isa::Op::kDmaLoad || in.op == isa::Op::kDmaStore || in.op == isa::Op::kVpu)) in.async = true;
     if (in.label.empty()) in.label = label_of_kernel();
+    if (in.op == isa::Op::kVpu && in_kernel_ && !core_.kernels.empty()) {
+      isa::VpuWork& w = core_.kernels.back().vpu;
+      w.alu_vregs += in.vpu.alu_vregs;
+      w.eup_vregs += in.vpu.eup_vregs;
+      w.xlu_vregs += in.vpu.xlu_vregs;
+      w.vld_vregs += in.vpu.vld_vregs;
+      w.vst_vregs += in.vpu.vst_vregs;
+    }
     append_instr(core_.instrs, std::move(in));
     return size() - 1;
   }
@@ -211,6 +242,7 @@ class ProgramBuilder {
   uint64_t vmem_top_ = 0;
   uint64_t vmem_reserved_ = 0;  // top of VMEM kept for background work
   bool async_ = false;
+  bool in_kernel_ = false;  // between begin_kernel and end_kernel
   size_t first_alloc_ = 0;
   isa::Deps entry_deps_;
   std::vector<bool> used_;  // end_kernel scratch

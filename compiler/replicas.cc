@@ -181,6 +181,7 @@ void ReplicaStreams::finish() {
     }
     instrs.insert(instrs.end(), src.instrs.begin() + long(at), src.instrs.end());
     allocs.insert(allocs.end(), src.vmem_allocs.begin() + long(alloc_at), src.vmem_allocs.end());
+    dst.kernels = src.kernels;  // the sections line up with core 0's kernel by kernel
     recorded_[c].clear();
   }
 }

@@ -82,6 +82,11 @@ ojson make_record(const SweepPlan& plan, const PlannedPoint& p, const PointOutco
   r["key"] = p.key;
   r["wall_time_s"] = o.wall_s;
   r["report"] = o.report;
+  // A training report's op profiles (thousands of kernels per program, most of its bytes) stay in
+  // the point's own report.json.
+  if (ojson& rep = r["report"]; rep.is_object() && rep.contains("programs") && rep["programs"].is_array())
+    for (ojson& prog : rep["programs"])
+      if (prog.is_object()) prog.erase("op_profile");
   return r;
 }
 

@@ -319,9 +319,70 @@ json make_report(const HwConfig& hw, const WorkloadConfig& w, const KernelRunRes
       {"summary.fusions", "count"},
       {"summary.instructions", "count"},
   };
+  rep["op_profile"] = op_profile_json(r.run.op_profile);
+  rep["units"]["op_profile[].count"] = "count";
+  rep["units"]["op_profile[].time_s"] = "s";
+  rep["units"]["op_profile[].flops"] = "flop";
+  rep["units"]["op_profile[].hbm_bytes"] = "bytes";
+  for (const char* b : {"compute", "memory", "vpu", "ici"}) rep["units"][fmt::format("op_profile[].{}_bound_s", b)] = "s";
   rep["blocks"] = r.run.stats;
   rep["config"] = {{"hw_yaml", ctx.hw_dump}, {"workload_yaml", ctx.workload_dump}};
   return rep;
+}
+
+json op_profile_json(const OpProfile& p) {
+  // Thousands of entries per program: built key by key (an initializer list builds each pair as
+  // an array first).
+  json a = json::array();
+  a.get_ref<json::array_t&>().reserve(p.entries.size());
+  for (const OpProfileEntry& e : p.entries) {
+    json o = json::object();
+    o["name"] = e.name;
+    o["count"] = e.count;
+    o["time_s"] = e.time_s;
+    o["flops"] = e.flops;
+    o["hbm_bytes"] = e.hbm_bytes;
+    o["compute_bound_s"] = e.compute_bound_s;
+    o["memory_bound_s"] = e.memory_bound_s;
+    o["vpu_bound_s"] = e.vpu_bound_s;
+    o["ici_bound_s"] = e.ici_bound_s;
+    o["bound"] = op_bound_name(e.bound);
+    a.push_back(std::move(o));
+  }
+  return a;
+}
+
+std::string format_op_profile(const OpProfile& p, size_t top) {
+  auto dur = [](double s) {
+    if (s < 1e-3) return fmt::format("{:.1f} µs", s * 1e6);
+    if (s < 1) return fmt::format("{:.2f} ms", s * 1e3);
+    return fmt::format("{:.3f} s", s);
+  };
+  constexpr size_t kNameWidth = 60;
+  size_t width = 24;
+  const size_t n = std::min(top, p.entries.size());
+  for (size_t i = 0; i < n; ++i) width = std::max(width, std::min(p.entries[i].name.size(), kNameWidth));
+  std::string o = fmt::format("  {:<{}} {:>5} {:>10} {:>6}  {:<5} {:>8}\n", "kernel", width, "count", "time", "share",
+                              "bound", "roofline");
+  for (size_t i = 0; i < n; ++i) {
+    const OpProfileEntry& e = p.entries[i];
+    const std::string name = e.name.size() > kNameWidth ? e.name.substr(0, kNameWidth - 3) + "..." : e.name;
+    const double b = e.max_bound_s();
+    o += fmt::format("  {:<{}} {:>5} {:>10} {:>5.1f}%  {:<5} {:>8}\n", name, width, e.count, dur(e.time_s),
+                     p.time_s > 0 ? 100 * e.time_s / p.time_s : 0.0, op_bound_name(e.bound),
+                     b > 0 ? fmt::format("{:.2f}x", e.time_s / b) : "-");
+  }
+  return o;
+}
+
+std::string op_bound_shares(const OpProfile& p) {
+  double t[5] = {};
+  for (const OpProfileEntry& e : p.entries) t[size_t(e.bound)] += e.time_s;
+  std::string o = "by bound:";
+  for (OpBound b : {OpBound::kMxu, OpBound::kHbm, OpBound::kVpu, OpBound::kIci, OpBound::kFixed})
+    o += fmt::format("{} {} {:.1f}%", b == OpBound::kMxu ? "" : ",", op_bound_name(b),
+                     p.time_s > 0 ? 100 * t[size_t(b)] / p.time_s : 0.0);
+  return o;
 }
 
 std::string write_report(const std::string& dir, const json& report) {
@@ -372,6 +433,12 @@ std::string format_summary(const HwConfig& hw, const WorkloadConfig& w, const Ke
                             safe_div(1, s.ideal_bound_fraction)));
   line("program", fmt::format("{} fusions, {} instructions", s.fusions, grouped(s.instructions)));
 
+  if (!r.run.op_profile.entries.empty()) {
+    o += fmt::format("\nwhere the time goes (chip {} core {}; op_profile in report.json)\n", r.run.op_profile.chip,
+                     r.run.op_profile.core);
+    o += format_op_profile(group_op_profile(r.run.op_profile), 10);
+    o += "  " + op_bound_shares(r.run.op_profile) + "\n";
+  }
   o += block_table(r.run.stats, s.device_cycles);
   std::string wall = fmt::format("compile {:.1f} ms, simulate {:.1f} ms", r.compile_wall_s * 1e3,
                                  r.simulate_wall_s * 1e3);

@@ -62,6 +62,15 @@ std::string write_report(const std::string& dir, const nlohmann::json& report);
 std::string format_summary(const HwConfig& hw, const WorkloadConfig& w, const KernelRunResult& r,
                            const RunContext& ctx);
 
+// The op profile (sim/isa/op_profile.h) as report.json's `op_profile` arrays: one object per
+// entry (name, count, time_s, flops, hbm_bytes, the four *_bound_s, bound).
+nlohmann::json op_profile_json(const OpProfile& p);
+// Its first `top` entries as a table: kernel, count, time, share of the profiled core's time,
+// bound, and time / the largest bound (the distance from the roofline; "-" when every bound is 0).
+std::string format_op_profile(const OpProfile& p, size_t top);
+// "by bound: mxu 36.5%, hbm 30.1%, ...": the shares of the profiled core's time by entry bound.
+std::string op_bound_shares(const OpProfile& p);
+
 // 64-bit FNV-1a of the resolved hardware and workload dumps, as "fnv1a64:0123456789abcdef".
 std::string config_hash(const std::string& hw_dump, const std::string& workload_dump);
 

@@ -200,7 +200,9 @@ double StepPrograms::solo_device_s(const BuiltStep& s) {
   const compiler::CompiledStep solo = compiler::compile_data_parallel_step(sg->dp, hw_, s.name + " (1 replica)", 1);
   compile_wall_s_ += since(t0);
   t0 = Clock::now();
+  engine_->set_op_profile(false);  // only its device time is read
   const double d = engine_->run(solo.program, nullptr).device_time_s;
+  engine_->set_op_profile(true);
   simulate_wall_s_ += since(t0);
   return solo_.emplace(s.compiled.key, d).first->second;
 }
@@ -220,10 +222,11 @@ DeviceRun StepPrograms::execute(BuiltStep& s, TraceSink* trace) {
   // DeviceRun::allreduce_s below).
   CollectiveTimer timer(trace);
   const bool timed = s.compiled.allgather_bytes + s.compiled.reducescatter_bytes > 0;
-  const RunResult rr = engine_->run(s.compiled.program, timed ? &timer : trace);
+  RunResult rr = engine_->run(s.compiled.program, timed ? &timer : trace);
   simulate_wall_s_ += since(t0);
   ++simulations_;
-  DeviceRun r{rr.device_time_s, rr.device_cycles, 0, false, timer.times()};
+  DeviceRun r{rr.device_time_s, rr.device_cycles, 0, false, timer.times(),
+              std::make_shared<const OpProfile>(std::move(rr.op_profile))};
   if (s.compiled.allreduce_bytes > 0 && s.compiled.program.cores.size() > 1)
     r.allreduce_s = std::max(0.0, r.device_s - solo_device_s(s));
   replay_.emplace(s.compiled.key, r);

@@ -77,6 +77,9 @@ struct DeviceRun {
   double allreduce_s = 0;
   bool replayed = false;
   CollectiveTimes collectives;  // FSDP programs: simulated, core 0's time inside each kind of collective
+  // Where the device time went, kernel by kernel (sim/isa/op_profile.h), of the simulated
+  // execution (shared by the replays).
+  std::shared_ptr<const OpProfile> op_profile;
 };
 
 class StepPrograms {

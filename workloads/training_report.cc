@@ -30,6 +30,17 @@ json collective_times_json(const CollectiveTimes& t) {
   return {{"allreduce", t.allreduce_s}, {"allgather", t.allgather_s}, {"reducescatter", t.reducescatter_s}};
 }
 
+// The program the op profile summary shows: the train program run most often (else any).
+const ProgramRecord* main_train_program(const TrainingRunResult& r) {
+  const ProgramRecord* best = nullptr;
+  for (const ProgramRecord& p : r.programs) {
+    if (!p.op_profile || p.op_profile->entries.empty()) continue;
+    auto rank = [](const ProgramRecord& x) { return std::pair(x.graph == "train", x.executions); };
+    if (!best || rank(p) > rank(*best)) best = &p;
+  }
+  return best;
+}
+
 }  // namespace
 
 json metric_json(const MetricSamples& m) {
@@ -156,7 +167,10 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                         {"reducescatter_bytes", p.reducescatter_bytes},
                         {"collectives_s", collective_times_json(p.collectives)}, {"memory", memory_json(p.memory)},
                         {"flops", p.flops}, {"compile_s", p.compile_s},
-                        {"allreduces", allreduces}, {"device_s", p.device_s}, {"executions", p.executions}});
+                        {"allreduces", allreduces}, {"device_s", p.device_s}, {"executions", p.executions},
+                        {"op_profile", p.op_profile ? op_profile_json(*p.op_profile) : json::array()}});
+    if (p.op_profile)
+      programs.back()["op_profile_core"] = {{"chip", p.op_profile->chip}, {"core", p.op_profile->core}};
   }
   j["programs"] = programs;
   json procs = json::array();
@@ -204,6 +218,15 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"programs[].parameter_bytes", "bytes (per device)"}, {"programs[].optimizer_state_bytes", "bytes (per device)"},
             {"programs[].allreduce_bytes", "bytes (per core)"}, {"programs[].allreduces[].bytes", "bytes (per core)"}, {"programs[].flops", "flop (per device)"},
             {"programs[].compile_s", "s"}, {"programs[].device_s", "s"}, {"programs[].executions", "count"},
+            {"programs[].op_profile[].count", "count (per execution)"},
+            {"programs[].op_profile[].time_s", "s (per execution)"},
+            {"programs[].op_profile[].flops", "flop (per core, per execution)"},
+            {"programs[].op_profile[].hbm_bytes", "bytes (per core, per execution)"},
+            {"programs[].op_profile[].compute_bound_s", "s (per execution)"},
+            {"programs[].op_profile[].memory_bound_s", "s (per execution)"},
+            {"programs[].op_profile[].vpu_bound_s", "s (per execution)"},
+            {"programs[].op_profile[].ici_bound_s", "s (per execution)"},
+            {"programs[].op_profile_core", "chip and core index"},
             {"processes[].compiles", "count"}, {"processes[].compile_time_s", "s"},
             {"processes[].cached_compiles", "count"}, {"processes[].persistent_hits", "count"},
             {"processes[].train_examples", "examples (incl. even_batches fill)"},
@@ -286,6 +309,14 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   for (const ProgramRecord& p : r.programs)
     o += fmt::format("  {:<{}} {:>6} runs  compile {:>9}  device {:>9}  peak HBM {}\n", p.name, width, p.executions,
                      dur(p.compile_s), dur(p.device_s), gib(p.peak_hbm_bytes));
+  if (const ProgramRecord* mp = main_train_program(r)) {
+    const OpProfile& op = *mp->op_profile;
+    o += fmt::format("\nwhere the step time goes: {}, {} per step (chip {} core {})\n"
+                     "  the costliest kernels, a layer's copies as one row (every kernel: programs[].op_profile)\n",
+                     mp->name, dur(op.time_s), op.chip, op.core);
+    o += format_op_profile(group_op_profile(op), 10);
+    o += "  " + op_bound_shares(op) + "\n";
+  }
   o += "\n";
   line("wall time", fmt::format("compile {}, simulate {}, total {}", dur(r.compile_wall_s), dur(r.simulate_wall_s),
                                 ctx.total_wall_s >= 0 ? dur(ctx.total_wall_s) : "-"));

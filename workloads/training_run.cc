@@ -482,6 +482,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
     p.flops = device_flops(prog, hw_);
     p.compile_s = compile_time_s(hw_.host, prog.compiled.hlo_ops, prog.compiled.kernels, clients_per_host());
     p.device_s = rec.device_s;
+    p.op_profile = run.op_profile;
     r_.programs.push_back(p);
     r_.peak_hbm_bytes = std::max(r_.peak_hbm_bytes, p.peak_hbm_bytes);
   }

@@ -20,11 +20,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "compiler/memory_breakdown.h"
+#include "sim/isa/op_profile.h"
 #include "sim/slice/slice_params.h"
 #include "workloads/collective_time.h"
 #include "workloads/dataset.h"
@@ -92,6 +94,9 @@ struct ProgramRecord {
   double compile_s = 0;          // modelled XLA compile time, s
   double device_s = 0;           // s per execution
   uint64_t executions = 0;
+  // Where device_s went, kernel by kernel, per execution (sim/isa/op_profile.h; empty without a
+  // simulation).
+  std::shared_ptr<const OpProfile> op_profile;
 };
 
 struct ProcessRecord {

@@ -48,6 +48,7 @@ void Sequencer::begin_run(const CorePlan* plan, const RunContext* run) {
   draining_ = in_step_ = false;
   completed_ = 0;
   last_completion_ps_ = launch_ps;
+  op_rec_.reset(*plan->prog);
   stats_.reset(launch_cycles_);
   wake_.notify(run->clock.cycles(launch_cycles_));
 }
@@ -124,6 +125,7 @@ void Sequencer::retire(uint32_t i, uint64_t at) {
   slots_[i].done = 1;
   ++completed_;
   last_completion_ps_ = std::max(last_completion_ps_, at);
+  if (op_rec_.active()) op_rec_.record(i, slots_[i].ready, at);
   const uint32_t u = plan_->unit[i];
   if (u == UnitIndex::kRecv) ++stats_.instructions;
   if (u == UnitIndex::kSync && run_->trace) {

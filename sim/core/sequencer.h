@@ -36,6 +36,7 @@
 #include "sim/base/stats.h"
 #include "sim/core/core_ifs.h"
 #include "sim/core/sequencer_stats.h"
+#include "sim/isa/op_profile.h"
 #include "sim/isa/program_plan.h"
 
 namespace tpusim {
@@ -69,6 +70,12 @@ class Sequencer : public sc_core::sc_module, public CompletionIf {
   // For a deadlock report: the first instruction that never completed and why.
   std::string stuck_report() const;
   const StatGroup& stats() const { return group_; }
+  // The op profile of the run (sim/isa/op_profile.h): every instruction's ready and completion
+  // time is recorded as it retires.
+  OpProfile op_profile(const HwConfig& hw) const {
+    if (!plan_ || !run_) return {};
+    return op_rec_.profile(*plan_, hw, launch_cycles_, end_cycle(), run_->start_ps, run_->clock.period_ps);
+  }
 
   void complete(uint32_t instr, const sc_core::sc_time& delay) override;
 
@@ -116,6 +123,7 @@ class Sequencer : public sc_core::sc_module, public CompletionIf {
   // fifo events exist once the ports are bound).
   bool or_lists_built_ = false;
   sc_core::sc_event_or_list wake_or_read_[4];  // index: bit 0 = DMA queue full, bit 1 = transfer queue full
+  OpProfileRecorder op_rec_;
   SequencerStats stats_;
   StatGroup group_;
   TraceNames sync_track_;

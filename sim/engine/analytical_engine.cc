@@ -564,6 +564,15 @@ class AnalyticalEngine final : public Engine {
       r.stats[m.name()] = m.dump();
     }
     dump_network(r);
+    // Op profile of the core that finished last (sim/isa/op_profile.h).
+    for (size_t c = 0; c < cores.size() && op_profile(); ++c) {
+      if (states_[c].end != r.device_cycles) continue;
+      OpProfileRecorder rec;
+      rec.reset(*cores[c].prog);
+      rec.record_all(cores[c], states_[c].complete, launch_);
+      r.op_profile = rec.profile(cores[c], hw_, launch_, states_[c].end);
+      break;
+    }
     r.device_time_s = Clock{hw_.chip.core.clock_mhz}.seconds(r.device_cycles);
     add_run_stats(r, plan_.instructions());
     (void)program;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/trace.h"
+#include "sim/isa/op_profile.h"
 #include "sim/isa/program.h"
 #include "sim/slice/slice_params.h"
 
@@ -29,6 +30,9 @@ struct RunResult {
   std::vector<CoreRunResult> cores;
   // Per-block stats tree, keyed by hierarchical name: {"slice.chip0.core0.mxu0": {...StatGroup dump}}
   nlohmann::json stats = nlohmann::json::object();
+  // Where the time of the core that finished last (the first such in core order) went, kernel
+  // by kernel (sim/isa/op_profile.h); no entries when its stream has no kernel table.
+  OpProfile op_profile;
 };
 
 class Engine {
@@ -39,6 +43,13 @@ class Engine {
   // runs many programs); each run starts at cycle 0 of its own and returns its own stats.
   // Throws SimError when the program cannot run on the hardware (e.g. VMEM overflow).
   virtual RunResult run(const isa::Program& program, TraceSink* trace) = 0;
+  // Whether run() fills RunResult::op_profile (default on; a caller that does not read it saves
+  // its cost, a pass over the profiled core's stream).
+  void set_op_profile(bool on) { op_profile_ = on; }
+  bool op_profile() const { return op_profile_; }
+
+ private:
+  bool op_profile_ = true;
 };
 
 // Builds the engine named `name` for hardware `hw`. Throws ConfigError for an unknown name.

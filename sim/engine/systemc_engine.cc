@@ -132,6 +132,11 @@ class SystemcEngine final : public Engine {
       slice_->chip(c).cmem().end_run(chip_cycles[c]);
       slice_->chip(c).cmem().dump_stats(r.stats);
     }
+    for (const CorePlan& cp : plan_.cores())  // the op profile of the core that finished last
+      if (TensorCore& core = slice_->chip(cp.chip).core(cp.core); op_profile() && core.end_cycle() == r.device_cycles) {
+        r.op_profile = core.op_profile(hw_);
+        break;
+      }
     slice_->end_run(r.device_cycles);
     slice_->dump_network_stats(r.stats);
     r.device_time_s = Clock{hw_.chip.core.clock_mhz}.seconds(r.device_cycles);

@@ -118,6 +118,20 @@ struct VmemAlloc {
   Label label;
 };
 
+// A kernel of a core stream (an XLA fusion, a collective): the compiler's kernel table, read by
+// the engines' op profile (sim/isa/op_profile.h) and by people; never used for timing. Its
+// instructions are the stream indices [first_instr, last_instr]; `flops` and `hbm_bytes` are the
+// compiler's accounting of the kernel (ProgramInfo's figures are their sums over core 0's table),
+// `vpu` the sum of its kVpu instructions' work (so that a profile need not read the stream).
+struct KernelRange {
+  Label name;
+  uint32_t first_instr = 0;
+  uint32_t last_instr = 0;
+  uint64_t flops = 0;      // useful floating-point operations (2 per MAC)
+  uint64_t hbm_bytes = 0;  // HBM traffic the kernel's schedule moves
+  VpuWork vpu;
+};
+
 // A transfer peer: core `core` of chip `chip`.
 struct PeerRef {
   uint32_t chip = 0;
@@ -130,6 +144,9 @@ struct CoreProgram {
   uint32_t core = 0;  // core index within its chip
   std::vector<Instr> instrs;
   std::vector<VmemAlloc> vmem_allocs;
+  // The stream's kernels, in stream order, not overlapping (optional: empty for hand-written
+  // programs). Instructions outside every kernel are allowed (e.g. the next batch's infeed).
+  std::vector<KernelRange> kernels;
   // SPMD sharing (optional). SPMD replicas run one stream that differs only in whom their
   // transfers talk to; storing it once per slice instead of once per core is what lets a
   // BERT-large step (millions of instructions per core) run on 32 or more cores. When
@@ -176,6 +193,7 @@ inline Program unshared(const Program& program) {
     const CoreProgram& src = program.stream(c);
     cp.instrs = src.instrs;
     cp.vmem_allocs = src.vmem_allocs;
+    cp.kernels = src.kernels;
     size_t k = 0;
     for (Instr& i : cp.instrs) {
       if (i.op != Op::kSend && i.op != Op::kRecv) continue;
@@ -243,8 +261,25 @@ inline void from_json(const nlohmann::json& j, Instr& i) {
 #undef TPUSIM_INSTR_FIELDS
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(VmemAlloc, offset_bytes, size_bytes, first_instr,
                                                 last_instr, label)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelRange, name, first_instr, last_instr, flops, hbm_bytes, vpu)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PeerRef, chip, core)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CoreProgram, chip, core, instrs, vmem_allocs, stream_of, peers)
+// CoreProgram: `kernels` is written only when not empty (programs without a kernel table
+// serialize as before it existed); missing keys keep their defaults.
+inline void to_json(nlohmann::json& j, const CoreProgram& c) {
+  j = {{"chip", c.chip}, {"core", c.core}, {"instrs", c.instrs}, {"vmem_allocs", c.vmem_allocs},
+       {"stream_of", c.stream_of}, {"peers", c.peers}};
+  if (!c.kernels.empty()) j["kernels"] = c.kernels;
+}
+inline void from_json(const nlohmann::json& j, CoreProgram& c) {
+  const CoreProgram d{};
+  c.chip = j.value("chip", d.chip);
+  c.core = j.value("core", d.core);
+  c.instrs = j.value("instrs", d.instrs);
+  c.vmem_allocs = j.value("vmem_allocs", d.vmem_allocs);
+  c.kernels = j.value("kernels", d.kernels);
+  c.stream_of = j.value("stream_of", d.stream_of);
+  c.peers = j.value("peers", d.peers);
+}
 // ProgramInfo: the CMEM figures are written only when nonzero (programs without CMEM serialize as
 // before they existed).
 inline void to_json(nlohmann::json& j, const ProgramInfo& p) {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "sim/base/sim_error.h"
+#include "sim/isa/op_profile.h"
 
 namespace tpusim {
 
@@ -75,10 +76,10 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
     if (prog.stream_of >= 0) {
       const size_t src = size_t(prog.stream_of);
       if (src >= program.cores.size() || src == c || program.cores[src].stream_of >= 0 || !prog.instrs.empty() ||
-          !prog.vmem_allocs.empty()) {
+          !prog.vmem_allocs.empty() || !prog.kernels.empty()) {
         invalid("program '" + program.name + "': " + core_name(prog.chip, prog.core) + " shares the stream of core program " +
                 std::to_string(prog.stream_of) + ", which must be another core program with its own stream (and a " +
-                "sharing core has no instructions or VMEM allocations of its own)");
+                "sharing core has no instructions, VMEM allocations or kernels of its own)");
       }
     }
     const isa::CoreProgram& stream = program.stream(c);
@@ -90,6 +91,7 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
     cp.core = prog.core;
     cp.name = core_name(prog.chip, prog.core);
     decode(cp, stream, hw);
+    if (prog.stream_of < 0) check_kernel_table(cp.name, stream);
     instructions_ += stream.instrs.size();
     translate_peers(cp, prog, program);
     cp.match_instr_at.assign(cp.sends_recvs.size(), kNoIndex);

@@ -60,14 +60,15 @@ def test_default_run(tmp):
     dataset, from a directory without configs/."""
     proc, where = run(["run"], tmp)
     for needle in ("bert-base-cased", "v3-8", "where did the time go", "compile", "all-reduce", "steady",
-                   "warm-up", "HBM"):
+                   "warm-up", "HBM", "where the step time goes", "roofline"):
         check(needle in proc.stdout, "summary lacks {!r}".format(needle), where)
 
 
 def test_kernel_default_workload(tmp):
     """The encoder-block kernel (the default before the training driver) still runs and summarizes."""
     proc, where = run(["run", "--workload", KERNEL], tmp)
-    for needle in ("encoder_block", "v3-8", "cycles", "TFLOP/s", "GB/s", "ideal", "busy cycles"):
+    for needle in ("encoder_block", "v3-8", "cycles", "TFLOP/s", "GB/s", "ideal", "busy cycles", "where the time goes",
+                   "roofline", "by bound"):
         check(needle in proc.stdout, "summary lacks {!r}".format(needle), where)
 
 
@@ -116,6 +117,11 @@ def test_report(tmp):
         if isinstance(v, (int, float)):
             check("summary." + k in rep["units"], "no unit for summary." + k)
     check(isinstance(rep["run"]["wall_time_s"], dict), "run.wall_time_s is not an object")
+    op = rep["op_profile"]  # the kernel's op profile: the launch and the kernel, adding up to the device time
+    check(any(e["name"] == "(launch)" for e in op) and len(op) >= 2, "op_profile lacks entries")
+    total = sum(e["time_s"] for e in op)
+    check(abs(total - rep["summary"]["device_time_s"]) <= 1e-9 * total, "op_profile does not sum to device_time_s")
+    check(sum(e["flops"] for e in op) == rep["summary"]["flops"], "op_profile flops != summary.flops")
 
 
 def strip_wall_time(text):
@@ -293,6 +299,27 @@ def check_training_report(rep, where):
     for st in rep["steps"]:
         check(st["kind"] in ("train", "eval") and st["compile"] in ("compiled", "cached", "persistent"),
               "bad step {}".format(st), where)
+    # programs[].op_profile: where each program's device time went, kernel by kernel; the entries add
+    # up to the device time and their flops to the program's.
+    keys = ("name", "count", "time_s", "flops", "hbm_bytes", "compute_bound_s", "memory_bound_s", "vpu_bound_s",
+            "ici_bound_s", "bound")
+    for p in rep["programs"]:
+        op = p["op_profile"]
+        check(len(op) > 1 and "op_profile_core" in p, "no op profile in program " + p["name"], where)
+        for e in op:
+            check(all(k in e for k in keys), "op_profile entry lacks keys: {}".format(e), where)
+            check(e["bound"] in ("mxu", "hbm", "vpu", "ici", "fixed"), "bad bound {}".format(e), where)
+        total = sum(e["time_s"] for e in op)
+        check(abs(total - p["device_s"]) <= 1e-9 * p["device_s"], "op_profile does not sum to device_s", where)
+        # The entries are the profiled core's; a megacore device's flops are both cores' (for an
+        # odd batch, only the useful ones: at most both cores' work, at least one core's).
+        per_core, cores = sum(e["flops"] for e in op), rep["hw"].get("cores_per_device", 1)
+        if cores == 1:
+            check(per_core == p["flops"], "op_profile flops != program flops", where)
+        else:
+            check(per_core <= p["flops"] <= cores * per_core, "op_profile flops vs device flops", where)
+    for k in ("time_s", "flops", "hbm_bytes", "count", "compute_bound_s"):
+        check("programs[].op_profile[]." + k in rep["units"], "no unit for op_profile " + k, where)
 
 
 def test_training(tmp, workload):
@@ -743,6 +770,13 @@ plots:
     check(rows[4]["padding"] == "multiple_of:16", "a quoted value keeps its text")
     check(is_png(os.path.join(out, "plots", "breakdown.png")), "no stacked bar plot", where)
     check("device_cycles" not in header, "kernel columns in a training sweep")
+    # results.jsonl carries each point's report less the op profiles, which stay in points/pNNNN/report.json
+    with open(os.path.join(out, "results.jsonl")) as f:
+        rec = json.loads(f.readline())
+    check(all("op_profile" not in p for p in rec["report"]["programs"]), "op profiles in results.jsonl", where)
+    point_reports = [os.path.join(out, "points", d, "report.json") for d in sorted(os.listdir(os.path.join(out, "points")))]
+    with open(point_reports[0]) as f:
+        check(all(p["op_profile"] for p in json.load(f)["programs"]), "no op profile in a point's report", where)
 
 
 def test_sweep_bad_input(tmp):

@@ -181,6 +181,65 @@ TEST(DataParallel, EveryReplicaSharesTheStreamWithEitherAlgorithm) {
   }
 }
 
+// The kernel table (isa::CoreProgram::kernels): every fusion and every collective of core 0's
+// stream in stream order; its flops and HBM bytes add up to ProgramInfo's; every replica runs it
+// (shared streams) or has a copy; the op profile of a simulation adds up to the device time.
+TEST(DataParallel, KernelTableAddsUpToProgramInfoAndProfilesTheStep) {
+  auto hw = v3_8();
+  auto st = tiny_step();
+  for (bool overlap : {false, true}) {
+    st.dp.overlap_allreduce = overlap;
+    for (bool share : {true, false}) {
+      auto c = compile_data_parallel_step(st.dp, hw, "bert-tiny");
+      const isa::Program prog = share ? c.program : isa::unshared(c.program);
+      const auto& table = prog.stream(0).kernels;
+      uint64_t flops = 0, bytes = 0, collectives = 0, next = 0;
+      for (const isa::KernelRange& k : table) {
+        uint64_t alu = 0, vld = 0;  // the table's VPU work is its instructions'
+        for (uint32_t i = k.first_instr; i <= k.last_instr; ++i) {
+          alu += prog.stream(0).instrs[i].vpu.alu_vregs;
+          vld += prog.stream(0).instrs[i].vpu.vld_vregs;
+        }
+        EXPECT_EQ(k.vpu.alu_vregs, alu);
+        EXPECT_EQ(k.vpu.vld_vregs, vld);
+        EXPECT_GE(k.first_instr, next);
+        EXPECT_GE(k.last_instr, k.first_instr);
+        next = k.last_instr + 1;
+        flops += k.flops;
+        bytes += k.hbm_bytes;
+        collectives += k.name == "all-reduce";
+      }
+      EXPECT_LE(next, prog.stream(0).instrs.size());
+      EXPECT_EQ(flops, prog.info.flops);
+      EXPECT_EQ(bytes, prog.info.hbm_bytes);
+      EXPECT_EQ(table.size(), c.kernels + collectives);  // the fusions, the all-reduces and their join
+      EXPECT_GE(collectives, 2u);
+      for (size_t k = 1; k < prog.cores.size(); ++k) {
+        EXPECT_EQ(prog.stream(k).kernels.size(), table.size());
+        EXPECT_EQ(prog.stream(k).kernels.back().last_instr, table.back().last_instr);
+      }
+    }
+    const isa::Program& prog = compile_data_parallel_step(st.dp, hw, "bert-tiny").program;
+    for (const char* engine : {"analytical", "systemc"}) {
+      const RunResult r = make_engine(engine, hw)->run(prog, nullptr);
+      uint64_t cycles = 0, flops = 0;
+      bool collective = false;
+      for (const OpProfileEntry& e : r.op_profile.entries) {
+        cycles += e.cycles;
+        flops += e.flops;
+        if (e.name == "all-reduce") {
+          collective = true;
+          EXPECT_EQ(e.bound, OpBound::kIci);
+          EXPECT_GT(e.ici_bound_s, 0);
+        }
+      }
+      EXPECT_TRUE(collective) << engine;
+      EXPECT_EQ(cycles, r.device_cycles) << engine;
+      EXPECT_EQ(flops, prog.info.flops) << engine;
+    }
+  }
+}
+
 TEST(DataParallel, CacheKeyFollowsTheShape) {
   auto hw = v3_8();
   auto a = tiny_step();

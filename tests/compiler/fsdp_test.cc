@@ -212,5 +212,37 @@ TEST(Fsdp, SimulatesOnBothEngines) {
   }
 }
 
+// The kernel table of an FSDP step (forward, backward and optimizer kernels, with the collectives
+// between them) adds up to ProgramInfo, and so does the op profile of a run, in and out of the
+// background (overlap: each kernel waits for its gather, which gets that exposed time).
+TEST(Fsdp, KernelTableAndOpProfileAddUp) {
+  const auto hw = hw_config("v3-8");
+  for (bool overlap : {false, true}) {
+    auto f = fsdp_graphs(models::find_preset("bert-tiny"), 2, 16, 8, true);
+    f->step.overlap = overlap;
+    const CompiledStep c = compile_fsdp_step(f->step, hw, "fsdp");
+    uint64_t flops = 0, bytes = 0;
+    for (const isa::KernelRange& k : c.program.stream(0).kernels) {
+      flops += k.flops;
+      bytes += k.hbm_bytes;
+    }
+    EXPECT_EQ(flops, c.program.info.flops);
+    EXPECT_EQ(bytes, c.program.info.hbm_bytes);
+    const RunResult r = make_engine("analytical", hw)->run(c.program, nullptr);
+    uint64_t cycles = 0;
+    flops = 0;
+    std::set<std::string> collectives;
+    for (const OpProfileEntry& e : r.op_profile.entries) {
+      cycles += e.cycles;
+      flops += e.flops;
+      if (e.transfers) collectives.insert(e.name);
+    }
+    EXPECT_EQ(cycles, r.device_cycles) << overlap;
+    EXPECT_EQ(flops, c.program.info.flops) << overlap;
+    EXPECT_TRUE(collectives.count("all-gather")) << overlap;
+    EXPECT_TRUE(collectives.count("reduce-scatter")) << overlap;
+  }
+}
+
 }  // namespace
 }  // namespace tpusim::compiler

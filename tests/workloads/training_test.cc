@@ -54,6 +54,37 @@ TrainingRunResult run(const WorkloadConfig& w, bool full_sim = false, const HwCo
   return run_training(hw, w, o);
 }
 
+// Every program's op profile (where its device time went, kernel by kernel, on the core that
+// finished last) adds up to the program's device time, and its flops to the program's.
+TEST(Training, OpProfileAddsUpToEachProgramsDeviceTimeAndFlops) {
+  for (const std::string extra : {"", "sharding: fsdp\n"}) {
+    const TrainingRunResult r = run(tiny(extra));
+    ASSERT_FALSE(r.programs.empty());
+    for (const ProgramRecord& p : r.programs) {
+      ASSERT_TRUE(p.op_profile) << p.name;
+      const OpProfile& op = *p.op_profile;
+      ASSERT_FALSE(op.entries.empty()) << p.name;
+      double time = 0;
+      uint64_t cycles = 0, flops = 0;
+      for (const OpProfileEntry& e : op.entries) {
+        time += e.time_s;
+        cycles += e.cycles;
+        flops += e.flops;
+        EXPECT_GE(e.count, 1u);
+      }
+      EXPECT_DOUBLE_EQ(op.time_s, p.device_s) << p.name;
+      EXPECT_NEAR(time, p.device_s, 1e-12) << p.name;
+      EXPECT_EQ(flops, p.flops) << p.name;
+      for (size_t e = 1; e < op.entries.size(); ++e) EXPECT_GE(op.entries[e - 1].cycles, op.entries[e].cycles);
+      if (p.graph == "train") {
+        const bool collective = std::any_of(op.entries.begin(), op.entries.end(),
+                                            [](const OpProfileEntry& e) { return e.bound == OpBound::kIci; });
+        EXPECT_TRUE(collective) << p.name;
+      }
+    }
+  }
+}
+
 TEST(Training, FirstOptimizerStepIsASecondCompile) {
   // AdamW creates its moments in the first optimizer step: that graph differs from later steps'.
   const TrainingRunResult r = run(tiny());
