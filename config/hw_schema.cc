@@ -284,21 +284,21 @@ const Schema<HostParams>& host_schema() {
     s.field(&HostParams::ram_gib, "ram_gib").unit("GiB").range(1, 1 << 24).doc("RAM");
     s.field(&HostParams::cpu_ghz, "cpu_ghz").unit("GHz").greater_than(0).max(10).doc("CPU clock (compile and tracing costs scale by it)");
     // The training driver's host cost models (workloads/host_costs.cc derives the defaults from
-    // DESIGN.md §5's published figures; the shipped YAMLs repeat them with the source).
+    // the published figures of docs/hardware.md; the shipped YAMLs repeat them with the source).
     s.field(&HostParams::reference_cpu_ghz, "reference_cpu_ghz").unit("GHz").greater_than(0).max(10).default_value(2.0)
         .doc("host clock at which the cost coefficients below hold; times scale by reference_cpu_ghz / cpu_ghz");
     s.field(&HostParams::trace_s_per_node, "trace_s_per_node").unit("s").min(0).max(1).default_value(1.9e-5)
         .doc("lazy-tensor tracing cost per recorded graph node")
-        .source("DESIGN.md §5: BERT-base forward ≈ 25 ms of tracing, independent of batch size");
+        .source("docs/sources.md: BERT-base forward ≈ 25 ms of tracing, independent of batch size");
     s.field(&HostParams::step_overhead_s, "step_overhead_s").unit("s").min(0).max(10).default_value(0.005)
         .doc("Python and framework dispatch per step (data loader, zero_grad, the training loop)");
     s.field(&HostParams::compile_base_s, "compile_base_s").unit("s").min(0).max(3600).default_value(0.3)
-        .doc("fixed cost of one XLA compilation").source("DESIGN.md §5: small graphs ≈ 0.4 s");
+        .doc("fixed cost of one XLA compilation").source("docs/sources.md: small graphs ≈ 0.4 s");
     s.field(&HostParams::compile_s_per_hlo_op, "compile_s_per_hlo_op").unit("s").min(0).max(10).default_value(3.0e-4)
-        .doc("compile cost per HLO op of the step graph").source("DESIGN.md §5: ~10^5 IR nodes take several minutes");
+        .doc("compile cost per HLO op of the step graph").source("docs/sources.md: ~10^5 IR nodes take several minutes");
     s.field(&HostParams::compile_s_per_kernel, "compile_s_per_kernel").unit("s").min(0).max(10).default_value(5.0e-3)
         .doc("compile cost per fused kernel (code generation)")
-        .source("DESIGN.md §5: a Transformers fine-tune, 5 compiles in 28.9 s");
+        .source("docs/sources.md: a Transformers fine-tune, 5 compiles in 28.9 s");
     s.field(&HostParams::program_load_s, "program_load_s").unit("s").min(0).max(600).default_value(0.05)
         .doc("first execution of a new program: loading the executable, allocating its HBM buffers");
     s.field(&HostParams::process_ram_gib, "process_ram_gib").unit("GiB").min(0).max(1 << 20).default_value(0.5)

@@ -1,5 +1,5 @@
 // BERT model presets by Hugging Face hub name (architecture hyper-parameters from each model's
-// config.json; the numbers also appear in DESIGN.md §5).
+// config.json; the numbers also appear in docs/sources.md).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -36,7 +36,7 @@ struct OptimizerConfig {
   DType state_dtype = DType::kF32;
   // The first optimizer step: torch.optim creates the state lazily (zeros_like inside the traced
   // step), so that graph fills zeros instead of reading state inputs, and differs from later steps'
-  // graph (the "second compile" of DESIGN.md §5).
+  // graph (the "second compile" of docs/sources.md).
   bool first_step = false;
 };
 

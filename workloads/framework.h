@@ -1,5 +1,5 @@
 // Framework personalities: how PyTorch/XLA, TF/Keras and JAX drive the same TPU slice differently
-// (DESIGN.md §5). A device is what the framework sees: a TensorCore on v2/v3, a chip on a megacore
+// (docs/sources.md). A device is what the framework sees: a TensorCore on v2/v3, a chip on a megacore
 // chip (TPU v4, chip.megacore: both cores are one device, e.g. 4 devices and 4 torch_xla processes
 // on a v4-8). The training loop (training_run.cc) is one; a personality sets who compiles, when
 // the host traces, and what a step costs the host:

@@ -1,7 +1,7 @@
 // Host cost formulas. Calibration of the default coefficients (config/hw_schema.cc, repeated with
 // their source in configs/hw/*.yaml), all at the 2.0 GHz reference clock:
 //
-// * Tracing. DESIGN.md §5: PyTorch/XLA records BERT-base's forward pass in ~25 ms whatever the
+// * Tracing. docs/sources.md: PyTorch/XLA records BERT-base's forward pass in ~25 ms whatever the
 //   batch size (tracing cost is per IR node, not per element). tpusim's BERT-base forward graph for
 //   sequence classification has 1,300 nodes (models/bert.cc; printed by
 //   tests/workloads/training_test.cc), so 25 ms / 1.3k ≈ 19 µs per node — in line with the

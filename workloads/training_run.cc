@@ -208,7 +208,7 @@ void Loop::run() {
   if (!t_.dataset.eval.empty()) eval = load(t_.dataset.eval, "eval", 0);
 
   // notebook_launcher forks the processes; a model built inside the training function is a copy per
-  // process (DESIGN.md §5: the cryptic SIGSEGV on small hosts).
+  // process (docs/sources.md: the cryptic SIGSEGV on small hosts).
   if (t_.launcher == "notebook_fork") {
     const BuiltStep& probe = programs_.get({GraphKind::kEval, 1, 1});
     const HostRamNeed ram = host_ram_need(hw_.host, processes, probe.parameter_bytes, t_.build_model_in_each_process);

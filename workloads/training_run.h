@@ -1,5 +1,5 @@
 // The training driver: a whole fine-tuning run of a `kind: training` workload on every TensorCore of
-// the slice, step by step, under PyTorch/XLA's semantics (DESIGN.md §5; docs/training.md):
+// the slice, step by step, under PyTorch/XLA's semantics (docs/sources.md; docs/training.md):
 //
 //   per step   trace the step on the host (overlaps the previous step's execution), mark_step,
 //              look the graph up in the process's compilation cache: a miss compiles synchronously,

@@ -181,7 +181,7 @@ const Schema<WorkloadConfig>& training_schema() {
                  "`mixed_bf16` (torch.autocast with bfloat16): f32 master weights, gradients and optimizer "
                  "state; every weight is converted to bf16 where it is used (XLA fuses the convert into the "
                  "consumer or keeps a bf16 copy for the backward pass) and activations are bf16.")
-        .source("DESIGN.md §5; torch_xla docs");
+        .source("docs/sources.md; torch_xla docs");
     s.field(&WorkloadConfig::training, &TW::gradient_accumulation_steps, "gradient_accumulation_steps").range(1, 1 << 16)
         .default_value(1).doc("micro-steps per optimizer step; non-sync micro-steps skip the all-reduce and optimizer");
     s.field(&WorkloadConfig::training, &TW::sharding, "sharding").one_of({"data_parallel", "fsdp"})
@@ -246,7 +246,7 @@ const Schema<WorkloadConfig>& training_schema() {
         .doc("XLA-incompatible constructs present in the training step (each once per step)")
         .details("Each is reported (report.json `diagnostics`, a warning) with the rule it breaks and the standard "
                  "rewrite, and costs what PyTorch/XLA makes it cost (docs/training.md, \"XLA rules\"): " + constructs + ".")
-        .source("DESIGN.md §5; PyTorch/XLA troubleshooting guide");
+        .source("docs/sources.md; PyTorch/XLA troubleshooting guide");
     s.field(&WorkloadConfig::training, &TW::strict_xla, "strict_xla").default_value(false)
         .doc("a `model_code` construct fails the run like an XLA error (exit 3) instead of a warning");
     s.check([](const WorkloadConfig& w, const CheckContext& c) {

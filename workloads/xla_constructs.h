@@ -1,4 +1,4 @@
-// Python-level constructs of a user's training step that break XLA's rules (DESIGN.md §5, last
+// Python-level constructs of a user's training step that break XLA's rules (docs/sources.md, last
 // bullet: no data-dependent control flow, no data-dependent shapes, one compile per input shape),
 // named in a training workload's `model_code:` list. One declaration per construct in
 // xla_constructs.cc; the training driver charges their cost (docs/training.md "XLA rules").

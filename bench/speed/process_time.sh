@@ -2,7 +2,7 @@
 # Whole-process speed of `tpusim run`: process start, config loading, compile, simulate, exit.
 #   bench/speed/process_time.sh [RUNS] [TPUSIM]     (defaults: 20, build/tpusim)
 # Prints, per case, the mean and min wall time over RUNS runs and the max RSS (/usr/bin/time %M).
-# Targets (DESIGN.md §7): 1024^3 f32 matmul < 50 ms, encoder block (512x1024) < 200 ms.
+# Targets (docs/sources.md, "Speed of the simulator"): 1024^3 f32 matmul < 50 ms, encoder block (512x1024) < 200 ms.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 runs="${1:-20}"

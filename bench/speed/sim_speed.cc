@@ -1,4 +1,4 @@
-// Speed of the simulator itself (DESIGN.md §7): wall time to compile and simulate a kernel on one
+// Speed of the simulator itself (docs/sources.md, "Speed of the simulator"): wall time to compile and simulate a kernel on one
 // v3-8 core, with the process's peak RSS as a counter. Targets: 1024^3 f32 matmul < 50 ms and the
 // encoder block (seq 512, hidden 1024, heads 16, ffn 4096) < 200 ms, including process start
 // (bench/speed/process_time.sh measures that part).

@@ -1,4 +1,4 @@
-// Speed of the simulator on a whole training step (DESIGN.md §7): one data-parallel BERT-base
+// Speed of the simulator on a whole training step (docs/sources.md, "Speed of the simulator"): one data-parallel BERT-base
 // (cased) step on a v3-8 — 8 replicas, per-core batch 4, seq 128, AdamW — compiled by
 // compiler::compile_data_parallel_step and simulated by each engine. Target (the issue): compile +
 // full SystemC simulation of the step under 0.5 s.

@@ -1,4 +1,4 @@
-// Speed of simulating a whole training run (DESIGN.md §7): the shipped 3-epoch BERT-base MRPC
+// Speed of simulating a whole training run (docs/sources.md, "Speed of the simulator"): the shipped 3-epoch BERT-base MRPC
 // fine-tune on a v3-8 (configs/workloads/bert_base_mrpc_v3-8.yaml) through the training driver,
 // with identical executions replayed (the default). Target: under 10 s of wall time.
 // peak_rss_mib is the process high-water mark; run one benchmark with --benchmark_filter for its own.

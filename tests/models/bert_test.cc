@@ -1,5 +1,5 @@
 // BERT graphs: presets, exact parameter counts of the published models, gradient shapes, the
-// training step's matmul FLOPs against DESIGN.md §5's closed form, and gradients of a miniature
+// training step's matmul FLOPs against docs/sources.md's closed form, and gradients of a miniature
 // BERT against finite differences.
 #include <gtest/gtest.h>
 
@@ -118,7 +118,7 @@ uint64_t dot_flops(const Graph& g, const Node& n) {
   return 2 * uint64_t(num_elements(n.shape)) * uint64_t(k);
 }
 
-// DESIGN.md §5: per layer and step 3·(24·B·S·H² + 4·B·S²·H) matmul FLOPs (forward + both backward
+// docs/sources.md: per layer and step 3·(24·B·S·H² + 4·B·S²·H) matmul FLOPs (forward + both backward
 // dots of every encoder matmul); bert-base at B=32, S=128 is ≈2.15 TFLOP.
 TEST(BertFlops, TrainingStepMatchesClosedForm) {
   const BertConfig cfg = find_preset("bert-base-uncased");

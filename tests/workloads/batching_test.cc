@@ -1,5 +1,5 @@
 // Padding, Accelerate sharding (BatchSamplerShard), gradient accumulation, evaluation, summaries, and
-// the padding-waste figures of DESIGN.md §5.
+// the padding-waste figures of docs/sources.md.
 #include "workloads/batching.h"
 
 #include <gtest/gtest.h>
@@ -287,10 +287,10 @@ TEST(Evaluation, SequentialPaddedNoDropNoSync) {
   EXPECT_EQ(distinct_shapes(p), (std::set<Shape>{{8, 128}}));
 }
 
-// ---- Padding waste and compilations (DESIGN.md §5) ----
+// ---- Padding waste and compilations (docs/sources.md) ----
 
 TEST(PaddingWaste, MaxLength128MatchesDesign) {
-  // DESIGN.md: "padding MRPC to 128 wastes ~57% of tokens, SST-2 ~89%". Measured: 57.28%, 89.10%.
+  // docs/sources.md: "padding MRPC to 128 wastes ~57% of tokens, SST-2 ~89%". Measured: 57.28%, 89.10%.
   const EpochPlan m = plan_train_epoch(mrpc(), v3_8(), 42, 0);
   EXPECT_NEAR(100 * padding_waste(m), 57.0, 1.5);
   EXPECT_EQ(distinct_shapes(m), (std::set<Shape>{{4, 128}}));

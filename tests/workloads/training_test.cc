@@ -311,7 +311,7 @@ TEST(Training, NotebookForkWithAModelPerProcessRunsOutOfHostRam) {
 }
 
 TEST(Training, CompileTimeModelIsCalibratedOnBertBase) {
-  // DESIGN.md §5: BERT-base's forward traces in ~25 ms; a BERT fine-tune's compiles take 3-11 s.
+  // docs/sources.md: BERT-base's forward traces in ~25 ms; a BERT fine-tune's compiles take 3-11 s.
   models::BertGraphOptions o;
   o.batch = 4;
   o.seq = 128;
