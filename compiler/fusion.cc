@@ -189,7 +189,7 @@ FusionPlan plan_fusions(const models::Graph& g) {
   std::map<std::string, int> seen_names;
   for (auto& f : plan.fusions) {
     int k = seen_names[f.name]++;
-    if (k > 0) f.name += "." + std::to_string(k);
+    if (k > 0) f.name.append(".").append(std::to_string(k));
   }
   return plan;
 }

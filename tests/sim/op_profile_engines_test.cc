@@ -17,7 +17,7 @@ isa::Program with_kernel_table(isa::Program p) {
   const isa::Label names[] = {isa::Label("k0"), isa::Label("k1"), isa::Label("k2")};
   for (isa::CoreProgram& cp : p.cores)
     for (uint32_t i = 0; i < cp.instrs.size(); ++i)
-      cp.kernels.push_back({names[i % 3], i, i, uint64_t(i) * 1000000, uint64_t(i) * 4096});
+      cp.kernels.push_back({names[i % 3], i, i, uint64_t(i) * 1000000, uint64_t(i) * 4096, {}});
   return p;
 }
 
