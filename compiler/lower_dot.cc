@@ -182,6 +182,12 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
   const uint64_t vmem = cx.pb.vmem_available();  // less what background work keeps (program_builder.h)
   const uint64_t wl = mxu_weight_load_cycles(core.mxu, uint32_t(R_));
 
+  // MXU cycles of one step (a tr x tk block against a tk x tc block, the arrays sharing its tiles).
+  auto step_mxu_cycles = [&](int64_t tr, int64_t tc, int64_t tk, int64_t R, int64_t C) {
+    return double(mxu_stream_cycles(core.mxu, uint32_t(std::min(tr, R)), passes)) *
+           double(div_up(std::min(tk, K), R_) * div_up(std::min(tc, C), C_)) / n_mxu;
+  };
+
   // --- Analytical cost of one tiling (the compiler's decision model; same formulas as the sim).
   auto evaluate = [&](bool stream_lhs, int64_t tr, int64_t tc, int64_t tk) {
     Tiling t;
@@ -205,8 +211,7 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
     // while the next ones accumulate; enough of them (2 to 4) that the tiles computed meanwhile
     // cover a store's latency and transfer. The epilogue's large inputs are double buffered.
     {
-      const double tile_mxu = double(div_up(K, tk)) * double(mxu_stream_cycles(core.mxu, uint32_t(std::min(tr, R)), passes)) *
-                              double(div_up(std::min(tk, K), R_) * div_up(std::min(tc, C), C_)) / n_mxu;
+      const double tile_mxu = double(div_up(K, tk)) * step_mxu_cycles(tr, tc, tk, R, C);
       const double store = double(dma_fixed_cycles(hw.chip)) + double(tr * tc) * (double(out_bytes) / out_elems) / bpc;
       t.acc_tiles = uint32_t(std::clamp(1.0 + std::ceil(store / std::max(tile_mxu, 1.0)), 2.0, 4.0));
     }
@@ -256,8 +261,7 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
     // it two steps earlier, so two steps take at least one load (fixed latency + transfer), its
     // VPU preparation and one step's matmuls with their fill/drain.
     const double fd = double(mxu_fill_drain_cycles(core.mxu));
-    const double step_stream = double(mxu_stream_cycles(core.mxu, uint32_t(std::min(tr, R)), passes)) *
-                               double(div_up(std::min(tk, K), R_) * div_up(std::min(tc, C), C_)) / n_mxu;
+    const double step_stream = step_mxu_cycles(tr, tc, tk, R, C);
     const double step_load = (s_bpe * tr * tk * (t.s_res ? 0 : 1) + w_bpe * tk * tc * (t.w_res ? 0 : 1)) / bpc;
     const double chain = (t.s_res && t.w_res) ? 0.0
                          : double(t.steps) * (double(dma_fixed_cycles(hw.chip)) + step_load +
@@ -441,9 +445,8 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
   std::vector<uint32_t> last_on;  // per MXU: this step's last matmul
   // Steps between a step's matmuls and the accumulation of their results: one step, plus as many
   // as the array's fill/drain latency spans (at most 3 more: the MXU result buffers are finite).
-  const uint64_t step_mxu = mxu_stream_cycles(core.mxu, uint32_t(std::min(tr, R)), passes) *
-                            uint64_t(div_up(std::min(tk, K), R_) * div_up(std::min(tc, C), C_)) / n_mxu;
-  const size_t lag = 1 + size_t(std::min<uint64_t>(3, div_up(int64_t(mxu_fill_drain_cycles(core.mxu)), int64_t(std::max<uint64_t>(step_mxu, 1)))));
+  const double step_mxu = std::max(1.0, std::floor(step_mxu_cycles(tr, tc, tk, R, C)));
+  const size_t lag = 1 + size_t(std::min(3.0, std::ceil(double(mxu_fill_drain_cycles(core.mxu)) / step_mxu)));
   for (size_t t = 0; t < steps.size(); ++t) {
     const Step& s = steps[t];
     while (next_load <= t || can_load(next_load, t)) emit_loads(next_load++);
