@@ -3,19 +3,33 @@
 //   hardware (SimError); 1 anything else ("internal error"). Never a stack trace.
 #include <exception>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <yaml-cpp/exceptions.h>
 
 #include "app/commands.h"
+#include "app/embedded.h"
 #include "config/config_error.h"
 #include "sim/base/sim_error.h"
 
 namespace tpusim::app {
 namespace {
 
+// "TPU v2, v3 and v4": the generations of the chip files shipped (and embedded) with this binary.
+std::string shipped_generations() {
+  std::vector<std::string> g;
+  const std::string dir = "configs/hw/chips/tpu_", ext = ".yaml";
+  for (const auto& [path, text] : embedded_files())
+    if (path.starts_with(dir) && path.ends_with(ext)) g.push_back(path.substr(dir.size(), path.size() - dir.size() - ext.size()));
+  std::string s = "TPU";
+  for (size_t i = 0; i < g.size(); ++i) s += (i == 0 ? " " : i + 1 == g.size() ? " and " : ", ") + g[i];
+  return s;
+}
+
 int dispatch(int argc, char** argv) {
-  CLI::App cli{"tpusim " TPUSIM_VERSION " — a cycle-approximate simulator of Google TPU v2/v3", "tpusim"};
+  CLI::App cli{"tpusim " TPUSIM_VERSION " — a cycle-approximate simulator of Google " + shipped_generations(), "tpusim"};
   cli.require_subcommand(0, 1);
   bool version = false;
   cli.add_flag("--version", version, "Print the version and exit");

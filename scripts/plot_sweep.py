@@ -59,11 +59,47 @@ def default_title(sweep, p):
     return "{}: {} vs {}".format(sweep, ", ".join(p["y"]), " / ".join(p["x"]))
 
 
+# Units as plotted: byte counts are drawn in GiB (2^30 bytes), everything else as recorded.
+GIB = float(1 << 30)
+FIGURES = {}  # column -> {"unit", "doc"}, from sweep.json (set in main)
+
+
+def unit(col):
+    u = FIGURES.get(col, {}).get("unit", "")
+    return "GiB" if u == "bytes" else u
+
+
+def scale(col):
+    return 1.0 / GIB if FIGURES.get(col, {}).get("unit") == "bytes" else 1.0
+
+
+def value(row, col):
+    v = number(row[col])
+    return None if v is None else v * scale(col)
+
+
+def words(col):
+    """A column in words for legends and axes: its documented meaning, shortened; else its name."""
+    doc = FIGURES.get(col, {}).get("doc", "")
+    if not doc:
+        return col
+    if doc.startswith("time breakdown: "):
+        doc = doc[len("time breakdown: "):]
+    doc = doc.split(" (")[0].split(": ")[0]
+    return doc if len(doc) <= 48 else col
+
+
+def axis_label(cols):
+    units = unique(unit(c) for c in cols)
+    u = units[0] if len(units) == 1 else ""
+    text = words(cols[0]) if len(cols) == 1 else ("time" if u == "s" else "")
+    if u and u not in ("count",):
+        return "{} ({})".format(text, u) if text else u
+    return text or " / ".join(cols)
+
+
 def default_ylabel(ys):
-    if len(ys) == 1:
-        return ys[0]
-    # Several columns of one unit (the breakdown_*_s columns): the unit, from the names.
-    return "time (s)" if all(y.endswith("_s") for y in ys) else ""
+    return axis_label(ys)
 
 
 def series_values(rows, p):
@@ -79,10 +115,10 @@ def in_series(rows, p, s):
 def series_label(p, y, s, many_y):
     parts = []
     if many_y:
-        parts.append(y)
+        parts.append(words(y))
     if s is not None:
-        parts.append("{}={}".format(p["series"], s))
-    return ", ".join(parts) or y
+        parts.append("{} {}".format(p["series"], s))
+    return ", ".join(parts) or words(y)
 
 
 def annotate(ax, x, y, text):
@@ -99,8 +135,8 @@ def draw_line(ax, p, rows):
             keys = unique(r[x] for r in sub)
             if numeric_x:
                 keys.sort(key=number)
-            xs = [number(k) if numeric_x else cats.index(k) for k in keys]
-            ys = [mean(number(r[y]) for r in sub if r[x] == k) for k in keys]
+            xs = [number(k) * scale(x) if numeric_x else cats.index(k) for k in keys]
+            ys = [mean(value(r, y) for r in sub if r[x] == k) for k in keys]
             pts = [(a, b, k) for a, b, k in zip(xs, ys, keys) if b is not None]
             if pts:
                 ax.plot([a for a, _, _ in pts], [b for _, b, _ in pts], marker="o",
@@ -126,7 +162,7 @@ def draw_bar(ax, p, rows):
     width = 0.8 / max(1, len(groups))
     for g, (y, s) in enumerate(groups):
         sub = in_series(rows, p, s)
-        heights = [mean(number(r[y]) for r in sub if category(r, p["x"]) == c) for c in cats]
+        heights = [mean(value(r, y) for r in sub if category(r, p["x"]) == c) for c in cats]
         xs = [i - 0.4 + width * (g + 0.5) for i in range(len(cats))]
         ax.bar(xs, [h or 0 for h in heights], width, label=series_label(p, y, s, len(p["y"]) > 1))
     ax.set_xticks(range(len(cats)))
@@ -141,8 +177,8 @@ def draw_stacked_bar(ax, p, rows):
     cats = unique(category(r, cols) for r in rows)
     bottom = [0.0] * len(cats)
     for y in p["y"]:
-        heights = [mean(number(r[y]) for r in rows if category(r, cols) == c) or 0.0 for c in cats]
-        ax.bar(range(len(cats)), heights, 0.7, bottom=bottom, label=y)
+        heights = [mean(value(r, y) for r in rows if category(r, cols) == c) or 0.0 for c in cats]
+        ax.bar(range(len(cats)), heights, 0.7, bottom=bottom, label=words(y))
         bottom = [b + h for b, h in zip(bottom, heights)]
     ax.set_xticks(range(len(cats)))
     ax.set_xticklabels(cats, rotation=30, ha="right")
@@ -169,7 +205,7 @@ def draw_roofline(ax, p, rows):
     for s in series_values([r for _, _, r in pts], p):
         sub = [(a, b) for a, b, r in pts if s is None or r[p["series"]] == s]
         ax.scatter([a for a, _ in sub], [b for _, b in sub], zorder=3,
-                   label="{}={}".format(p["series"], s) if s is not None else "points")
+                   label="{} {}".format(p["series"], s) if s is not None else "points")
     if p.get("annotate"):
         # One label per distinct position (series of one kernel often share its intensity).
         done = set()
@@ -216,19 +252,21 @@ def main(argv):
     # Same inputs, same files: fixed SVG element ids, no dates or version strings in the metadata.
     matplotlib.rcParams["svg.hashsalt"] = "tpusim"
     metadata = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
+    FIGURES.update(desc.get("figures", {}))
     plots_dir = os.path.join(out, "plots")
     os.makedirs(plots_dir, exist_ok=True)
     for p in desc.get("plots", []):
-        fig, ax = plt.subplots(figsize=(7.5, 4.8))
+        fig, ax = plt.subplots(figsize=(9.0, 4.8))
         DRAW[p["kind"]](ax, p, rows)
         ax.set_title(p["title"] or default_title(desc.get("name", ""), p), fontsize=11)
-        ax.set_xlabel(p["xlabel"] or " / ".join(p["x"]))
+        ax.set_xlabel(p["xlabel"] or (axis_label(p["x"]) if p["kind"] in ("line", "roofline") else " / ".join(p["x"])))
         ax.set_ylabel(p["ylabel"] or default_ylabel(p["y"]))
         ax.grid(True, which="major", alpha=0.3)
         if not rows:
             ax.text(0.5, 0.5, "no successful points", transform=ax.transAxes, ha="center")
         elif ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8)
+            # Beside the axes, not over the data; tight_layout makes room for it.
+            ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)
         fig.tight_layout()
         for ext in ("png", "svg"):
             path = os.path.join(plots_dir, "{}.{}".format(p["name"], ext))

@@ -242,6 +242,12 @@ ojson sweep_description(const SweepPlan& plan) {
   d["sweep_hash"] = plan.sweep_hash;
   d["axes"] = axes;
   d["columns"] = plan.columns;
+  // Unit and meaning of each figure column, so that the plot script scales bytes to GiB and labels
+  // axes and legends in words rather than column names.
+  ojson figures = ojson::object();
+  for (const FigureColumn& f : figure_columns())
+    if (f.kind == plan.kind) figures[f.name] = {{"unit", f.unit}, {"doc", f.doc}};
+  d["figures"] = figures;
   d["plots"] = plots;
   return d;
 }

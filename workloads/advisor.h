@@ -27,7 +27,15 @@ struct AdviceRow {
   std::string error;
   double total_time_s = 0, steady_step_time_s = 0, compile_time_s = 0, examples_per_s = 0;
   uint64_t compiles = 0, peak_hbm_bytes = 0, global_batch = 0;
+  // Set on the recommended row when compilation dominates its run (kCompileDominates) and the
+  // workload has no persistent compile cache: the simulated time of a second run of the same setting
+  // whose programs load from a warm persistent cache (compile_cache.persistent_dir). < 0: not run.
+  double rerun_with_cache_s = -1;
 };
+
+// Compilation "dominates" a run from this share of its total time on: the persistent compile cache is
+// then worth suggesting (it removes most of that share from every later run).
+inline constexpr double kCompileDominates = 0.25;
 
 struct AdviceOptions {
   data::LengthTables tables;  // as TrainingRunOptions::tables

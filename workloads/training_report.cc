@@ -303,6 +303,12 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   for (const auto& [name, s] : rows)
     o += fmt::format("  {:<42} {:>14} {:>6.1f}%\n", name, dur(s), r.total_time_s > 0 ? 100 * s / r.total_time_s : 0);
   o += fmt::format("  {:<42} {:>14}\n", "total", dur(r.total_time_s));
+  // What the rows mean where they differ from the lines above (docs/training.md, "Report").
+  o += "  compile: the devices' wait for compilations, each step's slowest process; it exceeds the busiest\n"
+       "    process's own compile time (the compiles line) when processes compile at different steps.\n"
+       "  gradient all-reduce: what gradient synchronization adds to the train steps' device time (beyond a\n"
+       "    one-replica step); summary.allreduce_share in report.json is the steady steps' all-reduce time over\n"
+       "    their device time, not over the step time. The ICI line is time inside collectives, hidden or not.\n";
   o += "\nprograms\n";
   size_t width = 26;
   for (const ProgramRecord& p : r.programs) width = std::max(width, p.name.size());

@@ -828,6 +828,42 @@ def test_shipped_sweep(tmp, sweep):
         check(is_png(os.path.join(merged, "plots", n + ".png")), "plot {} not drawn".format(n), where)
 
 
+def test_generations_named(tmp):
+    """README and --help name every TPU generation whose chip file ships (configs/hw/chips/tpu_*.yaml)."""
+    gens = sorted(os.path.basename(p)[len("tpu_"):-len(".yaml")]
+                  for p in glob.glob(os.path.join(SRC, "configs", "hw", "chips", "tpu_*.yaml")))
+    check(gens, "no chip files found")
+    proc, where = run(["--help"], tmp)
+    first = proc.stdout.splitlines()[0]
+    with open(os.path.join(SRC, "README.md")) as f:
+        readme = f.read()
+    intro = readme.split("## What tpusim is", 1)[1].split("\n\n", 2)[1]
+    for g in gens:
+        check(re.search(r"\b{}\b".format(g), first), "--help does not name {}: {!r}".format(g, first), where)
+        check(re.search(r"\b{}\b".format(g), intro), "README's 'What tpusim is' does not name {}".format(g))
+
+
+def test_plot_units(tmp):
+    """Sweep plots draw byte columns in GiB and label axes and legends with the columns' meaning (the
+    units and docs sweep.json carries)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("plot_sweep", os.path.join(SRC, "scripts", "plot_sweep.py"))
+    ps = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ps)
+    out = os.path.join(tmp, "sw")
+    proc, where = run(["sweep", os.path.join(SRC, "configs", "sweeps", "precision.yaml"), "--shard", "0/6",
+                       "--set", "workload.steps=2", "--out", out, "-q", "--no-plots"], tmp)
+    with open(os.path.join(out, "sweep.json")) as f:
+        desc = json.load(f)
+    check(desc["figures"]["peak_hbm_bytes"]["unit"] == "bytes", "sweep.json lacks figure units", where)
+    ps.FIGURES.update(desc["figures"])
+    check(ps.axis_label(["peak_hbm_bytes"]) == "peak HBM use per device (GiB)",
+          "axis label: " + ps.axis_label(["peak_hbm_bytes"]))
+    check(abs(ps.value({"peak_hbm_bytes": str(3 << 30)}, "peak_hbm_bytes") - 3.0) < 1e-12, "bytes not in GiB")
+    check(ps.words("breakdown_compile_s") == "XLA compilation", "legend: " + ps.words("breakdown_compile_s"))
+    check(ps.axis_label(["breakdown_compile_s", "breakdown_host_s"]) == "time (s)", "stacked axis label")
+
+
 def main():
     global TPUSIM, SRC, HW, KERNEL
     if len(sys.argv) < 4:
