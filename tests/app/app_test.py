@@ -843,6 +843,35 @@ def test_generations_named(tmp):
         check(re.search(r"\b{}\b".format(g), intro), "README's 'What tpusim is' does not name {}".format(g))
 
 
+REF = re.compile(r"(?<![\w/.-])((?:docs|configs|scripts|data|tests|bench|sim|compiler|models|workloads|app|config|"
+                 r"sweep|traces|python)/[\w./-]*\w\.(?:md|yaml|py|sh|json|csv|cc|h|txt|sbatch))")
+
+
+def test_doc_references(tmp):
+    """Every repository path named in the docs, configs and sources exists (no DESIGN.md or other file
+    the repository does not hold). Tests are skipped (they name scratch files), as are fenced code blocks
+    in Markdown (example output)."""
+    bad = []
+    for root, dirs, files in os.walk(SRC):
+        rel_root = os.path.relpath(root, SRC)
+        dirs[:] = [d for d in dirs if not d.startswith((".", "build", "out")) and
+                   not (rel_root == "." and d == "tests")]
+        for fn in files:
+            if not fn.endswith((".md", ".yaml", ".py", ".sh", ".cc", ".h", ".txt", ".cmake")):
+                continue
+            path = os.path.join(root, fn)
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            if fn.endswith(".md"):
+                text = re.sub(r"```.*?```", "", text, flags=re.S)
+            if "DESIGN.md" in text:
+                bad.append("{}: DESIGN.md".format(os.path.relpath(path, SRC)))
+            for m in REF.finditer(text):
+                if not os.path.exists(os.path.join(SRC, m.group(1))):
+                    bad.append("{}: {}".format(os.path.relpath(path, SRC), m.group(1)))
+    check(not bad, "references to files that do not exist:\n  " + "\n  ".join(sorted(set(bad))))
+
+
 def test_plot_units(tmp):
     """Sweep plots draw byte columns in GiB and label axes and legends with the columns' meaning (the
     units and docs sweep.json carries)."""
