@@ -43,6 +43,8 @@ if ((${#missing[@]} > 0)); then
   apt-get update -q >&2 || fail "apt-get update failed"
   apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 || fail "apt-get install ${missing[*]} failed"
 fi
+# The daemons live in /usr/sbin, which a non-login PATH may lack.
+export PATH="$PATH:/usr/sbin:/sbin"
 for cmd in munged munge slurmctld slurmd sbatch squeue scontrol scancel sinfo; do
   command -v "$cmd" >/dev/null || fail "$cmd is not on PATH after installing ${packages[*]}"
 done
