@@ -25,6 +25,7 @@ say() { echo "slurm_sweep_test: $*" >&2; }
 skip() { say "SKIPPED: $*"; exit 77; }
 fail() { say "FAILED: $*"; exit 1; }
 
+[[ "$shards" =~ ^[1-9][0-9]*$ ]] || fail "SHARDS must be a positive integer, not '$shards'"
 [[ -x "$tpusim" ]] || fail "no tpusim binary at $tpusim (build first: scripts/build.sh)"
 [[ "$(id -u)" -eq 0 ]] || skip "starting munged, slurmctld and slurmd needs root (run as root, e.g. in a CI container)"
 
@@ -55,7 +56,6 @@ mkdir -p "$tmp"/{munge,state,spool,log,run,work}
 chmod 0700 "$tmp"/munge
 pids=()      # daemons this script started, in start order
 job_ids=()   # jobs this script submitted
-status_file="$tmp/status"
 
 stop_pid() {  # TERM, then KILL after 10 s; only our own children
   local pid="$1" i
