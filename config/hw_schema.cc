@@ -244,6 +244,67 @@ const Schema<PcieParams>& pcie_schema() {
   return s;
 }
 
+// docs/energy.md derives every value of the shipped chips; "calibrated" ones are fitted to the
+// published chip power (docs/calibration.md, "Energy").
+const Schema<PowerParams>& power_schema() {
+  static const Schema<PowerParams> s = [] {
+    Schema<PowerParams> s("Power",
+                          "The chip's power model: static power plus energy per counted event (docs/energy.md). "
+                          "Energy = static_w × time × chips + Σ events × pJ/event. Absent: runs report no energy.");
+    s.field(&PowerParams::static_w, "static_w")
+        .unit("W")
+        .min(0)
+        .max(2000)
+        .doc("per chip, drawn whenever the slice is up (idle, compiling or computing): leakage, clock tree, HBM "
+             "refresh, host interface")
+        .source("calibrated to the published minimum chip power, see docs/calibration.md");
+    s.field(&PowerParams::mxu_pj_per_flop, "mxu_pj_per_flop")
+        .unit("pJ/flop")
+        .min(0)
+        .max(1000)
+        .doc("per MXU flop (2 per multiply-accumulate), including operand and partial-sum movement in the array "
+             "and the VMEM reads that feed it")
+        .source("calibrated to the published maximum chip power on a compute-bound matmul, see docs/calibration.md");
+    s.field(&PowerParams::vpu_pj_per_vreg_op, "vpu_pj_per_vreg_op")
+        .unit("pJ")
+        .min(0)
+        .max(1e6)
+        .doc("per vector-register operation of the VPU (sublanes × lanes 32-bit elements; ALU, EUP, XLU, VMEM "
+             "load or store)")
+        .source("Horowitz, ISSCC 2014 (fp32 op and register-file energy), scaled to the node; docs/energy.md");
+    s.field(&PowerParams::hbm_pj_per_byte, "hbm_pj_per_byte")
+        .unit("pJ/byte")
+        .min(0)
+        .max(1e4)
+        .doc("per byte moved between HBM and VMEM (DRAM core, I/O and the PHY)")
+        .source("HBM2 ≈ 3.9 pJ/bit: O'Connor et al., MICRO 2017; docs/energy.md");
+    s.field(&PowerParams::ici_pj_per_byte, "ici_pj_per_byte")
+        .unit("pJ/byte")
+        .min(0)
+        .max(1e4)
+        .doc("per byte a core sends over ICI to another chip (SerDes, router)")
+        .source("assumption: long-reach electrical SerDes, ≈ 5 pJ/bit; docs/energy.md");
+    return s;
+  }();
+  return s;
+}
+
+const Schema<CostParams>& cost_schema() {
+  static const Schema<CostParams> s = [] {
+    Schema<CostParams> s("Cost", "The price of the hardware, editable (e.g. --set chip.cost.usd_per_chip_hour=1.35 for a "
+                                 "committed-use price). Absent: runs report no cost.");
+    s.field(&CostParams::usd_per_chip_hour, "usd_per_chip_hour")
+        .unit("USD")
+        .min(0)
+        .max(1e4)
+        .doc("price of one chip for one hour; a run costs its simulated wall time × chips × this")
+        .source("Google Cloud TPU pricing page, on-demand list price (varies by region and commitment); "
+                "docs/energy.md");
+    return s;
+  }();
+  return s;
+}
+
 const Schema<TopologyParams>& topology_schema() {
   static const Schema<TopologyParams> s = [] {
     Schema<TopologyParams> s("Topology", "How the slice's chips are joined by ICI: a mesh, or a torus where wraparound is set.");
@@ -335,6 +396,8 @@ const Schema<ChipParams>& chip_schema() {
     s.section(&ChipParams::noc, "noc", noc_schema());
     s.section(&ChipParams::ici, "ici", ici_schema());
     s.section(&ChipParams::pcie, "pcie", pcie_schema());
+    s.optional_section(&ChipParams::power, "power", power_schema());
+    s.optional_section(&ChipParams::cost, "cost", cost_schema());
     s.check([](const ChipParams& c, const CheckContext& ctx) {
       if (c.hbm.ownership == "per_core" && c.hbm.channels % c.cores != 0)
         ctx.fail("hbm.channels", fmt::format("must be divisible by cores ({}) when hbm.ownership is per_core", c.cores),

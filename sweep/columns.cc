@@ -32,6 +32,16 @@ const std::vector<FigureColumn>& figure_columns() {
       {"breakdown_device_s", "training", "/summary/breakdown_s/device", "s", "time breakdown: device compute"},
       {"breakdown_allreduce_s", "training", "/summary/breakdown_s/allreduce", "s", "time breakdown: gradient all-reduce"},
       {"breakdown_eval_s", "training", "/summary/breakdown_s/eval", "s", "time breakdown: evaluation"},
+      // energy and cost (docs/energy.md); empty when the chip has no power / cost section
+      {"energy_per_step_j", "training", "/summary/energy/per_step_j", "J", "one steady train step, whole slice"},
+      {"energy_total_j", "training", "/summary/energy/total_j", "J", "the whole run, whole slice"},
+      {"average_power_w_per_chip", "training", "/summary/energy/average_power_w_per_chip", "W",
+       "run energy over run time and chips"},
+      {"steady_power_w_per_chip", "training", "/summary/energy/steady_power_w_per_chip", "W",
+       "steady step energy over step time and chips"},
+      {"examples_per_j", "training", "/summary/energy/examples_per_j", "examples/J", "global batch over per-step energy"},
+      {"usd_total", "training", "/summary/cost/usd_total", "USD", "run time x chips x usd_per_chip_hour"},
+      {"usd_per_1k_steps", "training", "/summary/cost/usd_per_1k_steps", "USD", "1000 steady steps on the slice"},
       // kind: kernel (README, "Reports")
       {"device_cycles", "kernel", "/summary/device_cycles", "cycles", "core clock cycles from launch to the last completion"},
       {"device_time_s", "kernel", "/summary/device_time_s", "s", "the same in seconds"},
@@ -44,6 +54,12 @@ const std::vector<FigureColumn>& figure_columns() {
       {"peak_hbm_gbyte_per_s", "kernel", "/summary/peak_hbm_gbyte_per_s", "GB/s", "HBM peak of the cores used (the bandwidth roof)"},
       {"hbm_bandwidth_utilization", "kernel", "/summary/hbm_bandwidth_utilization", "fraction", "achieved / peak GB/s"},
       {"flops_per_byte", "kernel", "", "flop/byte", "arithmetic intensity: flops / hbm_bytes (the roofline's x)"},
+      {"energy_total_j", "kernel", "/summary/energy/total_j", "J", "the kernel's chip over the device time"},
+      {"average_power_w_per_chip", "kernel", "/summary/energy/average_power_w_per_chip", "W",
+       "energy over device time (the chip's other cores idle)"},
+      {"all_cores_power_w_per_chip", "kernel", "/summary/energy/all_cores_power_w_per_chip", "W",
+       "chip power if every core ran the kernel"},
+      {"usd_total", "kernel", "/summary/cost/usd_total", "USD", "device time x chips x usd_per_chip_hour"},
   };
   return c;
 }

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "workloads/energy_report.h"
+
 #include "config/config_error.h"
 #include "models/kernel_specs.h"
 #include "traces/chrome_trace.h"
@@ -281,6 +283,9 @@ json make_report(const HwConfig& hw, const WorkloadConfig& w, const KernelRunRes
                     {"fusions", s.fusions},
                     {"instructions", s.instructions}};
 
+  rep["summary"]["energy"] = kernel_energy_json(kernel_energy(hw, r));
+  rep["summary"]["cost"] = cost_json(kernel_cost(hw, r));
+
   // One unit per numeric field outside `blocks` (whose stats carry their own units).
   rep["units"] = {
       {"run.wall_time_s", "s"},
@@ -320,10 +325,13 @@ json make_report(const HwConfig& hw, const WorkloadConfig& w, const KernelRunRes
       {"summary.instructions", "count"},
   };
   rep["op_profile"] = op_profile_json(r.run.op_profile);
+  add_energy_units(rep["units"]);
   rep["units"]["op_profile[].count"] = "count";
   rep["units"]["op_profile[].time_s"] = "s";
   rep["units"]["op_profile[].flops"] = "flop";
   rep["units"]["op_profile[].hbm_bytes"] = "bytes";
+  rep["units"]["op_profile[].vpu_vreg_ops"] = "count (vector-register operations)";
+  rep["units"]["op_profile[].ici_bytes"] = "bytes (sent to other chips)";
   for (const char* b : {"compute", "memory", "vpu", "ici"}) rep["units"][fmt::format("op_profile[].{}_bound_s", b)] = "s";
   rep["blocks"] = r.run.stats;
   rep["config"] = {{"hw_yaml", ctx.hw_dump}, {"workload_yaml", ctx.workload_dump}};
@@ -342,6 +350,8 @@ json op_profile_json(const OpProfile& p) {
     o["time_s"] = e.time_s;
     o["flops"] = e.flops;
     o["hbm_bytes"] = e.hbm_bytes;
+    o["vpu_vreg_ops"] = e.vpu_vreg_ops;
+    o["ici_bytes"] = e.ici_bytes;
     o["compute_bound_s"] = e.compute_bound_s;
     o["memory_bound_s"] = e.memory_bound_s;
     o["vpu_bound_s"] = e.vpu_bound_s;
@@ -432,6 +442,7 @@ std::string format_summary(const HwConfig& hw, const WorkloadConfig& w, const Ke
                             grouped(s.ideal_compute_cycles), grouped(s.ideal_hbm_cycles),
                             safe_div(1, s.ideal_bound_fraction)));
   line("program", fmt::format("{} fusions, {} instructions", s.fusions, grouped(s.instructions)));
+  if (const std::string e = kernel_energy_text(kernel_energy(hw, r), kernel_cost(hw, r)); !e.empty()) line("energy", e);
 
   if (!r.run.op_profile.entries.empty()) {
     o += fmt::format("\nwhere the time goes (chip {} core {}; op_profile in report.json)\n", r.run.op_profile.chip,

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "workloads/energy_report.h"
+
 namespace tpusim {
 namespace {
 
@@ -28,17 +30,6 @@ json memory_json(const compiler::MemoryBreakdown& m) {
 
 json collective_times_json(const CollectiveTimes& t) {
   return {{"allreduce", t.allreduce_s}, {"allgather", t.allgather_s}, {"reducescatter", t.reducescatter_s}};
-}
-
-// The program the op profile summary shows: the train program run most often (else any).
-const ProgramRecord* main_train_program(const TrainingRunResult& r) {
-  const ProgramRecord* best = nullptr;
-  for (const ProgramRecord& p : r.programs) {
-    if (!p.op_profile || p.op_profile->entries.empty()) continue;
-    auto rank = [](const ProgramRecord& x) { return std::pair(x.graph == "train", x.executions); };
-    if (!best || rank(p) > rank(*best)) best = &p;
-  }
-  return best;
 }
 
 }  // namespace
@@ -119,6 +110,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                    {{"compile", b.compile}, {"warmup", b.warmup}, {"host", b.host}, {"device", b.device},
                     {"allreduce", b.allreduce}, {"eval", b.eval}}}};
   j["summary"]["sharding"] = t.sharding;
+  j["summary"]["energy"] = training_energy_json(training_energy(hw, r));
+  j["summary"]["cost"] = cost_json(training_cost(hw, r));
   j["summary"]["memory"] = memory_json(r.peak_memory);
   j["summary"]["collectives"] = {
       {"allreduce", {{"time_s", r.collective_time.allreduce_s}, {"bytes", r.allreduce_bytes}}},
@@ -222,6 +215,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"programs[].op_profile[].time_s", "s (per execution)"},
             {"programs[].op_profile[].flops", "flop (per core, per execution)"},
             {"programs[].op_profile[].hbm_bytes", "bytes (per core, per execution)"},
+            {"programs[].op_profile[].vpu_vreg_ops", "count (vector-register operations, per core, per execution)"},
+            {"programs[].op_profile[].ici_bytes", "bytes (sent to other chips, per core, per execution)"},
             {"programs[].op_profile[].compute_bound_s", "s (per execution)"},
             {"programs[].op_profile[].memory_bound_s", "s (per execution)"},
             {"programs[].op_profile[].vpu_bound_s", "s (per execution)"},
@@ -232,6 +227,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"processes[].train_examples", "examples (incl. even_batches fill)"},
             {"processes[].eval_examples", "examples (incl. even_batches fill)"},
             {"steps[].compiling_processes", "count"}};
+  add_energy_units(u);
   j["units"] = u;
   j["config"] = {{"hw_yaml", ctx.hw_dump}, {"workload_yaml", ctx.workload_dump}};
   return j;
@@ -292,6 +288,8 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                             gib(r.allgather_bytes), dur(ct.reducescatter_s), gib(r.reducescatter_bytes)));
   line("MXU", fmt::format("{:.1f}% utilization while executing, MFU {:.1f}% of steady steps; padding wastes "
                           "{:.1f}% of tokens", 100 * r.mxu_utilization, 100 * r.mfu, 100 * r.padding_waste));
+  if (const std::string e = training_energy_text(training_energy(hw, r), training_cost(hw, r)); !e.empty())
+    line("energy", e);
   for (const XlaDiagnostic& d : r.diagnostics)
     o += fmt::format("warning: {} (in {} train steps)\n", d.message, d.occurrences);
   o += "\nwhere did the time go\n";
@@ -315,7 +313,7 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   for (const ProgramRecord& p : r.programs)
     o += fmt::format("  {:<{}} {:>6} runs  compile {:>9}  device {:>9}  peak HBM {}\n", p.name, width, p.executions,
                      dur(p.compile_s), dur(p.device_s), gib(p.peak_hbm_bytes));
-  if (const ProgramRecord* mp = main_train_program(r)) {
+  if (const ProgramRecord* mp = steady_train_program(r)) {
     const OpProfile& op = *mp->op_profile;
     o += fmt::format("\nwhere the step time goes: {}, {} per step (chip {} core {})\n"
                      "  the costliest kernels, a layer's copies as one row (every kernel: programs[].op_profile)\n",

@@ -7,6 +7,8 @@
 #include "sim/cmem/cmem_params.h"
 #include "sim/core/core_params.h"
 #include "sim/hbm/hbm_params.h"
+#include "sim/power/cost_params.h"
+#include "sim/power/power_params.h"
 
 namespace tpusim {
 
@@ -42,6 +44,8 @@ struct ChipParams {
   NocParams noc;
   IciParams ici;
   PcieParams pcie;
+  std::optional<PowerParams> power;  // absent: no energy figures (sim/power/energy_model.h)
+  std::optional<CostParams> cost;    // absent: no cost figures
 };
 
 // Devices per chip as frameworks see them (1 on a megacore chip, else one per core) and the

@@ -38,6 +38,11 @@ const char* op_bound_name(OpBound b) {
   return "?";
 }
 
+// Vector-register operations of `w`, every slot counted (the energy model's VPU event).
+static uint64_t vreg_ops(const isa::VpuWork& w) {
+  return w.alu_vregs + w.eup_vregs + w.xlu_vregs + w.vld_vregs + w.vst_vregs;
+}
+
 // The `bound` rule of op_profile.h.
 static void classify(OpProfileEntry& e) {
   const double b = e.max_bound_s();
@@ -166,7 +171,7 @@ OpProfile OpProfileRecorder::profile(const CorePlan& cp, const HwConfig& hw, uin
   // (millions of instructions): a kernel's VPU work is in the table, its background instructions
   // and transfers are in the unit queues (stream order); only runs outside the kernels are read.
   std::vector<SegmentTiming> timing(segs);
-  std::vector<uint64_t> vpu(segs, 0), ici(segs, 0);
+  std::vector<uint64_t> vpu(segs, 0), ici(segs, 0), vregs(segs, 0), ici_bytes(segs, 0);
   std::vector<uint8_t> transfers(segs, 0), async(segs, 0);
   auto walk = [&](uint32_t unit, auto&& visit) {
     const uint32_t* q = cp.queues.row(unit);
@@ -179,10 +184,14 @@ OpProfile OpProfileRecorder::profile(const CorePlan& cp, const HwConfig& hw, uin
   for (size_t s = 0; s < segs; ++s) {
     if (kernel_[s] != kOutside) {
       vpu[s] = vpu_issue_cycles(hw.chip.core.vpu, stream.kernels[kernel_[s]].vpu);
+      vregs[s] = vreg_ops(stream.kernels[kernel_[s]].vpu);
       continue;
     }
     for (uint32_t i = first_[s]; i < first_[s + 1]; ++i)
-      if (stream.instrs[i].op == isa::Op::kVpu) vpu[s] += vpu_issue_cycles(hw.chip.core.vpu, stream.instrs[i].vpu);
+      if (stream.instrs[i].op == isa::Op::kVpu) {
+        vpu[s] += vpu_issue_cycles(hw.chip.core.vpu, stream.instrs[i].vpu);
+        vregs[s] += vreg_ops(stream.instrs[i].vpu);
+      }
   }
   for (uint32_t u : {UnitIndex::kDmaAsync, UnitIndex::kVpuAsync}) walk(u, [&](uint32_t, uint32_t s) { async[s] = 1; });
   walk(UnitIndex::kRecv, [&](uint32_t, uint32_t s) { transfers[s] = 1; });
@@ -204,6 +213,7 @@ OpProfile OpProfileRecorder::profile(const CorePlan& cp, const HwConfig& hw, uin
     if (in.op == isa::Op::kSend) {
       const uint32_t peer = cp.peer(i).chip;
       const uint32_t st = peer == cp.chip ? ports : ici_next_port(hw.slice.topology, cp.chip, peer);
+      if (peer != cp.chip) ici_bytes[s] += in.bytes;
       stage[st] += send_estimate(hw, cp.chip, peer, in.bytes).stream_cycles;
     } else {
       const bool load = in.op == isa::Op::kHostLoad;
@@ -251,6 +261,8 @@ OpProfile OpProfileRecorder::profile(const CorePlan& cp, const HwConfig& hw, uin
     }
     e.vpu_bound_s += clock.seconds(vpu[s]);
     e.ici_bound_s += clock.seconds(ici[s]);
+    e.vpu_vreg_ops += vregs[s];
+    e.ici_bytes += ici_bytes[s];
     e.transfers |= transfers[s] != 0;
   }
   for (OpProfileEntry& e : p.entries) {
@@ -280,6 +292,8 @@ OpProfile group_op_profile(const OpProfile& p) {
     x.time_s += e.time_s;
     x.flops += e.flops;
     x.hbm_bytes += e.hbm_bytes;
+    x.vpu_vreg_ops += e.vpu_vreg_ops;
+    x.ici_bytes += e.ici_bytes;
     x.compute_bound_s += e.compute_bound_s;
     x.memory_bound_s += e.memory_bound_s;
     x.vpu_bound_s += e.vpu_bound_s;

@@ -58,6 +58,10 @@ struct OpProfileEntry {
   double time_s = 0;
   uint64_t flops = 0;       // the kernel table's accounting
   uint64_t hbm_bytes = 0;
+  // Events the energy model counts (sim/power/energy_model.h): the VPU's vector-register operations
+  // (every VLIW slot: ALU, EUP, XLU, loads, stores) and the bytes sent over ICI to other chips.
+  uint64_t vpu_vreg_ops = 0;
+  uint64_t ici_bytes = 0;
   double compute_bound_s = 0, memory_bound_s = 0, vpu_bound_s = 0, ici_bound_s = 0;
   bool transfers = false;   // has kSend/kRecv/kHostLoad/kHostStore instructions
   OpBound bound = OpBound::kFixed;

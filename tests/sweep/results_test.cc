@@ -87,6 +87,26 @@ TEST(Results, ColumnsHaveUnitsAndFollowTheKind) {
   EXPECT_NE(std::find(kernel.begin(), kernel.end(), "flops_per_byte"), kernel.end());
 }
 
+TEST(Results, EnergyAndCostColumnsReadTheReport) {
+  const auto training = csv_columns({}, "training");
+  for (const char* c : {"energy_per_step_j", "energy_total_j", "average_power_w_per_chip", "examples_per_j", "usd_total"})
+    EXPECT_NE(std::find(training.begin(), training.end(), c), training.end()) << c;
+  const auto kernel = csv_columns({}, "kernel");
+  for (const char* c : {"energy_total_j", "average_power_w_per_chip", "usd_total"})
+    EXPECT_NE(std::find(kernel.begin(), kernel.end(), c), kernel.end()) << c;
+  const ojson report = ojson::parse(R"({"summary": {"energy": {"per_step_j": 74.5, "examples_per_j": 0.43},
+                                                    "cost": {"usd_total": 0.15}}})");
+  const ojson bare = ojson::parse(R"({"summary": {"energy": null, "cost": null}})");
+  for (const FigureColumn& c : figure_columns()) {
+    if (c.kind != "training") continue;
+    if (c.name == "energy_per_step_j") EXPECT_EQ(figure_value(c, report), 74.5);
+    if (c.name == "examples_per_j") EXPECT_EQ(figure_value(c, report), 0.43);
+    if (c.name == "usd_total") EXPECT_EQ(figure_value(c, report), 0.15);
+    if (c.pointer.rfind("/summary/energy", 0) == 0 || c.pointer.rfind("/summary/cost", 0) == 0)
+      EXPECT_TRUE(figure_value(c, bare).is_null()) << c.name;  // a chip without power / cost: empty cells
+  }
+}
+
 TEST(Results, SortedRewriteAndReadBack) {
   TempDir dir;
   write_sorted(dir.str(), kColumns, {kernel_record(7, 1, "ok"), kernel_record(2, 2, "failed"), kernel_record(5, 3, "ok")});
