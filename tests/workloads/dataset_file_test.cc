@@ -135,6 +135,12 @@ TEST(DatasetFileErrors, NameFileLineAndFieldOrColumn) {
   EXPECT_TRUE(contains(e.suggestion, "n_tok")) << e.suggestion;
   e = error_of([] { parse_length_file("{\"length\": 4.5}\n", "d.jsonl"); });
   EXPECT_EQ(e.yaml_path, "length");
+  e = error_of([] { parse_length_file("{\"length\": {\"n\": 4}, \"len\": 3}\n", "d.jsonl"); });
+  EXPECT_EQ(e.yaml_path, "length");  // the preferred field, even when a later one would do
+  e = error_of([] { parse_length_file("{\"input_ids\": []}\n", "d.jsonl"); });
+  EXPECT_TRUE(contains(e.rule, "empty list")) << e.rule;
+  e = error_of([] { parse_length_file("[4]\n", "d.jsonl"); });
+  EXPECT_TRUE(contains(e.rule, "must be an object")) << e.rule;
   e = error_of([] { parse_length_file("{\"length\": 4\n", "d.jsonl"); });
   EXPECT_TRUE(contains(e.rule, "not valid JSON")) << e.rule;
 
