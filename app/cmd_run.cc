@@ -89,6 +89,14 @@ HwConfig load_hw(const RunArgs& a, const std::vector<Override>& overrides, std::
   return load_builtin_hw(config::file_stem(kDefaultHwFile), embedded_files(), overrides, origin);
 }
 
+std::function<HwConfig(const std::string&, const WorkloadConfig&, const std::vector<Override>&, std::string*)> sweep_hw_loader() {
+  return [](const std::string& ref, const WorkloadConfig& w, const std::vector<Override>& overrides, std::string* origin) {
+    RunArgs a;
+    a.hw_file = ref;
+    return load_hw(a, overrides, origin, &w);
+  };
+}
+
 void check_workload_hw(const WorkloadConfig& workload) {
   if (workload.hw.empty()) return;
   std::string origin;

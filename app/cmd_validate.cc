@@ -87,7 +87,9 @@ int validate(const std::vector<std::string>& files) {
         case ConfigKind::kHardware: load_hw_config(f); break;
         case ConfigKind::kChip: load_chip_params(f); break;
         case ConfigKind::kSweep: {
-          const sweep::SweepPlan plan = sweep::plan_sweep(f);
+          sweep::PlanOptions po;
+          po.load_hw = sweep_hw_loader();
+          const sweep::SweepPlan plan = sweep::plan_sweep(f, po);
           // Points whose own values do not load are legal (they fail when run); say so.
           for (const auto& p : plan.points)
             if (!p.invalid.empty())

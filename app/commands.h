@@ -56,6 +56,8 @@ int validate(const std::vector<std::string>& files);
 // take a file or a built-in name (config/hw_loader.h).
 HwConfig load_hw(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin,
                  const WorkloadConfig* workload = nullptr);
+// load_hw as a sweep plan calls it (sweep::PlanOptions::load_hw): REF is the point's --hw ("" = none).
+std::function<HwConfig(const std::string&, const WorkloadConfig&, const std::vector<Override>&, std::string*)> sweep_hw_loader();
 // The hardware a workload names with `hw:`, checked (tpusim validate); nothing when it names none.
 void check_workload_hw(const WorkloadConfig& workload);
 WorkloadConfig load_workload(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin);

@@ -419,7 +419,7 @@ std::vector<uint32_t> parse_length_file(std::string_view text, const std::string
   return out;
 }
 
-std::vector<uint32_t> read_length_file(const LengthFileRef& ref, const ErrorWhere& where) {
+void require_length_file(const LengthFileRef& ref, const ErrorWhere& where) {
   std::error_code ec;
   if (ref.path.empty()) throw where.error(ref.path, "names no file", "write file:PATH or a path ending in .json, .jsonl, .txt or .csv");
   if (!fs::exists(ref.path, ec)) {
@@ -428,6 +428,11 @@ std::vector<uint32_t> read_length_file(const LengthFileRef& ref, const ErrorWher
                       "--set and the embedded default workload, to the working directory)",
                       nearby_files_hint(ref.path));
   }
+}
+
+std::vector<uint32_t> read_length_file(const LengthFileRef& ref, const ErrorWhere& where) {
+  std::error_code ec;
+  require_length_file(ref, where);
   if (fs::is_directory(ref.path, ec)) throw ConfigError({ref.path, "", 0, "", "is a directory, not a dataset file", ""});
   // One read of the whole file: stdio with a known size is the fastest portable way.
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(ref.path.c_str(), "rb"), &std::fclose);

@@ -34,6 +34,8 @@ LengthFileRef split_file_ref(std::string_view ref);
 // `file:` prefix and `#field`; any other reference is returned unchanged.
 std::string resolve_file_ref(std::string_view ref, const std::string& base_dir);
 
+// The file exists (a missing one: ConfigError at `where`, listing the closest files beside it).
+void require_length_file(const LengthFileRef& ref, const ErrorWhere& where);
 // The untruncated lengths in file order. Errors (ConfigError) name the file and line (and field or
 // column); a missing file lists the closest files beside it. `where` names the workload key in the
 // message of a missing file.

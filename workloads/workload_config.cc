@@ -366,13 +366,16 @@ void take_hw(config::Node& root, WorkloadConfig& w, const std::string& base_dir)
 }
 
 // A dataset file written in the workload file is relative to its directory; one from --set stays
-// relative to the working directory.
+// relative to the working directory. A missing file is reported here, where the key's line is known.
 void resolve_dataset_paths(config::Node& root, const std::string& origin, const std::string& base_dir) {
   config::Node* d = root.find("dataset");
-  if (base_dir.empty() || !d || !d->is_map()) return;
-  for (const char* split : {"train", "eval"})
-    if (config::Node* n = d->find(split); n && n->kind == config::Node::Kind::Scalar && n->file == origin)
-      n->scalar = data::resolve_file_ref(n->scalar, base_dir);
+  if (!d || !d->is_map()) return;
+  for (const char* split : {"train", "eval"}) {
+    config::Node* n = d->find(split);
+    if (!n || n->kind != config::Node::Kind::Scalar || !data::is_file_ref(n->scalar)) continue;
+    if (!base_dir.empty() && n->file == origin) n->scalar = data::resolve_file_ref(n->scalar, base_dir);
+    data::require_length_file(data::split_file_ref(n->scalar), {n->file, std::string("dataset.") + split, n->line});
+  }
 }
 
 WorkloadConfig finish(config::Node root, const std::string& origin, const std::vector<Override>& overrides,
