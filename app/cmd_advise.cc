@@ -18,8 +18,8 @@ int advise(const RunArgs& a) {
   for (const auto& s : a.sets) all.push_back(parse_override(s));
   const SplitOverrides split = split_overrides(all);
   std::string hw_origin, workload_origin;
-  const HwConfig hw = load_hw(a, split.hw, &hw_origin);
   const WorkloadConfig w = load_workload(a, split.workload, &workload_origin);
+  const HwConfig hw = load_hw(a, split.hw, &hw_origin, &w);
   if (w.kind != "training")
     throw input_error("--workload", "tpusim advise needs a training workload (kind: training)", workload_origin);
   if (!a.out_dir.empty()) {

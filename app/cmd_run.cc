@@ -16,6 +16,7 @@
 #include "config/config_error.h"
 #include "config/hw_loader.h"
 #include "config/suggest.h"
+#include "config/tree.h"
 #include "sim/engine/engine.h"
 #include "traces/chrome_trace.h"
 #include "workloads/kernel_run.h"
@@ -39,7 +40,7 @@ void print_outputs(const std::string& report_path, const ChromeTraceFile* trace)
 
 namespace fs = std::filesystem;
 
-constexpr const char* kEmbeddedPrefix = "(embedded) ";
+constexpr const char* kEmbeddedPrefix = kEmbeddedOrigin;  // config/hw_loader.h
 constexpr const char* kDefaultOutDir = "out";
 
 // Stage messages on stderr, only for a person at a terminal (never in logs or pipes).
@@ -77,21 +78,29 @@ const std::string& embedded(const char* key) {
 
 }  // namespace
 
-HwConfig load_hw(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin) {
-  if (!a.hw_file.empty()) {
-    *origin = a.hw_file;
-    return load_hw_config(a.hw_file, overrides);
-  }
-  // `include:` paths in the default are relative to configs/hw/; serve them from the embedded copies.
-  const std::string base = fs::path(kDefaultHwFile).parent_path().string();
-  std::map<std::string, std::string> includes;
-  for (const auto& [path, text] : embedded_files()) {
-    // Keyed both relative to configs/hw/ (as a slice file writes its include) and from the root.
-    if (path.rfind(base + "/", 0) == 0) includes.emplace(path.substr(base.size() + 1), text);
-    includes.emplace(path, text);
-  }
-  *origin = std::string(kEmbeddedPrefix) + kDefaultHwFile;
-  return load_hw_config_text(embedded(kDefaultHwFile), *origin, base, overrides, &includes);
+HwConfig load_hw(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin,
+                 const WorkloadConfig* workload) {
+  // Precedence: --hw, then the workload's `hw:` (relative to the workload file), then the default.
+  if (!a.hw_file.empty()) return load_hw_ref(a.hw_file, "", embedded_files(), overrides, origin, {"--hw", "", 0, "", "", ""});
+  if (workload && !workload->hw.empty())
+    return load_hw_ref(workload->hw, workload->hw_dir, embedded_files(), overrides, origin,
+                       {workload->hw_origin, "hw", workload->hw_line, "", "", ""});
+  (void)embedded(kDefaultHwFile);  // a default missing from the build is a logic error, not bad input
+  return load_builtin_hw(config::file_stem(kDefaultHwFile), embedded_files(), overrides, origin);
+}
+
+std::function<HwConfig(const std::string&, const WorkloadConfig&, const std::vector<Override>&, std::string*)> sweep_hw_loader() {
+  return [](const std::string& ref, const WorkloadConfig& w, const std::vector<Override>& overrides, std::string* origin) {
+    RunArgs a;
+    a.hw_file = ref;
+    return load_hw(a, overrides, origin, &w);
+  };
+}
+
+void check_workload_hw(const WorkloadConfig& workload) {
+  if (workload.hw.empty()) return;
+  std::string origin;
+  load_hw(RunArgs{}, {}, &origin, &workload);
 }
 
 WorkloadConfig load_workload(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin) {
@@ -204,8 +213,8 @@ int run(const RunArgs& a) {
   SplitOverrides split = split_overrides(all);
 
   RunContext ctx;
-  HwConfig hw = load_hw(a, split.hw, &ctx.hw_file);
   WorkloadConfig workload = load_workload(a, split.workload, &ctx.workload_file);
+  HwConfig hw = load_hw(a, split.hw, &ctx.hw_file, &workload);
   if (!a.engine.empty()) check_engine(a.engine);
   ctx.hw_dump = dump_hw_config(hw);
   ctx.workload_dump = dump_workload_config(workload);

@@ -76,6 +76,7 @@ int sweep(const SweepArgs& a) {
   require_file(a.file);
   sweep::PlanOptions po;
   po.extra_sets = a.sets;
+  po.load_hw = sweep_hw_loader();
   const sweep::SweepPlan plan = sweep::plan_sweep(a.file, po);
   if (a.dry_run) {
     print_dry_run(plan);

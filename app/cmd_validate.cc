@@ -1,6 +1,7 @@
 // `tpusim validate FILE...`: check configs without simulating: workloads, hardware (slice) files, the
 // chip files they include, and sweep files (planned in full: base files, axis paths, every point's
-// configs). Prints "ok FILE" per good file and every error; exit 2 if any file is bad.
+// configs), and a workload's `hw:` and dataset files and keys. Prints "ok FILE" per good file and
+// every error; exit 2 if any file is bad.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -60,6 +61,20 @@ ConfigKind detect(const std::string& path) {
   return ConfigKind::kHardware;
 }
 
+// Beyond the schema: the hardware the workload names (`hw:`) and its dataset files and table keys
+// load (synthetic specs are checked by the schema; their size depends on the run).
+void check_workload(const WorkloadConfig& w, const std::string& file) {
+  check_workload_hw(w);
+  if (w.kind != "training") return;
+  for (const auto& [split, ref] : {std::pair{"dataset.train", w.training.dataset.train}, std::pair{"dataset.eval", w.training.dataset.eval}}) {
+    if (ref.empty()) continue;
+    const data::ErrorWhere where{file, split, 0};
+    const data::DatasetRef parsed = data::parse_dataset_ref(ref, where);
+    if (parsed.kind == data::DatasetRef::Kind::kFile) data::load_dataset(parsed, data::LengthTables{}, {}, where);
+    if (parsed.kind == data::DatasetRef::Kind::kTable) data::load_dataset(parsed, dataset_tables(), {}, where);
+  }
+}
+
 }  // namespace
 
 int validate(const std::vector<std::string>& files) {
@@ -68,11 +83,13 @@ int validate(const std::vector<std::string>& files) {
     try {
       require_file(f);
       switch (detect(f)) {
-        case ConfigKind::kWorkload: load_workload_config(f); break;
+        case ConfigKind::kWorkload: check_workload(load_workload_config(f), f); break;
         case ConfigKind::kHardware: load_hw_config(f); break;
         case ConfigKind::kChip: load_chip_params(f); break;
         case ConfigKind::kSweep: {
-          const sweep::SweepPlan plan = sweep::plan_sweep(f);
+          sweep::PlanOptions po;
+          po.load_hw = sweep_hw_loader();
+          const sweep::SweepPlan plan = sweep::plan_sweep(f, po);
           // Points whose own values do not load are legal (they fail when run); say so.
           for (const auto& p : plan.points)
             if (!p.invalid.empty())

@@ -51,8 +51,15 @@ inline constexpr const char* kDefaultTrainingEngine = "analytical";
 int validate(const std::vector<std::string>& files);
 
 // Config loading shared by the commands (cmd_run.cc): the files named in `a`, or the defaults
-// embedded in the binary; `origin` receives what was loaded (for reports).
-HwConfig load_hw(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin);
+// embedded in the binary; `origin` receives what was loaded (for reports). The hardware is --hw,
+// else the workload's `hw:` (when `workload` is given), else the embedded default; --hw and `hw:`
+// take a file or a built-in name (config/hw_loader.h).
+HwConfig load_hw(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin,
+                 const WorkloadConfig* workload = nullptr);
+// load_hw as a sweep plan calls it (sweep::PlanOptions::load_hw): REF is the point's --hw ("" = none).
+std::function<HwConfig(const std::string&, const WorkloadConfig&, const std::vector<Override>&, std::string*)> sweep_hw_loader();
+// The hardware a workload names with `hw:`, checked (tpusim validate); nothing when it names none.
+void check_workload_hw(const WorkloadConfig& workload);
 WorkloadConfig load_workload(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin);
 // Dataset length tables: configs/datasets/ of the source tree when present, else the embedded copies.
 data::LengthTables dataset_tables();

@@ -37,8 +37,8 @@ int dispatch(int argc, char** argv) {
   RunArgs ra;
   CLI::App* run_cmd = cli.add_subcommand(
       "run", "Run one simulation (default: BERT-base fine-tuning on GLUE MRPC on a TPU v3-8, embedded in the binary)");
-  run_cmd->add_option("--hw", ra.hw_file, "Hardware YAML (default: embedded configs/hw/v3-8.yaml)")
-      ->type_name("FILE");
+  run_cmd->add_option("--hw", ra.hw_file, "Hardware YAML or built-in name such as v3-32 (default: the workload's hw:, else v3-8)")
+      ->type_name("FILE|NAME");
   run_cmd->add_option("--workload", ra.workload_file,
                       "Workload YAML (default: embedded configs/workloads/bert_base_mrpc_v3-8.yaml)")
       ->type_name("FILE");
@@ -69,7 +69,7 @@ int dispatch(int argc, char** argv) {
   RunArgs aa;
   CLI::App* advise_cmd = cli.add_subcommand(
       "advise", "Rank padding, precision and batch-size settings of a training workload by simulated time to train");
-  advise_cmd->add_option("--hw", aa.hw_file, "Hardware YAML (default: embedded configs/hw/v3-8.yaml)")->type_name("FILE");
+  advise_cmd->add_option("--hw", aa.hw_file, "Hardware YAML or built-in name such as v3-32 (default: the workload's hw:, else v3-8)")->type_name("FILE|NAME");
   advise_cmd->add_option("--workload", aa.workload_file,
                          "Training workload YAML (default: embedded configs/workloads/bert_base_mrpc_v3-8.yaml)")
       ->type_name("FILE");

@@ -1,8 +1,10 @@
 #include "config/hw_loader.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "config/hw_schema.h"
+#include "config/suggest.h"
 #include "config/tree.h"
 
 namespace tpusim {
@@ -31,6 +33,61 @@ HwConfig load_hw_config_text(const std::string& yaml, const std::string& origin,
   config::Node root = config::parse_yaml(yaml, origin);
   config::resolve_includes(root, base_dir, embedded_files);
   return finish(std::move(root), origin, overrides);
+}
+
+std::vector<std::string> builtin_hw_names(const std::map<std::string, std::string>& embedded) {
+  const std::string dir = std::string(kBuiltinHwDir) + "/";
+  std::vector<std::string> names;
+  for (const auto& [path, text] : embedded) {
+    // Slice files only: configs/hw/NAME.yaml, not the chip files in configs/hw/chips/.
+    if (path.rfind(dir, 0) != 0 || !path.ends_with(".yaml")) continue;
+    const std::string rest = path.substr(dir.size());
+    if (rest.find('/') == std::string::npos) names.push_back(rest.substr(0, rest.size() - 5));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+HwConfig load_builtin_hw(const std::string& name, const std::map<std::string, std::string>& embedded,
+                         const std::vector<Override>& overrides, std::string* origin) {
+  const std::string dir = std::string(kBuiltinHwDir) + "/";
+  const std::string key = dir + name + ".yaml";
+  // `include:` paths in a slice file are relative to configs/hw/: key the embedded files that way too.
+  std::map<std::string, std::string> includes;
+  for (const auto& [p, text] : embedded) {
+    if (p.rfind(dir, 0) == 0) includes.emplace(p.substr(dir.size()), text);
+    includes.emplace(p, text);
+  }
+  *origin = kEmbeddedOrigin + key;
+  return load_hw_config_text(embedded.at(key), *origin, kBuiltinHwDir, overrides, &includes);
+}
+
+HwConfig load_hw_ref(const std::string& ref, const std::string& base_dir,
+                     const std::map<std::string, std::string>& embedded, const std::vector<Override>& overrides,
+                     std::string* origin, ConfigErrorInfo where) {
+  namespace fs = std::filesystem;
+  const fs::path written(ref);
+  const std::string path =
+      (written.is_absolute() || base_dir.empty()) ? ref : (fs::path(base_dir) / written).lexically_normal().string();
+  std::error_code ec;
+  if (!ref.empty() && fs::is_regular_file(path, ec)) {
+    *origin = path;
+    return load_hw_config(path, overrides);
+  }
+  const std::vector<std::string> names = builtin_hw_names(embedded);
+  std::string name = ref;
+  if (const std::string dir = std::string(kBuiltinHwDir) + "/"; name.rfind(dir, 0) == 0) name = name.substr(dir.size());
+  if (name.ends_with(".yaml")) name.resize(name.size() - 5);
+  if (std::find(names.begin(), names.end(), name) != names.end()) return load_builtin_hw(name, embedded, overrides, origin);
+  where.value = ref;
+  where.rule = "is neither a hardware file (no file '" + path + "') nor a built-in hardware name";
+  const auto near = config::closest(name, names);
+  where.suggestion = (near ? "did you mean '" + *near + "'? " : std::string()) + "built-in: " + config::join(names);
+  if (ref.find('/') != std::string::npos || ref.ends_with(".yaml")) {
+    const std::string files = config::missing_file_hint(path, "hw");
+    if (!files.empty()) where.suggestion += "; " + files;
+  }
+  throw ConfigError(where);
 }
 
 ChipParams load_chip_params(const std::string& path) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "config/hw_loader.h"
 #include "config/suggest.h"
@@ -58,10 +59,39 @@ void check_engine(const SweepConfig& c) {
           near ? "did you mean '" + *near + "'?" : "");
 }
 
+// A hardware reference of the sweep (`hw:`, a value of an `hw` axis): a file relative to the sweep
+// file, else (with a loader that knows them) a built-in name such as v3-32, passed on as written.
+std::string resolve_hw(const SweepConfig& c, const std::string& written, const PlanOptions& o, const std::string& yaml_path) {
+  if (written.empty()) return written;  // none: the workload's hw:, else the default
+  const std::string path = resolve_file(c, written);
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec) || !o.load_hw) {
+    require_file(c, path, yaml_path, "hw");
+    return path;
+  }
+  try {
+    std::string origin;
+    o.load_hw(written, WorkloadConfig{}, {}, &origin);  // a built-in name, or the error listing them
+  } catch (const ConfigError& e) {
+    fail_at(c, yaml_path, "is neither a file (looked for '" + path + "'; paths are relative to the sweep file) nor a built-in hardware name",
+            e.info().suggestion);
+  }
+  return written;
+}
+
+HwConfig load_point_hw(const std::string& hw, const WorkloadConfig& w, const std::vector<Override>& overrides,
+                       const PlanOptions& o, std::string* origin) {
+  if (o.load_hw) return o.load_hw(hw, w, overrides, origin);
+  *origin = hw;
+  return load_hw_config(hw, overrides);
+}
+
 // The base files load without overrides (errors there name that file and line).
-std::string base_kind(const std::string& hw, const std::string& workload) {
-  load_hw_config(hw);
-  return load_workload_config(workload).kind;
+std::string base_kind(const std::string& hw, const std::string& workload, const PlanOptions& o) {
+  const WorkloadConfig w = load_workload_config(workload);
+  std::string origin;
+  load_point_hw(hw, w, {}, o, &origin);
+  return w.kind;
 }
 
 }  // namespace
@@ -84,9 +114,10 @@ SweepPlan plan_sweep(SweepConfig c, const PlanOptions& options) {
   check_engine(c);
   plan.engine = c.engine;
 
-  const std::string hw = resolve_file(c, c.hw), workload = resolve_file(c, c.workload);
-  require_file(c, hw, "hw", "hw");
+  const std::string hw = resolve_hw(c, c.hw, options, "hw"), workload = resolve_file(c, c.workload);
   require_file(c, workload, "workload", "workloads");
+  if (hw.empty() && !options.load_hw)
+    fail_at(c, "hw", "is required here (the caller cannot load a workload's hw:)", "name the hardware file");
 
   std::vector<std::string> fixed;  // `set:` then --set, checked once
   for (size_t i = 0; i < c.set.size(); ++i) {
@@ -108,13 +139,17 @@ SweepPlan plan_sweep(SweepConfig c, const PlanOptions& options) {
   }
 
   const Expansion e = expand(c);
+  std::map<std::string, std::string> hw_values;  // an hw axis value -> what `tpusim run --hw` is given
   for (size_t i = 0; i < c.axes.size(); ++i) {
     if (!is_file_axis(c.axes[i])) continue;
     const auto values = axis_values(c, i);
-    for (size_t j = 0; j < values.size(); ++j)
-      require_file(c, values[j].set_value, fmt::format("axes[{}].values[{}]", i, j), c.axes[i].path == "hw" ? "hw" : "workloads");
+    for (size_t j = 0; j < values.size(); ++j) {
+      const std::string at = fmt::format("axes[{}].values[{}]", i, j);
+      if (c.axes[i].path == "hw") hw_values[values[j].set_value] = resolve_hw(c, c.axes[i].values[j].display(), options, at);
+      else require_file(c, values[j].set_value, at, "workloads");
+    }
   }
-  plan.kind = base_kind(hw, workload);
+  plan.kind = base_kind(hw, workload, options);
   plan.columns = csv_columns(axis_names(c), plan.kind);
   plan.grid_points = e.grid_points;
 
@@ -141,7 +176,7 @@ SweepPlan plan_sweep(SweepConfig c, const PlanOptions& options) {
     p.sets = fixed;
     for (size_t i = 0; i < c.axes.size(); ++i) {
       const SweepAxis& a = c.axes[i];
-      if (a.path == "hw") p.hw_file = sp.values[i].set_value;
+      if (a.path == "hw") p.hw_file = hw_values.at(sp.values[i].set_value);
       else if (a.path == "workload") p.workload_file = sp.values[i].set_value;
       else p.sets.push_back(a.path + "=" + sp.values[i].set_value);
     }
@@ -150,8 +185,8 @@ SweepPlan plan_sweep(SweepConfig c, const PlanOptions& options) {
       std::vector<Override> all;
       for (const auto& s : p.sets) all.push_back(parse_override(s));
       const SplitOverrides split = split_overrides(all);
-      const HwConfig h = load_hw_config(p.hw_file, split.hw);
       const WorkloadConfig w = load_workload_config(p.workload_file, split.workload);
+      const HwConfig h = load_point_hw(p.hw_file, w, split.hw, options, &p.hw_source);
       p.config_hash = config_hash(dump_hw_config(h), dump_workload_config(w));
     } catch (const ConfigError& err) {
       p.invalid = err.what();

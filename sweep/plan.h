@@ -3,17 +3,21 @@
 // its config hash (the resume key) or the config error that the point would exit 2 with.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "sweep/expand.h"
 #include "sweep/sweep_config.h"
+#include "workloads/workload_config.h"
 
 namespace tpusim::sweep {
 
 struct PlannedPoint {
   SweepPoint point;
-  std::string hw_file, workload_file;  // as passed to `tpusim run` (relative to the working directory)
+  std::string hw_file, workload_file;  // as passed to `tpusim run` (relative to the working directory);
+                                       // hw_file "" = no --hw: the workload's `hw:`, else the default
+  std::string hw_source;               // the hardware the point loads (a path or "(embedded) configs/hw/...")
   std::vector<std::string> sets;       // PATH=VALUE: the sweep's `set:`, then `tpusim sweep --set`, then the axes
   std::string config_hash;             // of the resolved configs, as the point's report.json will say; "" if invalid
   std::string invalid;                 // the config error the point exits 2 with ("" when its configs load)
@@ -32,6 +36,12 @@ struct SweepPlan {
 
 struct PlanOptions {
   std::vector<std::string> extra_sets;  // `tpusim sweep --set PATH=VALUE`, applied to every point
+  // How `tpusim run` loads the hardware for `--hw REF` (REF "" = none given) and a workload: the
+  // binary's rule (app/cmd_run.cc load_hw: --hw, else the workload's `hw:`, else the default; built-in
+  // names). Unset: REF must be a file, loaded with load_hw_config. Sets *origin.
+  std::function<HwConfig(const std::string& ref, const WorkloadConfig& workload, const std::vector<Override>& overrides,
+                         std::string* origin)>
+      load_hw;
 };
 
 // Loads the sweep file and plans it. Throws ConfigError (exit 2) for a bad sweep file, a bad base

@@ -73,7 +73,7 @@ ojson make_record(const SweepPlan& plan, const PlannedPoint& p, const PointOutco
   r["status"] = o.status;
   r["exit_code"] = o.exit_code;
   r["error"] = o.error;
-  r["hw"] = p.hw_file;
+  r["hw"] = p.hw_file.empty() ? p.hw_source : p.hw_file;
   r["workload"] = p.workload_file;
   r["overrides"] = p.sets;
   r["engine"] = o.report.is_object() && o.report.contains("run") ? o.report.at("run").value("engine", plan.engine)

@@ -159,7 +159,9 @@ SweepRunSummary run_sweep(const SweepPlan& plan, const SweepRunOptions& opt) {
     make_dir(pdir, "--out");
     Job j;
     j.id = p.point.id;
-    j.argv = {opt.tpusim, "run", "--hw", p.hw_file, "--workload", p.workload_file};
+    j.argv = {opt.tpusim, "run"};
+    if (!p.hw_file.empty()) j.argv.insert(j.argv.end(), {"--hw", p.hw_file});  // none: the workload's hw:
+    j.argv.insert(j.argv.end(), {"--workload", p.workload_file});
     if (!plan.engine.empty()) j.argv.insert(j.argv.end(), {"--engine", plan.engine});
     for (const auto& s : p.sets) j.argv.insert(j.argv.end(), {"--set", s});
     j.argv.insert(j.argv.end(), {"--out", pdir, "--quiet"});

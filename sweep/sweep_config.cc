@@ -240,7 +240,9 @@ const Schema<SweepConfig>& sweep_schema() {
                           "once per point of the axes (docs/sweeps.md).");
     s.field(&SweepConfig::name, "name").default_value("", "file stem").doc("sweep name (default output directory out/sweeps/NAME)");
     s.field(&SweepConfig::description, "description").default_value("", "none").doc("what the sweep asks, for people");
-    s.field(&SweepConfig::hw, "hw").doc("base hardware YAML, relative to the sweep file's directory");
+    s.field(&SweepConfig::hw, "hw").default_value("", "the workload's hw:")
+        .doc("base hardware: a YAML file relative to the sweep file's directory, or a built-in name (`v3-32`); "
+             "omitted: the workload's `hw:`, else the default v3-8");
     s.field(&SweepConfig::workload, "workload").doc("base workload YAML, relative to the sweep file's directory");
     s.field(&SweepConfig::engine, "engine").default_value("", "by workload kind")
         .doc("engine of every point (`systemc` | `analytical`); default as `tpusim run`: systemc for kernels, "

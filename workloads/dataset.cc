@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "config/suggest.h"
+#include "workloads/dataset_file.h"
 
 namespace tpusim::data {
 
@@ -138,7 +139,15 @@ uint32_t parse_length(std::string_view s, const DatasetRef& ref, const std::stri
 DatasetRef parse_dataset_ref(std::string_view text, const ErrorWhere& where) {
   DatasetRef ref;
   ref.text = std::string(text);
-  if (text.empty()) fail(where, text, "is empty: a dataset reference is a length-table key or one of " + std::string(kSyntheticForms));
+  if (text.empty()) fail(where, text, "is empty: a dataset reference is a length-table key, a file of lengths or one of " + std::string(kSyntheticForms));
+  if (is_file_ref(text)) {
+    ref.kind = DatasetRef::Kind::kFile;
+    const LengthFileRef f = split_file_ref(text);
+    ref.path = f.path;
+    ref.field = f.field;
+    if (ref.path.empty()) fail(where, text, "names no file", "write file:PATH, or a path ending in .json, .jsonl, .txt or .csv");
+    return ref;
+  }
 
   const size_t colon = text.find(':');
   if (colon == std::string_view::npos) {
@@ -301,6 +310,7 @@ Dataset load_dataset(const DatasetRef& ref, const LengthTables& tables, const Da
     }
     return Dataset::from_histogram(ref.key, it->second);
   }
+  if (ref.kind == Kind::kFile) return Dataset(ref.text, read_length_file({ref.path, ref.field}, where));
 
   const uint64_t n = synthetic_count(ref, options, where);
   std::vector<uint32_t> lengths(n);
@@ -326,13 +336,14 @@ Dataset load_dataset(const DatasetRef& ref, const LengthTables& tables, const Da
       break;
     }
     case Kind::kTable:
+    case Kind::kFile:
       break;
   }
   return Dataset(ref.text, std::move(lengths));
 }
 
 Dataset load_dataset(const DatasetRef& ref, const DatasetOptions& options, const ErrorWhere& where) {
-  if (ref.kind != DatasetRef::Kind::kTable) return load_dataset(ref, LengthTables{}, options, where);
+  if (ref.kind != DatasetRef::Kind::kTable) return load_dataset(ref, LengthTables{}, options, where);  // no tables needed
   return load_dataset(ref, load_length_tables(options.datasets_dir), options, where);
 }
 

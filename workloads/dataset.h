@@ -77,10 +77,12 @@ class Dataset {
 //   fixed:N[:COUNT]         COUNT examples of exactly N tokens
 //   uniform:MIN-MAX[:COUNT] lengths uniform on the integers [MIN, MAX]
 //   normal:MEAN,STD[:COUNT] lengths ~ normal(MEAN, STD), rounded, clipped to [1, clip_max_tokens]
+//   PATH[#FIELD], file:PATH the user's own file of lengths (workloads/dataset_file.h says which
+//                           references are paths and which formats are read)
 // A synthetic spec without COUNT is an endless stream; its count then comes from
 // DatasetOptions::default_count (the driver passes steps x global batch).
 struct DatasetRef {
-  enum class Kind { kTable, kFixed, kUniform, kNormal };
+  enum class Kind { kTable, kFixed, kUniform, kNormal, kFile };
   Kind kind = Kind::kTable;
   std::string text;                // as written
   std::string key;                 // kTable
@@ -88,6 +90,7 @@ struct DatasetRef {
   uint32_t min = 0, max = 0;       // kUniform, inclusive
   double mean = 0, stddev = 0;     // kNormal
   std::optional<uint64_t> count;   // synthetic kinds
+  std::string path, field;         // kFile: the file, and the field or column named by #FIELD ("" = by name)
 };
 
 // Where a value came from (the workload file, its YAML path and line), for error messages.

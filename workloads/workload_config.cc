@@ -16,6 +16,7 @@
 #include "models/kernel_specs.h"
 #include "workloads/batching.h"
 #include "workloads/dataset.h"
+#include "workloads/dataset_file.h"
 #include "workloads/xla_constructs.h"
 
 namespace tpusim {
@@ -89,7 +90,8 @@ const Schema<TrainingDatasets>& datasets_schema() {
     Schema<TrainingDatasets> s("Datasets", "Token-length datasets of the training and evaluation splits.");
     const std::string refs =
         "A key of a length table in configs/datasets/*.json (e.g. `glue_mrpc/train/bert-base-cased`), or a "
-        "synthetic spec: `fixed:N[:COUNT]`, `uniform:MIN-MAX[:COUNT]`, `normal:MEAN,STD[:COUNT]` (docs/datasets.md).";
+        "synthetic spec: `fixed:N[:COUNT]`, `uniform:MIN-MAX[:COUNT]`, `normal:MEAN,STD[:COUNT]`, or a file of "
+        "lengths (`PATH[#FIELD]`: .json list, .txt/.csv/.tsv, .jsonl; relative to the workload file; docs/datasets.md).";
     s.field(&TrainingDatasets::train, "train").doc("training split").details(refs);
     s.field(&TrainingDatasets::eval, "eval").default_value("", "none").doc("evaluation split, run after every epoch");
     return s;
@@ -346,9 +348,43 @@ const Schema<WorkloadConfig>& schema_of_kind(const config::Node& root, const std
                      c ? "did you mean '" + *c + "'?" : ""});
 }
 
-WorkloadConfig finish(config::Node root, const std::string& origin, const std::vector<Override>& overrides) {
+constexpr const char* kHwKeyDoc =
+    "hardware the workload was written for: a path (relative to the workload file) or a built-in name such as "
+    "`v3-32`; `tpusim run --hw` and a sweep's `hw` win over it (docs/config-hw.md)";
+
+// `hw:` is read here, before the kind's schema sees the document (it belongs to every kind).
+void take_hw(config::Node& root, WorkloadConfig& w, const std::string& base_dir) {
+  const config::Node* n = root.find("hw");
+  if (!n) return;
+  if (n->kind != config::Node::Kind::Scalar || n->scalar.empty())
+    throw ConfigError({n->file, "hw", n->line, n->text(), "must be a hardware file path or a built-in name", "e.g. hw: v3-8"});
+  w.hw = n->scalar;
+  w.hw_dir = base_dir;
+  w.hw_origin = n->file;
+  w.hw_line = n->line;
+  root.erase("hw");
+}
+
+// A dataset file written in the workload file is relative to its directory; one from --set stays
+// relative to the working directory. A missing file is reported here, where the key's line is known.
+void resolve_dataset_paths(config::Node& root, const std::string& origin, const std::string& base_dir) {
+  config::Node* d = root.find("dataset");
+  if (!d || !d->is_map()) return;
+  for (const char* split : {"train", "eval"}) {
+    config::Node* n = d->find(split);
+    if (!n || n->kind != config::Node::Kind::Scalar || !data::is_file_ref(n->scalar)) continue;
+    if (!base_dir.empty() && n->file == origin) n->scalar = data::resolve_file_ref(n->scalar, base_dir);
+    data::require_length_file(data::split_file_ref(n->scalar), {n->file, std::string("dataset.") + split, n->line});
+  }
+}
+
+WorkloadConfig finish(config::Node root, const std::string& origin, const std::vector<Override>& overrides,
+                      const std::string& base_dir = {}) {
   const Schema<WorkloadConfig>& schema = schema_of_kind(root, overrides);
   config::apply_overrides(root, schema, overrides);
+  WorkloadConfig hw_ref;
+  take_hw(root, hw_ref, base_dir);
+  resolve_dataset_paths(root, origin, base_dir);
   // `model: {layers: 4, ...}` (the inline form) is `model: custom` with that model_config.
   if (config::Node* m = root.find("model"); m && m->is_map() && !root.find("model_config")) {
     config::Node section = *m;
@@ -368,6 +404,7 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
     *p = flat;
   }
   WorkloadConfig w = schema.parse(root);
+  w.hw = hw_ref.hw, w.hw_dir = hw_ref.hw_dir, w.hw_origin = hw_ref.hw_origin, w.hw_line = hw_ref.hw_line;
   if (w.name.empty()) w.name = config::file_stem(origin);
   if (w.kind == "training" && w.training.eval_per_device_batch_size == 0)
     w.training.eval_per_device_batch_size = w.training.per_device_batch_size;
@@ -379,8 +416,9 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
 WorkloadConfig load_workload_config(const std::string& path, const std::vector<Override>& overrides) {
   const std::string text = config::read_file(path, config::missing_file_hint(path, "workloads"));
   config::Node root = config::parse_yaml(text, path);
-  config::resolve_includes(root, std::filesystem::path(path).parent_path().string());
-  return finish(std::move(root), path, overrides);
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  config::resolve_includes(root, dir);
+  return finish(std::move(root), path, overrides, dir.empty() ? "." : dir);
 }
 
 WorkloadConfig load_workload_config_text(const std::string& yaml, const std::string& origin,
@@ -395,7 +433,8 @@ std::string dump_workload_config(const WorkloadConfig& w) {
 }
 
 std::string workload_schema_markdown() {
-  std::string md;
+  std::string md = "### Every kind\n\n| Key | Type | Unit | Default | Allowed | Description |\n|---|---|---|---|---|---|\n"
+                   "| `hw` | string |  | *none* |  | " + std::string(kHwKeyDoc) + " |\n\n";
   for (const auto& k : kinds()) md += k.schema().markdown();
   return md;
 }

@@ -78,6 +78,13 @@ struct TrainingWorkload {
 struct WorkloadConfig {
   std::string kind;  // "kernel" | "training"
   std::string name;  // file stem or `name:` key
+  // Top-level `hw:`, the hardware the workload was written for: a path relative to the workload
+  // file's directory, or a built-in name (v3-32). Outside the kinds' schemas and not dumped: what it
+  // names is the run's resolved hardware config, which --hw or a sweep point may replace.
+  std::string hw;
+  std::string hw_dir;     // the workload file's directory ("" for text: the working directory)
+  std::string hw_origin;  // where `hw:` was written (file, line), for errors
+  int hw_line = 0;
   KernelWorkload kernel;
   TrainingWorkload training;
 };

@@ -236,6 +236,112 @@ def test_bad_missing_file(tmp):
     expect_bad_input(tmp, ["validate", "missing.yaml"], ["missing.yaml"])
 
 
+def builtin_hw_names():
+    return sorted(os.path.splitext(os.path.basename(f))[0] for f in glob.glob(os.path.join(SRC, "configs", "hw", "*.yaml")))
+
+
+def test_hw_builtin_name(tmp):
+    """--hw NAME from a directory without configs/: the embedded slice file (and the chip file it includes)."""
+    out = os.path.join(tmp, "out")
+    for ref in ("v3-32", "v4-8.yaml", "configs/hw/v2-8.yaml"):
+        name = os.path.splitext(os.path.basename(ref))[0]
+        proc, where = run(["run", "--hw", ref, "--workload", KERNEL, "--engine", "analytical", "--out", out, "--quiet"], tmp)
+        rep, _ = load_report(out)
+        check(rep["run"]["hw_file"] == "(embedded) configs/hw/{}.yaml".format(name), "hw_file " + rep["run"]["hw_file"], where)
+        check(rep["hw"]["name"] == name, "hw.name " + rep["hw"]["name"], where)
+    check(rep["hw"]["generation"] == "v2", "v2-8 did not include the v2 chip file", where)
+    # A file of that name in the working directory is a file, not the built-in.
+    path = copy_hw_tree(tmp)
+    proc, where = run(["run", "--hw", os.path.relpath(path, tmp), "--workload", KERNEL, "--engine", "analytical", "--out",
+                       out, "--quiet"], tmp)
+    check(load_report(out)[0]["run"]["hw_file"] == os.path.relpath(path, tmp), "a file was not preferred", where)
+    # The built-in names are the shipped slice files, and docs/config-hw.md lists them all.
+    proc, where = run(["run", "--hw", "v3-33"], tmp, expect=2)
+    check("did you mean 'v3-32'" in proc.stderr, "no did-you-mean", where)
+    check("built-in: " + ", ".join(builtin_hw_names()) in proc.stderr, "built-in list differs from configs/hw/", where)
+    with open(os.path.join(SRC, "docs", "config-hw.md")) as f:
+        doc = f.read()
+    for n in builtin_hw_names():
+        check("`{}`".format(n) in doc, "docs/config-hw.md does not list built-in " + n)
+
+
+def test_workload_hw(tmp):
+    """A workload's `hw:` (a built-in name, or a path relative to the workload file); --hw wins."""
+    os.makedirs(os.path.join(tmp, "w"))
+    path = copy_hw_tree(tmp)  # tmp/hw/v3-8.yaml with tmp/hw/chips/
+    with open(KERNEL) as f:
+        body = re.sub(r"(?m)^hw:.*\n", "", f.read()) + "name: k\n"
+    builtin = write(tmp, "w/builtin.yaml", body.replace("kind: kernel\n", "kind: kernel\nhw: v2-8\n"))
+    relative = write(tmp, "w/relative.yaml", body.replace("kind: kernel\n", "kind: kernel\nhw: ../hw/v3-32.yaml\n"))
+    other = os.path.join(tmp, "elsewhere")
+    os.makedirs(other)
+    out = os.path.join(tmp, "out")
+    for wl, hw_file in ((builtin, "(embedded) configs/hw/v2-8.yaml"), (relative, os.path.join(tmp, "hw", "v3-32.yaml"))):
+        proc, where = run(["run", "--workload", wl, "--engine", "analytical", "--out", out, "--quiet"], other)
+        rep, _ = load_report(out)
+        check(rep["run"]["hw_file"] == hw_file, "hw_file {} != {}".format(rep["run"]["hw_file"], hw_file), where)
+    proc, where = run(["run", "--hw", "v4-8", "--workload", relative, "--engine", "analytical", "--out", out, "--quiet"], other)
+    check(load_report(out)[0]["run"]["hw_file"] == "(embedded) configs/hw/v4-8.yaml", "--hw did not win", where)
+    # Not dumped: a workload with and without hw: on the same hardware has the same config hash.
+    plain = write(tmp, "w/plain.yaml", body)
+    hashes = []
+    for wl in (builtin, plain):
+        run(["run", "--hw", "v2-8", "--workload", wl, "--engine", "analytical", "--out", out, "--quiet"], other)
+        hashes.append(load_report(out)[0]["tpusim"]["config_hash"])
+    check(hashes[0] == hashes[1], "hw: changed the config hash")
+    # Bad names: exit 2 naming the workload file, its line and the key; validate checks them too.
+    bad = write(tmp, "w/bad.yaml", body.replace("kind: kernel\n", "kind: kernel\nhw: v3-9\n"))  # line 3
+    for cmd in (["run", "--workload", bad], ["validate", bad]):
+        expect_bad_input(other, cmd, [bad + ":3: hw: value 'v3-9'", "built-in", "did you mean 'v3-8'"])
+    bad = write(tmp, "w/bad2.yaml", body.replace("kind: kernel\n", "kind: kernel\nhw: ../hw/v3-3.yaml\n"))
+    expect_bad_input(other, ["run", "--workload", bad], ["hw: value '../hw/v3-3.yaml'", "did you mean"])
+    proc, where = run(["validate", builtin, relative], other)
+
+
+def test_dataset_file(tmp):
+    """Datasets from length files: relative to the workload file (to the working directory for --set);
+    the shipped example equals the table-based run; bad files exit 2 naming file and line."""
+    out = os.path.join(tmp, "out")
+    a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+    run(["run", "--workload", os.path.join(SRC, "configs", "workloads", "bert_base_mrpc_v3-8.yaml"), "--set", "epochs=1",
+         "--out", a, "--quiet"], tmp)
+    run(["run", "--workload", os.path.join(SRC, "configs", "workloads", "bert_base_mrpc_v3-8_lengths_file.yaml"), "--set",
+         "epochs=1", "--out", b, "--quiet"], tmp)
+    ra, rb = load_report(a)[0], load_report(b)[0]
+    check(ra["summary"] == rb["summary"] and ra["steps"] == rb["steps"], "the length files do not reproduce the table run")
+    check(os.path.join(SRC, "data", "mrpc_train_lengths.json") in rb["config"]["workload_yaml"],
+          "report.json does not name the dataset file")
+
+    os.makedirs(os.path.join(tmp, "w", "data"))
+    write(tmp, "w/data/train.csv", "id,text,num_tokens\n" + "".join('{},"a, b",{}\n'.format(i, 10 + i % 50) for i in range(64)))
+    write(tmp, "w/data/eval.jsonl", "".join(json.dumps({"input_ids": list(range(5 + i % 9))}) + "\n" for i in range(16)))
+    wl = write(tmp, "w/w.yaml", "kind: training\nhw: v3-8\nmodel: bert-tiny\nper_device_batch_size: 2\n"
+               "dataset: {train: data/train.csv, eval: data/eval.jsonl}\n")
+    proc, where = run(["run", "--workload", wl, "--out", out], b)  # another working directory
+    rep, _ = load_report(out)
+    check(rep["summary"]["train_examples"] == 64, "train_examples {}".format(rep["summary"]["train_examples"]), where)
+    check(os.path.join(tmp, "w", "data", "train.csv") in proc.stdout, "the summary does not name the file", where)
+    # --set: relative to the working directory.
+    run(["run", "--workload", wl, "--set", "dataset.train=w/data/train.csv", "--quiet"], tmp)
+    expect_bad_input(b, ["run", "--workload", wl, "--set", "dataset.train=w/data/train.csv"], ["w/data/train.csv", "not found"])
+
+    # Errors: a missing file (nearby files suggested), bad contents (file:line, column or field).
+    cases = [("data/trian.csv", None, ["bad.yaml:4: dataset.train", "not found", "did you mean", "data/train.csv"]),
+             ("data/zero.txt", "5\n0\n", ["zero.txt:2", "zero"]),
+             ("data/neg.json", "[5,\n -3]", ["neg.json:2", "column 2", "negative"]),
+             ("data/text.csv", "length\n5\nfive\n", ["text.csv:3", "length", "five"]),
+             ("data/nofield.jsonl", '{"n": 3}\n', ["nofield.jsonl:1", "none of the token-count fields", "#FIELD"]),
+             ("data/field.jsonl#ntok", '{"n": 3}\n', ["field.jsonl:1", "ntok", "missing field"]),
+             ("data/empty.json", "[]", ["empty.json", "no examples"])]
+    for ref, text, needles in cases:
+        if text is not None:
+            write(tmp, "w/" + ref.split("#")[0], text)
+        bad = write(tmp, "w/bad.yaml", "kind: training\nmodel: bert-tiny\nper_device_batch_size: 2\n"
+                    "dataset: {{train: {}}}\n".format(ref))
+        for cmd in (["run", "--workload", bad], ["validate", bad]):
+            expect_bad_input(b, cmd, needles)
+
+
 def test_bad_engine(tmp):
     expect_bad_input(tmp, ["run", "--engine", "systemcc"], ["systemcc", "did you mean 'systemc'", "analytical"])
     expect_bad_input(tmp, ["run", "--engine", "gpu"], ["gpu", "systemc", "analytical"])
@@ -340,6 +446,11 @@ def test_training(tmp, workload):
     check(rep["summary"]["steady_step_time_s"] > 0 or "_longest" in workload or "multiple_of" in workload,
           "no steady step time", where)
     check("where did the time go" in proc.stdout, "no breakdown table", where)
+    # Without --hw it runs on the slice its `hw:` names: the same one.
+    proc, where = run(["run", "--workload", workload, "--dump-config"], tmp)
+    slice_name = m.group(1) if m else "v3-8"
+    check("# Resolved hardware config, from (embedded) configs/hw/{}.yaml".format(slice_name) in proc.stdout,
+          "the workload's hw: did not select " + slice_name, where)
 
 
 def test_training_fsdp(tmp):
