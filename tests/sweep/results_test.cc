@@ -99,11 +99,18 @@ TEST(Results, EnergyAndCostColumnsReadTheReport) {
   const ojson bare = ojson::parse(R"({"summary": {"energy": null, "cost": null}})");
   for (const FigureColumn& c : figure_columns()) {
     if (c.kind != "training") continue;
-    if (c.name == "energy_per_step_j") EXPECT_EQ(figure_value(c, report), 74.5);
-    if (c.name == "examples_per_j") EXPECT_EQ(figure_value(c, report), 0.43);
-    if (c.name == "usd_total") EXPECT_EQ(figure_value(c, report), 0.15);
-    if (c.pointer.rfind("/summary/energy", 0) == 0 || c.pointer.rfind("/summary/cost", 0) == 0)
-      EXPECT_TRUE(figure_value(c, bare).is_null()) << c.name;  // a chip without power / cost: empty cells
+    if (c.name == "energy_per_step_j") {
+      EXPECT_EQ(figure_value(c, report), 74.5);
+    }
+    if (c.name == "examples_per_j") {
+      EXPECT_EQ(figure_value(c, report), 0.43);
+    }
+    if (c.name == "usd_total") {
+      EXPECT_EQ(figure_value(c, report), 0.15);
+    }
+    if (c.pointer.rfind("/summary/energy", 0) == 0 || c.pointer.rfind("/summary/cost", 0) == 0) {
+      EXPECT_TRUE(figure_value(c, bare).is_null()) << c.name;
+    }  // a chip without power / cost: empty cells
   }
 }
 
