@@ -16,6 +16,7 @@
 #include "models/kernel_specs.h"
 #include "workloads/batching.h"
 #include "workloads/dataset.h"
+#include "workloads/hf_arguments.h"
 #include "workloads/xla_constructs.h"
 
 namespace tpusim {
@@ -249,6 +250,12 @@ const Schema<WorkloadConfig>& training_schema() {
         .source("docs/sources.md; PyTorch/XLA troubleshooting guide");
     s.field(&WorkloadConfig::training, &TW::strict_xla, "strict_xla").default_value(false)
         .doc("a `model_code` construct fails the run like an XLA error (exit 3) instead of a warning");
+    s.field(&WorkloadConfig::training, &TW::tpu_metrics_debug, "tpu_metrics_debug").default_value(false)
+        .doc("print a torch_xla-style metrics report at the end of the run (Trainer debug: tpu_metrics_debug)");
+    s.field(&WorkloadConfig::training, &TW::num_processes, "num_processes").range(0, 1 << 20)
+        .default_value(0, "one per device")
+        .doc("Accelerate num_processes: must equal the slice's devices (tpusim runs one process per device); "
+             "0 = not given");
     s.check([](const WorkloadConfig& w, const CheckContext& c) {
       const TrainingWorkload& t = w.training;
       if (t.model == "custom") {
@@ -346,8 +353,35 @@ const Schema<WorkloadConfig>& schema_of_kind(const config::Node& root, const std
                      c ? "did you mean '" + *c + "'?" : ""});
 }
 
-WorkloadConfig finish(config::Node root, const std::string& origin, const std::vector<Override>& overrides) {
+// An error the schema found in a key that a Hugging Face name wrote names the key as the user wrote it.
+// (A key that --set replaced afterwards is --set's, named as --set named it.)
+[[noreturn]] void rethrow_as_written(const ConfigError& e, const HfRewrite& hf, const config::Node& root) {
+  ConfigErrorInfo i = e.info();
+  const std::string& p = i.yaml_path;
+  const size_t end = std::min(p.find('.'), p.find('['));
+  const std::string key = p.substr(0, end);
+  const config::Node* n = root.find(key);
+  if (auto it = hf.written_as.find(key); it != hf.written_as.end() && it->second.front() != key && n && n->file == i.file) {
+    const std::string& as = it->second.front();
+    i.yaml_path = as + (end == std::string::npos ? "" : p.substr(end));
+    i.rule += " (as tpusim's " + key + ")";
+    throw ConfigError(i);
+  }
+  throw;
+}
+
+WorkloadConfig finish(config::Node root, const std::string& origin, const std::vector<Override>& overrides,
+                      const std::string& training_args) {
   const Schema<WorkloadConfig>& schema = schema_of_kind(root, overrides);
+  // Hugging Face / Accelerate names become tpusim's keys before --set and the schema see the tree.
+  HfRewrite hf;
+  const bool training = &schema == &training_schema();
+  if (!training_args.empty()) {
+    if (!training) throw ConfigError({"--training-args", "", 0, training_args, "applies to workloads of kind: training only", ""});
+    const std::string text = config::read_file(training_args, "pass the path of a training_args.json or an Accelerate config file");
+    apply_training_args(root, config::parse_yaml(text, training_args), schema.keys());
+  }
+  if (training) hf = rewrite_hf_arguments(root, schema.keys());
   config::apply_overrides(root, schema, overrides);
   // `model: {layers: 4, ...}` (the inline form) is `model: custom` with that model_config.
   if (config::Node* m = root.find("model"); m && m->is_map() && !root.find("model_config")) {
@@ -367,7 +401,14 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
     flat.entries.clear();
     *p = flat;
   }
-  WorkloadConfig w = schema.parse(root);
+  WorkloadConfig w;
+  try {
+    w = schema.parse(root);
+  } catch (const ConfigError& e) {
+    rethrow_as_written(e, hf, root);
+  }
+  w.training.ignored_keys = hf.ignored_keys;
+  if (const config::Node* n = root.find("num_processes")) w.training.num_processes_file = n->file, w.training.num_processes_line = n->line;
   if (w.name.empty()) w.name = config::file_stem(origin);
   if (w.kind == "training" && w.training.eval_per_device_batch_size == 0)
     w.training.eval_per_device_batch_size = w.training.per_device_batch_size;
@@ -376,16 +417,17 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
 
 }  // namespace
 
-WorkloadConfig load_workload_config(const std::string& path, const std::vector<Override>& overrides) {
+WorkloadConfig load_workload_config(const std::string& path, const std::vector<Override>& overrides,
+                                    const std::string& training_args) {
   const std::string text = config::read_file(path, config::missing_file_hint(path, "workloads"));
   config::Node root = config::parse_yaml(text, path);
   config::resolve_includes(root, std::filesystem::path(path).parent_path().string());
-  return finish(std::move(root), path, overrides);
+  return finish(std::move(root), path, overrides, training_args);
 }
 
 WorkloadConfig load_workload_config_text(const std::string& yaml, const std::string& origin,
-                                         const std::vector<Override>& overrides) {
-  return finish(config::parse_yaml(yaml, origin), origin, overrides);
+                                         const std::vector<Override>& overrides, const std::string& training_args) {
+  return finish(config::parse_yaml(yaml, origin), origin, overrides, training_args);
 }
 
 std::string dump_workload_config(const WorkloadConfig& w) {
@@ -397,7 +439,7 @@ std::string dump_workload_config(const WorkloadConfig& w) {
 std::string workload_schema_markdown() {
   std::string md;
   for (const auto& k : kinds()) md += k.schema().markdown();
-  return md;
+  return md + hf_arguments_markdown();
 }
 
 models::BertConfig resolve_model(const TrainingWorkload& t) {
