@@ -436,6 +436,8 @@ std::string dump_workload_config(const WorkloadConfig& w) {
   throw ConfigError({"", "kind", 0, w.kind, "unknown kind; known: " + config::join(kind_names()), ""});
 }
 
+std::vector<std::string> training_workload_keys() { return training_schema().keys(); }
+
 std::string workload_schema_markdown() {
   std::string md;
   for (const auto& k : kinds()) md += k.schema().markdown();

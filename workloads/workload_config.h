@@ -101,6 +101,8 @@ WorkloadConfig load_workload_config_text(const std::string& yaml, const std::str
                                          const std::vector<Override>& overrides = {},
                                          const std::string& training_args = {});
 std::string dump_workload_config(const WorkloadConfig& w);
+// The top-level keys of a `kind: training` workload (what Hugging Face names are rewritten to).
+std::vector<std::string> training_workload_keys();
 std::string workload_schema_markdown();
 
 // Splits command-line overrides between the hardware and the workload config. A path may be
