@@ -12,7 +12,6 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
-#include <set>
 
 #include "config/config_error.h"
 #include "config/suggest.h"
