@@ -132,7 +132,7 @@ class Rewriter {
         return;
       }
       const std::string where = src.file.empty() ? "" : fmt::format(" ({}:{})", src.file, src.line);
-      throw ConfigError({at.file, as, at.line, value.text(),
+      throw ConfigError({at.file, as, at.line, at.text(),
                          fmt::format("sets {} = {}, but '{}'{} sets it to {}", native, value.text(), src.as, where, old.text()),
                          fmt::format("keep one of '{}' and '{}'", as, src.as)});
     }

@@ -205,7 +205,10 @@ TEST(HfArguments, ConflictsNameBothKeys) {
   EXPECT_EQ(e.yaml_path, "per_device_train_batch_size");
   EXPECT_EQ(e.line, 5);
   EXPECT_TRUE(contains(what, "'per_device_batch_size' (wl/hf.yaml:4)")) << what;
-  EXPECT_EQ(rewrite_error("bf16: true\nmixed_precision: 'no'\n").yaml_path, "mixed_precision");
+  const auto mp = rewrite_error("bf16: true\nmixed_precision: 'no'\n", &what);
+  EXPECT_EQ(mp.yaml_path, "mixed_precision");
+  EXPECT_EQ(mp.value, "no");  // the value as written, not what it maps to
+  EXPECT_TRUE(contains(what, "'bf16' (wl/hf.yaml:4)")) << what;
   EXPECT_EQ(rewrite_error("eval_strategy: steps\nevaluation_strategy: epoch\n").yaml_path, "evaluation_strategy");
   // The same setting twice is fine.
   EXPECT_EQ(rewrite("per_device_batch_size: 8\nper_device_train_batch_size: 8.0\n").get("per_device_batch_size"), "8");
