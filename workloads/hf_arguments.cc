@@ -354,8 +354,9 @@ bool fsdp_on(const Rewriter& r) {
   return !option_words(*f).empty();
 }
 
-// Trainer fsdp_config keys that change nothing tpusim models (the GPU FSDP wrapper's knobs, checkpoint
-// formats, xla_fsdp_settings' kwargs of XlaFullyShardedDataParallel other than the wrap and ckpt).
+// Trainer fsdp + fsdp_config on TPU: XlaFullyShardedDataParallel. fsdp_config keys other than xla,
+// the wrap policy and the checkpointing (the GPU wrapper's knobs, checkpoint formats, the
+// xla_fsdp_settings kwargs) change nothing tpusim models and are listed as ignored.
 void handle_fsdp(Rewriter& r, const Entry& e) {
   if (!fsdp_on(r)) return;  // "" / [] / false: off
   for (const std::string& w : option_words(e.value)) {
