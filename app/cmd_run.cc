@@ -19,6 +19,7 @@
 #include "config/tree.h"
 #include "sim/engine/engine.h"
 #include "traces/chrome_trace.h"
+#include "workloads/hf_arguments.h"
 #include "workloads/kernel_run.h"
 #include "workloads/report.h"
 #include "workloads/training_report.h"
@@ -106,10 +107,10 @@ void check_workload_hw(const WorkloadConfig& workload) {
 WorkloadConfig load_workload(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin) {
   if (!a.workload_file.empty()) {
     *origin = a.workload_file;
-    return load_workload_config(a.workload_file, overrides);
+    return load_workload_config(a.workload_file, overrides, a.training_args_file);
   }
   *origin = std::string(kEmbeddedPrefix) + kDefaultWorkloadFile;
-  WorkloadConfig w = load_workload_config_text(embedded(kDefaultWorkloadFile), *origin, overrides);
+  WorkloadConfig w = load_workload_config_text(embedded(kDefaultWorkloadFile), *origin, overrides, a.training_args_file);
   return w;
 }
 
@@ -215,6 +216,7 @@ int run(const RunArgs& a) {
   RunContext ctx;
   WorkloadConfig workload = load_workload(a, split.workload, &ctx.workload_file);
   HwConfig hw = load_hw(a, split.hw, &ctx.hw_file, &workload);
+  check_num_processes(hw, workload);
   if (!a.engine.empty()) check_engine(a.engine);
   ctx.hw_dump = dump_hw_config(hw);
   ctx.workload_dump = dump_workload_config(workload);

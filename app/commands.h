@@ -27,6 +27,7 @@ namespace tpusim::app {
 struct RunArgs {
   std::string hw_file;        // empty: the embedded default
   std::string workload_file;  // empty: the embedded default
+  std::string training_args_file;  // --training-args: TrainingArguments/Accelerate file over the workload
   std::vector<std::string> sets;
   std::string out_dir;        // empty: no report.json (unless --trace, see run())
   bool trace = false;

@@ -42,6 +42,10 @@ int dispatch(int argc, char** argv) {
   run_cmd->add_option("--workload", ra.workload_file,
                       "Workload YAML (default: embedded configs/workloads/bert_base_mrpc_v3-8.yaml)")
       ->type_name("FILE");
+  run_cmd->add_option("--training-args", ra.training_args_file,
+                      "Training: a Hugging Face TrainingArguments JSON/YAML (e.g. training_args.json) or an Accelerate "
+                      "config file, applied on top of the workload (its settings override the workload's)")
+      ->type_name("FILE");
   run_cmd->add_option("--set", ra.sets, "Override a config key: PATH=VALUE, PATH prefixed hw. or workload. "
                                         "where ambiguous (repeatable)")
       ->allow_extra_args(false)

@@ -53,6 +53,18 @@ std::string suggest(std::string_view word, const std::vector<std::string>& candi
   return std::string(label) + ": " + join(candidates);
 }
 
+std::string suggest_with_aliases(std::string_view word, const std::vector<std::string>& candidates,
+                                 const std::map<std::string, std::string>& aliases, std::string_view label) {
+  std::vector<std::string> all = candidates;
+  for (const auto& [name, what] : aliases)
+    if (std::find(all.begin(), all.end(), name) == all.end()) all.push_back(name);
+  const auto c = closest(word, all);
+  if (!c) return std::string(label) + ": " + join(candidates);  // the aliases are too many to list
+  const auto a = aliases.find(*c);
+  const bool native = std::find(candidates.begin(), candidates.end(), *c) != candidates.end();
+  return "did you mean '" + *c + "'" + (a != aliases.end() && !native ? " (" + a->second + ")" : "") + "?";
+}
+
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
   std::string s;
   for (size_t i = 0; i < items.size(); ++i) {

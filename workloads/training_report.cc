@@ -85,7 +85,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                    {"steps_per_execution", t.steps_per_execution}, {"tpu_runtime", t.tpu_runtime},
                    {"data_location", t.data_location},
                    {"epochs", t.epochs},     {"launcher", t.launcher},
-                   {"sharding", t.sharding}, {"fsdp_grad_ckpt", t.fsdp_grad_ckpt}, {"overlap_collectives", t.overlap_collectives}};
+                   {"sharding", t.sharding}, {"fsdp_grad_ckpt", t.fsdp_grad_ckpt}, {"overlap_collectives", t.overlap_collectives},
+                   {"ignored_keys", t.ignored_keys}};  // Hugging Face / Accelerate names without effect
   const TimeBreakdown& b = r.breakdown;
   j["summary"] = {{"total_time_s", r.total_time_s},
                   {"steady_step_time_s", r.steady_step_time_s},
@@ -251,6 +252,9 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   line("batches", fmt::format("{} per {}, global {}; eval {} per {}; {} train steps ({} optimizer), {} eval steps",
                               t.per_device_batch_size, device, r.global_batch, t.eval_per_device_batch_size, device, r.train_steps,
                               r.optimizer_steps, r.eval_steps));
+  if (!t.ignored_keys.empty())
+    line("ignored", fmt::format("{} Hugging Face / Accelerate key{} without effect on time (report.json workload.ignored_keys)",
+                                t.ignored_keys.size(), t.ignored_keys.size() == 1 ? "" : "s"));
   line("engine", fmt::format("{}{}; {} programs simulated, {} executions replayed", r.engine,
                              r.full_sim ? " (--full-sim)" : "", r.simulations, r.replays));
   o += "\n";

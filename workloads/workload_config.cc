@@ -17,6 +17,7 @@
 #include "workloads/batching.h"
 #include "workloads/dataset.h"
 #include "workloads/dataset_file.h"
+#include "workloads/hf_arguments.h"
 #include "workloads/xla_constructs.h"
 
 namespace tpusim {
@@ -251,6 +252,12 @@ const Schema<WorkloadConfig>& training_schema() {
         .source("docs/sources.md; PyTorch/XLA troubleshooting guide");
     s.field(&WorkloadConfig::training, &TW::strict_xla, "strict_xla").default_value(false)
         .doc("a `model_code` construct fails the run like an XLA error (exit 3) instead of a warning");
+    s.field(&WorkloadConfig::training, &TW::tpu_metrics_debug, "tpu_metrics_debug").default_value(false)
+        .doc("print a torch_xla-style metrics report at the end of the run (Trainer debug: tpu_metrics_debug)");
+    s.field(&WorkloadConfig::training, &TW::num_processes, "num_processes").range(0, 1 << 20)
+        .default_value(0, "one per device")
+        .doc("Accelerate num_processes: must equal the slice's devices (tpusim runs one process per device); "
+             "0 = not given");
     s.check([](const WorkloadConfig& w, const CheckContext& c) {
       const TrainingWorkload& t = w.training;
       if (t.model == "custom") {
@@ -378,9 +385,35 @@ void resolve_dataset_paths(config::Node& root, const std::string& origin, const 
   }
 }
 
+// An error the schema found in a key that a Hugging Face name wrote names the key as the user wrote it.
+// (A key that --set replaced afterwards is --set's, named as --set named it.)
+[[noreturn]] void rethrow_as_written(const ConfigError& e, const HfRewrite& hf, const config::Node& root) {
+  ConfigErrorInfo i = e.info();
+  const std::string& p = i.yaml_path;
+  const size_t end = std::min(p.find('.'), p.find('['));
+  const std::string key = p.substr(0, end);
+  const config::Node* n = root.find(key);
+  if (auto it = hf.written_as.find(key); it != hf.written_as.end() && it->second.front() != key && n && n->file == i.file) {
+    const std::string& as = it->second.front();
+    i.yaml_path = as + (end == std::string::npos ? "" : p.substr(end));
+    i.rule += " (as tpusim's " + key + ")";
+    throw ConfigError(i);
+  }
+  throw;
+}
+
 WorkloadConfig finish(config::Node root, const std::string& origin, const std::vector<Override>& overrides,
-                      const std::string& base_dir = {}) {
+                      const std::string& training_args, const std::string& base_dir = {}) {
   const Schema<WorkloadConfig>& schema = schema_of_kind(root, overrides);
+  // Hugging Face / Accelerate names become tpusim's keys before --set and the schema see the tree.
+  HfRewrite hf;
+  const bool training = &schema == &training_schema();
+  if (!training_args.empty()) {
+    if (!training) throw ConfigError({"--training-args", "", 0, training_args, "applies to workloads of kind: training only", ""});
+    const std::string text = config::read_file(training_args, "pass the path of a training_args.json or an Accelerate config file");
+    apply_training_args(root, config::parse_yaml(text, training_args), schema.keys());
+  }
+  if (training) hf = rewrite_hf_arguments(root, schema.keys());
   config::apply_overrides(root, schema, overrides);
   WorkloadConfig hw_ref;
   take_hw(root, hw_ref, base_dir);
@@ -403,7 +436,14 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
     flat.entries.clear();
     *p = flat;
   }
-  WorkloadConfig w = schema.parse(root);
+  WorkloadConfig w;
+  try {
+    w = schema.parse(root);
+  } catch (const ConfigError& e) {
+    rethrow_as_written(e, hf, root);
+  }
+  w.training.ignored_keys = hf.ignored_keys;
+  if (const config::Node* n = root.find("num_processes")) w.training.num_processes_file = n->file, w.training.num_processes_line = n->line;
   w.hw = hw_ref.hw, w.hw_dir = hw_ref.hw_dir, w.hw_origin = hw_ref.hw_origin, w.hw_line = hw_ref.hw_line;
   if (w.name.empty()) w.name = config::file_stem(origin);
   if (w.kind == "training" && w.training.eval_per_device_batch_size == 0)
@@ -413,17 +453,18 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
 
 }  // namespace
 
-WorkloadConfig load_workload_config(const std::string& path, const std::vector<Override>& overrides) {
+WorkloadConfig load_workload_config(const std::string& path, const std::vector<Override>& overrides,
+                                    const std::string& training_args) {
   const std::string text = config::read_file(path, config::missing_file_hint(path, "workloads"));
   config::Node root = config::parse_yaml(text, path);
   const std::string dir = std::filesystem::path(path).parent_path().string();
   config::resolve_includes(root, dir);
-  return finish(std::move(root), path, overrides, dir.empty() ? "." : dir);
+  return finish(std::move(root), path, overrides, training_args, dir.empty() ? "." : dir);
 }
 
 WorkloadConfig load_workload_config_text(const std::string& yaml, const std::string& origin,
-                                         const std::vector<Override>& overrides) {
-  return finish(config::parse_yaml(yaml, origin), origin, overrides);
+                                         const std::vector<Override>& overrides, const std::string& training_args) {
+  return finish(config::parse_yaml(yaml, origin), origin, overrides, training_args);
 }
 
 std::string dump_workload_config(const WorkloadConfig& w) {
@@ -432,11 +473,13 @@ std::string dump_workload_config(const WorkloadConfig& w) {
   throw ConfigError({"", "kind", 0, w.kind, "unknown kind; known: " + config::join(kind_names()), ""});
 }
 
+std::vector<std::string> training_workload_keys() { return training_schema().keys(); }
+
 std::string workload_schema_markdown() {
   std::string md = "### Every kind\n\n| Key | Type | Unit | Default | Allowed | Description |\n|---|---|---|---|---|---|\n"
                    "| `hw` | string |  | *none* |  | " + std::string(kHwKeyDoc) + " |\n\n";
   for (const auto& k : kinds()) md += k.schema().markdown();
-  return md;
+  return md + hf_arguments_markdown();
 }
 
 models::BertConfig resolve_model(const TrainingWorkload& t) {

@@ -73,6 +73,13 @@ struct TrainingWorkload {
   // Constructs of the user's training step that break XLA's rules (workloads/xla_constructs.h).
   std::vector<std::string> model_code;
   bool strict_xla = false;                 // such a construct fails the run (exit 3) instead of a warning
+  bool tpu_metrics_debug = false;          // print a torch_xla-style metrics report at the end of the run
+  uint32_t num_processes = 0;              // Accelerate num_processes; 0 = not given (one per device)
+  // Not config keys: what the loader saw. Hugging Face / Accelerate names accepted without effect
+  // (workloads/hf_arguments.h), sorted; and where num_processes was written, for the hardware check.
+  std::vector<std::string> ignored_keys;
+  std::string num_processes_file;
+  int num_processes_line = 0;
 };
 
 struct WorkloadConfig {
@@ -93,10 +100,16 @@ struct WorkloadConfig {
 // non-zero fields and num_labels applied. Throws ConfigError for an unknown preset.
 models::BertConfig resolve_model(const TrainingWorkload& t);
 
-WorkloadConfig load_workload_config(const std::string& path, const std::vector<Override>& overrides = {});
+// `training_args`: a TrainingArguments-style YAML/JSON file applied on top of a training workload
+// (`tpusim run --training-args`, workloads/hf_arguments.h); empty: none.
+WorkloadConfig load_workload_config(const std::string& path, const std::vector<Override>& overrides = {},
+                                    const std::string& training_args = {});
 WorkloadConfig load_workload_config_text(const std::string& yaml, const std::string& origin,
-                                         const std::vector<Override>& overrides = {});
+                                         const std::vector<Override>& overrides = {},
+                                         const std::string& training_args = {});
 std::string dump_workload_config(const WorkloadConfig& w);
+// The top-level keys of a `kind: training` workload (what Hugging Face names are rewritten to).
+std::vector<std::string> training_workload_keys();
 std::string workload_schema_markdown();
 
 // Splits command-line overrides between the hardware and the workload config. A path may be

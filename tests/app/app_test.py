@@ -566,6 +566,45 @@ def test_training_bad_input(tmp):
     expect_bad_input(tmp, ["run", "--set", "padding=multiple_of:0"], ["padding"])
 
 
+def test_training_args(tmp):
+    """Hugging Face names: a workload written with them and `--training-args FILE` (JSON, then an
+    Accelerate config) on top; ignored keys in report.json; bad values exit 2 naming file, line and key."""
+    wl = os.path.join(tmp, "hf.yaml")
+    with open(wl, "w") as f:
+        f.write("kind: training\nmodel: bert-tiny\ndataset: {train: 'fixed:64:512'}\n"
+                "per_device_batch_size: 16\nprecision: fp32\nlearning_rate: 3.0e-5\n")
+    args = os.path.join(tmp, "training_args.json")
+    with open(args, "w") as f:
+        json.dump({"per_device_train_batch_size": 4, "max_steps": 2, "gradient_accumulation_steps": 2,
+                   "bf16": True, "optim": "adamw_torch_xla", "output_dir": "out", "report_to": ["tensorboard"],
+                   "fp16": False, "per_gpu_train_batch_size": None}, f, indent=2)
+    out = os.path.join(tmp, "out")
+    proc, where = run(["run", "--workload", wl, "--training-args", args, "--out", out], tmp)
+    rep, _ = load_report(out)
+    w = rep["workload"]
+    check(w["per_device_batch_size"] == 4 and w["precision"] == "bf16" and w["optimizer"] == "adamw",
+          "training args not applied over the workload", where)
+    check(rep["summary"]["train_steps"] == 4 and rep["summary"]["optimizer_steps"] == 2,
+          "max_steps 2 x gradient_accumulation_steps 2 should be 4 micro-steps", where)
+    check(w["ignored_keys"] == ["fp16", "learning_rate", "output_dir", "report_to"],
+          "ignored_keys: {}".format(w["ignored_keys"]), where)
+    check("ignored" in proc.stdout and "4 Hugging Face" in proc.stdout, "no ignored-keys line in the summary", where)
+    # An Accelerate config: num_processes must match the slice's devices (8 on v3-8, 32 on v3-32).
+    acc = os.path.join(SRC, "tests", "config", "hf", "accelerate_tpu_config.yaml")
+    run(["run", "--workload", wl, "--training-args", acc, "--set", "steps=1", "--set", "per_device_batch_size=4", "-q"], tmp)
+    expect_bad_input(tmp, ["run", "--hw", os.path.join(SRC, "configs", "hw", "v3-32.yaml"), "--workload", wl,
+                           "--training-args", acc], ["accelerate_tpu_config.yaml:10: num_processes", "32 devices"])
+    # Unsupported values and conflicts: exit 2 at the line the user wrote.
+    with open(args, "w") as f:
+        f.write('{\n  "fp16": true\n}\n')
+    expect_bad_input(tmp, ["run", "--workload", wl, "--training-args", args],
+                     ["training_args.json:2: fp16", "use bf16: true"])
+    with open(wl, "a") as f:
+        f.write("per_device_train_batch_size: 8\n")
+    expect_bad_input(tmp, ["run", "--workload", wl], ["hf.yaml:7: per_device_train_batch_size", "'per_device_batch_size'"])
+    expect_bad_input(tmp, ["run", "--set", "per_device_eval_batch_sise=8"], ["per_device_eval_batch_sise"])
+
+
 def shipped_configs():
     # Slices, the chip files they include, workloads and sweeps.
     files = sorted(glob.glob(os.path.join(SRC, "configs", "hw", "**", "*.yaml"), recursive=True) +
