@@ -171,8 +171,13 @@ const Schema<WorkloadConfig>& training_schema() {
     s.field(&WorkloadConfig::training, &TW::epochs, "epochs").range(1, 1 << 20).default_value(1).doc("passes over the training split");
     s.field(&WorkloadConfig::training, &TW::steps, "steps").default_value(0, "no cap")
         .doc("stop after this many training micro-steps in total (0 = no cap); evaluation still runs at the end");
-    s.field(&WorkloadConfig::training, &TW::optimizer, "optimizer").one_of({"adamw", "sgd", "lamb"})
-        .default_value("adamw").doc("optimizer (torch.optim.AdamW / SGD / LAMB)");
+    s.field(&WorkloadConfig::training, &TW::optimizer, "optimizer").one_of({"adamw", "sgd", "lamb", "adafactor"})
+        .default_value("adamw").doc("optimizer (torch.optim.AdamW / SGD / LAMB / transformers Adafactor)")
+        .details("`adafactor` is Trainer's optim=\"adafactor\" (scale_parameter=False, relative_step=False, no first "
+                 "moment): a factored second moment (a row and a column vector) per weight of rank >= 2, a full "
+                 "one per 1-D parameter, the update's RMS clipped at 1 (docs/training.md, \"Optimizers\"); under "
+                 "`sharding: fsdp` the flattened 1-D slices get full second moments, as in torch_xla FSDP")
+        .source("Shazeer & Stern 2018, arXiv:1804.04235; transformers optimization.py Adafactor");
     s.field(&WorkloadConfig::training, &TW::precision, "precision").one_of({"fp32", "bf16", "bf16_downcast", "mixed_bf16"})
         .default_value("fp32").doc("float precision of the step graph")
         .details("`fp32`: every float tensor f32. `bf16` (XLA_USE_BF16=1, Accelerate mixed_precision=bf16 on TPU): "
