@@ -73,6 +73,14 @@ struct TrainingWorkload {
   // Constructs of the user's training step that break XLA's rules (workloads/xla_constructs.h).
   std::vector<std::string> model_code;
   bool strict_xla = false;                 // such a construct fails the run (exit 3) instead of a warning
+  // Trainer semantics (docs/training.md "Evaluation and logging", "Batch size search", "FSDP").
+  std::string eval_strategy = "epoch";     // epoch | steps | no
+  uint64_t eval_steps = 0;                 // steps: evaluate every N optimizer steps
+  std::string eval_precision = "same";     // same | bf16 (Trainer bf16_full_eval)
+  uint64_t logging_steps = 0;              // loss.item() every N optimizer steps; 0 = never
+  bool auto_find_batch_size = false;       // halve per_device_batch_size until the step fits in HBM
+  uint64_t fsdp_min_num_params = 0;        // fsdp: size_based_auto_wrap_policy; 0 = off
+  std::vector<std::string> fsdp_wrap_layer_classes;  // fsdp: transformer_auto_wrap_policy; empty = off
 };
 
 struct WorkloadConfig {
