@@ -125,7 +125,8 @@ std::unique_ptr<StepPrograms::StepGraph> StepPrograms::build_graph(const StepVar
   sg->fwd = models::build_bert(cfg_, o);
   if (w_.sharding == "fsdp") {  // accumulation micro-steps are rejected by the config check
     sg->fsdp = compiler::build_fsdp_graphs(std::move(sg->fwd), fsdp_cores(), w_.fsdp_grad_ckpt, opt,
-                                           v.kind != GraphKind::kEval);
+                                           v.kind != GraphKind::kEval,
+                                           {w_.fsdp_min_num_params, w_.fsdp_wrap_layer_classes});
     sg->fsdp->step.overlap = w_.overlap_collectives;
     return sg;
   }
