@@ -293,10 +293,10 @@ const Schema<WorkloadConfig>& training_schema() {
     s.check([](const WorkloadConfig& w, const CheckContext& c) {
       const TrainingWorkload& t = w.training;
       if (t.eval_strategy == "steps" && t.eval_steps == 0)
-        c.fail("eval_steps", "must be > 0 with eval_strategy: steps (evaluate every N optimizer steps)",
+        c.fail_missing("eval_steps", "must be > 0 with eval_strategy: steps (evaluate every N optimizer steps)",
                "set eval_steps: N, or use eval_strategy: epoch");
       if (t.eval_strategy == "steps" && t.dataset.eval.empty())
-        c.fail("eval_strategy", "steps needs an evaluation split (Trainer: evaluation requires an eval_dataset)",
+        c.fail_missing("dataset.eval", "is required by eval_strategy: steps (Trainer: evaluation requires an eval_dataset)",
                "add dataset.eval, or use eval_strategy: no");
       if (t.sharding != "fsdp" && (t.fsdp_min_num_params > 0 || !t.fsdp_wrap_layer_classes.empty()))
         c.fail(t.fsdp_min_num_params > 0 ? "fsdp_min_num_params" : "fsdp_wrap_layer_classes",
