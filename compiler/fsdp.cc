@@ -25,7 +25,10 @@ CacheKey fsdp_step_cache_key(const FsdpStep& step) {
   std::vector<int> donated_inputs;
   for (const auto& [o, in] : step.donated) donated_inputs.push_back(in);
   // The collectives are part of the program: the core count is in the key.
-  return mix(graph_cache_key(*step.graph), graph_cache_key(*step.optimizer_graph, donated_inputs), 0xF5D9ull * step.cores);
+  CacheKey k = mix(graph_cache_key(*step.graph), graph_cache_key(*step.optimizer_graph, donated_inputs), 0xF5D9ull * step.cores);
+  // Other units, other collectives: another program (the default units add nothing).
+  if (step.wrap_key) k = mix(k, CacheKey{step.wrap_key, ~step.wrap_key}, 0x3A9ull);
+  return k;
 }
 
 FusionPlan plan_fsdp_fusions(const models::Graph& g) {
@@ -59,6 +62,13 @@ FsdpSchedule schedule_fsdp_step(const FsdpStep& step, const FusionPlan& plan, co
     produced(f.root);
     for (int r : f.merged_reduces) produced(r);
   }
+  // A whole-step unit keeps its forward gather until its last backward reader.
+  for (int u = 0; u < U; ++u)
+    if (step.units[u].whole_step) {
+      fwd_last[u] = std::max(fwd_last[u], bwd_last[u]);
+      if (fwd_first[u] < 0) fwd_first[u] = bwd_first[u];
+      bwd_first[u] = bwd_last[u] = -1;
+    }
   FsdpSchedule s;
   s.gather_fwd.assign(U, -1);
   s.last_fwd.assign(U, -1);

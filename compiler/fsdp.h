@@ -37,6 +37,9 @@ struct FsdpUnit {
   int shard = -1, grad_shard = -1;  // nodes of FsdpStep::optimizer_graph
   uint64_t gathered_bytes = 0;      // n x stored bytes of the shard: what an all-gather yields
   uint64_t grad_bytes = 0;          // n x stored bytes of the gradient shard: a reduce-scatter's input
+  // The root unit of a wrapping policy (compiler/fsdp_wrap.h): not resharded after the forward
+  // pass, so one all-gather serves forward and backward.
+  bool whole_step = false;
 };
 
 struct FsdpStep {
@@ -49,6 +52,7 @@ struct FsdpStep {
   bool prefetch_next_batch = true;
   uint64_t piece_bytes = 1ull << 20;     // collectives' pipelining granularity
   bool overlap = true;                   // collectives in the background, gathers prefetched (above)
+  uint64_t wrap_key = 0;                 // a wrapping policy's units (fsdp_wrap.h), in the cache key; 0 = the default units
 };
 
 // The order a core runs a step in: the forward/backward kernels with the units' collectives

@@ -1,5 +1,8 @@
 #include "compiler/fsdp_graphs.h"
 
+#include <algorithm>
+#include <map>
+
 #include "compiler/lowering.h"
 #include "models/autodiff.h"
 #include "models/recompute.h"
@@ -7,9 +10,22 @@
 namespace tpusim::compiler {
 
 std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::BertGraph fwd, uint32_t n, bool grad_ckpt,
-                                              const models::OptimizerConfig& opt, bool training) {
+                                              const models::OptimizerConfig& opt, bool training,
+                                              const FsdpWrapPolicy& wrap) {
   auto out = std::make_unique<FsdpGraphs>();
   models::Graph& g = fwd.graph;
+  // The units as lists of parameter nodes of the forward graph.
+  std::vector<FsdpWrapUnit> units;
+  if (wrap.custom()) {
+    units = fsdp_wrap_units(g, fwd.params, wrap);
+  } else {
+    for (const auto& m : fwd.units) {
+      FsdpWrapUnit u{m.name, {}, false};
+      for (int p : fwd.params)
+        if (p >= m.first && p <= m.last) u.params.push_back(p);
+      units.push_back(std::move(u));
+    }
+  }
   const int last_forward = int(g.nodes().size()) - 1;
   models::Gradients grads;
   if (training) {
@@ -41,23 +57,32 @@ std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::BertGraph fwd, uint32_t n,
   std::vector<std::string> names;
   std::vector<uint64_t> elements;
   models::DType dtype = models::DType::kF32;
-  for (const auto& m : fwd.units) {
+  std::map<int, size_t> index_of;  // parameter node -> its index in grads
+  for (size_t i = 0; i < grads.params.size(); ++i) index_of[grads.params[i]] = i;
+  uint64_t wrap_key = 0xcbf29ce484222325ull;  // FNV-1a over the units' parameter lists
+  for (const auto& m : units) {
     FsdpUnit u;
     u.name = m.name;
+    u.whole_step = m.whole_step;
     uint64_t elems = 0;
-    for (size_t i = 0; i < grads.params.size(); ++i) {
+    std::vector<size_t> members;
+    for (int p : m.params) members.push_back(index_of.at(p));
+    std::sort(members.begin(), members.end());  // in grads order, as the default units
+    for (size_t i : members) {
       const int p = grads.params[i];
-      if (p < m.first || p > m.last) continue;
+      wrap_key = (wrap_key ^ uint64_t(p + 1)) * 0x100000001b3ull;
       u.params.push_back(new_id[p]);
       if (training) u.grads.push_back(new_id[grads.grads[i]]);
       elems += uint64_t(models::num_elements(out->graph.node(new_id[p]).shape));
       dtype = out->graph.node(new_id[p]).dtype;
     }
+    wrap_key = (wrap_key ^ (u.whole_step ? 0xFFFFull : 0xFFFEull)) * 0x100000001b3ull;
     if (u.params.empty()) continue;
     names.push_back(u.name);
     elements.push_back(elems);
     s.units.push_back(std::move(u));
   }
+  if (wrap.custom()) s.wrap_key = wrap_key;
   out->optimizer = models::build_sharded_optimizer(names, elements, n, dtype, opt, training);
   s.optimizer_graph = &out->optimizer.graph;
   for (auto [in, o] : out->optimizer.optimizer.donated) s.donated[o] = in;
@@ -75,6 +100,16 @@ std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::BertGraph fwd, uint32_t n,
   for (const auto& node : out->optimizer.graph.nodes())
     if (node.kind == models::OpKind::kParameter && node.role == models::ParamRole::kOptimizerState)
       out->optimizer_state_bytes += stored_bytes(out->optimizer.graph, node.id);
+  return out;
+}
+
+std::vector<std::pair<std::string, uint64_t>> fsdp_unit_sizes(const FsdpGraphs& f) {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (const FsdpUnit& u : f.step.units) {
+    uint64_t e = 0;
+    for (int p : u.params) e += uint64_t(models::num_elements(f.graph.node(p).shape));
+    out.push_back({u.name, e});
+  }
   return out;
 }
 

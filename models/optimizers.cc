@@ -15,7 +15,7 @@ struct NamedKind {
   OptimizerKind kind;
 };
 constexpr NamedKind kOptimizers[] = {{"adamw", OptimizerKind::kAdamW}, {"sgd", OptimizerKind::kSgd},
-                                     {"lamb", OptimizerKind::kLamb}};
+                                     {"lamb", OptimizerKind::kLamb}, {"adafactor", OptimizerKind::kAdafactor}};
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -28,11 +28,18 @@ class Builder {
 
   OptimizerGraph run(const Gradients& grads) {
     lr_ = scalar_input("optimizer.lr");
-    if (cfg_.kind == OptimizerKind::kAdamW) {
+    if (cfg_.kind == OptimizerKind::kAdamW || cfg_.kind == OptimizerKind::kAdafactor) {
+      if (cfg_.kind == OptimizerKind::kAdafactor) {
+        // Adafactor's step count is a Python int in its state: beta2_t = 1 - t^-0.8 and 1 - beta2_t
+        // are host scalars of each step (mul_(beta2t).add_(x, alpha=1 - beta2t)).
+        beta2t_ = scalar_input("optimizer.beta2t");
+        one_minus_beta2t_ = scalar_input("optimizer.one_minus_beta2t");
+      } else {
       // torch.optim.AdamW: step_size = lr / (1 - beta1^t), bc2_sqrt = sqrt(1 - beta2^t).
       step_size_ = scalar_input("optimizer.step_size");
       bc2_sqrt_ = scalar_input("optimizer.bias_correction2_sqrt");
-      // Decoupled decay multiplies every decayed parameter by 1 - lr*wd (one scalar, shared).
+      }
+      // Decoupled decay (Adafactor: p.add_(p, alpha=-wd * lr), the same factor) multiplies every decayed parameter by 1 - lr*wd (one scalar, shared).
       if (cfg_.weight_decay > 0)
         decay_factor_ = ew(EwOp::kAdd, ew(EwOp::kMul, lr_, c(-cfg_.weight_decay, st_), "optimizer.decay_factor"),
                            c(1, st_), "optimizer.decay_factor");
@@ -85,6 +92,71 @@ class Builder {
     return out;
   }
 
+  // x [..., r, c] reduced over dimension `dim` and divided by its size: torch's mean(dim).
+  int mean(int x, int dim, const std::string& name) {
+    const int64_t n = g_.node(x).shape.at(size_t(dim));
+    return ew(EwOp::kMul, g_.reduce(x, dim, ReduceOp::kSum), c(1.0 / double(n), g_.node(x).dtype), name);
+  }
+  // The dims 0..rank-1 of a tensor of `rank`, without `skip`: where a reduced tensor broadcasts back.
+  static std::vector<int> dims_without(size_t rank, int skip) {
+    std::vector<int> d;
+    for (int i = 0; i < int(rank); ++i)
+      if (i != skip) d.push_back(i);
+    return d;
+  }
+
+  // transformers.optimization.Adafactor.step for one parameter (Shazeer & Stern 2018, arXiv:1804.04235,
+  // Algorithms 4 and 5; no first moment, no relative step, no parameter scaling): returns the update
+  // lr * u / max(1, RMS(u) / clip_threshold) with u the gradient over the square root of the
+  // (factored) second moment.
+  int adafactor(const Node& pn, int p, int gr, ParamUpdate& u) {
+    const std::string& name = pn.name;
+    const size_t rank = pn.shape.size();
+    // state["RMS"] = _rms(p): computed every step though unused without scale_parameter; a live
+    // tensor, so torch_xla's mark_step materializes it (a graph output).
+    const int64_t numel = num_elements(pn.shape);
+    u.rms = ew(EwOp::kMul, ew(EwOp::kSqrt, sum_squares(cast(p, st_), name + ".rms"), -1, name + ".rms"),
+               c(1.0 / std::sqrt(double(numel)), st_), name + ".rms");
+    g_.mark_output(u.rms);
+    // update = g^2 + eps[0]
+    int sq = ew(EwOp::kAdd, ew(EwOp::kMul, gr, gr, name + ".grad_sq"), c(cfg_.adafactor_eps, st_), name + ".grad_sq");
+    auto ema = [&](int v, int x, const std::string& n) {  // v * beta2t + x * (1 - beta2t)
+      return ew(EwOp::kAdd, with_scalar(EwOp::kMul, v, beta2t_, n), with_scalar(EwOp::kMul, x, one_minus_beta2t_, n), n);
+    };
+    int upd = -1;
+    if (rank >= 2) {
+      // Factored: a row vector (mean over the last dim) and a column vector (mean over the
+      // second-to-last); _approx_sq_grad: rsqrt(row / mean(row)) x rsqrt(col), outer product.
+      const int last = int(rank) - 1, second = int(rank) - 2;
+      Dims row_shape(pn.shape.begin(), pn.shape.end() - 1), col_shape = pn.shape;
+      col_shape.erase(col_shape.begin() + second);
+      int row = state(name + ".exp_avg_sq_row", row_shape), col = state(name + ".exp_avg_sq_col", col_shape);
+      int nrow = ema(row, mean(sq, last, name + ".row_mean"), name + ".exp_avg_sq_row");
+      int ncol = ema(col, mean(sq, second, name + ".col_mean"), name + ".exp_avg_sq_col");
+      u.state = {row, col};
+      u.updated_state = {nrow, ncol};
+      // row / row.mean(dim=-1, keepdim=True): the mean broadcast back over row's last dim.
+      int rmean = mean(nrow, second, name + ".row_factor");
+      int r = ew(EwOp::kRsqrt, g_.ew_bcast(EwOp::kDiv, nrow, rmean, dims_without(rank - 1, second), name + ".row_factor"), -1,
+                 name + ".row_factor");
+      int cf = ew(EwOp::kRsqrt, ncol, -1, name + ".col_factor");
+      upd = g_.ew_bcast(EwOp::kMul, gr, r, dims_without(rank, last), name + ".approx_sq_grad");
+      upd = g_.ew_bcast(EwOp::kMul, upd, cf, dims_without(rank, second), name + ".approx_sq_grad");
+    } else {
+      int v = state(name + ".exp_avg_sq", pn.shape);
+      int nv = ema(v, sq, name + ".exp_avg_sq");
+      u.state = {v};
+      u.updated_state = {nv};
+      upd = ew(EwOp::kMul, ew(EwOp::kRsqrt, nv, -1, name + ".rsqrt"), gr, name + ".update");
+    }
+    // update /= max(RMS(update) / clip_threshold, 1); update *= lr
+    int urms = ew(EwOp::kMul, ew(EwOp::kSqrt, sum_squares(upd, name + ".update_rms"), -1, name + ".update_rms"),
+                  c(1.0 / (std::sqrt(double(numel)) * cfg_.clip_threshold), st_), name + ".update_rms");
+    int clip = ew(EwOp::kMax, urms, c(1, st_), name + ".clip");
+    upd = with_scalar(EwOp::kDiv, upd, clip, name + ".clip");
+    return with_scalar(EwOp::kMul, upd, lr_, name + ".step");
+  }
+
   void update(int p, int grad) {
     const Node pn = g_.node(p);
     const std::string& name = pn.name;
@@ -108,6 +180,8 @@ class Builder {
                           : nb;
       }
       delta = with_scalar(EwOp::kMul, d, lr_, name + ".step");
+    } else if (cfg_.kind == OptimizerKind::kAdafactor) {
+      delta = adafactor(pn, p, gr, u);
     } else {
       // exp_avg = b1*m + (1-b1)*g; exp_avg_sq = b2*v + (1-b2)*g^2.
       int m = state(name + ".exp_avg", pn.shape);
@@ -143,7 +217,7 @@ class Builder {
       }
     }
     int np = p;
-    if (decay && cfg_.kind == OptimizerKind::kAdamW) {
+    if (decay && (cfg_.kind == OptimizerKind::kAdamW || cfg_.kind == OptimizerKind::kAdafactor)) {
       np = with_scalar(EwOp::kMul, p, cast(decay_factor_, pn.dtype), name + ".decay");
     }
     np = ew(EwOp::kSub, np, cast(delta, pn.dtype), name + ".updated");
@@ -160,7 +234,7 @@ class Builder {
   Graph& g_;
   const OptimizerConfig& cfg_;
   const DType st_;
-  int lr_ = -1, step_size_ = -1, bc1_ = -1, bc2_sqrt_ = -1, decay_factor_ = -1;
+  int lr_ = -1, step_size_ = -1, bc1_ = -1, bc2_sqrt_ = -1, decay_factor_ = -1, beta2t_ = -1, one_minus_beta2t_ = -1;
   OptimizerGraph out_;
 };
 

@@ -16,15 +16,20 @@
 
 namespace tpusim::models {
 
-enum class OptimizerKind { kAdamW, kSgd, kLamb };
+enum class OptimizerKind { kAdamW, kSgd, kLamb, kAdafactor };
 
-// "adamw" | "sgd" | "lamb"; throws ConfigError naming the known optimizers otherwise.
+// "adamw" | "sgd" | "lamb" | "adafactor"; throws ConfigError naming the known optimizers otherwise.
 OptimizerKind optimizer_from_name(const std::string& name);
 const char* optimizer_name(OptimizerKind k);
 
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::kAdamW;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // AdamW / LAMB (torch.optim.AdamW defaults)
+  // Adafactor (transformers.optimization.Adafactor as Trainer builds it for optim="adafactor":
+  // scale_parameter=False, relative_step=False, warmup_init=False, beta1=None): eps[0] added to
+  // g^2, and the update's RMS clipped at clip_threshold. beta2_t = 1 - t^decay_rate (decay_rate
+  // -0.8) comes from the host's step count each step, like AdamW's bias corrections.
+  double adafactor_eps = 1e-30, clip_threshold = 1.0;
   double weight_decay = 0.01;                     // decoupled for AdamW/LAMB, added to the gradient for SGD
   double momentum = 0;                            // SGD; 0 = no momentum buffer
   bool nesterov = false;                          // SGD
@@ -42,8 +47,10 @@ struct OptimizerConfig {
 
 struct ParamUpdate {
   int param = -1, grad = -1, updated = -1;  // updated: the new value (a graph output)
-  // AdamW/LAMB: {exp_avg, exp_avg_sq}; SGD: {momentum_buffer} or {}. State parameters, or zero
-  // fills on the first step.
+  int rms = -1;  // Adafactor: state["RMS"] = ||p|| / sqrt(numel), computed every step (an output)
+  // AdamW/LAMB: {exp_avg, exp_avg_sq}; SGD: {momentum_buffer} or {}; Adafactor: {exp_avg_sq_row,
+  // exp_avg_sq_col} for a parameter of rank >= 2 (shape[:-1] and shape[:-2] + shape[-1:]), else
+  // {exp_avg_sq}. State parameters, or zero fills on the first step.
   std::vector<int> state, updated_state;
 };
 

@@ -92,6 +92,10 @@ struct StepPrograms::StepGraph {
   std::unique_ptr<compiler::FsdpGraphs> fsdp;
 };
 
+bool StepPrograms::bf16_eval(const StepVariant& v) const {
+  return v.kind == GraphKind::kEval && w_.eval_precision == "bf16" && activation_dtype(w_.precision) == models::DType::kF32;
+}
+
 uint32_t StepPrograms::fsdp_cores() const { return uint32_t(compiler::ring_order(hw_).size()); }
 
 std::unique_ptr<StepPrograms::StepGraph> StepPrograms::build_graph(const StepVariant& v) const {
@@ -106,6 +110,12 @@ std::unique_ptr<StepPrograms::StepGraph> StepPrograms::build_graph(const StepVar
   o.dtype = activation_dtype(w_.precision);
   o.param_dtype = param_dtype(w_.precision);
   o.training = v.kind != GraphKind::kEval;
+  if (bf16_eval(v)) {
+    // bf16_full_eval: bf16 activations; the stored f32 weights are converted where the eval step
+    // uses them (fused into the consumer, as under autocast), see eval_bf16 in docs/training.md.
+    o.dtype = models::DType::kBF16;
+    o.param_dtype = models::DType::kF32;
+  }
   models::OptimizerConfig opt;
   opt.kind = models::optimizer_from_name(w_.optimizer);
   opt.state_dtype = state_dtype(w_.precision);
@@ -115,7 +125,8 @@ std::unique_ptr<StepPrograms::StepGraph> StepPrograms::build_graph(const StepVar
   sg->fwd = models::build_bert(cfg_, o);
   if (w_.sharding == "fsdp") {  // accumulation micro-steps are rejected by the config check
     sg->fsdp = compiler::build_fsdp_graphs(std::move(sg->fwd), fsdp_cores(), w_.fsdp_grad_ckpt, opt,
-                                           v.kind != GraphKind::kEval);
+                                           v.kind != GraphKind::kEval,
+                                           {w_.fsdp_min_num_params, w_.fsdp_wrap_layer_classes});
     sg->fsdp->step.overlap = w_.overlap_collectives;
     return sg;
   }
@@ -144,7 +155,8 @@ const StepInfo& StepPrograms::info(const StepVariant& v) {
   const auto t0 = Clock::now();
   const std::unique_ptr<StepGraph> sg = build_graph(v);
   StepInfo i;
-  i.name = fmt::format("{}{} B={} S={}", graph_kind_name(v.kind), v.grad_buffers ? "+grad" : "", v.batch, v.seq);
+  i.name = fmt::format("{}{} B={} S={}{}", graph_kind_name(v.kind), v.grad_buffers ? "+grad" : "", v.batch, v.seq,
+                       bf16_eval(v) ? " bf16" : "");
   if (sg->fsdp) {
     const compiler::FsdpGraphs& f = *sg->fsdp;
     i.graph_nodes = f.graph.nodes().size() + f.optimizer.graph.nodes().size();

@@ -109,6 +109,8 @@ class StepPrograms {
   struct StepGraph;
   std::unique_ptr<StepGraph> build_graph(const StepVariant& v) const;
   uint32_t fsdp_cores() const;  // sharding: fsdp shards over every core of the slice
+  // eval_precision: bf16 on an f32 run: the eval graph computes in bf16 (its own program).
+  bool bf16_eval(const StepVariant& v) const;
 
   const HwConfig& hw_;
   const TrainingWorkload& w_;

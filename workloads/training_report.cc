@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "workloads/energy_report.h"
 
@@ -113,6 +114,15 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
   j["summary"]["sharding"] = t.sharding;
   j["summary"]["energy"] = training_energy_json(training_energy(hw, r));
   j["summary"]["cost"] = cost_json(training_cost(hw, r));
+  // Trainer settings off by default: their fields appear only when set (earlier reports unchanged).
+  if (r.batch_search.used) {
+    j["workload"]["per_device_batch_size_used"] = r.batch_search.used;
+    j["workload"]["per_device_batch_sizes_tried"] = r.batch_search.tried;
+    j["summary"]["breakdown_s"]["batch_search"] = b.batch_search;
+  }
+  if (t.logging_steps) j["summary"]["logging_syncs"] = {{"count", r.logging_syncs}, {"time_s", r.logging_sync_s}};
+  if (t.eval_strategy != "epoch") j["workload"]["eval_strategy"] = t.eval_strategy;
+  if (t.eval_precision != "same") j["workload"]["eval_precision"] = t.eval_precision;
   j["summary"]["memory"] = memory_json(r.peak_memory);
   j["summary"]["collectives"] = {
       {"allreduce", {{"time_s", r.collective_time.allreduce_s}, {"bytes", r.allreduce_bytes}}},
@@ -229,6 +239,11 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"processes[].eval_examples", "examples (incl. even_batches fill)"},
             {"steps[].compiling_processes", "count"}};
   add_energy_units(u);
+  if (r.batch_search.used) {
+    u["workload.per_device_batch_size_used"] = "examples";
+    u["workload.per_device_batch_sizes_tried"] = "examples";
+  }
+  if (t.logging_steps) u["summary.logging_syncs"] = "count, s (sync + copy; the lost overlap is host time)";
   j["units"] = u;
   j["config"] = {{"hw_yaml", ctx.hw_dump}, {"workload_yaml", ctx.workload_dump}};
   return j;
@@ -250,11 +265,14 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                                hw.host.cpu_ghz));
   const char* device = r.megacore ? "chip" : "core";
   line("batches", fmt::format("{} per {}, global {}; eval {} per {}; {} train steps ({} optimizer), {} eval steps",
-                              t.per_device_batch_size, device, r.global_batch, t.eval_per_device_batch_size, device, r.train_steps,
+                              r.batch_search.used ? r.batch_search.used : t.per_device_batch_size, device, r.global_batch, t.eval_per_device_batch_size, device, r.train_steps,
                               r.optimizer_steps, r.eval_steps));
   if (!t.ignored_keys.empty())
     line("ignored", fmt::format("{} Hugging Face / Accelerate key{} without effect on time (report.json workload.ignored_keys)",
                                 t.ignored_keys.size(), t.ignored_keys.size() == 1 ? "" : "s"));
+  if (r.batch_search.used)
+    line("", fmt::format("auto_find_batch_size: settled on {} per {} (tried {}; the failed attempts took {})",
+                         r.batch_search.used, device, fmt::join(r.batch_search.tried, ", "), dur(r.batch_search.failed_s)));
   line("engine", fmt::format("{}{}; {} programs simulated, {} executions replayed", r.engine,
                              r.full_sim ? " (--full-sim)" : "", r.simulations, r.replays));
   o += "\n";
@@ -304,6 +322,12 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
       {"gradient all-reduce", b.allreduce},          {"evaluation", b.eval}};
   for (const auto& [name, s] : rows)
     o += fmt::format("  {:<42} {:>14} {:>6.1f}%\n", name, dur(s), r.total_time_s > 0 ? 100 * s / r.total_time_s : 0);
+  if (b.batch_search > 0)
+    o += fmt::format("  {:<42} {:>14} {:>6.1f}%\n", "batch search (failed attempts)", dur(b.batch_search),
+                     r.total_time_s > 0 ? 100 * b.batch_search / r.total_time_s : 0);
+  if (r.logging_syncs)
+    o += fmt::format("  host includes {} logging syncs (loss.item() every {} optimizer steps), {} of sync and copy\n",
+                     r.logging_syncs, t.logging_steps, dur(r.logging_sync_s));
   o += fmt::format("  {:<42} {:>14}\n", "total", dur(r.total_time_s));
   // What the rows mean where they differ from the lines above (docs/training.md, "Report").
   o += "  compile: the devices' wait for compilations, each step's slowest process; it exceeds the busiest\n"

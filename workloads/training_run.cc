@@ -45,20 +45,21 @@ void add_collectives(TrainingRunResult& r, const compiler::CompiledStep& c, cons
   r.reducescatter_bytes += c.reducescatter_bytes;
 }
 
-// XLA's "Resource exhausted" error, naming the largest buffer live at the peak.
-[[noreturn]] void out_of_hbm(const BuiltStep& s, uint64_t capacity, bool megacore) {
+// XLA's "Resource exhausted" error, naming the largest buffer live at the peak. `elapsed_s`: the
+// run's time until the failing execution (for auto_find_batch_size).
+[[noreturn]] void out_of_hbm(const BuiltStep& s, uint64_t capacity, bool megacore, double elapsed_s) {
   const compiler::MemoryPlan& m = s.compiled.memory;
   const compiler::HbmBuffer* big = m.live_at_peak.empty() ? nullptr : &m.buffers[m.live_at_peak.front()];
   const uint64_t big_bytes = big ? big->bytes * big->copies : 0;  // a megacore: per-core buffers on both cores
   const uint64_t others = m.peak_bytes - std::min(m.peak_bytes, big_bytes);
   const uint64_t free_bytes = capacity > others ? capacity - others : 0;
-  throw SimError(fmt::format(
+  throw OutOfHbmError(fmt::format(
       "Resource exhausted: out of HBM running program '{}' on each {}: attempting to allocate {} ({} bytes) "
       "for {} '{}', {} ({} bytes) free of the {}'s {}; the program needs {} at its peak ({} parameters and "
       "optimizer state). Reduce per_device_batch_size or max_length, or use precision: bf16",
       s.name, megacore ? "chip (megacore: both TensorCores)" : "TensorCore", gib(big_bytes), big_bytes,
       big ? compiler::buffer_kind_name(big->kind) : "buffer", big ? big->name : "?", gib(free_bytes), free_bytes,
-      megacore ? "chip" : "core", gib(capacity), gib(m.peak_bytes), gib(m.persistent_bytes)));
+      megacore ? "chip" : "core", gib(capacity), gib(m.peak_bytes), gib(m.persistent_bytes)), elapsed_s);
 }
 
 // A device's useful flops per execution: the per-core program's on each of its cores. A megacore
@@ -135,6 +136,8 @@ class Loop {
   void host_side(GraphKind kind, bool grad_buffers, const data::Step& st, bool eval, StepRecord& rec,
                  TrainingTracer& tracer);
   void sync_host(double bytes_from_device);
+  double wait_for_device(uint64_t bytes, double then_s);
+  void evaluate(const data::Dataset& eval, const data::LoaderOptions& lo, uint32_t epoch);
   // Clients on one host (all of them compile a new graph at once).
   uint32_t clients_per_host() const { return uint32_t((procs_.size() + hw_.slice.hosts - 1) / hw_.slice.hosts); }
   void finish();
@@ -205,7 +208,7 @@ void Loop::run() {
   if (o_.on_stage) o_.on_stage("loading datasets");
   const data::Dataset train = load(t_.dataset.train, "train", t_.steps * lo.global_batch());
   data::Dataset eval;
-  if (!t_.dataset.eval.empty()) eval = load(t_.dataset.eval, "eval", 0);
+  if (!t_.dataset.eval.empty() && t_.eval_strategy != "no") eval = load(t_.dataset.eval, "eval", 0);
 
   // notebook_launcher forks the processes; a model built inside the training function is a copy per
   // process (docs/sources.md: the cryptic SIGSEGV on small hosts).
@@ -241,25 +244,39 @@ void Loop::run() {
       micro_steps = st.sync ? 0 : micro_steps + 1;
       ++train_steps;
       for (const auto& p : st.processes) real_tokens_ += p.real_tokens, padded_tokens_ += p.padded_tokens;
+      // Trainer's DefaultFlowCallback after an optimizer step: log (loss.item()), then evaluate.
+      if (st.sync && t_.logging_steps && r_.optimizer_steps % t_.logging_steps == 0) {
+        // torch_xla: .item() waits for the step's execution and copies the loss to the host
+        // (model_code item_in_loop's cost: xla_constructs.h), so the next step's tracing no longer
+        // overlaps this step's execution.
+        const XlaConstruct& item = find_xla_construct("item_in_loop");
+        r_.logging_sync_s += wait_for_device(uint64_t(devices_per_chip(hw_.chip)) * item.host_bytes_fixed, 0);
+        ++r_.logging_syncs;
+      }
+      if (st.sync && t_.eval_strategy == "steps" && r_.optimizer_steps % t_.eval_steps == 0) evaluate(eval, lo, epoch);
     }
     r_.epochs_run = epoch + 1;
-    if (!eval.empty()) {
-      if (o_.on_stage) o_.on_stage(fmt::format("evaluation after epoch {}", epoch + 1));
-      const data::EpochPlan ep = data::plan_eval(eval, lo, t_.eval_per_device_batch_size, {"workload", "", 0});
-      uint64_t logits_bytes = 0;
-      for (const data::Step& st : ep.steps) {
-        execute(GraphKind::kEval, false, st, epoch, true);
-        uint64_t ex = 0;
-        step_shape(st, &ex);
-        logits_bytes += ex * t_.num_labels * 4;
-      }
-      // gather_for_metrics: the predictions come back to the host, which waits for the device.
-      sync_host(double(logits_bytes));
-    }
+    if (t_.eval_strategy == "epoch" && !eval.empty()) evaluate(eval, lo, epoch);
   }
   // The end of training (saving, the final loss) waits for the device too.
   sync_host(0);
   finish();
+}
+
+void Loop::evaluate(const data::Dataset& eval, const data::LoaderOptions& lo, uint32_t epoch) {
+  if (o_.on_stage)
+    o_.on_stage(t_.eval_strategy == "steps" ? fmt::format("evaluation after optimizer step {}", r_.optimizer_steps)
+                                            : fmt::format("evaluation after epoch {}", epoch + 1));
+  const data::EpochPlan ep = data::plan_eval(eval, lo, t_.eval_per_device_batch_size, {"workload", "", 0});
+  uint64_t logits_bytes = 0;
+  for (const data::Step& st : ep.steps) {
+    execute(GraphKind::kEval, false, st, epoch, true);
+    uint64_t ex = 0;
+    step_shape(st, &ex);
+    logits_bytes += ex * t_.num_labels * 4;
+  }
+  // gather_for_metrics: the predictions come back to the host, which waits for the device.
+  sync_host(double(logits_bytes));
 }
 
 void Loop::host_side(GraphKind kind, bool grad_buffers, const data::Step& st, bool eval, StepRecord& rec,
@@ -366,7 +383,6 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   const auto [b, s] = step_shape(st, &examples);
   BuiltStep& prog = programs_.get({kind, b, s, grad_buffers});
   const std::string key = prog.compiled.key.hex();
-  if (prog.compiled.memory.peak_bytes > r_.hbm_bytes_per_core) out_of_hbm(prog, r_.hbm_bytes_per_core, hw_.chip.megacore);
 
   StepRecord rec;
   rec.index = r_.steps.size();
@@ -384,6 +400,9 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   // The SPMD step (and its all-reduce) starts when the last process has dispatched it.
   double host_ready = 0;
   for (const Process& pr : procs_) host_ready = std::max(host_ready, pr.host_t);
+  // The program was compiled (the host paid for it); allocating its buffers fails.
+  if (prog.compiled.memory.peak_bytes > r_.hbm_bytes_per_core)
+    out_of_hbm(prog, r_.hbm_bytes_per_core, hw_.chip.megacore, std::max(host_ready, dev_t_));
 
   rec.start_s = std::max(host_ready, dev_t_);
   if (executed_.insert(key).second) {
@@ -423,9 +442,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
     const XlaConstruct& c = *breaks_[i];
     const uint64_t bytes =
         uint64_t(devices_per_chip(hw_.chip)) * (c.host_bytes_fixed + c.host_bytes_per_token * uint64_t(b) * s);
-    const double xfer = pcie_transfer_s(hw_, false, bytes);
-    r_.transfer_from_device.add(xfer);
-    for (Process& pr : procs_) pr.host_t = std::max(pr.host_t, dev_t_) + kGraphBreakSyncS + xfer + trace_time_s(hw_.host, 0);
+    wait_for_device(bytes, trace_time_s(hw_.host, 0));
     ++r_.fallback_counters[c.aten_op];
     ++r_.graph_breaks;
   }
@@ -488,6 +505,16 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   }
   ++r_.programs[it->second].executions;
   r_.steps.push_back(rec);
+}
+
+// A synchronous device->host read inside the loop (a graph break's fallback tensor, a logged loss):
+// the host waits for the device, pays kGraphBreakSyncS and the PCIe copy of `bytes`, then `then_s`
+// (the dispatch of a graph break's second graph). Returns the sync's own cost, s.
+double Loop::wait_for_device(uint64_t bytes, double then_s) {
+  const double xfer = pcie_transfer_s(hw_, false, bytes);
+  r_.transfer_from_device.add(xfer);
+  for (Process& pr : procs_) pr.host_t = std::max(pr.host_t, dev_t_) + kGraphBreakSyncS + xfer + then_s;
+  return kGraphBreakSyncS + xfer;
 }
 
 void Loop::sync_host(double bytes_from_device) {
@@ -571,10 +598,41 @@ void Loop::finish() {
 TrainingRunResult run_training(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunOptions& opts) {
   if (w.kind != "training")
     throw ConfigError({"", "kind", 0, w.kind, "run_training needs a workload of kind: training", ""});
-  TrainingRunResult r;
-  Loop loop(hw, w, opts, r);
-  loop.run();
-  return r;
+  if (!w.training.auto_find_batch_size) {
+    TrainingRunResult r;
+    Loop(hw, w, opts, r).run();
+    return r;
+  }
+  // accelerate's find_executable_batch_size around Trainer's inner training loop: an out-of-memory
+  // error restarts training from scratch at half the batch (the failed attempt's time is spent),
+  // down to 1. Attempts run untraced; the one that fits is rerun with the trace when there is one
+  // (the simulation is deterministic).
+  WorkloadConfig wb = w;
+  BatchSearch search;
+  for (uint32_t b = w.training.per_device_batch_size;; b /= 2) {
+    wb.training.per_device_batch_size = b;
+    search.tried.push_back(b);
+    TrainingRunResult r;
+    TrainingRunOptions quiet = opts;
+    quiet.trace = nullptr;
+    try {
+      Loop(hw, wb, quiet, r).run();
+    } catch (const OutOfHbmError& e) {
+      if (b <= 1) throw;
+      search.failed_s += e.elapsed_s;
+      continue;
+    }
+    if (opts.trace) {
+      r = TrainingRunResult{};
+      Loop(hw, wb, opts, r).run();
+    }
+    search.used = b;
+    r.batch_search = search;
+    r.total_time_s += search.failed_s;
+    r.breakdown.batch_search = search.failed_s;
+    r.examples_per_s = r.total_time_s > 0 ? double(r.train_examples) / r.total_time_s : 0;
+    return r;
+  }
 }
 
 }  // namespace tpusim

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "compiler/memory_breakdown.h"
+#include "sim/base/sim_error.h"
 #include "sim/isa/op_profile.h"
 #include "sim/slice/slice_params.h"
 #include "workloads/collective_time.h"
@@ -115,6 +116,21 @@ struct MetricSamples {
 
 struct TimeBreakdown {  // s; sums to total_time_s
   double compile = 0, warmup = 0, host = 0, device = 0, allreduce = 0, eval = 0;
+  double batch_search = 0;  // auto_find_batch_size: the failed attempts until their out-of-HBM error
+};
+
+// auto_find_batch_size: the per-device batches tried (largest first) and the one the run used.
+struct BatchSearch {
+  std::vector<uint32_t> tried;
+  uint32_t used = 0;
+  double failed_s = 0;  // s: the failed attempts' time
+};
+
+// The out-of-HBM SimError, with the run's time until the failing execution.
+class OutOfHbmError : public SimError {
+ public:
+  OutOfHbmError(const std::string& what, double elapsed) : SimError(what), elapsed_s(elapsed) {}
+  double elapsed_s = 0;
 };
 
 // A `model_code:` construct that breaks an XLA rule (workloads/xla_constructs.h), as reported.
@@ -156,6 +172,9 @@ struct TrainingRunResult {
   std::vector<XlaDiagnostic> diagnostics;
   std::map<std::string, uint64_t> fallback_counters;  // torch_xla's aten::* CPU-fallback counters
   uint64_t graph_breaks = 0;
+  uint64_t logging_syncs = 0;  // logging_steps: loss.item() host syncs
+  double logging_sync_s = 0;   // s: their sync + copy cost (the lost overlap shows as host time)
+  BatchSearch batch_search;    // auto_find_batch_size (used == 0: off)
   uint64_t simulations = 0, replays = 0;
   double compile_wall_s = 0, simulate_wall_s = 0;  // host wall time of tpusim itself
 };

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "compiler/fsdp_wrap.h"
 #include "config/hw_schema.h"
 #include "config/schema.h"
 #include "config/suggest.h"
@@ -174,8 +175,13 @@ const Schema<WorkloadConfig>& training_schema() {
     s.field(&WorkloadConfig::training, &TW::epochs, "epochs").range(1, 1 << 20).default_value(1).doc("passes over the training split");
     s.field(&WorkloadConfig::training, &TW::steps, "steps").default_value(0, "no cap")
         .doc("stop after this many training micro-steps in total (0 = no cap); evaluation still runs at the end");
-    s.field(&WorkloadConfig::training, &TW::optimizer, "optimizer").one_of({"adamw", "sgd", "lamb"})
-        .default_value("adamw").doc("optimizer (torch.optim.AdamW / SGD / LAMB)");
+    s.field(&WorkloadConfig::training, &TW::optimizer, "optimizer").one_of({"adamw", "sgd", "lamb", "adafactor"})
+        .default_value("adamw").doc("optimizer (torch.optim.AdamW / SGD / LAMB / transformers Adafactor)")
+        .details("`adafactor` is Trainer's optim=\"adafactor\" (scale_parameter=False, relative_step=False, no first "
+                 "moment): a factored second moment (a row and a column vector) per weight of rank >= 2, a full "
+                 "one per 1-D parameter, the update's RMS clipped at 1 (docs/training.md, \"Optimizers\"); under "
+                 "`sharding: fsdp` the flattened 1-D slices get full second moments, as in torch_xla FSDP")
+        .source("Shazeer & Stern 2018, arXiv:1804.04235; transformers optimization.py Adafactor");
     s.field(&WorkloadConfig::training, &TW::precision, "precision").one_of({"fp32", "bf16", "bf16_downcast", "mixed_bf16"})
         .default_value("fp32").doc("float precision of the step graph")
         .details("`fp32`: every float tensor f32. `bf16` (XLA_USE_BF16=1, Accelerate mixed_precision=bf16 on TPU): "
@@ -258,8 +264,62 @@ const Schema<WorkloadConfig>& training_schema() {
         .default_value(0, "one per device")
         .doc("Accelerate num_processes: must equal the slice's devices (tpusim runs one process per device); "
              "0 = not given");
+    s.field(&WorkloadConfig::training, &TW::eval_strategy, "eval_strategy").one_of({"epoch", "steps", "no"})
+        .default_value("epoch").doc("when the eval split is evaluated: after every epoch, every `eval_steps` optimizer "
+                                    "steps, or never (Trainer eval_strategy)")
+        .details("`epoch` (the default) evaluates after each epoch when `dataset.eval` is given; `steps` after every "
+                 "optimizer step whose count is a multiple of `eval_steps` (Trainer's DefaultFlowCallback: no extra "
+                 "evaluation at the end); `no` never, even with `dataset.eval`.")
+        .source("transformers TrainingArguments.eval_strategy, DefaultFlowCallback");
+    s.field(&WorkloadConfig::training, &TW::eval_steps, "eval_steps").unit("optimizer steps").default_value(0, "none")
+        .doc("eval_strategy steps: evaluate every N optimizer steps (required > 0 there)");
+    s.field(&WorkloadConfig::training, &TW::eval_precision, "eval_precision").one_of({"same", "bf16"})
+        .default_value("same").doc("evaluation programs' float precision: the training's, or bf16 (Trainer bf16_full_eval)")
+        .details("`bf16`: the eval program is its own compile whose activations are bf16 while training stays as set; "
+                 "the stored weights are cast to bf16 where each eval step uses them (docs/training.md, "
+                 "\"Evaluation and logging\").")
+        .source("transformers TrainingArguments.bf16_full_eval");
+    s.field(&WorkloadConfig::training, &TW::logging_steps, "logging_steps").unit("optimizer steps").default_value(0, "never")
+        .doc("every N optimizer steps the loop logs the loss (loss.item(): the host waits for the device)")
+        .source("transformers TrainingArguments.logging_steps; Trainer._maybe_log_save_evaluate");
+    s.field(&WorkloadConfig::training, &TW::auto_find_batch_size, "auto_find_batch_size").default_value(false)
+        .doc("on out-of-HBM, halve per_device_batch_size and start over, down to 1 (accelerate's "
+             "find_executable_batch_size)")
+        .source("transformers TrainingArguments.auto_find_batch_size; accelerate.utils.find_executable_batch_size");
+    s.field(&WorkloadConfig::training, &TW::fsdp_min_num_params, "fsdp_min_num_params").unit("parameters")
+        .default_value(0, "off").doc("sharding fsdp: a module becomes an FSDP unit once its parameters not in a sub-unit reach N "
+                                     "(size_based_auto_wrap_policy)")
+        .details("Bottom-up over the module tree (BertLayer's sub-modules, the layer, the encoder, the model); "
+                 "what no unit takes is the root unit, gathered for the whole step. With neither this nor "
+                 "`fsdp_wrap_layer_classes`: the embeddings, each BertLayer and the heads are the units.")
+        .source("torch_xla.distributed.fsdp.wrap.size_based_auto_wrap_policy; Trainer fsdp_config min_num_params");
+    s.field(&WorkloadConfig::training, &TW::fsdp_wrap_layer_classes, "fsdp_wrap_layer_classes")
+        .default_value(std::vector<std::string>{}, "none")
+        .doc("sharding fsdp: the module classes that are FSDP units, e.g. [BertLayer] (transformer_auto_wrap_policy); "
+             "the rest is the root unit")
+        .source("torch_xla.distributed.fsdp.wrap.transformer_auto_wrap_policy; Trainer fsdp_config "
+                "transformer_layer_cls_to_wrap");
     s.check([](const WorkloadConfig& w, const CheckContext& c) {
       const TrainingWorkload& t = w.training;
+      if (t.eval_strategy == "steps" && t.eval_steps == 0)
+        c.fail_missing("eval_steps", "must be > 0 with eval_strategy: steps (evaluate every N optimizer steps)",
+               "set eval_steps: N, or use eval_strategy: epoch");
+      if (t.eval_strategy == "steps" && t.dataset.eval.empty())
+        c.fail_missing("dataset.eval", "is required by eval_strategy: steps (Trainer: evaluation requires an eval_dataset)",
+               "add dataset.eval, or use eval_strategy: no");
+      if (t.sharding != "fsdp" && (t.fsdp_min_num_params > 0 || !t.fsdp_wrap_layer_classes.empty()))
+        c.fail(t.fsdp_min_num_params > 0 ? "fsdp_min_num_params" : "fsdp_wrap_layer_classes",
+               "decides FSDP's wrapping units: applies to sharding: fsdp only", "add sharding: fsdp, or remove it");
+      if (t.fsdp_min_num_params > 0 && !t.fsdp_wrap_layer_classes.empty())
+        c.fail("fsdp_wrap_layer_classes", "and fsdp_min_num_params are mutually exclusive (Trainer: min_num_params and "
+               "transformer_layer_cls_to_wrap)", "keep one of them");
+      for (size_t i = 0; i < t.fsdp_wrap_layer_classes.size(); ++i) {
+        const std::string& n = t.fsdp_wrap_layer_classes[i];
+        const auto& known = compiler::fsdp_module_classes();
+        if (std::find(known.begin(), known.end(), n) == known.end())
+          c.fail("fsdp_wrap_layer_classes", "'" + n + "' is not a module class of the model; known: " + config::join(known),
+                 config::suggest(n, known, "known classes"));
+      }
       if (t.model == "custom") {
         const ModelConfig& m = t.model_config;
         for (auto [key, v] : {std::pair{"layers", m.layers}, std::pair{"hidden", m.hidden}, std::pair{"heads", m.heads},

@@ -80,6 +80,14 @@ struct TrainingWorkload {
   std::vector<std::string> ignored_keys;
   std::string num_processes_file;
   int num_processes_line = 0;
+  // Trainer semantics (docs/training.md "Evaluation and logging", "Batch size search", "FSDP").
+  std::string eval_strategy = "epoch";     // epoch | steps | no
+  uint64_t eval_steps = 0;                 // steps: evaluate every N optimizer steps
+  std::string eval_precision = "same";     // same | bf16 (Trainer bf16_full_eval)
+  uint64_t logging_steps = 0;              // loss.item() every N optimizer steps; 0 = never
+  bool auto_find_batch_size = false;       // halve per_device_batch_size until the step fits in HBM
+  uint64_t fsdp_min_num_params = 0;        // fsdp: size_based_auto_wrap_policy; 0 = off
+  std::vector<std::string> fsdp_wrap_layer_classes;  // fsdp: transformer_auto_wrap_policy; empty = off
 };
 
 struct WorkloadConfig {

@@ -85,7 +85,7 @@ TEST(Optimizers, NamesResolveAndUnknownIsAnError) {
     FAIL();
   } catch (const ConfigError& e) {
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("adamw, sgd, lamb"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("adamw, sgd, lamb, adafactor"), std::string::npos) << msg;
     EXPECT_NE(msg.find("did you mean 'adamw'"), std::string::npos) << msg;
   }
 }
@@ -186,6 +186,103 @@ TEST(Optimizers, GradientClippingScalesEveryGradient) {
   for (int i = 0; i < 3; ++i) {
     EXPECT_NEAR(val[o.updates[0].updated].v[i], in[t.w].v[i] - coef * in[t.x].v[i], 1e-12);
     EXPECT_NEAR(val[o.updates[1].updated].v[i], in[t.b].v[i] - coef, 1e-12);
+  }
+}
+
+// Adafactor keeps, per 2-D weight [r, c], a row vector [r] and a column vector [c] instead of
+// AdamW's two full moments; per 1-D parameter one full second moment. BERT-base (cased,
+// sequence classification, 2 labels), counted from its shapes.
+TEST(Optimizers, AdafactorStateOfBertBase) {
+  const BertConfig cfg = find_preset("bert-base-cased");
+  const OptimizerConfig ada{.kind = OptimizerKind::kAdafactor};
+  BertTrainingStep s = build_training_step(cfg, {.batch = 1, .seq = 8}, ada);
+  const uint64_t V = cfg.vocab, P = cfg.max_position, T = cfg.type_vocab, H = cfg.hidden, I = cfg.intermediate,
+                 L = cfg.layers, C = 2;
+  // 2-D weights: rows + cols. Embeddings [V,H], [P,H], [T,H]; per layer q,k,v,o [H,H], FFN in
+  // [I,H] and out [H,I]; pooler [H,H]; classifier [C,H].
+  const uint64_t factored = (V + H) + (P + H) + (T + H) + L * (4 * (H + H) + (I + H) + (H + I)) + (H + H) + (C + H);
+  // 1-D: embedding LayerNorm (2H); per layer 4 biases H, FFN biases I + H, two LayerNorms 4H; pooler
+  // bias H; classifier bias C.
+  const uint64_t full = 2 * H + L * (4 * H + I + H + 4 * H) + H + C;
+  EXPECT_EQ(s.optimizer.state_bytes, 4 * (factored + full));
+  EXPECT_EQ(s.optimizer.state_bytes, 322'122u * 4);  // 1.3 MB, vs AdamW's 8 B/param (867 MB) below
+  const uint64_t params = count_parameters(s.model.graph);
+  EXPECT_EQ(params, 108'311'810u);
+  EXPECT_EQ(build_training_step(cfg, {.batch = 1, .seq = 8}, OptimizerConfig{}).optimizer.state_bytes, 8 * params);
+  for (const auto& u : s.optimizer.updates) {
+    const size_t rank = s.model.graph.node(u.param).shape.size();
+    EXPECT_EQ(u.state.size(), rank >= 2 ? 2u : 1u);
+    EXPECT_GE(u.rms, 0);
+  }
+}
+
+// Adafactor's update on a 2-D weight [2, 3] and a 1-D bias [3], against transformers' step with
+// scale_parameter=False, relative_step=False, beta1=None, weight decay on the weight only.
+TEST(Optimizers, AdafactorValues) {
+  Graph g;
+  const int w = g.parameter("layer.weight", {2, 3}, DType::kF32, ParamRole::kTrainable);
+  const int b = g.parameter("layer.bias", {3}, DType::kF32, ParamRole::kTrainable);
+  const int x = g.parameter("x", {2, 3}, DType::kF32);
+  // loss = sum(w * x * x) + sum(b * b): grads 2 * ... differ per element (g_w = x^2, g_b = 2b)
+  const int wx = g.ew(EwOp::kMul, g.ew(EwOp::kMul, w, x, "wx"), x, "wxx");
+  const int loss = g.ew(EwOp::kAdd, reduce_all(g, wx), reduce_all(g, g.ew(EwOp::kMul, b, b, "bb")), "loss");
+  Gradients grads = build_backward(g, loss, {w, b});
+  const OptimizerConfig cfg{.kind = OptimizerKind::kAdafactor, .clip_threshold = 1.0, .weight_decay = 0.1};
+  OptimizerGraph o = append_optimizer(g, grads, cfg);
+  const double lr = 0.05, t = 3, beta2t = 1 - std::pow(t, -0.8);
+  std::map<int, test::Tensor> in = {{w, {{2, 3}, {0.5, -1, 2, 0.3, 0.7, -0.4}}},
+                                    {b, {{3}, {0.1, -0.2, 0.3}}},
+                                    {x, {{2, 3}, {1, 2, -3, 0.5, -1, 1.5}}}};
+  const auto& uw = o.updates.at(0);
+  const auto& ub = o.updates.at(1);
+  ASSERT_EQ(uw.state.size(), 2u);
+  ASSERT_EQ(ub.state.size(), 1u);
+  in[uw.state[0]] = {{2}, {0.2, 0.5}};
+  in[uw.state[1]] = {{3}, {0.1, 0.3, 0.6}};
+  in[ub.state[0]] = {{3}, {0.01, 0.02, 0.03}};
+  for (int sc : o.scalars) {
+    const std::string& n = g.node(sc).name;
+    in[sc] = {{}, {n == "optimizer.lr" ? lr : n == "optimizer.beta2t" ? beta2t : 1 - beta2t}};
+  }
+  const auto val = test::evaluate(g, in);
+  auto clip_lr = [&](std::vector<double> u) {
+    double ss = 0;
+    for (double v : u) ss += v * v;
+    const double div = std::max(std::sqrt(ss / double(u.size())) / 1.0, 1.0);
+    for (double& v : u) v = v / div * lr;
+    return u;
+  };
+  {  // weight: factored
+    std::vector<double> gr(6), sq(6);
+    for (int i = 0; i < 6; ++i) gr[i] = in[x].v[i] * in[x].v[i], sq[i] = gr[i] * gr[i] + 1e-30;
+    std::vector<double> row(2), col(3);
+    for (int r = 0; r < 2; ++r)
+      row[r] = beta2t * in[uw.state[0]].v[r] + (1 - beta2t) * (sq[r * 3] + sq[r * 3 + 1] + sq[r * 3 + 2]) / 3;
+    for (int c = 0; c < 3; ++c) col[c] = beta2t * in[uw.state[1]].v[c] + (1 - beta2t) * (sq[c] + sq[3 + c]) / 2;
+    const double rmean = (row[0] + row[1]) / 2;
+    std::vector<double> u(6);
+    for (int r = 0; r < 2; ++r)
+      for (int c = 0; c < 3; ++c) u[r * 3 + c] = gr[r * 3 + c] / std::sqrt(row[r] / rmean) / std::sqrt(col[c]);
+    u = clip_lr(u);
+    for (int i = 0; i < 6; ++i) EXPECT_NEAR(val[uw.updated].v[i], in[w].v[i] * (1 - 0.1 * lr) - u[i], 1e-12) << i;
+    for (int r = 0; r < 2; ++r) EXPECT_NEAR(val[uw.updated_state[0]].v[r], row[r], 1e-12);
+    for (int c = 0; c < 3; ++c) EXPECT_NEAR(val[uw.updated_state[1]].v[c], col[c], 1e-12);
+    double pss = 0;
+    for (double v : in[w].v) pss += v * v;
+    EXPECT_NEAR(val[uw.rms].v[0], std::sqrt(pss / 6), 1e-12);
+  }
+  {  // bias: full second moment, no weight decay
+    std::vector<double> u(3), v(3);
+    for (int i = 0; i < 3; ++i) {
+      const double gr = 2 * in[b].v[i];
+      v[i] = beta2t * in[ub.state[0]].v[i] + (1 - beta2t) * (gr * gr + 1e-30);
+      u[i] = gr / std::sqrt(v[i]);
+    }
+    u = clip_lr(u);
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_NEAR(val[ub.updated].v[i], in[b].v[i] - u[i], 1e-12) << i;
+      EXPECT_NEAR(val[ub.updated_state[0]].v[i], v[i], 1e-12);
+    }
   }
 }
 

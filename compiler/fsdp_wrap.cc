@@ -1,0 +1,142 @@
+#include "compiler/fsdp_wrap.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "models/graph.h"
+
+namespace tpusim::compiler {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The Hugging Face class of the module at `path` (a state_dict prefix of BertForSequenceClassification
+// or BertForPreTraining, models/bert.h).
+std::string class_of(const std::string& path, bool pretraining) {
+  if (path.empty()) return pretraining ? "BertForPreTraining" : "BertForSequenceClassification";
+  const size_t dot = path.rfind('.');
+  const std::string last = dot == std::string::npos ? path : path.substr(dot + 1);
+  const std::string parent = dot == std::string::npos ? "" : path.substr(0, dot);
+  if (path == "bert") return "BertModel";
+  if (path == "bert.embeddings") return "BertEmbeddings";
+  if (path == "bert.encoder") return "BertEncoder";
+  if (path == "bert.encoder.layer") return "ModuleList";
+  if (parent == "bert.encoder.layer") return "BertLayer";
+  if (path == "bert.pooler") return "BertPooler";
+  if (path == "cls") return "BertPreTrainingHeads";
+  if (path == "cls.predictions") return "BertLMPredictionHead";
+  if (path == "cls.predictions.transform") return "BertPredictionHeadTransform";
+  if (last == "LayerNorm") return "LayerNorm";
+  if (ends_with(last, "_embeddings")) return "Embedding";
+  if (last == "attention") return "BertAttention";
+  if (last == "self") return "BertSelfAttention";
+  if (last == "output") return ends_with(parent, ".attention") ? "BertSelfOutput" : "BertOutput";
+  if (last == "intermediate") return "BertIntermediate";
+  return "Linear";  // query, key, value, dense, classifier, seq_relationship
+}
+
+struct Module {
+  std::string path, cls;
+  std::vector<int> children;  // module indices, in order of first parameter
+  std::vector<int> own;       // parameter nodes held directly
+  uint64_t total = 0;         // parameter elements of the subtree
+};
+
+class Wrapper {
+ public:
+  Wrapper(const models::Graph& g, const std::vector<int>& params) : g_(g) {
+    bool pretraining = false;
+    for (int p : params) pretraining = pretraining || g.node(p).name.rfind("cls.", 0) == 0;
+    mods_.push_back({"", class_of("", pretraining), {}, {}, 0});
+    index_[""] = 0;
+    for (int p : params) {
+      const std::string& name = g.node(p).name;
+      const size_t dot = name.rfind('.');
+      const int m = module(dot == std::string::npos ? "" : name.substr(0, dot), pretraining);
+      mods_[size_t(m)].own.push_back(p);
+      for (int a = m; a >= 0; a = parent_[size_t(a)]) mods_[size_t(a)].total += uint64_t(models::num_elements(g.node(p).shape));
+    }
+    assigned_.assign(g.nodes().size(), false);
+  }
+
+  // transformer_auto_wrap_policy: every module of a listed class (post-order; the root is the
+  // outer FSDP instance itself).
+  void by_class(int m, const std::vector<std::string>& classes) {
+    for (int c : mods_[size_t(m)].children) by_class(c, classes);
+    if (m != 0 && std::find(classes.begin(), classes.end(), mods_[size_t(m)].cls) != classes.end()) unit(m);
+  }
+
+  // size_based_auto_wrap_policy (torch_xla wrap.py _recursive_wrap): recurse into a module of >= N
+  // parameters; wrap it when what its wrapped children leave reaches N (never a ModuleList; the
+  // root only wraps children). Returns the parameter elements wrapped in the subtree.
+  uint64_t by_size(int m, uint64_t n) {
+    const Module& mod = mods_[size_t(m)];
+    if (mod.total < n) return 0;
+    uint64_t wrapped = 0;
+    for (int c : mod.children) wrapped += by_size(c, n);
+    if (m != 0 && mod.total - wrapped >= n && mod.cls != "ModuleList") {
+      unit(m);
+      return mod.total;
+    }
+    return wrapped;
+  }
+
+  std::vector<FsdpWrapUnit> finish(const std::vector<int>& params) {
+    FsdpWrapUnit root{"root", {}, true};
+    for (int p : params)
+      if (!assigned_[size_t(p)]) root.params.push_back(p);
+    std::sort(units_.begin(), units_.end(), [](const FsdpWrapUnit& a, const FsdpWrapUnit& b) { return a.params[0] < b.params[0]; });
+    if (!root.params.empty()) units_.push_back(std::move(root));
+    return std::move(units_);
+  }
+
+ private:
+  int module(const std::string& path, bool pretraining) {
+    if (auto it = index_.find(path); it != index_.end()) return it->second;
+    const size_t dot = path.rfind('.');
+    const int parent = module(dot == std::string::npos ? "" : path.substr(0, dot), pretraining);
+    const int m = int(mods_.size());
+    mods_.push_back({path, class_of(path, pretraining), {}, {}, 0});
+    parent_.resize(mods_.size(), -1);
+    parent_[size_t(m)] = parent;
+    mods_[size_t(parent)].children.push_back(m);
+    index_[path] = m;
+    return m;
+  }
+  // The subtree's parameters that no wrapped descendant took.
+  void collect(int m, std::vector<int>& out) {
+    for (int p : mods_[size_t(m)].own)
+      if (!assigned_[size_t(p)]) out.push_back(p), assigned_[size_t(p)] = true;
+    for (int c : mods_[size_t(m)].children) collect(c, out);
+  }
+  void unit(int m) {
+    FsdpWrapUnit u{mods_[size_t(m)].path, {}, false};
+    collect(m, u.params);
+    std::sort(u.params.begin(), u.params.end());
+    if (!u.params.empty()) units_.push_back(std::move(u));
+  }
+
+  const models::Graph& g_;
+  std::vector<Module> mods_;
+  std::vector<int> parent_ = {-1};
+  std::map<std::string, int> index_;
+  std::vector<bool> assigned_;
+  std::vector<FsdpWrapUnit> units_;
+};
+
+}  // namespace
+
+std::vector<FsdpWrapUnit> fsdp_wrap_units(const models::Graph& g, const std::vector<int>& params,
+                                          const FsdpWrapPolicy& policy) {
+  if (!policy.custom()) throw std::invalid_argument("fsdp_wrap_units: no wrapping policy given");
+  Wrapper w(g, params);
+  if (!policy.layer_classes.empty()) w.by_class(0, policy.layer_classes);
+  else w.by_size(0, policy.min_num_params);
+  return w.finish(params);
+}
+
+}  // namespace tpusim::compiler
