@@ -92,26 +92,6 @@ int spawn_and_wait(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-json load_report(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    throw input_error(path.parent_path().string(), "has no report.json", "",
-                      "write one with `tpusim run --out " + path.parent_path().string() + "` (add --trace for lane figures)");
-  std::ifstream f(path, std::ios::binary);
-  json rep;
-  try {
-    rep = json::parse(f);
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    throw input_error(path.string(), "is not JSON (" + what + ")");
-  }
-  if (!rep.is_object() || !rep.contains("tpusim") || !rep.contains("summary") || !rep.contains("workload"))
-    throw input_error(path.string(), "is not a tpusim report.json (no tpusim, workload and summary sections)", "",
-                      "give the --out DIR of a `tpusim run`");
-  return rep;
-}
-
 // DIR's trace, if any: trace.json.gz or trace.json (the newer when an older tpusim left both).
 std::string find_trace(const fs::path& dir) {
   std::error_code ec;
@@ -147,9 +127,7 @@ std::optional<std::pair<int64_t, Interval>> detail_span(const TraceData& t) {
 int report(const ReportArgs& a) {
   const fs::path dir(a.dir);
   std::error_code ec;
-  if (!fs::exists(dir, ec)) throw input_error(a.dir, "no such directory", "", "give the --out DIR of a `tpusim run`");
-  if (!fs::is_directory(dir, ec)) throw input_error(a.dir, "is not a directory", "", "give the --out DIR of a `tpusim run`");
-  const json rep = load_report(dir / "report.json");
+  const json rep = load_run_report(a.dir);
   const std::string out = a.out.empty() ? (dir / "report.html").string() : a.out;
   if (const fs::path parent = fs::path(out).parent_path(); !parent.empty() && !fs::is_directory(parent, ec))
     throw input_error("-o", "names a file in a directory that does not exist", out);
@@ -216,6 +194,37 @@ int report(const ReportArgs& a) {
 }
 
 }  // namespace
+
+namespace {
+json load_report(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw input_error(path.parent_path().string(), "has no report.json", "",
+                      "write one with `tpusim run --out " + path.parent_path().string() + "` (add --trace for lane figures)");
+  std::ifstream f(path, std::ios::binary);
+  json rep;
+  try {
+    rep = json::parse(f);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    throw input_error(path.string(), "is not JSON (" + what + ")");
+  }
+  if (!rep.is_object() || !rep.contains("tpusim") || !rep.contains("summary") || !rep.contains("workload"))
+    throw input_error(path.string(), "is not a tpusim report.json (no tpusim, workload and summary sections)", "",
+                      "give the --out DIR of a `tpusim run`");
+  return rep;
+}
+
+}  // namespace
+
+json load_run_report(const std::string& dir_name) {
+  const fs::path dir(dir_name);
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) throw input_error(dir_name, "no such directory", "", "give the --out DIR of a `tpusim run`");
+  if (!fs::is_directory(dir, ec)) throw input_error(dir_name, "is not a directory", "", "give the --out DIR of a `tpusim run`");
+  return load_report(dir / "report.json");
+}
 
 Subcommand add_report_command(CLI::App& cli) {
   auto args = std::make_shared<ReportArgs>();
