@@ -125,7 +125,7 @@ Display display(const CompareRow& r, double m) {
 }
 
 std::string num(double v, bool integral) {
-  if (integral) return fmt::format("{:.0f}", v);
+  if (integral || v == 0) return fmt::format("{:.0f}", v);
   const double a = std::abs(v);
   if (a >= 1e5) return fmt::format("{:.0f}", v);
   if (a >= 100) return fmt::format("{:.1f}", v);
@@ -134,7 +134,9 @@ std::string num(double v, bool integral) {
   return fmt::format("{:.4f}", v);
 }
 
-constexpr size_t kLabel = 26, kValue = 11, kDiff = 10, kPct = 7, kRunsPerBlock = 3;
+constexpr size_t kLabel = 26, kValue = 11, kDiff = 10, kPct = 7;
+// The first run and two others fit 100 columns: 26 + 12 + 2 x 31.
+constexpr size_t kRunsPerBlock = 2;
 
 }  // namespace
 

@@ -41,7 +41,7 @@ nlohmann::json comparison_json(const RunComparison& c);
 
 // As a table for a 100-column terminal: per row a display unit (s / ms / µs, GiB / MiB, %), the
 // first run's value, then each other run's value, difference and relative difference; more than
-// three runs are printed in blocks of three with the first run repeated.
+// three runs are printed in blocks of two others, the first run repeated in each.
 std::string format_comparison(const RunComparison& c);
 
 }  // namespace tpusim
