@@ -8,6 +8,7 @@ Shares app_test.py's harness (a fresh temporary directory per test, failures nam
 Exit codes: 0 pass, 1 fail, 77 skipped (chromium missing; ctest SKIP_RETURN_CODE).
 """
 import gzip
+import html
 import json
 import os
 import re
@@ -21,6 +22,10 @@ import app_test  # noqa: E402
 from app_test import Failure, check, expect_bad_input, run, write  # noqa: E402
 
 SKIP = 77
+
+
+def esc(s):
+    return html.escape(s, quote=True)
 
 # A small training run: bert-tiny, a few steps with a compile each for train and eval.
 TINY = """kind: training
@@ -296,6 +301,34 @@ def test_report_kernel(tmp):
     figures = check_page(page, where, 4)
     for name in ("bounds", "blocks", "lanes", "critical-path"):
         check(name in figures, "no {} figure (figures: {})".format(name, figures), where)
+
+
+def test_report_multi(tmp):
+    """Several runs on one page: side-by-side figures and overlaid/paired charts, no lane figures."""
+    a = training_trace(tmp, "a")
+    b = training_trace(tmp, "b", ["--set", "precision=bf16"])
+    k = kernel_trace(tmp)
+    proc, where = run(["report", a, b, k], tmp)
+    page_path = os.path.join(a, "compare.html")
+    check(os.path.isfile(page_path) and "compare.html" in proc.stdout, "no compare.html", where)
+    with open(page_path, encoding="utf-8") as f:
+        page = f.read()
+    figures = check_page(page, where, 4)
+    for name in ("multi-steps", "multi-breakdown", "multi-memory", "multi-kernels"):
+        check(name in figures, "no {} figure (figures: {})".format(name, figures), where)
+    check("lanes" not in figures, "a multi-run page drew a trace", where)
+    for needle in ("Figures side by side", "A (baseline)", "B (vs A)", "C (vs A)", "total time", "only the figures "
+                   "they share", a, b, k):
+        check(esc(needle) in page, "page lacks {!r}".format(needle), where)
+    # Deterministic bytes; one run keeps its own page.
+    other = os.path.join(tmp, "again.html")
+    run(["report", a, b, k, "-o", other], tmp)
+    with open(other, encoding="utf-8") as f:
+        check(f.read() == page, "two multi-run pages of the same runs differ")
+    run(["report", a], tmp)
+    with open(os.path.join(a, "report.html"), encoding="utf-8") as f:
+        check("Figures side by side" not in f.read(), "one run drew the multi-run page")
+    expect_bad_input(tmp, ["report", a, os.path.join(tmp, "nope")], ["nope", "no such directory"])
 
 
 def test_report_bad_input(tmp):
