@@ -500,7 +500,7 @@ void Loop::sync_host(double bytes_from_device) {
   const double xfer = pcie_transfer_s(hw_, false, uint64_t(bytes_from_device));
   if (bytes_from_device > 0) {
     r_.transfer_from_device.add(xfer);
-    r_.outbound_bytes.add(bytes_from_device);
+    r_.outbound_bytes.add(double(uint64_t(bytes_from_device)));  // the bytes the transfer time is of
   }
   for (Process& pr : procs_) pr.host_t = std::max(pr.host_t, dev_t_) + xfer;
 }

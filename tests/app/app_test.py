@@ -521,6 +521,11 @@ def test_metrics(tmp):
     for name in ("CompileTime", "ExecuteTime", "TransferToDeviceTime"):
         m = rep["metrics"][name]
         check(sum(n for _, n in m["samples_s"]) == m["count"], name + " samples do not add up", where)
+    # One byte sample per transfer-time sample.
+    for data, xfer in (("InboundData", "TransferToDeviceTime"), ("OutboundData", "TransferFromDeviceTime")):
+        check(rep["metrics"][data]["count"] == rep["metrics"][xfer]["count"] and
+              sum(n for _, n in rep["metrics"][data]["samples_bytes"]) == rep["metrics"][data]["count"],
+              "{} samples != {} samples".format(data, xfer), where)
     proc, where = run(["metrics", k], tmp)
     check(proc.stdout.startswith("Metric: ExecuteTime\n  TotalSamples: 1\n"), "kernel run metrics", where)
 
