@@ -16,7 +16,14 @@ Subcommand add_metrics_command(CLI::App& cli) {
       "metrics", "Print DIR/report.json's metrics as torch_xla's metrics_report() prints them");
   cmd->add_option("DIR", *dir, "The --out DIR of a `tpusim run`")->required();
   return {cmd, [dir] {
-            std::cout << torch_xla_metrics_report(load_run_report(*dir));
+            const nlohmann::json rep = load_run_report(*dir);
+            // A report of an older tpusim has percentiles but not the samples the report is made of.
+            if (rep.contains("metrics") && rep["metrics"].is_object())
+              for (const auto& [name, m] : rep["metrics"].items())
+                if (m.is_object() && m.value("count", 0) > 0 && !m.contains("samples_s") && !m.contains("samples_bytes"))
+                  std::cerr << "warning: " << *dir << "/report.json: metric " << name
+                            << " has no samples (an older tpusim wrote it); not printed. Rerun the run to get them\n";
+            std::cout << torch_xla_metrics_report(rep);
             return 0;
           }};
 }
