@@ -378,42 +378,51 @@ CHECKER = """<script>
 </script>"""
 
 
+def check_in_chromium(browser, tmp, page, name, min_figures):
+    """Loads `page` in headless Chromium with a checker: no console messages or requests, and every
+    figure renders with a real size."""
+    probe = os.path.join(tmp, name + "-probe.html")
+    with open(probe, "w", encoding="utf-8") as f:
+        f.write(page.replace("<head>", "<head>" + CHECKER, 1))
+    cmd = [browser, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-extensions",
+           "--disable-dev-shm-usage", "--user-data-dir=" + os.path.join(tmp, "profile-" + name),
+           # Nothing may be fetched: any request would fail (and show up as a resource or console error).
+           "--host-resolver-rules=MAP * ~NOTFOUND", "--enable-logging=stderr", "--v=0",
+           "--window-size=1200,900", "--virtual-time-budget=5000", "--dump-dom", "file://" + probe]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                          env=dict(os.environ, HOME=tmp))
+    where = "{} page\n$ {}\n--- exit {}\n--- stderr (tail)\n{}".format(name, " ".join(cmd), proc.returncode,
+                                                                      proc.stderr[-3000:])
+    check(proc.returncode == 0, "chromium failed", where)
+    m = re.search(r'<pre id="tpusim-check">(.*?)</pre>', proc.stdout, re.S)
+    check(m is not None, "the page did not finish loading (no check result in the DOM)", where)
+    res = json.loads(html.unescape(m.group(1)))
+    check(not res["errors"], "console messages or script errors: {}".format(res["errors"]), where)
+    check(not res["resources"], "the page requested {}".format(res["resources"]), where)
+    console = [l for l in proc.stderr.splitlines() if ":CONSOLE" in l]
+    check(not console, "console messages in chromium's log: {}".format(console), where)
+    figs = res["figures"]
+    check(len(figs) >= min_figures, "{} figures rendered".format(len(figs)), where)
+    for fig in figs:
+        check(fig["width"] > 200 and fig["height"] > 80 and fig["shapes"] > 10,
+              "figure {} did not render: {}".format(fig["name"], fig), where)
+    check(res["title"].startswith("tpusim report"), "title {!r}".format(res["title"]), where)
+
+
 def test_report_chromium(tmp):
-    """The page of a short training run loads in headless Chromium without console messages or
-    requests, and every figure renders with a real size."""
+    """The page of a short training run, and the page of two runs side by side, load in headless
+    Chromium without console messages or requests, and every figure renders with a real size."""
     browser = chromium()
     if not browser:
         raise Skip("chromium is not installed (Debian package chromium; scripts/build.sh installs it)")
     out = training_trace(tmp)
     run(["report", out], tmp)
     with open(os.path.join(out, "report.html"), encoding="utf-8") as f:
-        page = f.read()
-    probe = os.path.join(tmp, "probe.html")
-    with open(probe, "w", encoding="utf-8") as f:
-        f.write(page.replace("<head>", "<head>" + CHECKER, 1))
-    cmd = [browser, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-extensions",
-           "--disable-dev-shm-usage", "--user-data-dir=" + os.path.join(tmp, "profile"),
-           # Nothing may be fetched: any request would fail (and show up as a resource or console error).
-           "--host-resolver-rules=MAP * ~NOTFOUND", "--enable-logging=stderr", "--v=0",
-           "--window-size=1200,900", "--virtual-time-budget=5000", "--dump-dom", "file://" + probe]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-                          env=dict(os.environ, HOME=tmp))
-    where = "$ {}\n--- exit {}\n--- stderr (tail)\n{}".format(" ".join(cmd), proc.returncode, proc.stderr[-3000:])
-    check(proc.returncode == 0, "chromium failed", where)
-    m = re.search(r'<pre id="tpusim-check">(.*?)</pre>', proc.stdout, re.S)
-    check(m is not None, "the page did not finish loading (no check result in the DOM)", where)
-    import html as htmlmod
-    res = json.loads(htmlmod.unescape(m.group(1)))
-    check(not res["errors"], "console messages or script errors: {}".format(res["errors"]), where)
-    check(not res["resources"], "the page requested {}".format(res["resources"]), where)
-    console = [l for l in proc.stderr.splitlines() if ":CONSOLE" in l]
-    check(not console, "console messages in chromium's log: {}".format(console), where)
-    figs = res["figures"]
-    check(len(figs) >= 7, "{} figures rendered".format(len(figs)), where)
-    for fig in figs:
-        check(fig["width"] > 200 and fig["height"] > 80 and fig["shapes"] > 10,
-              "figure {} did not render: {}".format(fig["name"], fig), where)
-    check(res["title"].startswith("tpusim report"), "title {!r}".format(res["title"]), where)
+        check_in_chromium(browser, tmp, f.read(), "single", 7)
+    other = training_trace(tmp, "bf16", ["--set", "precision=bf16"])
+    run(["report", out, other], tmp)
+    with open(os.path.join(out, "compare.html"), encoding="utf-8") as f:
+        check_in_chromium(browser, tmp, f.read(), "multi", 4)
 
 
 def main():
