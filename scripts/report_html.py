@@ -562,8 +562,7 @@ def comparison_table(cmp):
     runs = cmp["runs"]
     headers = ["figure", "unit"] + ["{} ({})".format(run_letter(0), "baseline")] + \
         ["{} (vs A)".format(run_letter(i)) for i in range(1, len(runs))]
-    out, section_name = [], None
-    rows = []
+    section_name, rows = None, []
     for r in cmp["rows"]:
         if r["section"] != section_name:
             section_name = r["section"]
@@ -574,8 +573,7 @@ def comparison_table(cmp):
                                         "" if r["values"][i] is None else
                                         "[" + diff_text(r["diff"][i], r["rel_diff"][i], r["unit"]) + "]"))
         rows.append((r["name"], r["unit"]) + tuple(cells))
-    out.append(table(headers, rows, "compare"))
-    return "".join(out)
+    return table(headers, rows, "compare")
 
 
 def fig_multi_steps(F, reps):
