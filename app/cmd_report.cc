@@ -2,6 +2,8 @@
 // DIR/trace.json[.gz]. The trace is summarized here (traces/trace_summary.h, the same analysis as
 // `tpusim trace summarize`); the page and its matplotlib figures (inline SVG) are drawn by
 // scripts/report_html.py, embedded in the binary and run with Debian's python3.
+// `tpusim report DIR_A DIR_B [...]`: the runs on one page, side by side (the comparison of `tpusim
+// compare`, workloads/run_compare.h) with overlaid and paired charts; traces are not drawn there.
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +27,7 @@
 #include "traces/trace_error.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_summary.h"
+#include "workloads/run_compare.h"
 
 extern char** environ;
 
@@ -40,8 +43,8 @@ constexpr int kNoMatplotlibExit = 3;
 constexpr size_t kReportTop = 15;
 
 struct ReportArgs {
-  std::string dir;
-  std::string out;  // empty: DIR/report.html
+  std::vector<std::string> dirs;  // one run, or several on one page
+  std::string out;                // empty: DIR/report.html; several runs: DIR_A/compare.html
 };
 
 // A private temporary directory, removed with everything in it.
@@ -92,26 +95,6 @@ int spawn_and_wait(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-json load_report(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    throw input_error(path.parent_path().string(), "has no report.json", "",
-                      "write one with `tpusim run --out " + path.parent_path().string() + "` (add --trace for lane figures)");
-  std::ifstream f(path, std::ios::binary);
-  json rep;
-  try {
-    rep = json::parse(f);
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    throw input_error(path.string(), "is not JSON (" + what + ")");
-  }
-  if (!rep.is_object() || !rep.contains("tpusim") || !rep.contains("summary") || !rep.contains("workload"))
-    throw input_error(path.string(), "is not a tpusim report.json (no tpusim, workload and summary sections)", "",
-                      "give the --out DIR of a `tpusim run`");
-  return rep;
-}
-
 // DIR's trace, if any: trace.json.gz or trace.json (the newer when an older tpusim left both).
 std::string find_trace(const fs::path& dir) {
   std::error_code ec;
@@ -144,15 +127,59 @@ std::optional<std::pair<int64_t, Interval>> detail_span(const TraceData& t) {
   return *span.begin();
 }
 
-int report(const ReportArgs& a) {
-  const fs::path dir(a.dir);
+// Writes the embedded script into `tmp` and runs it with `args`; maps its failures to errors.
+void draw(const TempDir& tmp, const std::vector<std::string>& args, const std::string& out) {
+  const auto& files = embedded_files();
+  auto script = files.find(kScript);
+  if (script == files.end()) throw std::logic_error(std::string(kScript) + " was not embedded at build time");
+  write_text(tmp / "report_html.py", script->second);
+  std::vector<std::string> argv = {python(), (tmp / "report_html.py").string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const int rc = spawn_and_wait(argv);
+  if (rc == -1 || rc == 127)
+    throw input_error("tpusim report", "needs python3 with matplotlib, and " + argv[0] + " could not be run", "",
+                      "install Debian's python3-matplotlib (scripts/build.sh does), or set TPUSIM_PYTHON");
+  if (rc == kNoMatplotlibExit)
+    throw input_error("tpusim report", "needs matplotlib for " + argv[0], "",
+                      "install Debian's python3-matplotlib (scripts/build.sh does), or set TPUSIM_PYTHON");
+  // The script exits 2 when it cannot write the page (the directory was checked before).
+  if (rc == 2) throw input_error("-o", "cannot be written (see the message above)", out);
+  if (rc != 0) throw std::runtime_error(fmt::format("{} failed (exit {}) drawing the report", kScript, rc));
+}
+
+void check_out(const std::string& out) {
   std::error_code ec;
-  if (!fs::exists(dir, ec)) throw input_error(a.dir, "no such directory", "", "give the --out DIR of a `tpusim run`");
-  if (!fs::is_directory(dir, ec)) throw input_error(a.dir, "is not a directory", "", "give the --out DIR of a `tpusim run`");
-  const json rep = load_report(dir / "report.json");
-  const std::string out = a.out.empty() ? (dir / "report.html").string() : a.out;
   if (const fs::path parent = fs::path(out).parent_path(); !parent.empty() && !fs::is_directory(parent, ec))
     throw input_error("-o", "names a file in a directory that does not exist", out);
+}
+
+int report_runs(const ReportArgs& a) {
+  std::vector<json> reps;
+  for (const std::string& d : a.dirs) reps.push_back(load_run_report(d));
+  const std::string out = a.out.empty() ? (fs::path(a.dirs[0]) / "compare.html").string() : a.out;
+  check_out(out);
+  TempDir tmp;
+  std::vector<std::string> args;
+  for (size_t i = 0; i < reps.size(); ++i) {
+    const std::string name = fmt::format("report{}.json", i);
+    write_text(tmp / name.c_str(), reps[i].dump());
+    args.insert(args.end(), {"--report", (tmp / name.c_str()).string(), "--source", a.dirs[i]});
+  }
+  write_text(tmp / "comparison.json", comparison_json(compare_reports(a.dirs, reps)).dump());
+  args.insert(args.end(), {"--comparison", (tmp / "comparison.json").string(), "--out", out});
+  draw(tmp, args, out);
+  std::cout << fmt::format("{:<10} {} ({} runs side by side; traces are drawn on single-run pages)\n", "report", out,
+                           reps.size());
+  return 0;
+}
+
+int report(const ReportArgs& a) {
+  if (a.dirs.size() > 1) return report_runs(a);
+  const fs::path dir(a.dirs[0]);
+  std::error_code ec;
+  const json rep = load_run_report(a.dirs[0]);
+  const std::string out = a.out.empty() ? (dir / "report.html").string() : a.out;
+  check_out(out);
 
   TempDir tmp;
   json summary;  // null: no trace figures
@@ -185,13 +212,8 @@ int report(const ReportArgs& a) {
     }
     if (!trace_note.empty()) std::cerr << "warning: " << trace_note << "\n";
   }
-  const auto& files = embedded_files();
-  auto script = files.find(kScript);
-  if (script == files.end()) throw std::logic_error(std::string(kScript) + " was not embedded at build time");
-  write_text(tmp / "report_html.py", script->second);
   write_text(tmp / "report.json", rep.dump());
-  std::vector<std::string> argv = {python(), (tmp / "report_html.py").string(), "--report", (tmp / "report.json").string(),
-                                   "--source", a.dir, "--out", out};
+  std::vector<std::string> argv = {"--report", (tmp / "report.json").string(), "--source", a.dirs[0], "--out", out};
   if (!summary.is_null()) {
     write_text(tmp / "trace_summary.json", summary.dump());
     argv.insert(argv.end(), {"--trace-summary", (tmp / "trace_summary.json").string()});
@@ -201,28 +223,53 @@ int report(const ReportArgs& a) {
     argv.insert(argv.end(), {"--detail-summary", (tmp / "detail_summary.json").string(), "--detail-label", detail_label});
   }
   if (!trace_note.empty()) argv.insert(argv.end(), {"--note", trace_note});
-  const int rc = spawn_and_wait(argv);
-  if (rc == -1 || rc == 127)
-    throw input_error("tpusim report", "needs python3 with matplotlib, and " + argv[0] + " could not be run", "",
-                      "install Debian's python3-matplotlib (scripts/build.sh does), or set TPUSIM_PYTHON");
-  if (rc == kNoMatplotlibExit)
-    throw input_error("tpusim report", "needs matplotlib for " + argv[0], "",
-                      "install Debian's python3-matplotlib (scripts/build.sh does), or set TPUSIM_PYTHON");
-  // The script exits 2 when it cannot write the page (the directory was checked above).
-  if (rc == 2) throw input_error("-o", "cannot be written (see the message above)", out);
-  if (rc != 0) throw std::runtime_error(fmt::format("{} failed (exit {}) drawing the report", kScript, rc));
+  draw(tmp, argv, out);
   std::cout << fmt::format("{:<10} {}{}\n", "report", out, summary.is_null() ? " (no trace: no lane figures)" : "");
   return 0;
 }
 
 }  // namespace
 
+namespace {
+json load_report(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw input_error(path.parent_path().string(), "has no report.json", "",
+                      "write one with `tpusim run --out " + path.parent_path().string() + "` (add --trace for lane figures)");
+  std::ifstream f(path, std::ios::binary);
+  json rep;
+  try {
+    rep = json::parse(f);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    throw input_error(path.string(), "is not JSON (" + what + ")");
+  }
+  if (!rep.is_object() || !rep.contains("tpusim") || !rep.contains("summary") || !rep.contains("workload"))
+    throw input_error(path.string(), "is not a tpusim report.json (no tpusim, workload and summary sections)", "",
+                      "give the --out DIR of a `tpusim run`");
+  return rep;
+}
+
+}  // namespace
+
+json load_run_report(const std::string& dir_name) {
+  const fs::path dir(dir_name);
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) throw input_error(dir_name, "no such directory", "", "give the --out DIR of a `tpusim run`");
+  if (!fs::is_directory(dir, ec)) throw input_error(dir_name, "is not a directory", "", "give the --out DIR of a `tpusim run`");
+  return load_report(dir / "report.json");
+}
+
 Subcommand add_report_command(CLI::App& cli) {
   auto args = std::make_shared<ReportArgs>();
   CLI::App* cmd = cli.add_subcommand(
-      "report", "Render DIR/report.json (+ DIR/trace.json[.gz]) as a self-contained HTML page with figures");
-  cmd->add_option("DIR", args->dir, "The --out DIR of a `tpusim run`")->required();
-  cmd->add_option("-o,--output", args->out, "HTML file to write (default: DIR/report.html)")->type_name("FILE");
+      "report", "Render DIR/report.json (+ DIR/trace.json[.gz]) as a self-contained HTML page with figures; "
+                "several DIRs: the runs side by side on one page");
+  cmd->add_option("DIR", args->dirs, "The --out DIR of a `tpusim run` (several: compared with the first)")->required();
+  cmd->add_option("-o,--output", args->out, "HTML file to write (default: DIR/report.html; several runs: "
+                                            "DIR_A/compare.html)")
+      ->type_name("FILE");
   return {cmd, [args] { return report(*args); }};
 }
 

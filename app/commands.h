@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "config/config_error.h"
 #include "config/override.h"
 #include "sim/slice/slice_params.h"
@@ -75,6 +77,12 @@ struct Subcommand {
 };
 Subcommand add_trace_command(CLI::App& cli);   // tpusim trace summarize (cmd_trace.cc)
 Subcommand add_report_command(CLI::App& cli);  // tpusim report (cmd_report.cc)
+Subcommand add_compare_command(CLI::App& cli);  // tpusim compare (cmd_compare.cc)
+Subcommand add_metrics_command(CLI::App& cli);  // tpusim metrics (cmd_metrics.cc)
+
+// DIR/report.json of a `tpusim run --out DIR`, parsed. Throws ConfigError naming DIR or the file:
+// no such directory, no report.json, not JSON, not a tpusim report (cmd_report.cc).
+nlohmann::json load_run_report(const std::string& dir);
 
 // `tpusim run`'s trace bounds: --trace-lanes, --trace-window, --trace-gzip, --trace-detail-ops
 // (cmd_trace_run.cc).

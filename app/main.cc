@@ -109,6 +109,8 @@ int dispatch(int argc, char** argv) {
   merge_cmd->add_flag("-q,--quiet", ma.quiet, "No summary");
   const Subcommand trace_cmd = add_trace_command(cli);
   const Subcommand report_cmd = add_report_command(cli);
+  const Subcommand compare_cmd = add_compare_command(cli);
+  const Subcommand metrics_cmd = add_metrics_command(cli);
 
   try {
     cli.parse(argc, argv);
@@ -133,10 +135,10 @@ int dispatch(int argc, char** argv) {
     }
     return sweep(sa);
   }
-  for (const Subcommand* c : {&trace_cmd, &report_cmd})
+  for (const Subcommand* c : {&trace_cmd, &report_cmd, &compare_cmd, &metrics_cmd})
     if (c->app->parsed()) return c->run();
   std::cout << cli.help();
-  std::cerr << "error: a command is required: run, validate, sweep, advise, trace or report\n";
+  std::cerr << "error: a command is required: run, validate, sweep, advise, trace, report, compare or metrics\n";
   return 2;
 }
 

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""Renders a tpusim run as one self-contained HTML page (run by `tpusim report DIR`).
+"""Renders a tpusim run, or several side by side, as one self-contained HTML page (run by `tpusim report`).
 
     report_html.py --report REPORT.json [--trace-summary SUMMARY.json] --out PAGE.html
                    [--source DIR] [--note TEXT]
+    report_html.py --report A.json --report B.json [...] --comparison COMPARISON.json --out PAGE.html
+                   [--source DIR_A --source DIR_B ...] [--note TEXT]
 
 REPORT.json is the run's report.json; SUMMARY.json the `tpusim trace summarize --json` of its trace
-(tpusim report computes it). Every figure is drawn by matplotlib and embedded inline as SVG (text as
+(tpusim report computes it). With several reports, COMPARISON.json is `tpusim compare --json` of the
+runs (tpusim report computes it) and the page shows the runs side by side: their figures with
+differences against the first, and overlaid or paired charts. Every figure is drawn by matplotlib and embedded inline as SVG (text as
 paths, ids prefixed per figure), with no script, stylesheet, font or image from elsewhere: the page
 works offline. Equal inputs give equal bytes (fixed SVG hash salt, no dates).
 
@@ -518,6 +522,166 @@ def trace_sections(F, summ, detail=None, detail_label=""):
     return out
 
 
+# ---- several runs -------------------------------------------------------------------------------
+
+RUN_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
+
+
+def run_letter(i):
+    return chr(ord("A") + min(i, 25))
+
+
+def run_colour(i):
+    return RUN_COLOURS[i % len(RUN_COLOURS)]
+
+
+def value_text(v, unit):
+    """A comparison value (base unit, tpusim compare --json) for people."""
+    if v is None:
+        return "-"
+    if unit == "s":
+        return dur(v)
+    if unit == "bytes":
+        return gib(v) if abs(v) >= GIB else "{:.1f} MiB".format(v / 1024.0 ** 2)
+    if unit == "fraction":
+        return pct(v)
+    if unit == "count":
+        return "{:.0f}".format(v)
+    return "{:.4g} {}".format(v, unit)
+
+
+def diff_text(d, rel, unit):
+    if d is None:
+        return "-"
+    sign = "+" if d >= 0 else "−"
+    text = sign + ("{:.1f} pp".format(abs(100 * d)) if unit == "fraction" else value_text(abs(d), unit))
+    return text + (" ({:+.1f}%)".format(100 * rel) if rel is not None else "")
+
+
+def comparison_table(cmp):
+    runs = cmp["runs"]
+    headers = ["figure", "unit"] + ["{} ({})".format(run_letter(0), "baseline")] + \
+        ["{} (vs A)".format(run_letter(i)) for i in range(1, len(runs))]
+    section_name, rows = None, []
+    for r in cmp["rows"]:
+        if r["section"] != section_name:
+            section_name = r["section"]
+            rows.append(("[{}]".format(section_name), "") + ("",) * len(runs))
+        cells = [value_text(r["values"][0], r["unit"])]
+        for i in range(1, len(runs)):
+            cells.append("{} {}".format(value_text(r["values"][i], r["unit"]),
+                                        "" if r["values"][i] is None else
+                                        "[" + diff_text(r["diff"][i], r["rel_diff"][i], r["unit"]) + "]"))
+        rows.append((r["name"], r["unit"]) + tuple(cells))
+    return table(headers, rows, "compare")
+
+
+def fig_multi_steps(F, reps):
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    for i, rep in enumerate(reps):
+        steps = [st for st in rep.get("steps", []) if st.get("kind") == "train"]
+        if steps:
+            ax.plot([st["index"] for st in steps], [max(st["step_time_s"], 1e-9) for st in steps], "-",
+                    color=run_colour(i), linewidth=1.0, label=run_letter(i), drawstyle="steps-mid")
+    ax.set_yscale("log")
+    ax.set_xlabel("step index (report.json steps[])")
+    ax.set_ylabel("train step time (s, log)")
+    ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    ax.set_title("Train step times, overlaid")
+    return F.svg(fig, "multi-steps", "Each run's train step times (end of the previous step to the end of this one); "
+                                     "the spikes are compiles and first executions.")
+
+
+def fig_multi_breakdown(F, reps, idx):
+    colours = ["#d62728", "#e377c2", "#ff9896", "#1f77b4", "#9467bd", "#ff7f0e"]
+    fig, ax = plt.subplots(figsize=(8, 0.9 + 0.45 * len(idx)))
+    for row, i in enumerate(idx):
+        b, left = reps[i]["summary"]["breakdown_s"], 0.0
+        for (key, _), c in zip(BREAKDOWN, colours):
+            v = b.get(key, 0.0)
+            ax.barh(row, v, left=left, color=c)
+            left += v
+        ax.text(left, row, "  " + dur(left), va="center", fontsize=8)
+    ax.set_yticks(range(len(idx)), [run_letter(i) for i in idx])
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(reps[i]["summary"]["total_time_s"] for i in idx) * 1.2 or 1)
+    ax.set_xlabel("time (s)")
+    ax.legend(handles=[Patch(color=c, label=label) for (_, label), c in zip(BREAKDOWN, colours)], fontsize=7,
+              frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    ax.set_title("Where did the time go, per run")
+    return F.svg(fig, "multi-breakdown", "Each run's time breakdown (summary.breakdown_s), stacked; the bar's length "
+                                         "is the run's total time.")
+
+
+MEMORY_PARTS = [("parameter_bytes", "parameters", "#1f77b4"), ("gathered_parameter_bytes", "gathered parameters", "#aec7e8"),
+                ("gradient_bytes", "gradients", "#2ca02c"), ("optimizer_state_bytes", "optimizer state", "#ff7f0e"),
+                ("activation_bytes", "activations", "#9467bd")]
+
+
+def fig_multi_memory(F, reps, idx):
+    fig, ax = plt.subplots(figsize=(8, 0.9 + 0.45 * len(idx)))
+    for row, i in enumerate(idx):
+        m, left = reps[i]["summary"].get("memory", {}), 0.0
+        for key, _, c in MEMORY_PARTS:
+            v = m.get(key, 0) / GIB
+            ax.barh(row, v, left=left, color=c)
+            left += v
+        ax.text(left, row, "  " + gib(reps[i]["summary"].get("peak_hbm_bytes", 0)), va="center", fontsize=8)
+    ax.set_yticks(range(len(idx)), [run_letter(i) for i in idx])
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(reps[i]["summary"].get("peak_hbm_bytes", 0) / GIB for i in idx) * 1.25 or 1)
+    ax.set_xlabel("GiB per device")
+    ax.legend(handles=[Patch(color=c, label=label) for _, label, c in MEMORY_PARTS], fontsize=7, frameon=False,
+              loc="center left", bbox_to_anchor=(1.0, 0.5))
+    ax.set_title("Peak HBM per device, per run")
+    return F.svg(fig, "multi-memory", "Each run's HBM per device at its peak (summary.memory), by what holds it.")
+
+
+def fig_multi_kernels(F, cmp):
+    rows = [r for r in cmp["rows"] if r["section"] == "kernels"][:12]
+    n = len(cmp["runs"])
+    fig, ax = plt.subplots(figsize=(8, 1.0 + 0.22 * n * len(rows)))
+    h = 0.8 / n
+    for i in range(n):
+        ax.barh([k + i * h for k in range(len(rows))], [1e3 * (r["values"][i] or 0) for r in rows], height=h,
+                color=run_colour(i), label=run_letter(i))
+    ax.set_yticks([k + 0.4 - h / 2 for k in range(len(rows))], [r["name"] for r in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("ms per execution")
+    ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    ax.set_title("Costliest kernels, paired")
+    return F.svg(fig, "multi-kernels", "The costliest kernels of each run's op profile (a training run's main train "
+                                       "program; a layer's copies as one row), matched by name; a missing bar: the "
+                                       "run has no such kernel.")
+
+
+def multi_page(F, reps, cmp, sources):
+    runs = cmp["runs"]
+    rrows = []
+    for i, (rep, r) in enumerate(zip(reps, runs)):
+        w, hw = rep["workload"], rep["hw"]
+        what = "{} {}".format(w.get("model", ""), w.get("task", "")) if r["kind"] == "training" else \
+            "{} kernel".format(w.get("kernel", ""))
+        rrows.append((run_letter(i), sources[i] if i < len(sources) else r["dir"], r["workload"], what.strip(),
+                      hw.get("name", ""), rep.get("run", {}).get("engine", ""), rep["tpusim"].get("config_hash", "")))
+    body = [section("runs", "Runs", table(["run", "directory", "workload", "what", "hardware", "engine",
+                                           "config hash"], rrows))]
+    notes = "".join('<p class="note">{}</p>'.format(esc(n)) for n in cmp.get("notes", []))
+    body.append(section("figures", "Figures side by side", notes + "<p>Differences against run A, in brackets.</p>" +
+                        comparison_table(cmp)))
+    training = [i for i, r in enumerate(runs) if r["kind"] == "training"]
+    if training:
+        body.append(section("steps", "Step times", fig_multi_steps(F, reps)))
+        body.append(section("breakdown", "Where did the time go", fig_multi_breakdown(F, reps, training)))
+        if any("memory" in reps[i]["summary"] for i in training):
+            body.append(section("memory", "Memory", fig_multi_memory(F, reps, training)))
+    if any(r["section"] == "kernels" for r in cmp["rows"]):
+        body.append(section("kernels", "Costliest kernels", fig_multi_kernels(F, cmp)))
+    title = "{} runs: {}".format(len(runs), ", ".join("{} {}".format(run_letter(i), r["workload"])
+                                                      for i, r in enumerate(runs)))
+    return title, body
+
+
 def section(sid, title, body):
     return '<section id="{}"><h2>{}</h2>{}</section>'.format(esc(sid), esc(title), body)
 
@@ -537,17 +701,28 @@ figcaption{color:#555;font-size:.85em;max-width:60em}
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--report", required=True)
+    ap.add_argument("--report", required=True, action="append")
+    ap.add_argument("--comparison", help="tpusim compare --json of the reports (several reports)")
     ap.add_argument("--trace-summary")
     ap.add_argument("--detail-summary", help="the same summary over one training step's unit detail")
     ap.add_argument("--detail-label", default="")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--source", default="")
+    ap.add_argument("--source", action="append", default=[])
     ap.add_argument("--note", action="append", default=[])
     a = ap.parse_args()
     try:
-        with open(a.report, encoding="utf-8") as f:
-            rep = json.load(f)
+        reps = []
+        for path in a.report:
+            with open(path, encoding="utf-8") as f:
+                reps.append(json.load(f))
+        rep = reps[0]
+        cmp = None
+        if len(reps) > 1:
+            if not a.comparison:
+                print("report_html.py: several reports need --comparison", file=sys.stderr)
+                return 2
+            with open(a.comparison, encoding="utf-8") as f:
+                cmp = json.load(f)
         summ = detail = None
         if a.trace_summary:
             with open(a.trace_summary, encoding="utf-8") as f:
@@ -562,6 +737,13 @@ def main():
     F = Figures()
     w, hw = rep["workload"], rep["hw"]
     kind = w.get("kind", "")
+    if cmp is not None:
+        title, body = multi_page(F, reps, cmp, a.source)
+        meta = "Run A is the baseline; every figure of the other runs is compared with it."
+        prov = "tpusim {}{}".format(rep["tpusim"].get("version", ""),
+                                    " · from " + ", ".join(a.source) if a.source else "")
+        return write_page(a, title, meta, prov, "".join('<p class="note">{}</p>'.format(esc(n)) for n in a.note),
+                          body, F)
     if kind == "training":
         title = "{} {} on {}".format(w.get("model", ""), w.get("task", ""), hw.get("name", ""))
         meta = "{}, {} processes, per-device batch {}, padding {}, precision {}, {} epochs".format(
@@ -581,11 +763,15 @@ def main():
     run = rep.get("run", {})
     prov = "tpusim {} · {} · engine {} · {} + {}{}".format(
         rep["tpusim"].get("version", ""), rep["tpusim"].get("config_hash", ""), run.get("engine", ""),
-        run.get("hw_file", ""), run.get("workload_file", ""), " · from " + a.source if a.source else "")
+        run.get("hw_file", ""), run.get("workload_file", ""), " · from " + a.source[0] if a.source else "")
     notes = "".join('<p class="note">{}</p>'.format(esc(n)) for n in a.note)
     if not summ and not a.note:
         notes += '<p class="note">No trace in the run directory: run with <code>--trace</code> for lane ' \
                  'utilization, critical paths and idle gaps.</p>'
+    return write_page(a, title, meta, prov, notes, body, F)
+
+
+def write_page(a, title, meta, prov, notes, body, F):
     page = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             '<title>tpusim report: {t}</title><style>{css}</style></head><body>'

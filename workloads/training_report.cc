@@ -35,7 +35,7 @@ json collective_times_json(const CollectiveTimes& t) {
 
 }  // namespace
 
-json metric_json(const MetricSamples& m) {
+json metric_json(const MetricSamples& m, const std::string& unit) {
   std::vector<double> v = m.samples;
   std::sort(v.begin(), v.end());
   double total = 0;
@@ -47,8 +47,18 @@ json metric_json(const MetricSamples& m) {
     const size_t rank = size_t(std::ceil(p / 100.0 * double(v.size())));
     pct[fmt::format("p{}", p)] = v[std::min(v.size() - 1, rank ? rank - 1 : 0)];
   }
-  return {{"count", v.size()}, {"total_s", total}, {"mean_s", v.empty() ? 0.0 : total / double(v.size())},
-          {"percentiles_s", pct}};
+  // Every sample, compactly: the distinct values ascending with their counts. Replayed steps repeat
+  // the same few values, so this stays small on long runs; `tpusim metrics` derives its
+  // percentiles from it (workloads/metrics_report.h).
+  json samples = json::array();
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j < v.size() && v[j] == v[i]) ++j;
+    samples.push_back({v[i], j - i});
+    i = j;
+  }
+  return {{"count", v.size()}, {"total_" + unit, total}, {"mean_" + unit, v.empty() ? 0.0 : total / double(v.size())},
+          {"percentiles_" + unit, pct}, {"samples_" + unit, samples}};
 }
 
 json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunResult& r,
@@ -132,6 +142,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                   {"ExecuteTime", metric_json(r.execute_time)},
                   {"TransferToDeviceTime", metric_json(r.transfer_to_device)},
                   {"TransferFromDeviceTime", metric_json(r.transfer_from_device)},
+                  {"InboundData", metric_json(r.inbound_bytes, "bytes")},
+                  {"OutboundData", metric_json(r.outbound_bytes, "bytes")},
                   {"UncachedCompile", r.compiles},
                   {"CachedCompile", r.cached_compiles},
                   {"PersistentCacheHit", r.persistent_hits},
@@ -204,7 +216,9 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"summary.train_steps", "count"}, {"summary.eval_steps", "count"}, {"summary.optimizer_steps", "count"},
             {"summary.train_examples", "examples"}, {"summary.epochs_run", "count"}, {"summary.breakdown_s", "s"},
             {"metrics.*.count", "count"}, {"metrics.*.total_s", "s"}, {"metrics.*.mean_s", "s"},
-            {"metrics.*.percentiles_s", "s"}, {"metrics.UncachedCompile", "count"},
+            {"metrics.*.percentiles_s", "s"}, {"metrics.*.samples_s", "[s, count] pairs"},
+            {"metrics.*.total_bytes", "bytes"}, {"metrics.*.mean_bytes", "bytes"},
+            {"metrics.*.percentiles_bytes", "bytes"}, {"metrics.*.samples_bytes", "[bytes, count] pairs"}, {"metrics.UncachedCompile", "count"},
             {"metrics.CachedCompile", "count"}, {"metrics.PersistentCacheHit", "count"}, {"metrics.MarkStep", "count"},
             {"metrics.aten::*", "count"}, {"diagnostics[].occurrences", "count (train steps)"},
             {"steps[].batch", "examples (per device)"}, {"steps[].seq", "tokens"}, {"steps[].examples", "examples"},

@@ -18,7 +18,8 @@ nlohmann::json make_training_report(const HwConfig& hw, const WorkloadConfig& w,
 std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunResult& r,
                                     const RunContext& ctx);
 
-// torch_xla-style metric summary of `samples` (s): {count, total_s, mean_s, percentiles_s{p1..p99}}.
-nlohmann::json metric_json(const MetricSamples& m);
+// torch_xla-style metric summary of `m` in `unit` (s or bytes): {count, total_U, mean_U,
+// percentiles_U{p1..p99}, samples_U: [[value, count], ...] (distinct values ascending)}.
+nlohmann::json metric_json(const MetricSamples& m, const std::string& unit = "s");
 
 }  // namespace tpusim

@@ -416,6 +416,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
                                 uint64_t(hw_.chip.cores) * prog.compiled.infeed_bytes;
       r_.upload_time_s = pcie_transfer_s(hw_, true, per_chip);
       r_.transfer_to_device.add(r_.upload_time_s);
+      r_.inbound_bytes.add(double(per_chip));
       rec.setup_s += r_.upload_time_s;
     }
   }
@@ -449,7 +450,10 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   if (!eval)
     for (XlaDiagnostic& d : r_.diagnostics) ++d.occurrences;
   r_.execute_time.add(rec.device_s);
-  if (prog.compiled.infeed_bytes) r_.transfer_to_device.add(pcie_transfer_s(hw_, true, hw_.chip.cores * prog.compiled.infeed_bytes));
+  if (prog.compiled.infeed_bytes) {
+    r_.transfer_to_device.add(pcie_transfer_s(hw_, true, hw_.chip.cores * prog.compiled.infeed_bytes));
+    r_.inbound_bytes.add(double(hw_.chip.cores * prog.compiled.infeed_bytes));
+  }
 
   // Where the device's time went: the idle gap before the step is the compile (when there was
   // one) and otherwise the host; then setup, then the step itself.
@@ -513,6 +517,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
 double Loop::wait_for_device(uint64_t bytes, double then_s) {
   const double xfer = pcie_transfer_s(hw_, false, bytes);
   r_.transfer_from_device.add(xfer);
+  r_.outbound_bytes.add(double(bytes));
   for (Process& pr : procs_) pr.host_t = std::max(pr.host_t, dev_t_) + kGraphBreakSyncS + xfer + then_s;
   return kGraphBreakSyncS + xfer;
 }
@@ -520,7 +525,10 @@ double Loop::wait_for_device(uint64_t bytes, double then_s) {
 void Loop::sync_host(double bytes_from_device) {
   // The host blocks until the device is done, then reads the results back over PCIe.
   const double xfer = pcie_transfer_s(hw_, false, uint64_t(bytes_from_device));
-  if (bytes_from_device > 0) r_.transfer_from_device.add(xfer);
+  if (bytes_from_device > 0) {
+    r_.transfer_from_device.add(xfer);
+    r_.outbound_bytes.add(double(uint64_t(bytes_from_device)));  // the bytes the transfer time is of
+  }
   for (Process& pr : procs_) pr.host_t = std::max(pr.host_t, dev_t_) + xfer;
 }
 

@@ -169,6 +169,7 @@ struct TrainingRunResult {
   double padding_waste = 0;  // fraction of padded tokens over the training steps run
   uint64_t global_batch = 0;
   MetricSamples compile_time, execute_time, transfer_to_device, transfer_from_device;
+  MetricSamples inbound_bytes, outbound_bytes;  // bytes of each transfer_*_device sample (one chip's PCIe link)
   std::vector<XlaDiagnostic> diagnostics;
   std::map<std::string, uint64_t> fallback_counters;  // torch_xla's aten::* CPU-fallback counters
   uint64_t graph_breaks = 0;

@@ -605,6 +605,99 @@ def test_training_args(tmp):
     expect_bad_input(tmp, ["run", "--set", "per_device_eval_batch_sise=8"], ["per_device_eval_batch_sise"])
 
 
+def compare_runs(tmp):
+    """The default run, the same in bf16, and the kernel tests' workload: three run directories."""
+    a, b, k = (os.path.join(tmp, n) for n in ("a", "b", "k"))
+    run(["run", "--out", a, "--quiet"], tmp)
+    run(["run", "--out", b, "--set", "precision=bf16", "--quiet"], tmp)
+    run(["run", "--workload", KERNEL, "--engine", "analytical", "--out", k, "--quiet"], tmp)
+    return a, b, k
+
+
+def test_compare(tmp):
+    """`tpusim compare`: figures side by side within 100 columns, --json with the reports' numbers and
+    differences against the first run, a kernel run against a training run, more runs than one block."""
+    a, b, k = compare_runs(tmp)
+    proc, where = run(["compare", a, b], tmp)
+    for needle in ("total time (s)", "steady step time", "compiles", "warm-up", "peak HBM per device (GiB)",
+                   "device compute", "MFU (%)", "costliest kernels", "B-A"):
+        check(needle in proc.stdout, "compare output lacks {!r}".format(needle), where)
+    for line in proc.stdout.splitlines():
+        check(len(line) <= 100, "line wider than 100 columns: {!r}".format(line), where)
+    proc, where = run(["compare", a, b, "--json"], tmp)
+    cmp = json.loads(proc.stdout)
+    ra, rb = load_report(a)[0]["summary"], load_report(b)[0]["summary"]
+    rows = {r["name"]: r for r in cmp["rows"] if r["section"] != "kernels"}
+    for name, key in (("total time", "total_time_s"), ("steady step time", "steady_step_time_s"),
+                      ("peak HBM per device", "peak_hbm_bytes"), ("MFU", "mfu")):
+        check(name in rows, "no {!r} row".format(name), where)
+        r = rows[name]
+        check(r["values"] == [ra[key], rb[key]], "{}: {} != report values".format(name, r["values"]), where)
+        check(r["diff"][0] is None and abs(r["diff"][1] - (rb[key] - ra[key])) <= 1e-9 * max(1, abs(ra[key])),
+              "{}: diff {}".format(name, r["diff"]), where)
+    # bf16 halves the parameters' bytes: the comparison must say so.
+    check(abs(rows["parameters"]["rel_diff"][1] + 0.5) < 0.01, "parameters rel_diff {}".format(
+        rows["parameters"]["rel_diff"]), where)
+    check(any(r["section"] == "kernels" for r in cmp["rows"]), "no kernel rows", where)
+    proc, where = run(["compare", a, k], tmp)
+    check("note:" in proc.stdout and "share" in proc.stdout, "no note on kernel vs training", where)
+    check("MXU utilization" in proc.stdout and "total time" not in proc.stdout, "kernel vs training rows", where)
+    proc, where = run(["compare", a, b, k, a], tmp)
+    check(proc.stdout.count("B-A") == 1 and "D-A" in proc.stdout, "four runs: two blocks", where)
+
+
+def test_metrics(tmp):
+    """`tpusim metrics`: torch_xla's metrics_report() layout, counts matching report.json."""
+    a, _, k = compare_runs(tmp)
+    rep = load_report(a)[0]
+    proc, where = run(["metrics", a], tmp)
+    out = proc.stdout
+    compiles = rep["summary"]["compiles"]
+    check("Metric: CompileTime\n  TotalSamples: {}\n  Accumulator: ".format(compiles) in out, "CompileTime", where)
+    check("Counter: UncachedCompile\n  Value: {}\n".format(compiles) in out, "UncachedCompile", where)
+    check("Metric: ExecuteTime\n  TotalSamples: {}\n".format(len(rep["steps"])) in out, "ExecuteTime", where)
+    for name in ("TransferToDeviceTime", "InboundData", "CachedCompile", "MarkStep"):
+        check(": " + name + "\n" in out, "no " + name, where)
+    duration = r"(\d{2}[dhms])*(\d{3}ms)?\d{3}\.\d{3}us"
+    check(re.search(r"Metric: CompileTime\n  TotalSamples: \d+\n  Accumulator: " + duration + r"\n", out),
+          "CompileTime accumulator is not a torch_xla duration", where)
+    check(re.search(r"Metric: InboundData\n  TotalSamples: \d+\n  Accumulator: \d+\.\d\d[KMGTP]?B\n", out),
+          "InboundData accumulator is not torch_xla bytes", where)
+    pcts = re.findall(r"  Percentiles: (.*)\n", out)
+    check(pcts and all([p.split("=")[0] for p in line.split("; ")] ==
+                       ["1%", "5%", "10%", "20%", "50%", "80%", "90%", "95%", "99%"] for line in pcts),
+          "percentile labels", where)
+    # report.json holds every sample compactly: the counts add up.
+    for name in ("CompileTime", "ExecuteTime", "TransferToDeviceTime"):
+        m = rep["metrics"][name]
+        check(sum(n for _, n in m["samples_s"]) == m["count"], name + " samples do not add up", where)
+    # One byte sample per transfer-time sample.
+    for data, xfer in (("InboundData", "TransferToDeviceTime"), ("OutboundData", "TransferFromDeviceTime")):
+        check(rep["metrics"][data]["count"] == rep["metrics"][xfer]["count"] and
+              sum(n for _, n in rep["metrics"][data]["samples_bytes"]) == rep["metrics"][data]["count"],
+              "{} samples != {} samples".format(data, xfer), where)
+    proc, where = run(["metrics", k], tmp)
+    check(proc.stdout.startswith("Metric: ExecuteTime\n  TotalSamples: 1\n"), "kernel run metrics", where)
+
+
+def test_compare_bad_input(tmp):
+    a = os.path.join(tmp, "a")
+    run(["run", "--out", a, "--quiet"], tmp)
+    expect_bad_input(tmp, ["compare", a], ["compare", "at least two"])
+    expect_bad_input(tmp, ["compare", a, os.path.join(tmp, "nope")], ["nope", "no such directory"])
+    empty = os.path.join(tmp, "empty")
+    os.makedirs(empty)
+    expect_bad_input(tmp, ["compare", a, empty], ["empty", "no report.json"])
+    with open(os.path.join(empty, "report.json"), "w") as f:
+        f.write("{ broken")
+    expect_bad_input(tmp, ["compare", a, empty], ["report.json", "is not JSON"])
+    expect_bad_input(tmp, ["metrics", empty], ["report.json", "is not JSON"])
+    with open(os.path.join(empty, "report.json"), "w") as f:
+        f.write('{"traceEvents": []}')
+    expect_bad_input(tmp, ["metrics", empty], ["report.json", "not a tpusim report.json"])
+    expect_bad_input(tmp, ["metrics", os.path.join(tmp, "nope")], ["nope", "no such directory"])
+
+
 def shipped_configs():
     # Slices, the chip files they include, workloads and sweeps.
     files = sorted(glob.glob(os.path.join(SRC, "configs", "hw", "**", "*.yaml"), recursive=True) +

@@ -8,6 +8,7 @@ Shares app_test.py's harness (a fresh temporary directory per test, failures nam
 Exit codes: 0 pass, 1 fail, 77 skipped (chromium missing; ctest SKIP_RETURN_CODE).
 """
 import gzip
+import html
 import json
 import os
 import re
@@ -21,6 +22,10 @@ import app_test  # noqa: E402
 from app_test import Failure, check, expect_bad_input, run, write  # noqa: E402
 
 SKIP = 77
+
+
+def esc(s):
+    return html.escape(s, quote=True)
 
 # A small training run: bert-tiny, a few steps with a compile each for train and eval.
 TINY = """kind: training
@@ -298,6 +303,34 @@ def test_report_kernel(tmp):
         check(name in figures, "no {} figure (figures: {})".format(name, figures), where)
 
 
+def test_report_multi(tmp):
+    """Several runs on one page: side-by-side figures and overlaid/paired charts, no lane figures."""
+    a = training_trace(tmp, "a")
+    b = training_trace(tmp, "b", ["--set", "precision=bf16"])
+    k = kernel_trace(tmp)
+    proc, where = run(["report", a, b, k], tmp)
+    page_path = os.path.join(a, "compare.html")
+    check(os.path.isfile(page_path) and "compare.html" in proc.stdout, "no compare.html", where)
+    with open(page_path, encoding="utf-8") as f:
+        page = f.read()
+    figures = check_page(page, where, 4)
+    for name in ("multi-steps", "multi-breakdown", "multi-memory", "multi-kernels"):
+        check(name in figures, "no {} figure (figures: {})".format(name, figures), where)
+    check("lanes" not in figures, "a multi-run page drew a trace", where)
+    for needle in ("Figures side by side", "A (baseline)", "B (vs A)", "C (vs A)", "total time", "only the figures "
+                   "they share", a, b, k):
+        check(esc(needle) in page, "page lacks {!r}".format(needle), where)
+    # Deterministic bytes; one run keeps its own page.
+    other = os.path.join(tmp, "again.html")
+    run(["report", a, b, k, "-o", other], tmp)
+    with open(other, encoding="utf-8") as f:
+        check(f.read() == page, "two multi-run pages of the same runs differ")
+    run(["report", a], tmp)
+    with open(os.path.join(a, "report.html"), encoding="utf-8") as f:
+        check("Figures side by side" not in f.read(), "one run drew the multi-run page")
+    expect_bad_input(tmp, ["report", a, os.path.join(tmp, "nope")], ["nope", "no such directory"])
+
+
 def test_report_bad_input(tmp):
     expect_bad_input(tmp, ["report", os.path.join(tmp, "nope")], ["nope", "no such directory"])
     empty = os.path.join(tmp, "empty")
@@ -345,42 +378,51 @@ CHECKER = """<script>
 </script>"""
 
 
+def check_in_chromium(browser, tmp, page, name, min_figures):
+    """Loads `page` in headless Chromium with a checker: no console messages or requests, and every
+    figure renders with a real size."""
+    probe = os.path.join(tmp, name + "-probe.html")
+    with open(probe, "w", encoding="utf-8") as f:
+        f.write(page.replace("<head>", "<head>" + CHECKER, 1))
+    cmd = [browser, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-extensions",
+           "--disable-dev-shm-usage", "--user-data-dir=" + os.path.join(tmp, "profile-" + name),
+           # Nothing may be fetched: any request would fail (and show up as a resource or console error).
+           "--host-resolver-rules=MAP * ~NOTFOUND", "--enable-logging=stderr", "--v=0",
+           "--window-size=1200,900", "--virtual-time-budget=5000", "--dump-dom", "file://" + probe]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                          env=dict(os.environ, HOME=tmp))
+    where = "{} page\n$ {}\n--- exit {}\n--- stderr (tail)\n{}".format(name, " ".join(cmd), proc.returncode,
+                                                                      proc.stderr[-3000:])
+    check(proc.returncode == 0, "chromium failed", where)
+    m = re.search(r'<pre id="tpusim-check">(.*?)</pre>', proc.stdout, re.S)
+    check(m is not None, "the page did not finish loading (no check result in the DOM)", where)
+    res = json.loads(html.unescape(m.group(1)))
+    check(not res["errors"], "console messages or script errors: {}".format(res["errors"]), where)
+    check(not res["resources"], "the page requested {}".format(res["resources"]), where)
+    console = [l for l in proc.stderr.splitlines() if ":CONSOLE" in l]
+    check(not console, "console messages in chromium's log: {}".format(console), where)
+    figs = res["figures"]
+    check(len(figs) >= min_figures, "{} figures rendered".format(len(figs)), where)
+    for fig in figs:
+        check(fig["width"] > 200 and fig["height"] > 80 and fig["shapes"] > 10,
+              "figure {} did not render: {}".format(fig["name"], fig), where)
+    check(res["title"].startswith("tpusim report"), "title {!r}".format(res["title"]), where)
+
+
 def test_report_chromium(tmp):
-    """The page of a short training run loads in headless Chromium without console messages or
-    requests, and every figure renders with a real size."""
+    """The page of a short training run, and the page of two runs side by side, load in headless
+    Chromium without console messages or requests, and every figure renders with a real size."""
     browser = chromium()
     if not browser:
         raise Skip("chromium is not installed (Debian package chromium; scripts/build.sh installs it)")
     out = training_trace(tmp)
     run(["report", out], tmp)
     with open(os.path.join(out, "report.html"), encoding="utf-8") as f:
-        page = f.read()
-    probe = os.path.join(tmp, "probe.html")
-    with open(probe, "w", encoding="utf-8") as f:
-        f.write(page.replace("<head>", "<head>" + CHECKER, 1))
-    cmd = [browser, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-extensions",
-           "--disable-dev-shm-usage", "--user-data-dir=" + os.path.join(tmp, "profile"),
-           # Nothing may be fetched: any request would fail (and show up as a resource or console error).
-           "--host-resolver-rules=MAP * ~NOTFOUND", "--enable-logging=stderr", "--v=0",
-           "--window-size=1200,900", "--virtual-time-budget=5000", "--dump-dom", "file://" + probe]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-                          env=dict(os.environ, HOME=tmp))
-    where = "$ {}\n--- exit {}\n--- stderr (tail)\n{}".format(" ".join(cmd), proc.returncode, proc.stderr[-3000:])
-    check(proc.returncode == 0, "chromium failed", where)
-    m = re.search(r'<pre id="tpusim-check">(.*?)</pre>', proc.stdout, re.S)
-    check(m is not None, "the page did not finish loading (no check result in the DOM)", where)
-    import html as htmlmod
-    res = json.loads(htmlmod.unescape(m.group(1)))
-    check(not res["errors"], "console messages or script errors: {}".format(res["errors"]), where)
-    check(not res["resources"], "the page requested {}".format(res["resources"]), where)
-    console = [l for l in proc.stderr.splitlines() if ":CONSOLE" in l]
-    check(not console, "console messages in chromium's log: {}".format(console), where)
-    figs = res["figures"]
-    check(len(figs) >= 7, "{} figures rendered".format(len(figs)), where)
-    for fig in figs:
-        check(fig["width"] > 200 and fig["height"] > 80 and fig["shapes"] > 10,
-              "figure {} did not render: {}".format(fig["name"], fig), where)
-    check(res["title"].startswith("tpusim report"), "title {!r}".format(res["title"]), where)
+        check_in_chromium(browser, tmp, f.read(), "single", 7)
+    other = training_trace(tmp, "bf16", ["--set", "precision=bf16"])
+    run(["report", out, other], tmp)
+    with open(os.path.join(out, "compare.html"), encoding="utf-8") as f:
+        check_in_chromium(browser, tmp, f.read(), "multi", 4)
 
 
 def main():
