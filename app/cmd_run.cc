@@ -21,6 +21,7 @@
 #include "traces/chrome_trace.h"
 #include "workloads/hf_arguments.h"
 #include "workloads/kernel_run.h"
+#include "workloads/metrics_report.h"
 #include "workloads/report.h"
 #include "workloads/training_report.h"
 #include "workloads/training_run.h"
@@ -201,6 +202,10 @@ int run_training_workload(const RunArgs& a, const HwConfig& hw, const WorkloadCo
   progress.clear();
   if (a.quiet) return 0;
   std::cout << format_training_summary(hw, workload, result, ctx);
+  // Trainer's debug: tpu_metrics_debug prints torch_xla's metrics report when training ends.
+  if (workload.training.tpu_metrics_debug)
+    std::cout << "\ntorch_xla metrics (debug: tpu_metrics_debug)\n"
+              << torch_xla_metrics_report(make_training_report(hw, workload, result, ctx));
   print_outputs(report_path, trace.get());
   return 0;
 }

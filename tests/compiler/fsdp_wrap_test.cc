@@ -79,7 +79,7 @@ TEST(FsdpWrap, LayerClassesWrapTheNamedModulesAndTheRestIsTheRoot) {
 TEST(FsdpWrap, MinNumParamsWrapsBottomUp) {
   // >= 500k: word_embeddings (an Embedding leaf) and each layer (its sub-modules are all smaller);
   // the embeddings' rest (33,792), the encoder (nothing left) and the pooler stay in the root.
-  EXPECT_EQ(fsdp_unit_sizes(*graphs({.min_num_params = 500000})),
+  EXPECT_EQ(fsdp_unit_sizes(*graphs({.min_num_params = 500000, .layer_classes = {}})),
             cat(cat({{"bert.embeddings.word_embeddings", 524288}}, layers("", 789760)),
                 {{"root", 33792 + 65792 + 514}}));
   // >= 200k: inside each layer the attention, intermediate.dense and output.dense; the layer's
@@ -91,10 +91,10 @@ TEST(FsdpWrap, MinNumParamsWrapsBottomUp) {
     small.push_back({p + ".intermediate.dense", 263168});
     small.push_back({p + ".output.dense", 262400});
   }
-  EXPECT_EQ(fsdp_unit_sizes(*graphs({.min_num_params = 200000})),
+  EXPECT_EQ(fsdp_unit_sizes(*graphs({.min_num_params = 200000, .layer_classes = {}})),
             cat(cat({{"bert.embeddings.word_embeddings", 524288}}, small), {{"root", 33792 + 65792 + 514 + 4 * 512}}));
   // Above the model's size nothing is wrapped: one root unit.
-  const Units all = fsdp_unit_sizes(*graphs({.min_num_params = 100000000}));
+  const Units all = fsdp_unit_sizes(*graphs({.min_num_params = 100000000, .layer_classes = {}}));
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].second, 558080 + 4 * 789760 + 65792 + 514);
 }
@@ -106,7 +106,7 @@ TEST(FsdpWrap, UnitsChangeGathersMemoryAndTime) {
     return compile_fsdp_step(f->step, hw, "fsdp");
   };
   const CompiledStep def = compiled({}), layer = compiled({.layer_classes = {"BertLayer"}}),
-                     encoder = compiled({.layer_classes = {"BertEncoder"}}), fine = compiled({.min_num_params = 200000});
+                     encoder = compiled({.layer_classes = {"BertEncoder"}}), fine = compiled({.min_num_params = 200000, .layer_classes = {}});
   // The root unit (embeddings + heads) is gathered once instead of twice.
   EXPECT_LT(layer.allgather_bytes, def.allgather_bytes);
   // Each gradient is still reduce-scattered once (up to the units' shard padding).

@@ -82,10 +82,14 @@ TEST(TrainerArgs, Bf16EvalIsItsOwnProgramWithBf16Activations) {
   EXPECT_EQ(b.parameter_bytes, a.parameter_bytes);  // the stored weights stay f32
   EXPECT_LT(b.memory.activation_bytes, a.memory.activation_bytes);
   // Training is unchanged.
-  for (const ProgramRecord& p : bf16.programs)
-    if (p.graph != "eval")
-      for (const ProgramRecord& q : same.programs)
-        if (q.name == p.name) EXPECT_EQ(p.key, q.key);
+  for (const ProgramRecord& p : bf16.programs) {
+    if (p.graph == "eval") continue;
+    for (const ProgramRecord& q : same.programs) {
+      if (q.name == p.name) {
+        EXPECT_EQ(p.key, q.key);
+      }
+    }
+  }
 }
 
 TEST(TrainerArgs, AutoFindBatchSizeHalvesUntilTheStepFits) {
