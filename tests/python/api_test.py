@@ -48,10 +48,13 @@ def without_wall_times(report):
 
 class Run(unittest.TestCase):
     def test_report_equals_the_cli_report(self):
-        # A kernel with both engines, by path, with an override: the dict is report.json's content.
+        # A kernel with both engines, by path, with an override: the dict is report.json's content,
+        # also for a second run in the same process (one interpreter runs many simulations).
         for engine in tpusim.engines:
             with self.subTest(engine=engine):
                 api = tpusim.run(workload=MATMUL, engine=engine, overrides={"hw.chip.core.clock_mhz": 700})
+                again = tpusim.run(workload=MATMUL, engine=engine, overrides={"hw.chip.core.clock_mhz": 700})
+                self.assertEqual(without_wall_times(again), without_wall_times(api))
                 self.assertEqual(without_wall_times(api),
                                  without_wall_times(cli_report("--workload", MATMUL, "--engine", engine,
                                                                "--set", "hw.chip.core.clock_mhz=700")))
