@@ -34,8 +34,8 @@ std::string outputs_text(const std::string& report_path, const ChromeTraceFile* 
   if (!report_path.empty()) s += fmt::format("{:<10} {}\n", "report", report_path);
   if (trace) {
     s += fmt::format("{:<10} {} ({} events{}; open in ui.perfetto.dev or chrome://tracing)\n", "trace",
-                             trace->path(), trace->events(),
-                             trace->dropped() ? fmt::format(", {} outside --trace-lanes/--trace-window", trace->dropped()) : "");
+                     trace->path(), trace->events(),
+                     trace->dropped() ? fmt::format(", {} outside --trace-lanes/--trace-window", trace->dropped()) : "");
   }
   return s;
 }

@@ -51,6 +51,8 @@ Source source(const py::object& spec, const std::string& kind) {
     ConfigText t;
     t.text = d["text"].cast<std::string>();
     t.origin = d["origin"].cast<std::string>();
+    // A hardware dict read from a shipped slice file keeps its `include: chips/...` working.
+    t.embedded_includes = kind == "hw";
     s.text = t;
   }
   return s;

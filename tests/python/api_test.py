@@ -79,6 +79,23 @@ class Run(unittest.TestCase):
         self.assertEqual(by_dict, by_file)
         self.assertEqual(by_name, by_file)
 
+    def test_a_hardware_dict_with_an_include(self):
+        # configs/hw/v3-8.yaml as a dict: `include:` resolves against the embedded chip files and the
+        # run equals the file's.
+        v3_8 = {"name": "v3-8", "chip": {"include": "chips/tpu_v3.yaml"},
+                "slice": {"topology": {"dims": [2, 2], "wraparound": [False, False]}, "hosts": 1,
+                          "chips_per_host": 4},
+                "host": {"cpus": 96, "ram_gib": 317, "cpu_ghz": 2.0, "reference_cpu_ghz": 2.0,
+                         "trace_s_per_node": 1.9e-5, "step_overhead_s": 0.005, "compile_base_s": 0.3,
+                         "compile_s_per_hlo_op": 3.0e-4, "compile_s_per_kernel": 5.0e-3,
+                         "program_load_s": 0.05, "process_ram_gib": 0.5}}
+        by_dict = without_wall_times(tpusim.run(hw=v3_8, workload=MATMUL, engine="analytical"))
+        by_file = without_wall_times(tpusim.run(hw=os.path.join(SRC, "configs/hw/v3-8.yaml"), workload=MATMUL,
+                                                engine="analytical"))
+        self.assertEqual(by_dict["run"].pop("hw_file"), "<hw dict>")
+        by_file["run"].pop("hw_file")
+        self.assertEqual(by_dict, by_file)
+
     def test_overrides_dict_and_list_agree_and_change_the_run(self):
         base = tpusim.run(workload=MATMUL_DICT, engine="analytical")
         as_dict = tpusim.run(workload=MATMUL_DICT, engine="analytical", overrides={"workload.shape.m": 1024})
