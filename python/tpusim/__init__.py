@@ -86,7 +86,7 @@ def _source(value, kind):
 
 def _sets(overrides):
     # {"path.key": value} or ["path=value", ...]: the --set strings. Values are written as YAML
-    # scalars (True -> true); lists and dicts as JSON (flow YAML).
+    # scalars (True -> true, None -> null); lists and dicts as JSON (flow YAML).
     if overrides is None:
         return []
     if isinstance(overrides, dict):
@@ -94,6 +94,8 @@ def _sets(overrides):
         for key, value in overrides.items():
             if isinstance(value, bool):
                 text = "true" if value else "false"
+            elif value is None:
+                text = "null"
             elif isinstance(value, (list, dict)):
                 text = json.dumps(value)
             else:
