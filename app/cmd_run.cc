@@ -1,5 +1,5 @@
 // `tpusim run`: load configs (files or the embedded default), run the workload (a kernel or a
-// training run, by `kind:`), report.
+// training run, by `kind:`), report. run_core() is also what the Python module runs (app/run_core.h).
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 
 #include "app/commands.h"
 #include "app/embedded.h"
+#include "app/run_core.h"
 #include "config/config_error.h"
 #include "config/hw_loader.h"
 #include "config/suggest.h"
@@ -31,13 +32,15 @@ namespace tpusim::app {
 namespace {
 
 // Where the run's files went (after the summary, kernel and training runs alike).
-void print_outputs(const std::string& report_path, const ChromeTraceFile* trace) {
-  if (!report_path.empty()) std::cout << fmt::format("{:<10} {}\n", "report", report_path);
+std::string outputs_text(const std::string& report_path, const ChromeTraceFile* trace) {
+  std::string s;
+  if (!report_path.empty()) s += fmt::format("{:<10} {}\n", "report", report_path);
   if (trace) {
-    std::cout << fmt::format("{:<10} {} ({} events{}; open in ui.perfetto.dev or chrome://tracing)\n", "trace",
-                             trace->path(), trace->events(),
-                             trace->dropped() ? fmt::format(", {} outside --trace-lanes/--trace-window", trace->dropped()) : "");
+    s += fmt::format("{:<10} {} ({} events{}; open in ui.perfetto.dev or chrome://tracing)\n", "trace",
+                     trace->path(), trace->events(),
+                     trace->dropped() ? fmt::format(", {} outside --trace-lanes/--trace-window", trace->dropped()) : "");
   }
+  return s;
 }
 
 namespace fs = std::filesystem;
@@ -76,6 +79,18 @@ const std::string& embedded(const char* key) {
     throw std::logic_error(fmt::format("the default config {} was not embedded at build time", key));
   }
   return it->second;
+}
+
+// The embedded configs/hw/** for `include:`, keyed both relative to configs/hw/ (as a slice file
+// writes its include) and from the root.
+std::map<std::string, std::string> embedded_hw_includes() {
+  const std::string base = fs::path(kDefaultHwFile).parent_path().string();
+  std::map<std::string, std::string> includes;
+  for (const auto& [path, text] : embedded_files()) {
+    if (path.rfind(base + "/", 0) == 0) includes.emplace(path.substr(base.size() + 1), text);
+    includes.emplace(path, text);
+  }
+  return includes;
 }
 
 }  // namespace
@@ -176,8 +191,9 @@ TrainingTraceOptions parse_trace_steps(const std::string& text) {
   return t;
 }
 
-int run_training_workload(const RunArgs& a, const HwConfig& hw, const WorkloadConfig& workload, RunContext& ctx,
-                          const std::string& out_dir, std::chrono::steady_clock::time_point t0) {
+void run_training_workload(const RunArgs& a, const HwConfig& hw, const WorkloadConfig& workload, const std::string& out_dir,
+                           std::chrono::steady_clock::time_point t0, bool want_report, RunOutput& out) {
+  RunContext& ctx = out.ctx;
   Progress progress(!a.quiet && ::isatty(STDERR_FILENO));
   TrainingRunOptions opts;
   opts.engine = a.engine.empty() ? kDefaultTrainingEngine : a.engine;
@@ -194,44 +210,60 @@ int run_training_workload(const RunArgs& a, const HwConfig& hw, const WorkloadCo
   const TrainingRunResult result = run_training(hw, workload, opts);
   ctx.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::string report_path;
+  if (want_report || !out_dir.empty()) out.report = make_training_report(hw, workload, result, ctx);
   if (!out_dir.empty()) {
     progress.stage("writing report");
     close_trace(trace.get(), out_dir);
-    report_path = write_report(out_dir, make_training_report(hw, workload, result, ctx));
+    report_path = write_report(out_dir, out.report);
   }
   progress.clear();
-  if (a.quiet) return 0;
-  std::cout << format_training_summary(hw, workload, result, ctx);
+  if (a.quiet) return;
+  out.text = format_training_summary(hw, workload, result, ctx);
   // Trainer's debug: tpu_metrics_debug prints torch_xla's metrics report when training ends.
   if (workload.training.tpu_metrics_debug)
-    std::cout << "\ntorch_xla metrics (debug: tpu_metrics_debug)\n"
-              << torch_xla_metrics_report(make_training_report(hw, workload, result, ctx));
-  print_outputs(report_path, trace.get());
-  return 0;
+    out.text += "\ntorch_xla metrics (debug: tpu_metrics_debug)\n" +
+                torch_xla_metrics_report(out.report.is_null() ? make_training_report(hw, workload, result, ctx) : out.report);
+  out.text += outputs_text(report_path, trace.get());
+}
+
+// A config given as text (the Python module's dicts and embedded names).
+HwConfig load_hw_text(const ConfigText& c, const std::vector<Override>& overrides, std::string* origin) {
+  *origin = c.origin;
+  if (!c.embedded_includes) return load_hw_config_text(c.text, c.origin, c.base_dir, overrides);
+  const std::map<std::string, std::string> includes = embedded_hw_includes();
+  return load_hw_config_text(c.text, c.origin, c.base_dir, overrides, &includes);
+}
+
+WorkloadConfig load_workload_text(const ConfigText& c, const std::vector<Override>& overrides, std::string* origin,
+                                  const std::string& training_args) {
+  *origin = c.origin;
+  return load_workload_config_text(c.text, c.origin, overrides, training_args);
 }
 
 }  // namespace
 
-int run(const RunArgs& a) {
+RunOutput run_core(const RunArgs& a, const RunSources& sources, bool want_report) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<Override> all;
   for (const auto& s : a.sets) all.push_back(parse_override(s));
   SplitOverrides split = split_overrides(all);
 
-  RunContext ctx;
-  WorkloadConfig workload = load_workload(a, split.workload, &ctx.workload_file);
-  HwConfig hw = load_hw(a, split.hw, &ctx.hw_file, &workload);
+  RunOutput out;
+  RunContext& ctx = out.ctx;
+  WorkloadConfig workload = sources.workload
+                                ? load_workload_text(*sources.workload, split.workload, &ctx.workload_file, a.training_args_file)
+                                : load_workload(a, split.workload, &ctx.workload_file);
+  HwConfig hw = sources.hw ? load_hw_text(*sources.hw, split.hw, &ctx.hw_file) : load_hw(a, split.hw, &ctx.hw_file, &workload);
   check_num_processes(hw, workload);
   if (!a.engine.empty()) check_engine(a.engine);
   ctx.hw_dump = dump_hw_config(hw);
   ctx.workload_dump = dump_workload_config(workload);
 
   if (a.dump_config) {
-    std::cout << "# Resolved hardware config, from " << ctx.hw_file << "\n"
-              << ctx.hw_dump << (ctx.hw_dump.ends_with("\n") ? "" : "\n") << "---\n"
-              << "# Resolved workload config, from " << ctx.workload_file << "\n"
-              << ctx.workload_dump << (ctx.workload_dump.ends_with("\n") ? "" : "\n");
-    return 0;
+    out.text = "# Resolved hardware config, from " + ctx.hw_file + "\n" + ctx.hw_dump +
+               (ctx.hw_dump.ends_with("\n") ? "" : "\n") + "---\n" + "# Resolved workload config, from " +
+               ctx.workload_file + "\n" + ctx.workload_dump + (ctx.workload_dump.ends_with("\n") ? "" : "\n");
+    return out;
   }
 
   // --trace without --out still needs a place for trace.json: ./out/ (ignored by git).
@@ -239,7 +271,8 @@ int run(const RunArgs& a) {
   if (!out_dir.empty()) make_out_dir(out_dir);
 
   if (workload.kind == "training") {
-    return run_training_workload(a, hw, workload, ctx, out_dir, t0);
+    run_training_workload(a, hw, workload, out_dir, t0, want_report, out);
+    return out;
   }
   if (a.full_sim) throw input_error("--full-sim", "applies to training workloads only");
   if (!a.trace_steps.empty()) throw input_error("--trace-steps", "applies to training workloads only");
@@ -257,16 +290,19 @@ int run(const RunArgs& a) {
   if (!out_dir.empty()) {
     progress.stage("writing report");
     close_trace(trace.get(), out_dir);
-    ctx.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    report_path = write_report(out_dir, make_report(hw, workload, result, ctx));
-  } else {
-    ctx.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
+  ctx.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (want_report || !out_dir.empty()) out.report = make_report(hw, workload, result, ctx);
+  if (!out_dir.empty()) report_path = write_report(out_dir, out.report);
   progress.clear();
 
-  if (a.quiet) return 0;
-  std::cout << format_summary(hw, workload, result, ctx);
-  print_outputs(report_path, trace.get());
+  if (a.quiet) return out;
+  out.text = format_summary(hw, workload, result, ctx) + outputs_text(report_path, trace.get());
+  return out;
+}
+
+int run(const RunArgs& a) {
+  std::cout << run_core(a, {}, false).text;
   return 0;
 }
 

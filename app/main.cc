@@ -1,18 +1,19 @@
 // tpusim: command line. Parses flags with CLI11 and maps errors to exit codes:
 //   0 ok; 2 bad input (ConfigError, YAML syntax, flags); 3 the workload failed on the simulated
-//   hardware (SimError); 1 anything else ("internal error"). Never a stack trace.
+//   hardware (SimError); 1 anything else ("internal error"). Never a stack trace. The rule is
+//   describe_failure() (app/run_core.h), shared with the Python module.
 #include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <yaml-cpp/exceptions.h>
 
 #include "app/commands.h"
 #include "app/embedded.h"
 #include "config/config_error.h"
 #include "sim/base/sim_error.h"
+#include "app/run_core.h"
 
 namespace tpusim::app {
 namespace {
@@ -148,21 +149,9 @@ int dispatch(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return tpusim::app::dispatch(argc, argv);
-  } catch (const tpusim::ConfigError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 2;
-  } catch (const YAML::Exception& e) {
-    // Loaders report YAML errors as ConfigError with the file name; this is the safety net.
-    std::cerr << "error: YAML: " << e.what() << "\n";
-    return 2;
-  } catch (const tpusim::SimError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 3;
-  } catch (const std::exception& e) {
-    std::cerr << "internal error: " << e.what() << "\n";
-    return 1;
   } catch (...) {
-    std::cerr << "internal error: unknown exception\n";
-    return 1;
+    const tpusim::app::Failure f = tpusim::app::describe_failure(std::current_exception());
+    std::cerr << f.message << "\n";
+    return f.exit_code;
   }
 }

@@ -12,11 +12,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # zlib1g-dev: gzip-compressed traces (--trace-gzip, trace summarize). python3-matplotlib: the figures
 # of `tpusim report` and bench plots. chromium: the test that loads the report page in a headless
-# browser (skipped without it).
+# browser (skipped without it). pybind11-dev, python3-dev: the Python module (docs/python.md; the rest
+# builds without them).
 packages=(
   cmake ninja-build g++ pkg-config
   libsystemc-dev libeigen3-dev libboost-graph-dev libyaml-cpp-dev libfmt-dev libcli11-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev python3-matplotlib zlib1g-dev chromium
+  pybind11-dev python3-dev
 )
 
 missing=()

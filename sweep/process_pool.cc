@@ -66,6 +66,14 @@ unsigned available_cpus() {
 void ProcessPool::run(const std::vector<Job>& jobs, const std::function<void(const JobResult&)>& on_done,
                       const std::function<void(size_t)>& on_tick) {
   std::map<pid_t, Running> running;
+  // A callback that throws (the Python module's Ctrl-C check) ends the run: no child outlives it.
+  struct KillOnUnwind {
+    std::map<pid_t, Running>& running;
+    ~KillOnUnwind() {
+      for (const auto& [pid, r] : running) ::kill(pid, SIGKILL);
+      for (const auto& [pid, r] : running) ::waitpid(pid, nullptr, 0);
+    }
+  } kill_on_unwind{running};
   size_t next = 0;
   auto last_tick = Clock::now();
   while (next < jobs.size() || !running.empty()) {

@@ -36,7 +36,8 @@ class ProcessPool {
   explicit ProcessPool(unsigned max_parallel) : max_parallel_(max_parallel ? max_parallel : 1) {}
 
   // Runs every job; `on_done` is called as each finishes, `on_tick` about every 100 ms with the
-  // number of running children (for progress displays). Returns when all have finished.
+  // number of running children (for progress displays). Returns when all have finished. If a
+  // callback throws, the running children are killed (SIGKILL) and reaped before it propagates.
   void run(const std::vector<Job>& jobs, const std::function<void(const JobResult&)>& on_done,
            const std::function<void(size_t running)>& on_tick = {});
 

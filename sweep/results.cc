@@ -110,28 +110,31 @@ std::string csv_line(const std::vector<std::string>& cells) {
 
 std::vector<std::string> csv_cells(const ojson& r, const std::vector<std::string>& columns) {
   std::vector<std::string> out;
+  for (const ojson& v : record_values(r, columns)) out.push_back(cell(v));
+  return out;
+}
+
+std::vector<ojson> record_values(const ojson& r, const std::vector<std::string>& columns) {
+  std::vector<ojson> out;
   const ojson& axes = r.at("axes");
   const ojson& report = r.at("report");
   for (const std::string& col : columns) {
     if (col == kPointColumn || col == "status" || col == "exit_code" || col == "error" || col == "config_hash" ||
         col == "wall_time_s") {
-      out.push_back(cell(r.value(col, ojson(nullptr))));
+      out.push_back(r.value(col, ojson(nullptr)));
       continue;
     }
     if (axes.contains(col)) {
-      out.push_back(cell(axes.at(col)));
+      out.push_back(axes.at(col));
       continue;
     }
     const auto& figs = figure_columns();
     // Columns of one kind have unique names (mxu_utilization exists for both kinds, same meaning).
-    std::string value;
+    ojson value;
     for (const auto& f : figs) {
       if (f.name != col) continue;
-      const ojson v = figure_value(f, report);
-      if (!v.is_null()) {
-        value = cell(v);
-        break;
-      }
+      value = figure_value(f, report);
+      if (!value.is_null()) break;
     }
     out.push_back(value);
   }

@@ -36,6 +36,8 @@ uint64_t record_point(const ojson& record);
 // The results.csv header and the row of a record (RFC 4180 quoting; no trailing newline).
 std::string csv_line(const std::vector<std::string>& cells);
 std::vector<std::string> csv_cells(const ojson& record, const std::vector<std::string>& columns);
+// The same row as values (null where a cell is empty): what the Python module returns as a sweep row.
+std::vector<ojson> record_values(const ojson& record, const std::vector<std::string>& columns);
 
 // Appends records to DIR/results.csv and DIR/results.jsonl as points finish.
 class ResultsAppender {

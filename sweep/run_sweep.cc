@@ -200,6 +200,7 @@ SweepRunSummary run_sweep(const SweepPlan& plan, const SweepRunOptions& opt) {
       [&](size_t n) {
         running = n;
         progress.update(done, failed, n);
+        if (opt.poll) opt.poll();
       });
   progress.finish();
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct SweepRunOptions {
   std::string plot_script;       // text of scripts/plot_sweep.py
   bool quiet = false;            // no progress display
   std::FILE* progress = stderr;
+  // Called about every 100 ms while points run (the Python module checks for Ctrl-C here). An
+  // exception from it stops the sweep: the running points are killed and it propagates.
+  std::function<void()> poll;
 };
 
 struct SweepRunSummary {

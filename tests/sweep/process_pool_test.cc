@@ -1,7 +1,10 @@
 // The process pool with /bin/sh children: exit codes, signals, timeouts, stderr capture, a program
-// that cannot start, and the bound on parallel children.
+// that cannot start, the bound on parallel children, and a callback that throws.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -97,6 +100,29 @@ TEST_F(Fixture, NeverMoreThanNChildrenAtOnce) {
 }
 
 TEST(AvailableCpus, AtLeastOne) { EXPECT_GE(available_cpus(), 1u); }
+
+// The Python module stops a sweep on Ctrl-C by throwing from the tick callback: the pool must kill
+// and reap its children rather than leave them running.
+TEST_F(Fixture, AThrowingCallbackKillsTheChildren) {
+  const std::string pids = (dir / "pids").string();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<JobResult> done;  // stays empty: killed children are not reported
+  EXPECT_THROW(ProcessPool(2).run({sh(1, "echo $$ >> " + pids + "; exec sleep 30"), sh(2, "echo $$ >> " + pids + "; exec sleep 30")},
+                                  [&](const JobResult& r) { done.push_back(r); },
+                                  [&](size_t running) {
+                                    std::ifstream f(pids);  // throws once both children run
+                                    std::string text((std::istreambuf_iterator<char>(f)), {});
+                                    if (running == 2 && std::count(text.begin(), text.end(), '\n') == 2)
+                                      throw std::runtime_error("interrupted");
+                                  }),
+               std::runtime_error);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10);
+  EXPECT_TRUE(done.empty());
+  std::ifstream in(pids);
+  int n = 0;
+  for (pid_t pid; in >> pid; ++n) EXPECT_NE(::kill(pid, 0), 0) << "child " << pid << " still exists";  // reaped: gone
+  EXPECT_EQ(n, 2);
+}
 
 }  // namespace
 }  // namespace tpusim::sweep
