@@ -414,6 +414,9 @@ void handle_fsdp(Rewriter& r, const Entry& e) {
 
 // fsdp_config and the deprecated top-level FSDP keys: read by handle_fsdp when FSDP is on.
 void handle_fsdp_part(Rewriter& r, const Entry& e) {
+  // Without Trainer's `fsdp` key, `fsdp_min_num_params` is tpusim's own key of that name (it goes with
+  // sharding: fsdp, and the schema checks it); with it, Trainer's deprecated spelling, read by handle_fsdp.
+  if (e.key == "fsdp_min_num_params" && !r.get("fsdp")) return r.put(e.key, e.value, e.key, e.value);
   if (!fsdp_on(r) && !is_off(e.value)) r.ignore(e.key);
 }
 
@@ -532,7 +535,8 @@ const std::vector<Row>& rows() {
               "fsdp_min_num_params, transformer_layer_cls_to_wrap -> fsdp_wrap_layer_classes, xla_fsdp_v2: true an "
               "error; other fsdp_config keys (xla_fsdp_settings, backward_prefetch, ...) ignored", T, handle_fsdp),
         alias("fsdp_config", "(see fsdp)", "read with fsdp; ignored when fsdp is off", T, handle_fsdp_part),
-        alias("fsdp_min_num_params", "fsdp_min_num_params", "Trainer's deprecated top-level spelling; read with fsdp", T, handle_fsdp_part),
+        alias("fsdp_min_num_params", "fsdp_min_num_params", "with Trainer's `fsdp` key: its deprecated top-level "
+              "spelling, read with fsdp; without it: tpusim's own key", T, handle_fsdp_part),
         alias("fsdp_transformer_layer_cls_to_wrap", "fsdp_wrap_layer_classes", "Trainer's deprecated top-level "
               "spelling; read with fsdp", T, handle_fsdp_part),
         alias("auto_find_batch_size", "auto_find_batch_size", "same name", T, rename("auto_find_batch_size")),

@@ -465,6 +465,9 @@ void resolve_dataset_paths(config::Node& root, const std::string& origin, const 
 WorkloadConfig finish(config::Node root, const std::string& origin, const std::vector<Override>& overrides,
                       const std::string& training_args, const std::string& base_dir = {}) {
   const Schema<WorkloadConfig>& schema = schema_of_kind(root, overrides);
+  // `hw:` belongs to every kind and is not a schema key: taken out before anything checks the keys.
+  WorkloadConfig hw_ref;
+  take_hw(root, hw_ref, base_dir);
   // Hugging Face / Accelerate names become tpusim's keys before --set and the schema see the tree.
   HfRewrite hf;
   const bool training = &schema == &training_schema();
@@ -475,8 +478,6 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
   }
   if (training) hf = rewrite_hf_arguments(root, schema.keys());
   config::apply_overrides(root, schema, overrides);
-  WorkloadConfig hw_ref;
-  take_hw(root, hw_ref, base_dir);
   resolve_dataset_paths(root, origin, base_dir);
   // `model: {layers: 4, ...}` (the inline form) is `model: custom` with that model_config.
   if (config::Node* m = root.find("model"); m && m->is_map() && !root.find("model_config")) {
