@@ -189,13 +189,17 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
   };
 
   // --- Analytical cost of one tiling (the compiler's decision model; same formulas as the sim).
-  auto evaluate = [&](bool stream_lhs, int64_t tr, int64_t tc, int64_t tk) {
+  // `partial`: a merged reduction's line may straddle tiles; its partial results then stay in VMEM
+  // (output-sized accumulators, added to tile by tile) until the last tile of the line.
+  auto evaluate = [&](bool stream_lhs, int64_t tr, int64_t tc, int64_t tk, bool partial) {
     Tiling t;
+    bool straddles = false;
     {
       const int64_t R = stream_lhs ? M : N, C = stream_lhs ? N : M;
       const bool spans_r = stream_lhs ? reduce_spans_m : reduce_spans_n;
       const bool spans_c = stream_lhs ? reduce_spans_n : reduce_spans_m;
-      if ((spans_r && tr < R) || (spans_c && tc < C)) return t;  // a reduced line would straddle tiles
+      straddles = (spans_r && tr < R) || (spans_c && tc < C);
+      if (straddles && !partial) return t;  // a reduced line would straddle tiles
     }
     t.stream_lhs = stream_lhs;
     t.tr = tr;
@@ -217,7 +221,8 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
     }
     const double acc = double(t.acc_tiles) * double(tr * tc * 4);
     const double epi_buf = 2.0 * double(tr * tc) * double(epi_large_bytes) / double(out_elems);
-    const double fixed = acc + epi_buf + double(S.small_bytes + W.small_bytes + epi_small_bytes);
+    const double fixed = acc + epi_buf + double(S.small_bytes + W.small_bytes + epi_small_bytes) +
+                         (straddles ? double(reduce_out_bytes) : 0.0);
     // Operand blocks land as stored (s_bpe / w_bpe bytes per element, double buffered) and are
     // converted to the MXU's bf16 (2 bytes); a resident operand keeps only its bf16 copy (the
     // landing buffers are reused), two panels of it (the next is prepared while one streams) or
@@ -271,18 +276,19 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
   };
 
   Tiling best;
-  auto search = [&](auto row_candidates) {
+  auto search = [&](auto row_candidates, bool partial) {
     for (bool stream_lhs : {true, false}) {
       const int64_t R = stream_lhs ? M : N, C = stream_lhs ? N : M;
       for (int64_t tr : row_candidates(R))
         for (int64_t tc : candidates(C, C_, 4096))
           for (int64_t tk : candidates(K, R_, 4096)) {
-            Tiling t = evaluate(stream_lhs, tr, tc, tk);
+            Tiling t = evaluate(stream_lhs, tr, tc, tk, partial);
             if (t.est < best.est || (t.est == best.est && t.steps < best.steps)) best = t;
           }
     }
   };
-  search([&](int64_t R) { return candidates(R, kSublanes, 2048); });
+  auto row_tiles = [&](int64_t R) { return candidates(R, kSublanes, 2048); };
+  search(row_tiles, false);
   // A kernel whose output tile must span a long reduced dimension, with a large epilogue (e.g. a
   // LayerNorm backward fused into its dot at BERT-base batch 16: five [2048, 768] operands), may
   // fit only with fewer than 128 rows per tile: search those too, rather than fail.
@@ -292,8 +298,12 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
       for (int64_t x : {64, 32, 16, 8})
         if (x < R) c.push_back(x);
       return c;
-    });
+    }, false);
   }
+  // Still nothing: the merged reductions' lines cannot be whole in one tile beside the epilogue's
+  // buffers (a LayerNorm backward at 2048 rows of a small hidden size); their partial results are
+  // accumulated across the tiles instead.
+  if (!std::isfinite(best.est) && !f.merged_reduces.empty()) search(row_tiles, true);
   if (std::getenv("TPUSIM_DEBUG_TILING"))
     std::fprintf(stderr, "%s: B=%lld M=%lld K=%lld N=%lld -> stream_lhs=%d tr=%lld tc=%lld tk=%lld s_res=%d w_res=%d est=%.0f\n",
                  f.name.c_str(), (long long)B, (long long)M, (long long)K, (long long)N, best.stream_lhs,
