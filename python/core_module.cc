@@ -60,7 +60,8 @@ Source source(const py::object& spec, const std::string& kind) {
 
 // Returns (report.json's text, what `tpusim run` would print).
 py::tuple py_run(const py::object& hw, const py::object& workload, const std::vector<std::string>& sets,
-              const std::string& engine, const std::string& out_dir, bool trace, bool full_sim, bool verbose) {
+              const std::string& engine, const std::string& out_dir, bool trace, bool full_sim, bool verbose,
+              const std::string& training_args) {
   RunArgs a;
   RunSources sources;
   const Source h = source(hw, "hw"), w = source(workload, "workload");
@@ -74,6 +75,7 @@ py::tuple py_run(const py::object& hw, const py::object& workload, const std::ve
   a.trace = trace;
   a.full_sim = full_sim;
   a.quiet = !verbose;
+  a.training_args_file = training_args;
   RunOutput out;
   std::optional<Failure> failure;
   {

@@ -21,13 +21,8 @@ packages=(
   pybind11-dev python3-dev
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  # "install ok installed" only: a package removed but not purged still has a dpkg record.
-  if [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" != "install ok installed" ]]; then
-    missing+=("$p")
-  fi
-done
+source scripts/lib/debian_packages.sh
+read -r -a missing <<< "$(missing_packages "${packages[@]}")"
 
 if ((${#missing[@]} > 0)); then
   echo "build.sh: missing Debian packages: ${missing[*]}" >&2

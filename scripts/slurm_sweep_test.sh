@@ -31,12 +31,8 @@ fail() { say "FAILED: $*"; exit 1; }
 
 # ---- packages, as scripts/build.sh installs its own -----------------------------------------------
 packages=(slurm-wlm munge)
-missing=()
-for p in "${packages[@]}"; do
-  if [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" != "install ok installed" ]]; then
-    missing+=("$p")
-  fi
-done
+source "$(dirname "${BASH_SOURCE[0]}")/lib/debian_packages.sh"
+read -r -a missing <<< "$(missing_packages "${packages[@]}")"
 if ((${#missing[@]} > 0)); then
   command -v apt-get >/dev/null || skip "no apt-get to install ${missing[*]}"
   say "installing ${missing[*]} with apt-get"

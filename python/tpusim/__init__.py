@@ -112,7 +112,7 @@ def _path(p):
 
 
 def run(hw=None, workload=None, overrides=None, engine=None, out=None, trace=False, full_sim=False,
-        verbose=False):
+        verbose=False, training_args=None):
     """Runs one simulation, like `tpusim run`; returns its report.json as a dict.
 
     hw, workload: a path, an embedded name (hw_names(), workload_names()) or a dict (the YAML's
@@ -122,10 +122,13 @@ def run(hw=None, workload=None, overrides=None, engine=None, out=None, trace=Fal
     out: a directory to also write report.json (and trace.json with trace=True) to, as --out.
     full_sim: training workloads: simulate every step, as --full-sim.
     verbose: print the summary `tpusim run` prints; otherwise nothing is printed.
+    training_args: a Hugging Face training_args.json / Accelerate config file applied on top of the
+        workload, as --training-args (docs/config-workload.md).
     Raises tpusim.Error (InputError, SimulationError, InternalError) where the CLI exits non-zero.
     """
     report, text = _core.run(_source(hw, "hw"), _source(workload, "workload"), _sets(overrides),
-                             engine or "", _path(out), bool(trace), bool(full_sim), bool(verbose))
+                             engine or "", _path(out), bool(trace), bool(full_sim), bool(verbose),
+                             _path(training_args))
     if verbose and text:
         sys.stdout.write(text)
     return json.loads(report)

@@ -64,6 +64,16 @@ class Run(unittest.TestCase):
         self.assertEqual(api["workload"]["kind"], "training")
         self.assertEqual(without_wall_times(api), without_wall_times(cli_report()))
 
+    def test_training_args_is_the_cli_flag(self):
+        # A Hugging Face workload with a TrainingArguments dump on top, capped at 2 steps.
+        wl = os.path.join(SRC, "configs/workloads/bert_base_mrpc_v3-8_hf.yaml")
+        args = os.path.join(SRC, "configs/workloads/hf_training_args.json")
+        api = tpusim.run(workload=wl, training_args=args, overrides=["workload.steps=2"])
+        self.assertIn("learning_rate", api["workload"]["ignored_keys"])
+        self.assertEqual(without_wall_times(api),
+                         without_wall_times(cli_report("--workload", wl, "--training-args", args,
+                                                       "--set", "workload.steps=2")))
+
     def test_dict_and_embedded_name_equal_the_file(self):
         # The same run apart from where the configs came from (a dict's workload name defaults to
         # "<workload dict>", as a file's to its stem: name it to compare).
