@@ -14,8 +14,8 @@
 #include "config/suggest.h"
 #include "config/tree.h"
 #include "models/bert_presets.h"
-#include "models/model_presets.h"
 #include "models/kernel_specs.h"
+#include "models/model_presets.h"
 #include "workloads/batching.h"
 #include "workloads/dataset.h"
 #include "workloads/dataset_file.h"
@@ -149,8 +149,8 @@ const Schema<WorkloadConfig>& training_schema() {
     s.field(&WorkloadConfig::kind, "kind").one_of({"training"}).doc("workload kind (selects this schema)");
     s.field(&WorkloadConfig::name, "name").default_value("", "file stem").doc("workload name, shown in reports");
     s.field(&WorkloadConfig::training, &TW::model, "model").doc("model preset (Hugging Face hub name), or `custom`")
-        .details("Simulated: " + config::join(models::bert_preset_names()) + " (`tpusim models` lists every preset). `custom` takes the whole architecture "
-                 "from `model_config`; the inline form `model: {layers: 4, hidden: 256, ...}` is the same as "
+        .details("Simulated: " + config::join(models::bert_preset_names()) + " (`tpusim models` lists every "
+                 "preset). `custom` takes the whole architecture from `model_config`; the inline form `model: {layers: 4, hidden: 256, ...}` is the same as "
                  "`model: custom` with that `model_config`.");
     s.section(&WorkloadConfig::training, &TW::model_config, "model_config", model_config_schema());
     s.field(&WorkloadConfig::training, &TW::task, "task").one_of({"sequence_classification", "masked_lm"})
