@@ -112,6 +112,7 @@ int dispatch(int argc, char** argv) {
   const Subcommand report_cmd = add_report_command(cli);
   const Subcommand compare_cmd = add_compare_command(cli);
   const Subcommand metrics_cmd = add_metrics_command(cli);
+  const Subcommand models_cmd = add_models_command(cli);
 
   try {
     cli.parse(argc, argv);
@@ -136,10 +137,10 @@ int dispatch(int argc, char** argv) {
     }
     return sweep(sa);
   }
-  for (const Subcommand* c : {&trace_cmd, &report_cmd, &compare_cmd, &metrics_cmd})
+  for (const Subcommand* c : {&trace_cmd, &report_cmd, &compare_cmd, &metrics_cmd, &models_cmd})
     if (c->app->parsed()) return c->run();
   std::cout << cli.help();
-  std::cerr << "error: a command is required: run, validate, sweep, advise, trace, report, compare or metrics\n";
+  std::cerr << "error: a command is required: run, validate, sweep, advise, trace, report, compare, metrics or models\n";
   return 2;
 }
 

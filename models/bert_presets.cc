@@ -1,7 +1,7 @@
 #include "models/bert_presets.h"
 
 #include "config/config_error.h"
-#include "config/suggest.h"
+#include "models/model_presets.h"
 
 namespace tpusim::models {
 
@@ -30,10 +30,8 @@ BertConfig find_preset(const std::string& name) {
     if (key.rfind(prefix, 0) == 0) key = key.substr(std::string(prefix).size());
   for (const auto& p : bert_presets())
     if (p.name == key) return p;
-  const auto names = bert_preset_names();
-  const auto near = config::closest(key, names);
-  throw ConfigError({"", "model", 0, name, "is not a known BERT preset (known: " + config::join(names) + ")",
-                     near ? "did you mean '" + *near + "'?" : ""});
+  // Not a BERT preset: a preset of a family not simulated yet, or unknown (models/model_presets.h).
+  throw ConfigError(unsimulated_model_error(name).value());
 }
 
 }  // namespace tpusim::models

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "models/model_presets.h"
 #include "workloads/energy_report.h"
 
 namespace tpusim {
@@ -87,6 +88,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
              {"host_ram_gib", hw.host.ram_gib}};
   j["workload"] = {{"name", w.name},         {"kind", w.kind},
                    {"model", t.model},       {"task", t.task},
+                   // BertModel's parameters (no task head), as `tpusim models` counts them.
+                   {"model_parameters", models::model_parameters(models::bert_model_preset(resolve_model(t)))},
                    {"framework", t.framework}, {"precision", t.precision},
                    {"optimizer", t.optimizer}, {"padding", t.padding},
                    {"max_length", t.max_length}, {"per_device_batch_size", t.per_device_batch_size},
@@ -205,6 +208,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"workload.per_device_batch_size", "examples"}, {"workload.eval_per_device_batch_size", "examples"},
             {"workload.global_batch", "examples"}, {"workload.processes", "count"}, {"workload.epochs", "count"},
             {"workload.replicas", "count"}, {"workload.steps_per_execution", "steps"},
+            {"workload.model_parameters", "count (BertModel: no task head)"},
             {"summary.mfu", "fraction"}, {"summary.allreduce_share", "fraction (of steady device time)"},
             {"processes[].cores", "count"}, {"processes[].host", "host index"},
             {"summary.total_time_s", "s"}, {"summary.steady_step_time_s", "s"},

@@ -15,6 +15,7 @@
 #include "config/tree.h"
 #include "models/bert_presets.h"
 #include "models/kernel_specs.h"
+#include "models/model_presets.h"
 #include "workloads/batching.h"
 #include "workloads/dataset.h"
 #include "workloads/dataset_file.h"
@@ -148,8 +149,8 @@ const Schema<WorkloadConfig>& training_schema() {
     s.field(&WorkloadConfig::kind, "kind").one_of({"training"}).doc("workload kind (selects this schema)");
     s.field(&WorkloadConfig::name, "name").default_value("", "file stem").doc("workload name, shown in reports");
     s.field(&WorkloadConfig::training, &TW::model, "model").doc("model preset (Hugging Face hub name), or `custom`")
-        .details("Known: " + config::join(models::bert_preset_names()) + ". `custom` takes the whole architecture "
-                 "from `model_config`; the inline form `model: {layers: 4, hidden: 256, ...}` is the same as "
+        .details("Simulated: " + config::join(models::bert_preset_names()) + " (`tpusim models` lists every "
+                 "preset). `custom` takes the whole architecture from `model_config`; the inline form `model: {layers: 4, hidden: 256, ...}` is the same as "
                  "`model: custom` with that `model_config`.");
     s.section(&WorkloadConfig::training, &TW::model_config, "model_config", model_config_schema());
     s.field(&WorkloadConfig::training, &TW::task, "task").one_of({"sequence_classification", "masked_lm"})
@@ -326,13 +327,9 @@ const Schema<WorkloadConfig>& training_schema() {
                               std::pair{"intermediate", m.intermediate}, std::pair{"vocab", m.vocab}})
           if (v == 0) c.fail(std::string("model_config.") + key, "is required with model: custom (no preset to take it from)");
       } else {
-        try {
-          models::find_preset(t.model);
-        } catch (const ConfigError& e) {
-          const auto near = config::closest(t.model, models::bert_preset_names());
-          c.fail("model", "unknown model preset; known: " + config::join(models::bert_preset_names()) + ", custom",
-                 near ? "did you mean '" + *near + "'?" : "");
-        }
+        if (const auto e = models::unsimulated_model_error(t.model))
+          c.fail("model", e->rule + (models::find_model_preset(t.model) ? "" : "; or custom with a model_config"),
+                 e->suggestion);
       }
       if (t.model_config.hidden || t.model_config.heads) {
         models::BertConfig r;
