@@ -34,7 +34,7 @@ const Schema<MxuParams>& mxu_schema() {
                         "A weight-stationary systolic array: a weight tile (rows × cols) is loaded into the array, "
                         "then LHS rows stream through it, one per cycle, producing one output row of `cols` values "
                         "per cycle. bf16 multiplies, fp32 accumulation.");
-    s.field(&MxuParams::count, "count").range(1, 16).doc("MXUs per TensorCore (v2: 1, v3: 2, v4: 4)").source(kNorrie);
+    s.field(&MxuParams::count, "count").range(1, 16).doc("MXUs per TensorCore (v2: 1, v3: 2, v4, v5e, v5p, v6e: 4)").source(kNorrie);
     s.field(&MxuParams::rows, "rows").range(1, 4096).doc("array rows = contraction depth of one weight tile");
     s.field(&MxuParams::cols, "cols").range(1, 4096).doc("array columns = output columns of one weight tile");
     s.field(&MxuParams::weight_buffers, "weight_buffers")
@@ -379,16 +379,17 @@ const Schema<HostParams>& host_schema() {
 
 const Schema<ChipParams>& chip_schema() {
   static const Schema<ChipParams> s = [] {
-    Schema<ChipParams> s("TPU chip", "One TPU chip: its TensorCores, HBM, CMEM (v4), on-chip network, ICI ports and PCIe host interface.");
-    s.field(&ChipParams::generation, "generation").one_of({"v2", "v3", "v4"}).doc("TPU generation");
+    Schema<ChipParams> s("TPU chip", "One TPU chip: its TensorCores, HBM, CMEM (v4), on-chip network (unused with one core), ICI ports and PCIe host interface.");
+    s.field(&ChipParams::generation, "generation").one_of({"v2", "v3", "v4", "v5e", "v5p", "v6e"}).doc("TPU generation");
     s.field(&ChipParams::cores, "cores").range(1, 64).doc("TensorCores per chip").source(kNorrie);
     s.field(&ChipParams::megacore, "megacore")
         .default_value(false)
-        .doc("the chip's cores are one device (TPU v4 megacore): frameworks see one device per chip "
+        .doc("the chip's cores are one device (TPU v4 and v5p megacore): frameworks see one device per chip "
              "(per_device_batch_size is per chip), XLA splits each program over the cores (each computes "
              "half of the batch and updates half of the parameters), and parameters, gradients and optimizer "
              "state are stored once in the shared HBM. false: every core is a device with its own share of "
-             "HBM (v2/v3). Needs hbm.ownership: shared and at least 2 cores")
+             "HBM (v2/v3; v5e/v6e have one core per chip, owning all of it). Needs hbm.ownership: shared and at "
+             "least 2 cores")
         .source("Google Cloud TPU v4 documentation (\"megacore\"); Austin et al., \"How to Think About TPUs\"");
     s.section(&ChipParams::core, "core", core_schema());
     s.section(&ChipParams::hbm, "hbm", hbm_schema());

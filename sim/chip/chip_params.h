@@ -32,7 +32,7 @@ struct PcieParams {
 };
 
 struct ChipParams {
-  std::string generation;  // "v2", "v3", "v4"
+  std::string generation;  // "v2", "v3", "v4", "v5e", "v5p", "v6e"
   uint32_t cores = 0;      // TensorCores per chip
   // The chip's cores form one device (TPU v4 "megacore"): frameworks see one device per chip, and
   // XLA splits each program over its cores, which share the chip's HBM. false: every core is a

@@ -196,7 +196,7 @@ TEST(HwConfig, OneOfAndRanges) {
   e = config_error_of([&] { v.load({{"chip.hbm.efficiency", "0"}}); });
   EXPECT_EQ(e.rule, "must be a number in (0, 1]");
   e = config_error_of([&] { v.load({{"chip.generation", "v9"}}); });
-  EXPECT_EQ(e.rule, "must be one of: v2, v3, v4");
+  EXPECT_EQ(e.rule, "must be one of: v2, v3, v4, v5e, v5p, v6e");
 }
 
 TEST(HwConfig, OverridesSweepTheSlice) {
