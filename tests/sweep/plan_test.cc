@@ -3,6 +3,9 @@
 // every shipped sweep planned.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <map>
+
 #include "config/hw_loader.h"
 #include "config/tree.h"
 #include "sweep/plan.h"
@@ -100,11 +103,33 @@ TEST(SweepPlan, CommandLineSetsApplyToEveryPointButNotToAnAxis) {
   EXPECT_TRUE(contains(e.rule, "is an axis of the sweep")) << what;
 }
 
+// The binary's hardware rule (app/cmd_run.cc): a file, else a built-in name; the built-ins served
+// from the source tree's configs/hw/ as the binary serves its embedded copies.
+sweep::PlanOptions with_builtin_hw() {
+  static const std::map<std::string, std::string> builtins = [] {
+    std::map<std::string, std::string> m;
+    const std::filesystem::path root(TPUSIM_SOURCE_DIR);
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root / kBuiltinHwDir))
+      if (e.is_regular_file() && e.path().extension() == ".yaml")
+        m[std::filesystem::relative(e.path(), root).string()] = config::read_file(e.path().string());
+    return m;
+  }();
+  sweep::PlanOptions o;
+  o.load_hw = [](const std::string& ref, const WorkloadConfig& w, const std::vector<Override>& overrides,
+                 std::string* origin) {
+    if (!ref.empty()) return load_hw_ref(ref, "", builtins, overrides, origin, {"--hw", "", 0, "", "", ""});
+    if (!w.hw.empty())
+      return load_hw_ref(w.hw, w.hw_dir, builtins, overrides, origin, {w.hw_origin, "hw", w.hw_line, "", "", ""});
+    return load_builtin_hw("v3-8", builtins, overrides, origin);
+  };
+  return o;
+}
+
 TEST(SweepPlan, ShippedSweepsPlanWithoutInvalidPoints) {
   const auto files = config::yaml_files_in(std::string(TPUSIM_SOURCE_DIR) + "/configs/sweeps");
   ASSERT_GE(files.size(), 5u);
   for (const auto& f : files) {
-    const auto plan = plan_sweep(f);
+    const auto plan = plan_sweep(f, with_builtin_hw());
     EXPECT_FALSE(plan.points.empty()) << f;
     EXPECT_LE(plan.points.size(), 30u) << f << ": shipped sweeps stay small";
     for (const auto& p : plan.points) EXPECT_TRUE(p.invalid.empty()) << f << " point " << p.point.id << ": " << p.invalid;
