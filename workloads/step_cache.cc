@@ -22,14 +22,14 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 
 // Compute dtype, stored-parameter dtype and optimizer-state dtype of a precision setting
 // (workload_config.cc documents them).
-models::DType activation_dtype(const std::string& precision) {
-  return precision == "fp32" ? models::DType::kF32 : models::DType::kBF16;
+models::DType activation_dtype(Precision precision) {
+  return precision == Precision::kFp32 ? models::DType::kF32 : models::DType::kBF16;
 }
-models::DType state_dtype(const std::string& precision) {
-  return precision == "bf16" || precision == "bf16_downcast" ? models::DType::kBF16 : models::DType::kF32;
+models::DType state_dtype(Precision precision) {
+  return precision == Precision::kBf16 || precision == Precision::kBf16Downcast ? models::DType::kBF16 : models::DType::kF32;
 }
-std::optional<models::DType> param_dtype(const std::string& precision) {
-  if (precision == "mixed_bf16") return models::DType::kF32;  // autocast keeps f32 master weights
+std::optional<models::DType> param_dtype(Precision precision) {
+  if (precision == Precision::kMixedBf16) return models::DType::kF32;  // autocast keeps f32 master weights
   return std::nullopt;
 }
 
@@ -78,37 +78,32 @@ const char* graph_kind_name(GraphKind k) {
 }
 
 StepPrograms::StepPrograms(const HwConfig& hw, const TrainingWorkload& w, const std::string& engine, bool full_sim)
-    : hw_(hw), w_(w), cfg_(resolve_model(w)), full_sim_(full_sim), engine_(make_engine(engine, hw)) {
-  cfg_.num_labels = w.num_labels;
-}
+    : hw_(hw), w_(w), model_(make_model(w)), full_sim_(full_sim), engine_(make_engine(engine, hw)) {}
 
 StepPrograms::~StepPrograms() = default;
 
 // The step graph of a variant, with what the data-parallel compiler needs to know about it; for
 // sharding: fsdp, the FSDP step's graphs instead (`fsdp` set, `fwd` moved into it).
 struct StepPrograms::StepGraph {
-  models::BertGraph fwd;
+  models::ModelGraph fwd;
   compiler::DataParallelStep dp;
   std::unique_ptr<compiler::FsdpGraphs> fsdp;
 };
 
 bool StepPrograms::bf16_eval(const StepVariant& v) const {
-  return v.kind == GraphKind::kEval && w_.eval_precision == "bf16" && activation_dtype(w_.precision) == models::DType::kF32;
+  return v.kind == GraphKind::kEval && w_.choices.eval_precision == EvalPrecision::kBf16 && activation_dtype(w_.choices.precision) == models::DType::kF32;
 }
 
 uint32_t StepPrograms::fsdp_cores() const { return uint32_t(compiler::ring_order(hw_).size()); }
 
 std::unique_ptr<StepPrograms::StepGraph> StepPrograms::build_graph(const StepVariant& v) const {
-  models::BertGraphOptions o;
-  o.head = w_.task == "masked_lm" ? models::BertHead::kMaskedLm : models::BertHead::kSequenceClassification;
+  models::StepShape o;
   // A megacore device's cores each compute half of its batch (compiler/data_parallel.h); an odd
   // batch gives both cores the larger half (SPMD: one program shape).
   o.batch = (v.batch + cores_per_device(hw_.chip) - 1) / cores_per_device(hw_.chip);
   o.seq = v.seq;
-  // P <= S: with `longest` padding a batch can be shorter than max_predictions_per_seq.
-  o.max_predictions_per_seq = std::min<int64_t>(w_.max_predictions_per_seq, v.seq);
-  o.dtype = activation_dtype(w_.precision);
-  o.param_dtype = param_dtype(w_.precision);
+  o.dtype = activation_dtype(w_.choices.precision);
+  o.param_dtype = param_dtype(w_.choices.precision);
   o.training = v.kind != GraphKind::kEval;
   if (bf16_eval(v)) {
     // bf16_full_eval: bf16 activations; the stored f32 weights are converted where the eval step
@@ -117,13 +112,13 @@ std::unique_ptr<StepPrograms::StepGraph> StepPrograms::build_graph(const StepVar
     o.param_dtype = models::DType::kF32;
   }
   models::OptimizerConfig opt;
-  opt.kind = models::optimizer_from_name(w_.optimizer);
-  opt.state_dtype = state_dtype(w_.precision);
+  opt.kind = w_.choices.optimizer;
+  opt.state_dtype = state_dtype(w_.choices.precision);
   opt.first_step = v.kind == GraphKind::kTrainFirstStep;
 
   auto sg = std::make_unique<StepGraph>();
-  sg->fwd = models::build_bert(cfg_, o);
-  if (w_.sharding == "fsdp") {  // accumulation micro-steps are rejected by the config check
+  sg->fwd = model_->build_forward(o);
+  if (w_.choices.sharding == Sharding::kFsdp) {  // accumulation micro-steps are rejected by the config check
     sg->fsdp = compiler::build_fsdp_graphs(std::move(sg->fwd), fsdp_cores(), w_.fsdp_grad_ckpt, opt,
                                            v.kind != GraphKind::kEval,
                                            {w_.fsdp_min_num_params, w_.fsdp_wrap_layer_classes});

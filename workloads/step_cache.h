@@ -17,7 +17,7 @@
 
 #include "compiler/data_parallel.h"
 #include "compiler/memory_breakdown.h"
-#include "models/bert.h"
+#include "models/model.h"
 #include "sim/engine/engine.h"
 #include "sim/slice/slice_params.h"
 #include "workloads/collective_time.h"
@@ -114,7 +114,7 @@ class StepPrograms {
 
   const HwConfig& hw_;
   const TrainingWorkload& w_;
-  models::BertConfig cfg_;
+  std::unique_ptr<const models::Model> model_;  // the workload's model (make_model)
   bool full_sim_;
   std::unique_ptr<Engine> engine_;
   std::map<StepVariant, StepInfo> info_;
