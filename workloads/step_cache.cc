@@ -2,17 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "compiler/collectives.h"
 #include "compiler/fsdp_graphs.h"
 #include "compiler/fusion.h"
 #include "compiler/memory_breakdown.h"
-#include "models/autodiff.h"
-#include "models/optimizers.h"
 
 namespace tpusim {
 namespace {
