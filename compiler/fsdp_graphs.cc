@@ -9,7 +9,7 @@
 
 namespace tpusim::compiler {
 
-std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::BertGraph fwd, uint32_t n, bool grad_ckpt,
+std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::ModelGraph fwd, uint32_t n, bool grad_ckpt,
                                               const models::OptimizerConfig& opt, bool training,
                                               const FsdpWrapPolicy& wrap) {
   auto out = std::make_unique<FsdpGraphs>();
@@ -17,7 +17,7 @@ std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::BertGraph fwd, uint32_t n,
   // The units as lists of parameter nodes of the forward graph.
   std::vector<FsdpWrapUnit> units;
   if (wrap.custom()) {
-    units = fsdp_wrap_units(g, fwd.params, wrap);
+    units = fsdp_wrap_units(g, fwd.params, wrap, *fwd.modules);
   } else {
     for (const auto& m : fwd.units) {
       FsdpWrapUnit u{m.name, {}, false};
@@ -39,7 +39,7 @@ std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::BertGraph fwd, uint32_t n,
   if (grad_ckpt && training) {
     std::vector<models::ModuleRange> layers;
     for (const auto& u : fwd.units)
-      if (u.name.rfind("bert.encoder.layer.", 0) == 0) layers.push_back(u);
+      if (u.layer) layers.push_back(u);
     models::Recomputed r = models::recompute_in_backward(g, last_forward, layers);
     out->graph = std::move(r.graph);
     new_id = std::move(r.new_id);

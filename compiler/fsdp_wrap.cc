@@ -5,39 +5,11 @@
 #include <stdexcept>
 
 #include "models/graph.h"
+#include "models/model.h"
 
 namespace tpusim::compiler {
 
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The Hugging Face class of the module at `path` (a state_dict prefix of BertForSequenceClassification
-// or BertForPreTraining, models/bert.h).
-std::string class_of(const std::string& path, bool pretraining) {
-  if (path.empty()) return pretraining ? "BertForPreTraining" : "BertForSequenceClassification";
-  const size_t dot = path.rfind('.');
-  const std::string last = dot == std::string::npos ? path : path.substr(dot + 1);
-  const std::string parent = dot == std::string::npos ? "" : path.substr(0, dot);
-  if (path == "bert") return "BertModel";
-  if (path == "bert.embeddings") return "BertEmbeddings";
-  if (path == "bert.encoder") return "BertEncoder";
-  if (path == "bert.encoder.layer") return "ModuleList";
-  if (parent == "bert.encoder.layer") return "BertLayer";
-  if (path == "bert.pooler") return "BertPooler";
-  if (path == "cls") return "BertPreTrainingHeads";
-  if (path == "cls.predictions") return "BertLMPredictionHead";
-  if (path == "cls.predictions.transform") return "BertPredictionHeadTransform";
-  if (last == "LayerNorm") return "LayerNorm";
-  if (ends_with(last, "_embeddings")) return "Embedding";
-  if (last == "attention") return "BertAttention";
-  if (last == "self") return "BertSelfAttention";
-  if (last == "output") return ends_with(parent, ".attention") ? "BertSelfOutput" : "BertOutput";
-  if (last == "intermediate") return "BertIntermediate";
-  return "Linear";  // query, key, value, dense, classifier, seq_relationship
-}
 
 struct Module {
   std::string path, cls;
@@ -48,15 +20,13 @@ struct Module {
 
 class Wrapper {
  public:
-  Wrapper(const models::Graph& g, const std::vector<int>& params) : g_(g) {
-    bool pretraining = false;
-    for (int p : params) pretraining = pretraining || g.node(p).name.rfind("cls.", 0) == 0;
-    mods_.push_back({"", class_of("", pretraining), {}, {}, 0});
+  Wrapper(const models::Graph& g, const std::vector<int>& params, const models::ModuleTree& tree) : g_(g), tree_(tree) {
+    mods_.push_back({"", tree_.module_class(""), {}, {}, 0});
     index_[""] = 0;
     for (int p : params) {
       const std::string& name = g.node(p).name;
       const size_t dot = name.rfind('.');
-      const int m = module(dot == std::string::npos ? "" : name.substr(0, dot), pretraining);
+      const int m = module(dot == std::string::npos ? "" : name.substr(0, dot));
       mods_[size_t(m)].own.push_back(p);
       for (int a = m; a >= 0; a = parent_[size_t(a)]) mods_[size_t(a)].total += uint64_t(models::num_elements(g.node(p).shape));
     }
@@ -95,12 +65,12 @@ class Wrapper {
   }
 
  private:
-  int module(const std::string& path, bool pretraining) {
+  int module(const std::string& path) {
     if (auto it = index_.find(path); it != index_.end()) return it->second;
     const size_t dot = path.rfind('.');
-    const int parent = module(dot == std::string::npos ? "" : path.substr(0, dot), pretraining);
+    const int parent = module(dot == std::string::npos ? "" : path.substr(0, dot));
     const int m = int(mods_.size());
-    mods_.push_back({path, class_of(path, pretraining), {}, {}, 0});
+    mods_.push_back({path, tree_.module_class(path), {}, {}, 0});
     parent_.resize(mods_.size(), -1);
     parent_[size_t(m)] = parent;
     mods_[size_t(parent)].children.push_back(m);
@@ -121,6 +91,7 @@ class Wrapper {
   }
 
   const models::Graph& g_;
+  const models::ModuleTree& tree_;
   std::vector<Module> mods_;
   std::vector<int> parent_ = {-1};
   std::map<std::string, int> index_;
@@ -131,9 +102,9 @@ class Wrapper {
 }  // namespace
 
 std::vector<FsdpWrapUnit> fsdp_wrap_units(const models::Graph& g, const std::vector<int>& params,
-                                          const FsdpWrapPolicy& policy) {
+                                          const FsdpWrapPolicy& policy, const models::ModuleTree& modules) {
   if (!policy.custom()) throw std::invalid_argument("fsdp_wrap_units: no wrapping policy given");
-  Wrapper w(g, params);
+  Wrapper w(g, params, modules);
   if (!policy.layer_classes.empty()) w.by_class(0, policy.layer_classes);
   else w.by_size(0, policy.min_num_params);
   return w.finish(params);

@@ -290,7 +290,7 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
   auto row_tiles = [&](int64_t R) { return candidates(R, kSublanes, 2048); };
   search(row_tiles, false);
   // A kernel whose output tile must span a long reduced dimension, with a large epilogue (e.g. a
-  // LayerNorm backward fused into its dot at BERT-base batch 16: five [2048, 768] operands), may
+  // LayerNorm backward fused into its dot at hidden 768 and 2048 rows: five [2048, 768] operands), may
   // fit only with fewer than 128 rows per tile: search those too, rather than fail.
   if (!std::isfinite(best.est)) {
     search([&](int64_t R) {

@@ -1,6 +1,8 @@
 #include "models/bert.h"
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <limits>
 
 #include "config/config_error.h"
@@ -28,7 +30,8 @@ class BertBuilder {
       classification_head(pooled);
     else
       pretraining_heads(seq_out, pooled);
-    out_.units.push_back({"heads", heads_first, int(g().nodes().size()) - 1});
+    out_.units.push_back({"heads", heads_first, int(g().nodes().size()) - 1, false});
+    out_.modules = std::make_shared<BertModel>(cfg_, o_.head, o_.max_predictions_per_seq);
     out_.graph.mark_output(out_.loss);
     if (!o_.training) out_.graph.mark_output(out_.logits);
     return std::move(out_);
@@ -115,12 +118,12 @@ class BertBuilder {
     int m = g().convert(mask_, t_);
     additive_mask_ = g().ew(EwOp::kMul, g().ew(EwOp::kSub, m, c(1.0), "bert.extended_attention_mask"),
                             c(double(std::numeric_limits<float>::max())), "bert.extended_attention_mask");
-    out_.units.push_back({"bert.embeddings", 0, int(g().nodes().size()) - 1});
+    out_.units.push_back({"bert.embeddings", 0, int(g().nodes().size()) - 1, false});
     for (int64_t l = 0; l < cfg_.layers; ++l) {
       const std::string name = "bert.encoder.layer." + std::to_string(l);
       const int first = int(g().nodes().size());
       x = layer(x, name);
-      out_.units.push_back({name, first, int(g().nodes().size()) - 1});
+      out_.units.push_back({name, first, int(g().nodes().size()) - 1, /*layer=*/true});
     }
     return x;
   }
@@ -197,7 +200,61 @@ class BertBuilder {
   BertGraph out_;
 };
 
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 }  // namespace
+
+const std::vector<std::string>& bert_module_classes() {
+  static const std::vector<std::string> c = {
+      "BertForSequenceClassification", "BertForPreTraining", "BertModel", "BertEmbeddings", "BertEncoder",
+      "BertLayer", "BertAttention", "BertSelfAttention", "BertSelfOutput", "BertIntermediate", "BertOutput",
+      "BertPooler", "BertPreTrainingHeads", "BertLMPredictionHead", "BertPredictionHeadTransform",
+      "Linear", "Embedding", "LayerNorm"};
+  return c;
+}
+
+BertModel::BertModel(BertConfig cfg, BertHead head, int64_t max_predictions_per_seq)
+    : cfg_(std::move(cfg)), head_(head), max_predictions_per_seq_(max_predictions_per_seq) {}
+
+// The Hugging Face class of the module at `path`, a state_dict prefix of BertForSequenceClassification
+// or BertForPreTraining.
+std::string BertModel::module_class(const std::string& path) const {
+  if (path.empty()) return head_ == BertHead::kMaskedLm ? "BertForPreTraining" : "BertForSequenceClassification";
+  const size_t dot = path.rfind('.');
+  const std::string last = dot == std::string::npos ? path : path.substr(dot + 1);
+  const std::string parent = dot == std::string::npos ? "" : path.substr(0, dot);
+  if (path == "bert") return "BertModel";
+  if (path == "bert.embeddings") return "BertEmbeddings";
+  if (path == "bert.encoder") return "BertEncoder";
+  if (path == "bert.encoder.layer") return "ModuleList";
+  if (parent == "bert.encoder.layer") return "BertLayer";
+  if (path == "bert.pooler") return "BertPooler";
+  if (path == "cls") return "BertPreTrainingHeads";
+  if (path == "cls.predictions") return "BertLMPredictionHead";
+  if (path == "cls.predictions.transform") return "BertPredictionHeadTransform";
+  if (last == "LayerNorm") return "LayerNorm";
+  if (ends_with(last, "_embeddings")) return "Embedding";
+  if (last == "attention") return "BertAttention";
+  if (last == "self") return "BertSelfAttention";
+  if (last == "output") return ends_with(parent, ".attention") ? "BertSelfOutput" : "BertOutput";
+  if (last == "intermediate") return "BertIntermediate";
+  return "Linear";  // query, key, value, dense, classifier, seq_relationship
+}
+
+ModelGraph BertModel::build_forward(const StepShape& s) const {
+  BertGraphOptions o;
+  o.head = head_;
+  o.batch = s.batch;
+  o.seq = s.seq;
+  o.max_predictions_per_seq = std::min<int64_t>(max_predictions_per_seq_, s.seq);
+  o.dtype = s.dtype;
+  o.param_dtype = s.param_dtype;
+  o.training = s.training;
+  o.precision = s.precision;
+  return build_bert(cfg_, o);
+}
 
 BertGraph build_bert(const BertConfig& cfg, const BertGraphOptions& o) {
   check(o.batch >= 1, "batch", o.batch, "must be at least 1");

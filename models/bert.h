@@ -22,6 +22,7 @@
 #include "models/autodiff.h"
 #include "models/bert_presets.h"
 #include "models/graph.h"
+#include "models/model.h"
 #include "models/optimizers.h"
 
 namespace tpusim::models {
@@ -45,28 +46,37 @@ struct BertGraphOptions {
   std::string precision = "default";     // dot precision
 };
 
-// A module's forward ops: node ids [first, last] (contiguous: the builder creates a module's ops,
-// its parameters included, one after another).
-struct ModuleRange {
-  std::string name;  // "bert.embeddings", "bert.encoder.layer.3", "heads"
-  int first = -1, last = -1;
-};
-
-struct BertGraph {
-  Graph graph;
-  int loss = -1;            // scalar; a graph output
-  int logits = -1;          // [B, num_labels] or MLM logits [B*P, vocab]
-  std::vector<int> params;  // trainable parameters in module order (tied weights once)
-  std::vector<int> inputs;  // per-step inputs
-  // The forward pass cut into the units FSDP wraps (torch_xla's auto_wrap of BertLayer): the
-  // embeddings (with the extended attention mask), each encoder layer, and the heads (pooler,
-  // task heads, loss). Together they cover every forward node, in order.
-  std::vector<ModuleRange> units;
-};
+// A BERT forward graph (models/model.h). logits: [B, num_labels] or the MLM logits [B*P, vocab].
+// units: the embeddings "bert.embeddings" (with the extended attention mask), each encoder layer
+// "bert.encoder.layer.L" (flagged `layer`), and "heads" (pooler, task heads, loss) — the units
+// torch_xla's auto_wrap of BertLayer gives. modules: Hugging Face's BertForSequenceClassification
+// or BertForPreTraining (after the head).
+using BertGraph = ModelGraph;
 
 // Forward graph with the loss. Throws ConfigError for B or S < 1, S > max_position, P < 1 or > S,
 // or heads not dividing hidden.
 BertGraph build_bert(const BertConfig& cfg, const BertGraphOptions& opts);
+
+// The module classes of the BERT models (both heads), for fsdp_wrap_layer_classes.
+const std::vector<std::string>& bert_module_classes();
+
+// BERT behind the model interface: a configuration and its training head.
+class BertModel : public Model {
+ public:
+  // `max_predictions_per_seq`: P of the masked_lm head, capped at each graph's S (with `longest`
+  // padding a batch can be shorter than P).
+  BertModel(BertConfig cfg, BertHead head, int64_t max_predictions_per_seq = 20);
+  std::string name() const override { return cfg_.name; }
+  const std::vector<std::string>& module_classes() const override { return bert_module_classes(); }
+  std::string module_class(const std::string& path) const override;
+  ModelGraph build_forward(const StepShape& shape) const override;
+  const BertConfig& config() const { return cfg_; }
+
+ private:
+  BertConfig cfg_;
+  BertHead head_;
+  int64_t max_predictions_per_seq_;
+};
 
 // One training step: forward, backward (gradients of every trainable parameter) and the optimizer
 // update, with updated parameters and state as outputs. The graph a PyTorch/XLA step cuts at mark_step.

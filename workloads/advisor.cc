@@ -41,6 +41,7 @@ class Search {
     w.training.padding = padding;
     w.training.precision = precision;
     w.training.per_device_batch_size = batch;
+    w.training.choices = resolve_choices(w.training);
     if (o_.on_run) o_.on_run(fmt::format("padding {}, precision {}, batch {}", padding, precision, batch));
     try {
       const TrainingRunResult t = run_training(hw_, w, options());
@@ -78,6 +79,7 @@ class Search {
     w.training.padding = r.padding;
     w.training.precision = r.precision;
     w.training.per_device_batch_size = r.batch;
+    w.training.choices = resolve_choices(w.training);
     w.training.compile_cache.persistent_dir = dir.string();
     if (o_.on_run) o_.on_run("the recommended setting, run twice with a persistent compile cache");
     double s = -1;
@@ -169,7 +171,7 @@ std::string format_advice(const std::vector<AdviceRow>& rows, const WorkloadConf
                        "train instead of {:.1f} s (simulated second run).\n",
                        100 * b.compile_time_s / b.total_time_s, b.compiles, b.compile_time_s, b.rerun_with_cache_s,
                        b.total_time_s);
-    if (b.precision != w.training.precision && b.precision == "bf16")
+    if (b.precision != w.training.precision && b.precision == name_of(precision_names(), Precision::kBf16))
       o += "note: bf16 (XLA_USE_BF16) also keeps weights and optimizer state in bf16; mixed_bf16 keeps f32 master "
            "weights if accuracy suffers.\n";
   }

@@ -7,13 +7,13 @@ namespace tpusim {
 FrameworkPersonality framework_personality(const TrainingWorkload& t) {
   FrameworkPersonality p;
   p.name = t.framework;
-  if (t.framework == "tf_keras") {
+  if (t.choices.framework == FrameworkKind::kTfKeras) {
     p.clients = FrameworkPersonality::Clients::kOne;
     p.trace_every_step = false;
     p.lazy_optimizer_state = false;
     p.per_client_shapes = false;
     p.steps_per_execution = t.steps_per_execution;
-  } else if (t.framework == "jax") {
+  } else if (t.choices.framework == FrameworkKind::kJax) {
     p.clients = FrameworkPersonality::Clients::kPerHost;
     p.trace_every_step = false;
     p.lazy_optimizer_state = false;

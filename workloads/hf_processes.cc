@@ -11,7 +11,7 @@ void check_num_processes(const HwConfig& hw, const WorkloadConfig& w) {
   const TrainingWorkload& t = w.training;
   if (w.kind != "training" || t.num_processes == 0) return;
   const uint32_t devices = slice_devices(hw);
-  if (t.framework != "torch_xla")
+  if (t.choices.framework != FrameworkKind::kTorchXla)
     throw ConfigError({t.num_processes_file, "num_processes", t.num_processes_line, std::to_string(t.num_processes),
                        "is an Accelerate (PyTorch/XLA) setting; framework " + t.framework + " does not use it", "remove it"});
   if (t.num_processes == devices) return;

@@ -2,50 +2,19 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "compiler/collectives.h"
 #include "compiler/fsdp_graphs.h"
 #include "compiler/fusion.h"
 #include "compiler/memory_breakdown.h"
-#include "models/autodiff.h"
-#include "models/optimizers.h"
 
 namespace tpusim {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-// Compute dtype, stored-parameter dtype and optimizer-state dtype of a precision setting
-// (workload_config.cc documents them).
-models::DType activation_dtype(const std::string& precision) {
-  return precision == "fp32" ? models::DType::kF32 : models::DType::kBF16;
-}
-models::DType state_dtype(const std::string& precision) {
-  return precision == "bf16" || precision == "bf16_downcast" ? models::DType::kBF16 : models::DType::kF32;
-}
-std::optional<models::DType> param_dtype(const std::string& precision) {
-  if (precision == "mixed_bf16") return models::DType::kF32;  // autocast keeps f32 master weights
-  return std::nullopt;
-}
-
-// Adds each gradient to its parameter's persistent .grad buffer (an input donated to the sum):
-// what backward() does when .grad already exists. Returns the sums, in `grads` order.
-std::vector<int> add_grad_buffers(models::Graph& g, const models::Gradients& grads, compiler::DataParallelStep& dp) {
-  std::vector<int> sums;
-  for (size_t i = 0; i < grads.params.size(); ++i) {
-    const auto& p = g.node(grads.params[i]);
-    const int acc = g.parameter(p.name + ".grad", p.shape, p.dtype, models::ParamRole::kOptimizerState);
-    const int sum = g.ew(models::EwOp::kAdd, acc, grads.grads[i], p.name + ".grad_accumulate");
-    dp.donated[sum] = acc;
-    sums.push_back(sum);
-  }
-  return sums;
-}
 
 // A megacore device's program is compiled per core at ceil(B/cores) examples; its cache key also
 // holds the device's batch B (XLA compiles the device program, whose shapes differ for B = 3 and 4).
@@ -78,87 +47,21 @@ const char* graph_kind_name(GraphKind k) {
 }
 
 StepPrograms::StepPrograms(const HwConfig& hw, const TrainingWorkload& w, const std::string& engine, bool full_sim)
-    : hw_(hw), w_(w), cfg_(resolve_model(w)), full_sim_(full_sim), engine_(make_engine(engine, hw)) {
-  cfg_.num_labels = w.num_labels;
-}
+    : hw_(hw), w_(w), model_(make_model(w)), full_sim_(full_sim), engine_(make_engine(engine, hw)) {}
 
 StepPrograms::~StepPrograms() = default;
 
-// The step graph of a variant, with what the data-parallel compiler needs to know about it; for
-// sharding: fsdp, the FSDP step's graphs instead (`fsdp` set, `fwd` moved into it).
-struct StepPrograms::StepGraph {
-  models::BertGraph fwd;
-  compiler::DataParallelStep dp;
-  std::unique_ptr<compiler::FsdpGraphs> fsdp;
-};
-
-bool StepPrograms::bf16_eval(const StepVariant& v) const {
-  return v.kind == GraphKind::kEval && w_.eval_precision == "bf16" && activation_dtype(w_.precision) == models::DType::kF32;
-}
-
-uint32_t StepPrograms::fsdp_cores() const { return uint32_t(compiler::ring_order(hw_).size()); }
-
-std::unique_ptr<StepPrograms::StepGraph> StepPrograms::build_graph(const StepVariant& v) const {
-  models::BertGraphOptions o;
-  o.head = w_.task == "masked_lm" ? models::BertHead::kMaskedLm : models::BertHead::kSequenceClassification;
-  // A megacore device's cores each compute half of its batch (compiler/data_parallel.h); an odd
-  // batch gives both cores the larger half (SPMD: one program shape).
-  o.batch = (v.batch + cores_per_device(hw_.chip) - 1) / cores_per_device(hw_.chip);
-  o.seq = v.seq;
-  // P <= S: with `longest` padding a batch can be shorter than max_predictions_per_seq.
-  o.max_predictions_per_seq = std::min<int64_t>(w_.max_predictions_per_seq, v.seq);
-  o.dtype = activation_dtype(w_.precision);
-  o.param_dtype = param_dtype(w_.precision);
-  o.training = v.kind != GraphKind::kEval;
-  if (bf16_eval(v)) {
-    // bf16_full_eval: bf16 activations; the stored f32 weights are converted where the eval step
-    // uses them (fused into the consumer, as under autocast), see eval_bf16 in docs/training.md.
-    o.dtype = models::DType::kBF16;
-    o.param_dtype = models::DType::kF32;
-  }
-  models::OptimizerConfig opt;
-  opt.kind = models::optimizer_from_name(w_.optimizer);
-  opt.state_dtype = state_dtype(w_.precision);
-  opt.first_step = v.kind == GraphKind::kTrainFirstStep;
-
-  auto sg = std::make_unique<StepGraph>();
-  sg->fwd = models::build_bert(cfg_, o);
-  if (w_.sharding == "fsdp") {  // accumulation micro-steps are rejected by the config check
-    sg->fsdp = compiler::build_fsdp_graphs(std::move(sg->fwd), fsdp_cores(), w_.fsdp_grad_ckpt, opt,
-                                           v.kind != GraphKind::kEval,
-                                           {w_.fsdp_min_num_params, w_.fsdp_wrap_layer_classes});
-    sg->fsdp->step.overlap = w_.overlap_collectives;
-    return sg;
-  }
-  models::Graph& g = sg->fwd.graph;
-  compiler::DataParallelStep& dp = sg->dp;
-  if (v.kind != GraphKind::kEval) {
-    models::Gradients grads = models::build_backward(g, sg->fwd.loss, sg->fwd.params);
-    if (v.grad_buffers) grads.grads = add_grad_buffers(g, grads, dp);
-    if (v.kind == GraphKind::kAccumulate) {
-      // A non-sync micro-step (Accelerate's accumulate()): the gradients stay in the .grad
-      // buffers, neither all-reduced nor applied.
-      for (int gr : grads.grads) g.mark_output(gr);
-    } else {
-      const models::OptimizerGraph upd = models::append_optimizer(g, grads, opt);
-      dp.grads = grads.grads;
-      for (auto [in, out] : upd.donated) dp.donated[out] = in;
-    }
-  }
-  dp.graph = &g;
-  dp.overlap_allreduce = w_.overlap_collectives;
-  return sg;
-}
-
-const StepInfo& StepPrograms::info(const StepVariant& v) {
+// Each variant's graph is built once: info() alone builds it and keeps it for a get() of the same
+// variant (one graph at a time: a process's lookup of a variant the device never runs does not
+// pile up graphs); get() builds it if info() did not, compiles it, and keeps a data-parallel
+// graph until solo_device_s has compiled its one-replica copy.
+const StepInfo& StepPrograms::remember_info(const StepVariant& v, const StepGraph& sg) {
   if (auto it = info_.find(v); it != info_.end()) return it->second;
-  const auto t0 = Clock::now();
-  const std::unique_ptr<StepGraph> sg = build_graph(v);
   StepInfo i;
   i.name = fmt::format("{}{} B={} S={}{}", graph_kind_name(v.kind), v.grad_buffers ? "+grad" : "", v.batch, v.seq,
-                       bf16_eval(v) ? " bf16" : "");
-  if (sg->fsdp) {
-    const compiler::FsdpGraphs& f = *sg->fsdp;
+                       bf16_eval(w_, v) ? " bf16" : "");
+  if (sg.fsdp) {
+    const compiler::FsdpGraphs& f = *sg.fsdp;
     i.graph_nodes = f.graph.nodes().size() + f.optimizer.graph.nodes().size();
     i.key = device_key(compiler::fsdp_step_cache_key(f.step), hw_, v.batch);
     i.hlo_ops = i.graph_nodes;
@@ -166,25 +69,39 @@ const StepInfo& StepPrograms::info(const StepVariant& v) {
                          compiler::plan_fusions(f.optimizer.graph).fusions.size());
     i.parameter_bytes = f.parameter_bytes * cores_per_device(hw_.chip);  // the slices are per core
     i.optimizer_state_bytes = f.optimizer_state_bytes * cores_per_device(hw_.chip);
-    compile_wall_s_ += since(t0);
     return info_.emplace(v, std::move(i)).first->second;
   }
-  const models::Graph& g = sg->fwd.graph;
+  const models::Graph& g = sg.fwd.graph;
   i.graph_nodes = g.nodes().size();
-  i.key = device_key(compiler::step_cache_key(sg->dp), hw_, v.batch);
+  i.key = device_key(compiler::step_cache_key(sg.dp), hw_, v.batch);
   i.hlo_ops = g.nodes().size();
   i.kernels = uint32_t(compiler::plan_fusions(g).fusions.size());
   i.parameter_bytes = role_bytes(g, models::ParamRole::kTrainable);
   i.optimizer_state_bytes = role_bytes(g, models::ParamRole::kOptimizerState);
-  compile_wall_s_ += since(t0);
   return info_.emplace(v, std::move(i)).first->second;
+}
+
+std::unique_ptr<StepGraph> StepPrograms::take_graph(const StepVariant& v) {
+  if (spare_.second && spare_.first == v) return std::move(spare_.second);
+  ++graph_builds_;
+  return build_step_graph(*model_, w_, hw_, v);
+}
+
+const StepInfo& StepPrograms::info(const StepVariant& v) {
+  if (auto it = info_.find(v); it != info_.end()) return it->second;
+  const auto t0 = Clock::now();
+  std::unique_ptr<StepGraph> sg = take_graph(v);
+  const StepInfo& i = remember_info(v, *sg);
+  if (!built_.count(v)) spare_ = {v, std::move(sg)};
+  compile_wall_s_ += since(t0);
+  return i;
 }
 
 BuiltStep& StepPrograms::get(const StepVariant& v) {
   if (auto it = built_.find(v); it != built_.end()) return it->second;
-  const StepInfo& i = info(v);
   const auto t0 = Clock::now();
-  const std::unique_ptr<StepGraph> sg = build_graph(v);
+  std::unique_ptr<StepGraph> sg = take_graph(v);
+  const StepInfo& i = remember_info(v, *sg);
   BuiltStep s;
   s.variant = v;
   s.name = i.name;
@@ -199,6 +116,10 @@ BuiltStep& StepPrograms::get(const StepVariant& v) {
     s.memory = compiler::breakdown_at_peak(s.compiled.memory, {sg->dp.grads.begin(), sg->dp.grads.end()});
   }
   s.compiled.key = i.key;  // with the device's batch on a megacore
+  // execute() measures the all-reduce against the step compiled for one replica: keep the graph.
+  if (!sg->fsdp && s.compiled.allreduce_bytes > 0 && s.compiled.program.cores.size() > 1 && !solo_.count(i.key) &&
+      !for_solo_.count(i.key))
+    for_solo_[i.key] = std::move(sg);
   compile_wall_s_ += since(t0);
   return built_.emplace(v, std::move(s)).first->second;
 }
@@ -208,7 +129,14 @@ BuiltStep& StepPrograms::get(const StepVariant& v) {
 double StepPrograms::solo_device_s(const BuiltStep& s) {
   if (auto it = solo_.find(s.compiled.key); it != solo_.end()) return it->second;
   auto t0 = Clock::now();
-  const std::unique_ptr<StepGraph> sg = build_graph(s.variant);
+  std::unique_ptr<StepGraph> sg;
+  if (auto it = for_solo_.find(s.compiled.key); it != for_solo_.end()) {
+    sg = std::move(it->second);
+    for_solo_.erase(it);
+  } else {
+    ++graph_builds_;
+    sg = build_step_graph(*model_, w_, hw_, s.variant);
+  }
   const compiler::CompiledStep solo = compiler::compile_data_parallel_step(sg->dp, hw_, s.name + " (1 replica)", 1);
   compile_wall_s_ += since(t0);
   t0 = Clock::now();

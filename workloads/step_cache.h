@@ -17,35 +17,14 @@
 
 #include "compiler/data_parallel.h"
 #include "compiler/memory_breakdown.h"
-#include "models/bert.h"
+#include "models/model.h"
 #include "sim/engine/engine.h"
 #include "sim/slice/slice_params.h"
 #include "workloads/collective_time.h"
+#include "workloads/step_builder.h"
 #include "workloads/workload_config.h"
 
 namespace tpusim {
-
-enum class GraphKind {
-  kTrain,            // forward + backward + all-reduce + optimizer update
-  kTrainFirstStep,   // the first optimizer step: optimizer state created inside the graph
-  kAccumulate,       // non-sync micro-step: forward + backward into the .grad buffers, no all-reduce
-  kEval,             // forward only, dropout off
-};
-const char* graph_kind_name(GraphKind k);  // "train", "train_first_step", "accumulate", "eval"
-
-// Gradient accumulation as PyTorch runs it (gradient_accumulation_steps > 1): backward adds into
-// each parameter's .grad buffer when it exists; zero_grad() (set_to_none=True, the default since
-// torch 2.0) frees the buffers after every optimizer step. So the first micro-step of a cycle
-// creates the buffers (no .grad input), later micro-steps read and overwrite them, and the sync
-// step adds its own gradients to them before the all-reduce and the update: up to three distinct
-// train graphs per shape, each its own compilation.
-struct StepVariant {
-  GraphKind kind = GraphKind::kTrain;
-  uint32_t batch = 0;  // B, per device (a megacore's cores compute ceil(B / cores) each)
-  uint32_t seq = 0;    // S, tokens
-  bool grad_buffers = false;  // kAccumulate / kTrain*: the graph reads the accumulated .grad buffers
-  auto operator<=>(const StepVariant&) const = default;
-};
 
 // What the host knows about a step graph without lowering it: its cache key and size (the inputs
 // of the compile-time model) and its static memory.
@@ -101,29 +80,32 @@ class StepPrograms {
   DeviceRun execute(BuiltStep& s, TraceSink* trace = nullptr);
 
   uint64_t simulations() const { return simulations_; }
+  uint64_t graph_builds() const { return graph_builds_; }  // step graphs built (once per variant)
   uint64_t replays() const { return replays_; }
   double compile_wall_s() const { return compile_wall_s_; }
   double simulate_wall_s() const { return simulate_wall_s_; }
 
  private:
-  struct StepGraph;
-  std::unique_ptr<StepGraph> build_graph(const StepVariant& v) const;
-  uint32_t fsdp_cores() const;  // sharding: fsdp shards over every core of the slice
-  // eval_precision: bf16 on an f32 run: the eval graph computes in bf16 (its own program).
-  bool bf16_eval(const StepVariant& v) const;
+  // The variant's graph, built once: what info() built (kept until get() takes it, one at a time),
+  // else a new one.
+  std::unique_ptr<StepGraph> take_graph(const StepVariant& v);
+  const StepInfo& remember_info(const StepVariant& v, const StepGraph& sg);
 
   const HwConfig& hw_;
   const TrainingWorkload& w_;
-  models::BertConfig cfg_;
+  std::unique_ptr<const models::Model> model_;  // the workload's model (make_model)
   bool full_sim_;
   std::unique_ptr<Engine> engine_;
   std::map<StepVariant, StepInfo> info_;
   std::map<StepVariant, BuiltStep> built_;
   double solo_device_s(const BuiltStep& s);  // the one-replica device time (memoized per key)
+  std::pair<StepVariant, std::unique_ptr<StepGraph>> spare_;  // built by info(), not yet by get()
+  // Graphs get() compiled whose one-replica copy solo_device_s still has to compile.
+  std::unordered_map<compiler::CacheKey, std::unique_ptr<StepGraph>, compiler::CacheKeyHash> for_solo_;
 
   std::unordered_map<compiler::CacheKey, DeviceRun, compiler::CacheKeyHash> replay_;
   std::unordered_map<compiler::CacheKey, double, compiler::CacheKeyHash> solo_;
-  uint64_t simulations_ = 0, replays_ = 0;
+  uint64_t simulations_ = 0, replays_ = 0, graph_builds_ = 0;
   double compile_wall_s_ = 0, simulate_wall_s_ = 0;
 };
 

@@ -134,8 +134,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
     j["summary"]["breakdown_s"]["batch_search"] = b.batch_search;
   }
   if (t.logging_steps) j["summary"]["logging_syncs"] = {{"count", r.logging_syncs}, {"time_s", r.logging_sync_s}};
-  if (t.eval_strategy != "epoch") j["workload"]["eval_strategy"] = t.eval_strategy;
-  if (t.eval_precision != "same") j["workload"]["eval_precision"] = t.eval_precision;
+  if (t.choices.eval_strategy != EvalStrategy::kEpoch) j["workload"]["eval_strategy"] = t.eval_strategy;
+  if (t.choices.eval_precision != EvalPrecision::kSame) j["workload"]["eval_precision"] = t.eval_precision;
   j["summary"]["memory"] = memory_json(r.peak_memory);
   j["summary"]["collectives"] = {
       {"allreduce", {{"time_s", r.collective_time.allreduce_s}, {"bytes", r.allreduce_bytes}}},

@@ -100,7 +100,7 @@ std::vector<const XlaConstruct*> apply_model_code(const TrainingWorkload& t, dat
     if (t.strict_xla) throw SimError(xla_construct_message(c));
     r.diagnostics.push_back({c.name, c.code, c.rule, c.rewrite, xla_construct_message(c), 0});
     if (c.graph_break) breaks.push_back(&c);
-    else lo.padding = data::parse_padding("longest", {"workload", "model_code", 0});
+    else lo.padding = data::PaddingSpec::longest();
   }
   return breaks;
 }
@@ -177,13 +177,13 @@ void Loop::run() {
   r_.processes = uint32_t(procs_.size());
   r_.replicas = processes;
   r_.framework = fw_.describe(hw_, t_.launcher);
-  if (t_.tpu_runtime == "node" && t_.data_location == "local")
+  if (t_.choices.tpu_runtime == TpuRuntime::kNode && t_.choices.data_location == DataLocation::kLocal)
     throw SimError(fmt::format(
         "tf.data on a TPU Node: UnimplementedError: File system scheme '[local]' not implemented (dataset '{}'). "
         "On a TPU Node the input pipeline runs on your VM but the TPU host reads the files, and it cannot see your "
         "VM's local disk. Copy the dataset to Cloud Storage (gs://...) and set data_location: gcs, or use a TPU VM "
         "(tpu_runtime: vm)", t_.dataset.train));
-  if (t_.framework == "tf_keras" && !t_.jit_compile)
+  if (t_.choices.framework == FrameworkKind::kTfKeras && !t_.jit_compile)
     r_.diagnostics.push_back({"jit_compile", "jit_compile: false", "TPUStrategy compiles every step with XLA",
                               "nothing to change: jit_compile has no effect on TPU",
                               "jit_compile: false has no effect under TPUStrategy: every step is XLA-compiled", 0});
@@ -200,7 +200,7 @@ void Loop::run() {
   lo.drop_last = t_.drop_last;
   lo.gradient_accumulation_steps = t_.gradient_accumulation_steps;
   lo.max_length = t_.max_length;
-  lo.padding = data::parse_padding(t_.padding, {"workload", "padding", 0});
+  lo.padding = t_.choices.padding;
   breaks_ = apply_model_code(t_, lo, r_);
   data::validate(lo, {"workload", "", 0});
   r_.global_batch = lo.global_batch();
@@ -208,11 +208,11 @@ void Loop::run() {
   if (o_.on_stage) o_.on_stage("loading datasets");
   const data::Dataset train = load(t_.dataset.train, "train", t_.steps * lo.global_batch());
   data::Dataset eval;
-  if (!t_.dataset.eval.empty() && t_.eval_strategy != "no") eval = load(t_.dataset.eval, "eval", 0);
+  if (!t_.dataset.eval.empty() && t_.choices.eval_strategy != EvalStrategy::kNo) eval = load(t_.dataset.eval, "eval", 0);
 
   // notebook_launcher forks the processes; a model built inside the training function is a copy per
   // process (docs/sources.md: the cryptic SIGSEGV on small hosts).
-  if (t_.launcher == "notebook_fork") {
+  if (t_.choices.launcher == Launcher::kNotebookFork) {
     const BuiltStep& probe = programs_.get({GraphKind::kEval, 1, 1});
     const HostRamNeed ram = host_ram_need(hw_.host, processes, probe.parameter_bytes, t_.build_model_in_each_process);
     if (!ram.fits())
@@ -253,10 +253,10 @@ void Loop::run() {
         r_.logging_sync_s += wait_for_device(uint64_t(devices_per_chip(hw_.chip)) * item.host_bytes_fixed, 0);
         ++r_.logging_syncs;
       }
-      if (st.sync && t_.eval_strategy == "steps" && r_.optimizer_steps % t_.eval_steps == 0) evaluate(eval, lo, epoch);
+      if (st.sync && t_.choices.eval_strategy == EvalStrategy::kSteps && r_.optimizer_steps % t_.eval_steps == 0) evaluate(eval, lo, epoch);
     }
     r_.epochs_run = epoch + 1;
-    if (t_.eval_strategy == "epoch" && !eval.empty()) evaluate(eval, lo, epoch);
+    if (t_.choices.eval_strategy == EvalStrategy::kEpoch && !eval.empty()) evaluate(eval, lo, epoch);
   }
   // The end of training (saving, the final loss) waits for the device too.
   sync_host(0);
@@ -265,7 +265,7 @@ void Loop::run() {
 
 void Loop::evaluate(const data::Dataset& eval, const data::LoaderOptions& lo, uint32_t epoch) {
   if (o_.on_stage)
-    o_.on_stage(t_.eval_strategy == "steps" ? fmt::format("evaluation after optimizer step {}", r_.optimizer_steps)
+    o_.on_stage(t_.choices.eval_strategy == EvalStrategy::kSteps ? fmt::format("evaluation after optimizer step {}", r_.optimizer_steps)
                                             : fmt::format("evaluation after epoch {}", epoch + 1));
   const data::EpochPlan ep = data::plan_eval(eval, lo, t_.eval_per_device_batch_size, {"workload", "", 0});
   uint64_t logits_bytes = 0;
@@ -315,7 +315,7 @@ void Loop::host_side(GraphKind kind, bool grad_buffers, const data::Step& st, bo
   // TPU Node: the batch crosses the network from the user's VM (tf.data prefetch pipelines it with
   // the device, so it is host-side time of the step).
   double remote_input_s = 0;
-  if (t_.tpu_runtime == "node") {
+  if (t_.choices.tpu_runtime == TpuRuntime::kNode) {
     const uint64_t bytes = programs_.get({kind, gb, gs, grad_buffers}).compiled.infeed_bytes * r_.replicas *
                            cores_per_device(hw_.chip);  // the program's infeed is per core
     remote_input_s = hw_.host.remote_input_latency_s + double(bytes) / (hw_.host.remote_input_gbyte_per_s * 1e9);

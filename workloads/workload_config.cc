@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <functional>
 
-#include "compiler/fsdp_wrap.h"
 #include "config/hw_schema.h"
 #include "config/schema.h"
 #include "config/suggest.h"
 #include "config/tree.h"
+#include "models/bert.h"
 #include "models/bert_presets.h"
 #include "models/kernel_specs.h"
 #include "models/model_presets.h"
@@ -133,12 +133,6 @@ const Schema<CompileCacheConfig>& compile_cache_schema() {
   return s;
 }
 
-// The framework personalities a training workload can follow (workloads/framework.h).
-const std::vector<std::string>& framework_names() {
-  static const std::vector<std::string> n = {"torch_xla", "tf_keras", "jax"};
-  return n;
-}
-
 const Schema<WorkloadConfig>& training_schema() {
   static const Schema<WorkloadConfig> s = [] {
     using TW = TrainingWorkload;
@@ -153,7 +147,7 @@ const Schema<WorkloadConfig>& training_schema() {
                  "preset). `custom` takes the whole architecture from `model_config`; the inline form `model: {layers: 4, hidden: 256, ...}` is the same as "
                  "`model: custom` with that `model_config`.");
     s.section(&WorkloadConfig::training, &TW::model_config, "model_config", model_config_schema());
-    s.field(&WorkloadConfig::training, &TW::task, "task").one_of({"sequence_classification", "masked_lm"})
+    s.field(&WorkloadConfig::training, &TW::task, "task").one_of(names_of(task_names()))
         .default_value("sequence_classification").doc("head and loss: BertForSequenceClassification or BertForPreTraining");
     s.field(&WorkloadConfig::training, &TW::max_predictions_per_seq, "max_predictions_per_seq").range(1, 512)
         .default_value(20).doc("masked_lm: masked positions per sequence").source("BERT pre-training data, S=128");
@@ -183,7 +177,7 @@ const Schema<WorkloadConfig>& training_schema() {
                  "one per 1-D parameter, the update's RMS clipped at 1 (docs/training.md, \"Optimizers\"); under "
                  "`sharding: fsdp` the flattened 1-D slices get full second moments, as in torch_xla FSDP")
         .source("Shazeer & Stern 2018, arXiv:1804.04235; transformers optimization.py Adafactor");
-    s.field(&WorkloadConfig::training, &TW::precision, "precision").one_of({"fp32", "bf16", "bf16_downcast", "mixed_bf16"})
+    s.field(&WorkloadConfig::training, &TW::precision, "precision").one_of(names_of(precision_names()))
         .default_value("fp32").doc("float precision of the step graph")
         .details("`fp32`: every float tensor f32. `bf16` (XLA_USE_BF16=1, Accelerate mixed_precision=bf16 on TPU): "
                  "every float tensor bf16, incl. weights, gradients and optimizer state. `bf16_downcast` "
@@ -194,7 +188,7 @@ const Schema<WorkloadConfig>& training_schema() {
         .source("docs/sources.md; torch_xla docs");
     s.field(&WorkloadConfig::training, &TW::gradient_accumulation_steps, "gradient_accumulation_steps").range(1, 1 << 16)
         .default_value(1).doc("micro-steps per optimizer step; non-sync micro-steps skip the all-reduce and optimizer");
-    s.field(&WorkloadConfig::training, &TW::sharding, "sharding").one_of({"data_parallel", "fsdp"})
+    s.field(&WorkloadConfig::training, &TW::sharding, "sharding").one_of(names_of(sharding_names()))
         .default_value("data_parallel").doc("how the model state is spread over the cores (docs/training.md, \"FSDP\")")
         .details("`data_parallel`: every core holds all parameters, gradients and optimizer state; the gradients "
                  "are all-reduced before the update. `fsdp` (torch_xla XlaFullyShardedDataParallel, "
@@ -220,7 +214,7 @@ const Schema<WorkloadConfig>& training_schema() {
                  "live at once, which the memory plan counts), each kernel waiting only for the gathers it reads.")
         .source("XLA latency-hiding scheduler (xla/service/latency_hiding_scheduler.h); async collectives "
                 "(all-reduce-start / all-reduce-done in XLA's HLO)");
-    s.field(&WorkloadConfig::training, &TW::framework, "framework").one_of(framework_names()).default_value("torch_xla")
+    s.field(&WorkloadConfig::training, &TW::framework, "framework").one_of(names_of(framework_kind_names())).default_value("torch_xla")
         .doc("framework personality (docs/training.md, \"Frameworks\")")
         .details("`torch_xla` (PyTorch/XLA + Accelerate: a process per device, lazy tracing every step), `tf_keras` "
                  "(TPUStrategy: one client, one SPMD compile per input signature, `steps_per_execution`), `jax` "
@@ -229,10 +223,10 @@ const Schema<WorkloadConfig>& training_schema() {
         .default_value(1).doc("tf_keras: training steps per host dispatch (Model.compile(steps_per_execution=N))");
     s.field(&WorkloadConfig::training, &TW::jit_compile, "jit_compile").default_value(true)
         .doc("tf_keras: Model.compile(jit_compile=...); under TPUStrategy every step is XLA-compiled either way");
-    s.field(&WorkloadConfig::training, &TW::tpu_runtime, "tpu_runtime").one_of({"vm", "node"}).default_value("vm")
+    s.field(&WorkloadConfig::training, &TW::tpu_runtime, "tpu_runtime").one_of(names_of(tpu_runtime_names())).default_value("vm")
         .doc("TPU VM (the input pipeline runs on the TPU host) or TPU Node (tf_keras: it runs on your VM and "
              "reaches the TPU over the network; it cannot read your VM's local disk)");
-    s.field(&WorkloadConfig::training, &TW::data_location, "data_location").one_of({"local", "gcs"})
+    s.field(&WorkloadConfig::training, &TW::data_location, "data_location").one_of(names_of(data_location_names()))
         .default_value("local").doc("where the dataset files are: local disk, or Cloud Storage (gs://)");
     s.field(&WorkloadConfig::training, &TW::seed, "seed").default_value(0).doc("run seed (epoch shuffles, synthetic datasets)");
     s.field(&WorkloadConfig::training, &TW::split_batches, "split_batches").default_value(false)
@@ -242,7 +236,7 @@ const Schema<WorkloadConfig>& training_schema() {
     s.field(&WorkloadConfig::training, &TW::drop_last, "drop_last").default_value(false)
         .doc("DataLoader drop_last: drop the last incomplete global batch");
     s.section(&WorkloadConfig::training, &TW::compile_cache, "compile_cache", compile_cache_schema());
-    s.field(&WorkloadConfig::training, &TW::launcher, "launcher").one_of({"xla_spawn", "notebook_fork"})
+    s.field(&WorkloadConfig::training, &TW::launcher, "launcher").one_of(names_of(launcher_names()))
         .default_value("xla_spawn").doc("xla_spawn (xmp.spawn, one process per device) or notebook_fork (notebook_launcher)");
     s.field(&WorkloadConfig::training, &TW::build_model_in_each_process, "build_model_in_each_process")
         .default_value(false)
@@ -265,7 +259,7 @@ const Schema<WorkloadConfig>& training_schema() {
         .default_value(0, "one per device")
         .doc("Accelerate num_processes: must equal the slice's devices (tpusim runs one process per device); "
              "0 = not given");
-    s.field(&WorkloadConfig::training, &TW::eval_strategy, "eval_strategy").one_of({"epoch", "steps", "no"})
+    s.field(&WorkloadConfig::training, &TW::eval_strategy, "eval_strategy").one_of(names_of(eval_strategy_names()))
         .default_value("epoch").doc("when the eval split is evaluated: after every epoch, every `eval_steps` optimizer "
                                     "steps, or never (Trainer eval_strategy)")
         .details("`epoch` (the default) evaluates after each epoch when `dataset.eval` is given; `steps` after every "
@@ -274,7 +268,7 @@ const Schema<WorkloadConfig>& training_schema() {
         .source("transformers TrainingArguments.eval_strategy, DefaultFlowCallback");
     s.field(&WorkloadConfig::training, &TW::eval_steps, "eval_steps").unit("optimizer steps").default_value(0, "none")
         .doc("eval_strategy steps: evaluate every N optimizer steps (required > 0 there)");
-    s.field(&WorkloadConfig::training, &TW::eval_precision, "eval_precision").one_of({"same", "bf16"})
+    s.field(&WorkloadConfig::training, &TW::eval_precision, "eval_precision").one_of(names_of(eval_precision_names()))
         .default_value("same").doc("evaluation programs' float precision: the training's, or bf16 (Trainer bf16_full_eval)")
         .details("`bf16`: the eval program is its own compile whose activations are bf16 while training stays as set; "
                  "the stored weights are cast to bf16 where each eval step uses them (docs/training.md, "
@@ -316,7 +310,7 @@ const Schema<WorkloadConfig>& training_schema() {
                "transformer_layer_cls_to_wrap)", "keep one of them");
       for (size_t i = 0; i < t.fsdp_wrap_layer_classes.size(); ++i) {
         const std::string& n = t.fsdp_wrap_layer_classes[i];
-        const auto& known = compiler::fsdp_module_classes();
+        const auto& known = models::bert_module_classes();  // the one model family: BERT (models/bert.h)
         if (std::find(known.begin(), known.end(), n) == known.end())
           c.fail("fsdp_wrap_layer_classes", "'" + n + "' is not a module class of the model; known: " + config::join(known),
                  config::suggest(n, known, "known classes"));
@@ -506,6 +500,7 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
   if (w.name.empty()) w.name = config::file_stem(origin);
   if (w.kind == "training" && w.training.eval_per_device_batch_size == 0)
     w.training.eval_per_device_batch_size = w.training.per_device_batch_size;
+  if (w.kind == "training") w.training.choices = resolve_choices(w.training);  // the schema checked every string
   return w;
 }
 
@@ -556,6 +551,12 @@ models::BertConfig resolve_model(const TrainingWorkload& t) {
   if (m.max_position) c.max_position = m.max_position;
   c.num_labels = t.num_labels;
   return c;
+}
+
+std::unique_ptr<models::Model> make_model(const TrainingWorkload& t) {
+  const models::BertHead head =
+      t.choices.task == Task::kMaskedLm ? models::BertHead::kMaskedLm : models::BertHead::kSequenceClassification;
+  return std::make_unique<models::BertModel>(resolve_model(t), head, int64_t(t.max_predictions_per_seq));
 }
 
 SplitOverrides split_overrides(const std::vector<Override>& all) {

@@ -2,12 +2,15 @@
 // `kind: training` (a whole fine-tuning run under a framework personality, workloads/training_run.h).
 #pragma once
 #include "models/bert_presets.h"
+#include "models/model.h"
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "config/hw_loader.h"
+#include "workloads/training_choices.h"
 
 namespace tpusim {
 
@@ -88,6 +91,10 @@ struct TrainingWorkload {
   bool auto_find_batch_size = false;       // halve per_device_batch_size until the step fits in HBM
   uint64_t fsdp_min_num_params = 0;        // fsdp: size_based_auto_wrap_policy; 0 = off
   std::vector<std::string> fsdp_wrap_layer_classes;  // fsdp: transformer_auto_wrap_policy; empty = off
+  // Not a config key: the enumerated strings above as typed values, resolved by the loader
+  // (resolve_choices, workloads/training_choices.h). Code past the loader reads these; whoever
+  // changes one of those strings afterwards (the advisor) resolves again.
+  TrainingChoices choices;
 };
 
 struct WorkloadConfig {
@@ -107,6 +114,9 @@ struct WorkloadConfig {
 // The training workload's architecture: the preset (or nothing, for `custom`) with model_config's
 // non-zero fields and num_labels applied. Throws ConfigError for an unknown preset.
 models::BertConfig resolve_model(const TrainingWorkload& t);
+// The training workload's model behind the model interface (models/model.h): its architecture
+// (resolve_model) with the head of its task.
+std::unique_ptr<models::Model> make_model(const TrainingWorkload& t);
 
 // `training_args`: a TrainingArguments-style YAML/JSON file applied on top of a training workload
 // (`tpusim run --training-args`, workloads/hf_arguments.h); empty: none.

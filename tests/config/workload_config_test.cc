@@ -200,6 +200,44 @@ TEST(TrainingWorkloadConfig, DefaultsAndDerivedEvalBatch) {
   EXPECT_EQ(again.training.eval_per_device_batch_size, 4u);
 }
 
+// The loader resolves the enumerated strings once into typed values (workloads/training_choices.h).
+TEST(TrainingWorkloadConfig, TypedChoicesResolvedByTheLoader) {
+  const TrainingChoices d = load_workload_config_text(kTraining, "t.yaml").training.choices;
+  EXPECT_EQ(d.padding, data::PaddingSpec::max_length());
+  EXPECT_EQ(d.precision, Precision::kFp32);
+  EXPECT_EQ(d.sharding, Sharding::kDataParallel);
+  EXPECT_EQ(d.optimizer, models::OptimizerKind::kAdamW);
+  EXPECT_EQ(d.framework, FrameworkKind::kTorchXla);
+  EXPECT_EQ(d.eval_strategy, EvalStrategy::kEpoch);
+  const WorkloadConfig w = load_workload_config_text(
+      std::string(kTraining) + "padding: {multiple_of: 32}\nprecision: mixed_bf16\neval_precision: bf16\n"
+                               "sharding: fsdp\noptimizer: lamb\ntask: masked_lm\nframework: tf_keras\n"
+                               "tpu_runtime: node\ndata_location: gcs\neval_strategy: 'no'\n", "t.yaml");
+  const TrainingChoices& c = w.training.choices;
+  EXPECT_EQ(c.padding, data::PaddingSpec::multiple_of(32));
+  EXPECT_EQ(c.precision, Precision::kMixedBf16);
+  EXPECT_EQ(c.eval_precision, EvalPrecision::kBf16);
+  EXPECT_EQ(c.sharding, Sharding::kFsdp);
+  EXPECT_EQ(c.optimizer, models::OptimizerKind::kLamb);
+  EXPECT_EQ(c.task, Task::kMaskedLm);
+  EXPECT_EQ(c.framework, FrameworkKind::kTfKeras);
+  EXPECT_EQ(c.tpu_runtime, TpuRuntime::kNode);
+  EXPECT_EQ(c.data_location, DataLocation::kGcs);
+  EXPECT_EQ(c.eval_strategy, EvalStrategy::kNo);
+  // The strings stay the user-facing form: the dump prints them, and parses back to the same values.
+  EXPECT_EQ(w.training.precision, "mixed_bf16");
+  const WorkloadConfig again = load_workload_config_text(dump_workload_config(w), "dump.yaml");
+  EXPECT_EQ(again.training.choices.padding, c.padding);
+  EXPECT_EQ(again.training.choices.precision, c.precision);
+  EXPECT_EQ(again.training.choices.task, c.task);
+  // A string that is not a name of its table (set past the schema) is a ConfigError naming the key.
+  TrainingWorkload t = w.training;
+  t.launcher = "xla_spwan";
+  auto e = config_error_of([&] { resolve_choices(t); });
+  EXPECT_EQ(e.yaml_path, "launcher");
+  EXPECT_EQ(e.suggestion, "did you mean 'xla_spawn'?");
+}
+
 TEST(TrainingWorkloadConfig, PaddingMapForm) {
   const WorkloadConfig w = load_workload_config_text(std::string(kTraining) + "padding: {multiple_of: 32}\n", "t.yaml");
   EXPECT_EQ(w.training.padding, "multiple_of:32");

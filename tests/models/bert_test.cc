@@ -176,3 +176,50 @@ INSTANTIATE_TEST_SUITE_P(Heads, MiniBert,
 
 }  // namespace
 }  // namespace tpusim::models
+
+namespace tpusim::models {
+namespace {
+
+// BERT behind the model interface (models/model.h): the same graph as build_bert, its units (the
+// layers flagged), and its module tree as Hugging Face nests it.
+TEST(BertModel, ImplementsTheModelInterface) {
+  const BertModel m(find_preset("bert-tiny"), BertHead::kMaskedLm, 20);
+  const ModelGraph g = m.build_forward({.batch = 2, .seq = 16});
+  const BertGraph b = build_bert(find_preset("bert-tiny"),
+                                 {.head = BertHead::kMaskedLm, .batch = 2, .seq = 16, .max_predictions_per_seq = 16});
+  EXPECT_EQ(g.graph.nodes().size(), b.graph.nodes().size());  // P capped at S = 16
+  EXPECT_EQ(g.params, b.params);
+  EXPECT_EQ(count_parameters(g.graph), expected_parameters(find_preset("bert-tiny"), BertHead::kMaskedLm));
+  ASSERT_EQ(g.units.size(), size_t(find_preset("bert-tiny").layers) + 2);
+  EXPECT_EQ(g.units.front().name, "bert.embeddings");
+  EXPECT_FALSE(g.units.front().layer);
+  EXPECT_EQ(g.units[1].name, "bert.encoder.layer.0");
+  EXPECT_TRUE(g.units[1].layer);
+  EXPECT_FALSE(g.units.back().layer);
+  ASSERT_TRUE(g.modules);
+  EXPECT_EQ(g.modules->module_class(""), "BertForPreTraining");
+  EXPECT_EQ(BertModel(find_preset("bert-tiny"), BertHead::kSequenceClassification).module_class(""),
+            "BertForSequenceClassification");
+  EXPECT_EQ(m.module_class("bert.encoder.layer"), "ModuleList");
+  EXPECT_EQ(m.module_class("bert.encoder.layer.1"), "BertLayer");
+  EXPECT_EQ(m.module_class("bert.encoder.layer.1.attention.output"), "BertSelfOutput");
+  EXPECT_EQ(m.module_class("bert.encoder.layer.1.output"), "BertOutput");
+  EXPECT_EQ(m.module_class("bert.embeddings.word_embeddings"), "Embedding");
+  // Every class the tree answers is one a wrap policy may name.
+  for (const auto& p : g.params) {
+    std::string path = g.graph.node(p).name;
+    while (true) {
+      const size_t dot = path.rfind('.');
+      path = dot == std::string::npos ? "" : path.substr(0, dot);
+      const std::string c = m.module_class(path);
+      if (c != "ModuleList") {
+        const auto& known = m.module_classes();
+        EXPECT_NE(std::find(known.begin(), known.end(), c), known.end()) << path << " " << c;
+      }
+      if (path.empty()) break;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tpusim::models

@@ -15,6 +15,7 @@
 #include "workloads/batching.h"
 #include "workloads/dataset.h"
 #include "workloads/host_costs.h"
+#include "workloads/step_cache.h"
 #include "workloads/training_run.h"
 #include "workloads/workload_config.h"
 #include "workloads/xla_constructs.h"
@@ -391,6 +392,28 @@ TEST(TrainingXla, UnknownConstructIsConfigErrorWithDidYouMean) {
     EXPECT_NE(m.find("did you mean 'nonzero'"), std::string::npos) << m;
     EXPECT_NE(m.find("item_in_loop"), std::string::npos) << m;
   }
+}
+
+// Each step variant's graph is built once, whichever of a process's lookup (info), the device's
+// compile (get) and the all-reduce's one-replica reference (execute) needs it first.
+TEST(StepPrograms, EachVariantGraphIsBuiltOnce) {
+  const WorkloadConfig w = tiny();
+  StepPrograms p(v3_8(), w.training, "analytical", false);
+  const StepVariant train{GraphKind::kTrain, 4, 64}, eval{GraphKind::kEval, 4, 64}, first{GraphKind::kTrainFirstStep, 4, 32};
+  p.info(train);  // a process's cache lookup first, then the device's compile and run
+  BuiltStep& t = p.get(train);
+  EXPECT_GT(t.compiled.allreduce_bytes, 0u);
+  EXPECT_GT(p.execute(t).allreduce_s, 0.0);  // measured against the step compiled for one replica
+  EXPECT_EQ(p.graph_builds(), 1u);
+  BuiltStep& f = p.get(first);  // the compile first, then the lookups
+  p.info(first);
+  p.execute(f);
+  EXPECT_EQ(p.graph_builds(), 2u);
+  p.info(eval);
+  p.info(first);
+  p.execute(p.get(eval));
+  EXPECT_EQ(p.graph_builds(), 3u);
+  EXPECT_EQ(p.simulations(), 3u);
 }
 
 }  // namespace

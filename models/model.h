@@ -1,0 +1,74 @@
+// The model interface: what a model declares, so that the step builders (workloads/step_cache.h)
+// and the parallel strategies (compiler/data_parallel.h, compiler/fsdp*.h) need no model's names.
+//
+// A model declares
+//   * its forward graph with the loss (ModelGraph), for a batch B and padded length S; the backward
+//     pass is the generic autodiff (models/autodiff.h), the optimizer update models/optimizers.h;
+//   * its parameters (trainable Parameters of that graph, named as in the model's state_dict) and
+//     its per-step inputs and loss (ModelGraph::params, inputs, loss);
+//   * its units: the forward cut into the modules FSDP wraps by default and gradient
+//     checkpointing recomputes (ModelGraph::units; the repeated blocks flagged `layer`);
+//   * its module tree (ModuleTree): which Hugging Face module class sits at each state_dict
+//     prefix, and every class a wrapping policy may name (Trainer's transformer_layer_cls_to_wrap).
+// BERT implements it (models/bert.h).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/graph.h"
+
+namespace tpusim::models {
+
+// The model's modules as PyTorch nests them, named by state_dict prefixes ("" is the model itself).
+class ModuleTree {
+ public:
+  virtual ~ModuleTree() = default;
+  // Every module class of the model, in the order error messages list them.
+  virtual const std::vector<std::string>& module_classes() const = 0;
+  // The class of the module at `path`, a prefix of some parameter's name before its last '.'.
+  // Containers that FSDP's size-based policy never wraps answer "ModuleList".
+  virtual std::string module_class(const std::string& path) const = 0;
+};
+
+// A module's forward ops: node ids [first, last] (contiguous: a builder creates a module's ops,
+// its parameters included, one after another).
+struct ModuleRange {
+  std::string name;    // the module's state_dict prefix, or a name for a group of modules ("heads")
+  int first = -1, last = -1;
+  bool layer = false;  // a repeated block (a transformer layer): what gradient checkpointing recomputes
+};
+
+// A model's forward graph for one batch shape.
+struct ModelGraph {
+  Graph graph;
+  int loss = -1;            // scalar; a graph output
+  int logits = -1;          // the head's output
+  std::vector<int> params;  // trainable parameters in module order (tied weights once)
+  std::vector<int> inputs;  // per-step inputs
+  // The forward pass cut into the units FSDP wraps by default (torch_xla auto_wrap of each layer):
+  // together they cover every forward node, in order.
+  std::vector<ModuleRange> units;
+  std::shared_ptr<const ModuleTree> modules;  // the model's module tree (never null)
+};
+
+// The shape and numerics of one step's graph, independent of the model.
+struct StepShape {
+  int64_t batch = 0;       // B
+  int64_t seq = 0;         // S (padded length)
+  DType dtype = DType::kF32;             // every float tensor
+  std::optional<DType> param_dtype{};    // stored trainable parameters (autocast: f32 master weights); unset: dtype
+  bool training = true;                  // dropout on; off for evaluation graphs
+  std::string precision = "default";     // dot precision
+};
+
+class Model : public ModuleTree {
+ public:
+  virtual std::string name() const = 0;
+  // The forward graph with the loss. Throws ConfigError for a shape the model cannot take.
+  virtual ModelGraph build_forward(const StepShape& shape) const = 0;
+};
+
+}  // namespace tpusim::models
