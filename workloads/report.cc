@@ -424,8 +424,9 @@ std::string format_summary(const HwConfig& hw, const WorkloadConfig& w, const Ke
 
   line("configs", fmt::format("{} + {}", ctx.hw_file, ctx.workload_file));
   line("kernel", fmt::format("{} ({}), {} in HBM, precision {}", k.kernel, shape_text(k), k.dtype, k.precision));
-  line("hardware", fmt::format("{} (TPU {}, {} chips x {} TensorCores at {:g} MHz), running on chip {} core {}",
-                               hw.name, hw.chip.generation, hw.slice.chips(), hw.chip.cores, s.clock_mhz, k.chip,
+  line("hardware", fmt::format("{} (TPU {}, {} chips x {} TensorCore{} at {:g} MHz), running on chip {} core {}",
+                               hw.name, hw.chip.generation, hw.slice.chips(), hw.chip.cores,
+                               hw.chip.cores == 1 ? "" : "s", s.clock_mhz, k.chip,
                                k.core));
   line("engine", r.engine);
   line("device", fmt::format("{} cycles = {:.1f} µs", grouped(s.device_cycles), s.device_time_s * 1e6));

@@ -276,8 +276,9 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   const std::string length = t.steps > 0 ? fmt::format("{} steps", t.steps) : fmt::format("{} epochs", t.epochs);
   line("workload", fmt::format("{} {} on {}, {}, padding {}, max_length {}, precision {}, {}", t.model, t.task,
                                t.dataset.train, length, t.padding, t.max_length, t.precision, t.optimizer));
-  line("hardware", fmt::format("{} ({} chips x {} TensorCores{}), {}, {} host{} of {} CPUs at {} GHz",
-                               hw.name, hw.slice.chips(), hw.chip.cores, r.megacore ? ", one megacore device per chip" : "",
+  line("hardware", fmt::format("{} ({} chips x {} TensorCore{}{}), {}, {} host{} of {} CPUs at {} GHz",
+                               hw.name, hw.slice.chips(), hw.chip.cores, hw.chip.cores == 1 ? "" : "s",
+                               r.megacore ? ", one megacore device per chip" : "",
                                r.framework, hw.slice.hosts,
                                hw.slice.hosts == 1 ? "" : "s", hw.host.cpus,
                                hw.host.cpu_ghz));
