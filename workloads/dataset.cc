@@ -157,7 +157,14 @@ DatasetRef parse_dataset_ref(std::string_view text, const ErrorWhere& where) {
   }
   const std::string kind(text.substr(0, colon));
   const std::string_view rest = text.substr(colon + 1);
-  if (kind == "fixed") {
+  if (kind == "images") {
+    ref.kind = DatasetRef::Kind::kImages;
+    const auto n = parse_uint<uint64_t>(rest);
+    if (!n || *n == 0 || *n > kMaxExamples)
+      fail(where, text, "must be images:COUNT with COUNT an integer in [1, " + std::to_string(kMaxExamples) + "] (images)",
+           "e.g. images:50000");
+    ref.count = *n;
+  } else if (kind == "fixed") {
     const std::string form = "fixed:N[:COUNT]";
     ref.kind = DatasetRef::Kind::kFixed;
     ref.length = parse_length(split_count(rest, ref, form, where), ref, form, "N", where);
@@ -183,7 +190,7 @@ DatasetRef parse_dataset_ref(std::string_view text, const ErrorWhere& where) {
     ref.mean = *mean;
     ref.stddev = *sd;
   } else {
-    const std::vector<std::string> kinds = {"fixed", "uniform", "normal"};
+    const std::vector<std::string> kinds = {"fixed", "uniform", "normal", "images"};
     fail(where, text, "has an unknown synthetic kind '" + kind + "'", config::suggest(kind, kinds, "known kinds") + " (forms: " + kSyntheticForms + ")");
   }
   return ref;
@@ -312,6 +319,12 @@ Dataset load_dataset(const DatasetRef& ref, const LengthTables& tables, const Da
   }
   if (ref.kind == Kind::kFile) return Dataset(ref.text, read_length_file({ref.path, ref.field}, where));
 
+  if (ref.kind == Kind::kImages) {
+    if (options.image_tokens == 0)
+      fail(where, ref.text, "is an image dataset: it applies to task image_classification only",
+           "use a text dataset (a length-table key, fixed:, uniform:, normal: or a file), or task: image_classification");
+    return Dataset(ref.text, std::vector<uint32_t>(size_t(*ref.count), options.image_tokens));
+  }
   const uint64_t n = synthetic_count(ref, options, where);
   std::vector<uint32_t> lengths(n);
   SplitMix64 rng(derive_seed(options.seed, kSynthStream, 0));
@@ -337,6 +350,7 @@ Dataset load_dataset(const DatasetRef& ref, const LengthTables& tables, const Da
     }
     case Kind::kTable:
     case Kind::kFile:
+    case Kind::kImages:
       break;
   }
   return Dataset(ref.text, std::move(lengths));

@@ -79,17 +79,19 @@ class Dataset {
 //   normal:MEAN,STD[:COUNT] lengths ~ normal(MEAN, STD), rounded, clipped to [1, clip_max_tokens]
 //   PATH[#FIELD], file:PATH the user's own file of lengths (workloads/dataset_file.h says which
 //                           references are paths and which formats are read)
+//   images:COUNT            COUNT images (task image_classification): every example is one image of
+//                           DatasetOptions::image_tokens tokens (the vision model's fixed sequence)
 // A synthetic spec without COUNT is an endless stream; its count then comes from
 // DatasetOptions::default_count (the driver passes steps x global batch).
 struct DatasetRef {
-  enum class Kind { kTable, kFixed, kUniform, kNormal, kFile };
+  enum class Kind { kTable, kFixed, kUniform, kNormal, kFile, kImages };
   Kind kind = Kind::kTable;
   std::string text;                // as written
   std::string key;                 // kTable
   uint32_t length = 0;             // kFixed
   uint32_t min = 0, max = 0;       // kUniform, inclusive
   double mean = 0, stddev = 0;     // kNormal
-  std::optional<uint64_t> count;   // synthetic kinds
+  std::optional<uint64_t> count;   // synthetic kinds and kImages
   std::string path, field;         // kFile: the file, and the field or column named by #FIELD ("" = by name)
 };
 
@@ -116,6 +118,7 @@ struct DatasetOptions {
   uint64_t seed = 0;                                   // the run seed (synthetic kinds)
   std::optional<uint64_t> default_count = std::nullopt; // COUNT for a synthetic spec that omits it
   uint32_t clip_max_tokens = 512;                      // upper clip of normal: (BERT positions)
+  uint32_t image_tokens = 0;  // tokens per image of an images: dataset (ViT: patches + [CLS]); 0: a text task
 };
 
 // Length tables: {"<key>": {"<length>": count, ...}, ...}; keys starting with '_' are comments.

@@ -163,6 +163,7 @@ data::Dataset Loop::load(const std::string& ref, const std::string& key, uint64_
   data::DatasetOptions d;
   d.datasets_dir = o_.datasets_dir;
   d.seed = t_.seed;
+  d.image_tokens = image_tokens(t_);
   if (default_count) d.default_count = default_count;
   const data::ErrorWhere where{"workload", "dataset." + key, 0};
   const data::DatasetRef parsed = data::parse_dataset_ref(ref, where);
@@ -201,6 +202,10 @@ void Loop::run() {
   lo.gradient_accumulation_steps = t_.gradient_accumulation_steps;
   lo.max_length = t_.max_length;
   lo.padding = t_.choices.padding;
+  if (const uint32_t s = image_tokens(t_)) {  // an image task: one fixed sequence, no padding
+    lo.max_length = s;
+    lo.padding = {};
+  }
   breaks_ = apply_model_code(t_, lo, r_);
   data::validate(lo, {"workload", "", 0});
   r_.global_batch = lo.global_batch();

@@ -16,6 +16,7 @@
 #include "models/bert_presets.h"
 #include "models/kernel_specs.h"
 #include "models/model_presets.h"
+#include "models/vit.h"
 #include "workloads/batching.h"
 #include "workloads/dataset.h"
 #include "workloads/dataset_file.h"
@@ -148,11 +149,19 @@ const Schema<WorkloadConfig>& training_schema() {
                  "`model: custom` with that `model_config`.");
     s.section(&WorkloadConfig::training, &TW::model_config, "model_config", model_config_schema());
     s.field(&WorkloadConfig::training, &TW::task, "task").one_of(names_of(task_names()))
-        .default_value("sequence_classification").doc("head and loss: BertForSequenceClassification or BertForPreTraining");
+        .default_value("sequence_classification")
+        .doc("head and loss: BertForSequenceClassification, BertForPreTraining, or ViTForImageClassification")
+        .details("`image_classification` takes a ViT preset (google/vit-base-patch16-224) and an `images:COUNT` "
+                 "dataset; the sequence is fixed by the image ((image_size / patch)^2 + 1 = 197), so `max_length` "
+                 "and `padding` do not apply (one shape, one compile), and each example's infeed is the "
+                 "normalized float tensor of 3 x image_size^2 values, as torch_xla moves it (docs/models.md, \"ViT\").");
+    s.field(&WorkloadConfig::training, &TW::image_size, "image_size").unit("pixels").range(1, 1 << 14).default_value(224)
+        .doc("image_classification: image height and width; must be the preset's image_size (a multiple of its patch)")
+        .source("Hugging Face ViTEmbeddings raises for another size unless interpolate_pos_encoding");
     s.field(&WorkloadConfig::training, &TW::max_predictions_per_seq, "max_predictions_per_seq").range(1, 512)
         .default_value(20).doc("masked_lm: masked positions per sequence").source("BERT pre-training data, S=128");
     s.field(&WorkloadConfig::training, &TW::num_labels, "num_labels").range(1, 1 << 20).default_value(2)
-        .doc("sequence_classification: classifier outputs (1 = regression)");
+        .doc("sequence_classification, image_classification: classifier outputs (1 = regression)");
     s.section(&WorkloadConfig::training, &TW::dataset, "dataset", datasets_schema());
     s.field(&WorkloadConfig::training, &TW::max_length, "max_length").unit("tokens").range(1, 512).default_value(128)
         .doc("tokenizer truncation length");
@@ -310,10 +319,36 @@ const Schema<WorkloadConfig>& training_schema() {
                "transformer_layer_cls_to_wrap)", "keep one of them");
       for (size_t i = 0; i < t.fsdp_wrap_layer_classes.size(); ++i) {
         const std::string& n = t.fsdp_wrap_layer_classes[i];
-        const auto& known = models::bert_module_classes();  // the one model family: BERT (models/bert.h)
+        const auto& known = t.task == "image_classification" ? models::vit_module_classes() : models::bert_module_classes();
         if (std::find(known.begin(), known.end(), n) == known.end())
           c.fail("fsdp_wrap_layer_classes", "'" + n + "' is not a module class of the model; known: " + config::join(known),
                  config::suggest(n, known, "known classes"));
+      }
+      const auto preset = models::find_model_preset(t.model);
+      const bool vit = preset && preset->family == models::ModelFamily::kVit;
+      if (t.task == "image_classification") {
+        if (!vit)
+          c.fail("model", "task image_classification needs a ViT preset (ViTForImageClassification)",
+                 "model: google/vit-base-patch16-224");
+        else if (t.image_size % uint32_t(preset->patch_size) != 0 || t.image_size != uint32_t(preset->image_size))
+          c.fail("image_size", "must be " + std::to_string(preset->image_size) + ", the image size of " + preset->name +
+                 " (a multiple of its patch " + std::to_string(preset->patch_size) + "; Hugging Face raises for another "
+                 "size unless interpolate_pos_encoding, which tpusim does not model)",
+                 "image_size: " + std::to_string(preset->image_size) + " (resize the images in the transform)");
+        const ModelConfig& m = t.model_config;
+        if (m.layers || m.hidden || m.heads || m.intermediate || m.vocab || m.max_position)
+          c.fail("model_config", "is a BERT architecture override: it does not apply to task image_classification",
+                 "remove model_config");
+        if (t.padding != "max_length")
+          c.fail("padding", "does not apply to task image_classification (every image is one sequence of fixed length)",
+                 "remove padding");
+        for (const auto& [key, ref] : {std::pair{"dataset.train", t.dataset.train}, std::pair{"dataset.eval", t.dataset.eval}})
+          if (!ref.empty() && ref.rfind("images:", 0) != 0)
+            c.fail(key, "must be images:COUNT with task image_classification (a count of images, not token lengths)",
+                   "e.g. images:50000");
+      } else if (vit) {
+        c.fail("task", "'" + t.task + "' is a text task; " + t.model + " is a vision model (ViTForImageClassification)",
+               "task: image_classification");
       }
       if (t.model == "custom") {
         const ModelConfig& m = t.model_config;
@@ -554,9 +589,25 @@ models::BertConfig resolve_model(const TrainingWorkload& t) {
 }
 
 std::unique_ptr<models::Model> make_model(const TrainingWorkload& t) {
+  if (t.choices.task == Task::kImageClassification) {
+    models::VitConfig v;
+    v.arch = *models::find_model_preset(t.model);  // the schema checked it is a ViT preset
+    v.num_labels = t.num_labels;
+    return std::make_unique<models::VitModel>(v);
+  }
   const models::BertHead head =
       t.choices.task == Task::kMaskedLm ? models::BertHead::kMaskedLm : models::BertHead::kSequenceClassification;
   return std::make_unique<models::BertModel>(resolve_model(t), head, int64_t(t.max_predictions_per_seq));
+}
+
+uint32_t image_tokens(const TrainingWorkload& t) {
+  if (t.choices.task != Task::kImageClassification) return 0;
+  return uint32_t(models::vit_seq(*models::find_model_preset(t.model)));
+}
+
+uint64_t base_model_parameters(const TrainingWorkload& t) {
+  if (t.choices.task == Task::kImageClassification) return models::model_parameters(*models::find_model_preset(t.model));
+  return models::model_parameters(models::bert_model_preset(resolve_model(t)));
 }
 
 SplitOverrides split_overrides(const std::vector<Override>& all) {

@@ -47,7 +47,8 @@ struct CompileCacheConfig {
 struct TrainingWorkload {
   std::string model;                       // preset name (models/bert_presets.h) or "custom"
   ModelConfig model_config;                // inline architecture (overrides the preset's fields)
-  std::string task = "sequence_classification";  // | masked_lm
+  std::string task = "sequence_classification";  // | masked_lm | image_classification
+  uint32_t image_size = 224;               // image_classification: pixels per side (the ViT preset's)
   uint32_t max_predictions_per_seq = 20;   // masked_lm: P
   uint32_t num_labels = 2;                 // sequence_classification outputs
   TrainingDatasets dataset;
@@ -117,6 +118,11 @@ models::BertConfig resolve_model(const TrainingWorkload& t);
 // The training workload's model behind the model interface (models/model.h): its architecture
 // (resolve_model) with the head of its task.
 std::unique_ptr<models::Model> make_model(const TrainingWorkload& t);
+// Tokens per example of an image task (ViT: (image_size / patch)^2 + 1, every batch that one
+// length); 0 for a text task.
+uint32_t image_tokens(const TrainingWorkload& t);
+// Parameters of the workload's base model class as `tpusim models` counts them (no task head).
+uint64_t base_model_parameters(const TrainingWorkload& t);
 
 // `training_args`: a TrainingArguments-style YAML/JSON file applied on top of a training workload
 // (`tpusim run --training-args`, workloads/hf_arguments.h); empty: none.
