@@ -95,7 +95,8 @@ const Schema<TrainingDatasets>& datasets_schema() {
     const std::string refs =
         "A key of a length table in configs/datasets/*.json (e.g. `glue_mrpc/train/bert-base-cased`), or a "
         "synthetic spec: `fixed:N[:COUNT]`, `uniform:MIN-MAX[:COUNT]`, `normal:MEAN,STD[:COUNT]`, or a file of "
-        "lengths (`PATH[#FIELD]`: .json list, .txt/.csv/.tsv, .jsonl; relative to the workload file; docs/datasets.md).";
+        "lengths (`PATH[#FIELD]`: .json list, .txt/.csv/.tsv, .jsonl; relative to the workload file; docs/datasets.md). "
+        "Task image_classification takes `images:COUNT` (COUNT images, each the model's fixed sequence).";
     s.field(&TrainingDatasets::train, "train").doc("training split").details(refs);
     s.field(&TrainingDatasets::eval, "eval").default_value("", "none").doc("evaluation split, run after every epoch");
     return s;
