@@ -347,9 +347,14 @@ const Schema<WorkloadConfig>& training_schema() {
           if (!ref.empty() && ref.rfind("images:", 0) != 0)
             c.fail(key, "must be images:COUNT with task image_classification (a count of images, not token lengths)",
                    "e.g. images:50000");
-      } else if (vit) {
-        c.fail("task", "'" + t.task + "' is a text task; " + t.model + " is a vision model (ViTForImageClassification)",
-               "task: image_classification");
+      } else {
+        if (vit)
+          c.fail("task", "'" + t.task + "' is a text task; " + t.model + " is a vision model (ViTForImageClassification)",
+                 "task: image_classification");
+        for (const auto& [key, ref] : {std::pair{"dataset.train", t.dataset.train}, std::pair{"dataset.eval", t.dataset.eval}})
+          if (ref.rfind("images:", 0) == 0)
+            c.fail(key, "is an image dataset: it applies to task image_classification only",
+                   "use a token-length dataset, or task: image_classification");
       }
       if (t.model == "custom") {
         const ModelConfig& m = t.model_config;
