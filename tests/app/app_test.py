@@ -572,21 +572,22 @@ def test_models(tmp):
     as `tpusim models` does."""
     proc, where = run(["models"], tmp)
     for needle in ("bert-base-uncased", "roberta-base", "meta-llama/Llama-2-7b-hf", "t5-small", "6,738,415,616",
-                   "not yet", "simulated families today: bert"):
+                   "not yet", "simulated families today: bert, vit"):
         check(needle in proc.stdout, "table lacks {!r}".format(needle), where)
     proc, where = run(["models", "--json"], tmp)
     presets = {p["name"]: p for p in json.loads(proc.stdout)}
     for p in presets.values():
         missing = {"name", "family", "parameters", "layers", "hidden", "heads", "vocab", "simulated"} - set(p)
         check(not missing, "{} lacks {}".format(p["name"], missing), where)
-        check(p["simulated"] == (p["family"] == "bert"), "only the bert family is simulated: " + p["name"], where)
+        check(p["simulated"] == (p["family"] in ("bert", "vit")), "the bert and vit families are simulated: " + p["name"],
+              where)
     check(presets["gpt2"]["parameters"] == 124439808 and presets["gpt2"]["family"] == "gpt2", "gpt2", where)
     check(presets["google/vit-base-patch16-224"]["vocab"] is None, "ViT has no vocabulary", where)
     check(presets["t5-small"]["layers"] == 6 and presets["t5-small"]["decoder_layers"] == 6, "t5-small layers", where)
     expect_bad_input(tmp, ["models", "--json", "--markdown"], ["--markdown"])
     # A listed preset of another family, an unknown name (did you mean over every family's presets).
     expect_bad_input(tmp, ["run", "--set", "model=openai-community/gpt2"],
-                     ["model", "(family gpt2) is listed by `tpusim models` but not simulated yet; simulated families: bert"])
+                     ["model", "(family gpt2) is listed by `tpusim models` but not simulated yet; simulated families: bert, vit"])
     expect_bad_input(tmp, ["run", "--set", "model=robreta-base"], ["model", "did you mean 'roberta-base'"])
     # report.json workload.model_parameters: BertModel's count, for a preset and for an inline architecture.
     wl = os.path.join(tmp, "tiny.yaml")
@@ -604,6 +605,12 @@ def test_models(tmp):
     # One BertLayer fewer: 4 (H^2 + H) + 2 H I + I + H + 4 H with H = 128, I = 512.
     check(rep["workload"]["model_parameters"] == 4385920 - (4 * (128 * 128 + 128) + 2 * 128 * 512 + 512 + 128 + 4 * 128),
           "model_parameters {} with one layer".format(rep["workload"]["model_parameters"]), where)
+    # A ViT run counts ViTModel as `tpusim models` does (the classifier excluded).
+    _, where = run(["run", "--workload", os.path.join(SRC, "configs", "workloads", "vit_base_v4-8.yaml"),
+                    "--out", out, "--quiet", "--set", "steps=1", "--set", "eval_strategy=no"], tmp)
+    rep, _ = load_report(out)
+    check(rep["workload"]["model_parameters"] == presets["google/vit-base-patch16-224"]["parameters"] == 86389248,
+          "ViT model_parameters {}".format(rep["workload"]["model_parameters"]), where)
 
 
 def test_training_args(tmp):
