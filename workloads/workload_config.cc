@@ -145,7 +145,8 @@ const Schema<WorkloadConfig>& training_schema() {
     s.field(&WorkloadConfig::kind, "kind").one_of({"training"}).doc("workload kind (selects this schema)");
     s.field(&WorkloadConfig::name, "name").default_value("", "file stem").doc("workload name, shown in reports");
     s.field(&WorkloadConfig::training, &TW::model, "model").doc("model preset (Hugging Face hub name), or `custom`")
-        .details("Simulated: " + config::join(models::bert_preset_names()) + " (`tpusim models` lists every "
+        .details("Simulated: " + config::join(models::bert_preset_names()) + "; google/vit-base-patch16-224 with "
+                 "task image_classification (`tpusim models` lists every "
                  "preset). `custom` takes the whole architecture from `model_config`; the inline form `model: {layers: 4, hidden: 256, ...}` is the same as "
                  "`model: custom` with that `model_config`.");
     s.section(&WorkloadConfig::training, &TW::model_config, "model_config", model_config_schema());
