@@ -274,8 +274,12 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   auto line = [&](const char* k, const std::string& v) { o += fmt::format("{:<10} {}\n", k, v); };
   line("configs", ctx.hw_file + " + " + ctx.workload_file);
   const std::string length = t.steps > 0 ? fmt::format("{} steps", t.steps) : fmt::format("{} epochs", t.epochs);
-  line("workload", fmt::format("{} {} on {}, {}, padding {}, max_length {}, precision {}, {}", t.model, t.task,
-                               t.dataset.train, length, t.padding, t.max_length, t.precision, t.optimizer));
+  // An image task has one sequence fixed by the image: padding and max_length do not apply.
+  const uint32_t image_seq = image_tokens(t);
+  const std::string shape = image_seq ? fmt::format("image_size {} ({} tokens)", t.image_size, image_seq)
+                                      : fmt::format("padding {}, max_length {}", t.padding, t.max_length);
+  line("workload", fmt::format("{} {} on {}, {}, {}, precision {}, {}", t.model, t.task, t.dataset.train, length,
+                               shape, t.precision, t.optimizer));
   line("hardware", fmt::format("{} ({} chips x {} TensorCore{}{}), {}, {} host{} of {} CPUs at {} GHz",
                                hw.name, hw.slice.chips(), hw.chip.cores, hw.chip.cores == 1 ? "" : "s",
                                r.megacore ? ", one megacore device per chip" : "",
