@@ -119,8 +119,9 @@ std::vector<AdviceRow> advise(const HwConfig& hw, const WorkloadConfig& w, const
   Search s(hw, w, o);
   const TrainingWorkload& t = w.training;
   const AdviceRow* best = &s.run(t.padding, t.precision, t.per_device_batch_size);
-  for (const char* p : {"max_length", "longest", "multiple_of:8", "multiple_of:16", "multiple_of:32", "multiple_of:64"})
-    best = better(best, &s.run(p, t.precision, t.per_device_batch_size));
+  if (image_tokens(t) == 0)  // an image task has no padding to choose: one sequence fixed by the image
+    for (const char* p : {"max_length", "longest", "multiple_of:8", "multiple_of:16", "multiple_of:32", "multiple_of:64"})
+      best = better(best, &s.run(p, t.precision, t.per_device_batch_size));
   const std::string padding = best->padding;
   for (const char* p : {"fp32", "bf16", "mixed_bf16"}) best = better(best, &s.run(padding, p, t.per_device_batch_size));
   const std::string precision = best->precision;
