@@ -8,6 +8,7 @@
 #include "config/config_error.h"
 #include "compiler/layout.h"
 #include "config/hw_loader.h"
+#include "workloads/dataset.h"
 #include "workloads/training_run.h"
 #include "workloads/workload_config.h"
 
@@ -66,6 +67,19 @@ TEST(VitWorkload, Rules) {
   expect_error_at(m + "dataset: {train: 'images:0'}\n", "dataset.train", "images:COUNT");
   EXPECT_EQ(vit().training.choices.task, Task::kImageClassification);
   EXPECT_EQ(image_tokens(vit().training), 197u);
+}
+
+// images:COUNT: COUNT examples of the vision model's sequence; a text task (image_tokens 0) refuses it.
+TEST(VitWorkload, ImagesDataset) {
+  const data::DatasetRef ref = data::parse_dataset_ref("images:5");
+  EXPECT_EQ(ref.kind, data::DatasetRef::Kind::kImages);
+  data::DatasetOptions o;
+  EXPECT_THROW(data::load_dataset(ref, o), ConfigError);
+  o.image_tokens = 197;
+  const data::Dataset d = data::load_dataset(ref, o);
+  EXPECT_EQ(d.lengths(), std::vector<uint32_t>(5, 197));
+  EXPECT_THROW(data::parse_dataset_ref("images:x"), ConfigError);
+  EXPECT_THROW(data::parse_dataset_ref("images:"), ConfigError);
 }
 
 }  // namespace
