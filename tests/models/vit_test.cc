@@ -58,7 +58,7 @@ TEST(Vit, LayerForwardFlopsMatchClosedForm) {
 class MiniVit : public ::testing::TestWithParam<int64_t> {};
 
 TEST_P(MiniVit, GradientsMatchFiniteDifferences) {
-  ModelPreset a{.name = "mini-vit", .family = ModelFamily::kVit, .layers = 1, .hidden = 8, .heads = 2,
+  ModelPreset a{.name = "mini-vit", .family = ModelFamily::kVit, .counted_class = "ViTModel", .layers = 1, .hidden = 8, .heads = 2,
                 .kv_heads = 2, .head_dim = 4, .intermediate = 12, .image_size = 8, .patch_size = 4, .channels = 1};
   VitModel m({.arch = a, .num_labels = GetParam()});
   ModelGraph g = m.build_forward({.batch = 2, .seq = 5, .training = false});
