@@ -132,6 +132,17 @@ class Gpt2Builder {
     return g().reshape(conv1d(x, w, b, name), {B_, S_, nh_, hd_});
   }
 
+  // The residual stream x + y, materialized in HBM. Pre-LayerNorm blocks never pass it through a
+  // reduction (BERT's post-LayerNorm does, which ends each fusion), so under compiler/fusion.h's
+  // producer-into-consumer rule every consumer would recompute the whole stream back to the first
+  // layer; XLA materializes it (its fusion does not duplicate a producer into consumers once the
+  // fusion outgrows its operand limit), once per block.
+  int residual(int y, int x, const std::string& name) {
+    int r = g().ew(EwOp::kAdd, y, x, name);
+    g().set_materialize(r);
+    return r;
+  }
+
   // GPT2Block: x + attn(ln_1(x)), then + mlp(ln_2(.)).
   int block(int x, const std::string& p) {
     const std::string at = p + ".attn";
@@ -151,13 +162,13 @@ class Gpt2Builder {
     int ctx = g().dot(probs, v, {{0, 1}, {0, 2}, {3}, {1}}, s_.precision, at + ".context");
     ctx = g().reshape(g().transpose(ctx, {0, 2, 1, 3}), {B_ * S_, H_});
     int a = conv1d(ctx, weight(at + ".c_proj.weight", {H_, H_}), weight(at + ".c_proj.bias", {H_}), at + ".c_proj");
-    x = g().ew(EwOp::kAdd, dropout(a, at + ".resid_dropout"), x, p + ".attn_residual");
+    x = residual(dropout(a, at + ".resid_dropout"), x, p + ".attn_residual");
     const std::string m = p + ".mlp";
     const int64_t I = p_.intermediate;
     int f = layer_norm(x, p + ".ln_2");
     f = gelu_new(conv1d(f, weight(m + ".c_fc.weight", {H_, I}), weight(m + ".c_fc.bias", {I}), m + ".c_fc"), m + ".act");
     f = conv1d(f, weight(m + ".c_proj.weight", {I, H_}), weight(m + ".c_proj.bias", {H_}), m + ".c_proj");
-    return g().ew(EwOp::kAdd, dropout(f, m + ".dropout"), x, p + ".mlp_residual");
+    return residual(dropout(f, m + ".dropout"), x, p + ".mlp_residual");
   }
 
   // lm_head (Linear(H, vocab, bias=False), its weight wte): logits [B*S, vocab] for every position;
