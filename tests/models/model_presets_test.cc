@@ -101,9 +101,9 @@ TEST(ModelPresets, RegistryIsConsistent) {
       EXPECT_EQ(p.head_dim * p.heads, p.hidden) << p.name;
     }
   }
-  // Every BERT preset is listed, and BERT is the one family simulated today.
+  // Every BERT preset is listed; BERT and GPT-2 are the families simulated today.
   for (const auto& n : bert_preset_names()) EXPECT_TRUE(names.count(n)) << n;
-  EXPECT_EQ(simulated_family_names(), std::vector<std::string>{"bert"});
+  EXPECT_EQ(simulated_family_names(), (std::vector<std::string>{"bert", "gpt2"}));
 }
 
 TEST(ModelPresets, NamesWithHubOrganisation) {
@@ -118,10 +118,12 @@ TEST(ModelPresets, NamesWithHubOrganisation) {
 TEST(ModelPresets, NotSimulatedFamilyIsNamed) {
   EXPECT_FALSE(unsimulated_model_error("bert-tiny"));
   EXPECT_FALSE(unsimulated_model_error("google-bert/bert-base-cased"));
-  const auto e = unsimulated_model_error("gpt2");
+  EXPECT_FALSE(unsimulated_model_error("openai-community/gpt2"));
+  const auto e = unsimulated_model_error("albert-base-v2");
   ASSERT_TRUE(e);
   EXPECT_EQ(e->yaml_path, "model");
-  EXPECT_EQ(e->rule, "(family gpt2) is listed by `tpusim models` but not simulated yet; simulated families: bert");
+  EXPECT_EQ(e->rule,
+            "(family albert) is listed by `tpusim models` but not simulated yet; simulated families: bert, gpt2");
   EXPECT_NE(e->suggestion.find("bert-base-uncased"), std::string::npos) << e->suggestion;
   // find_preset (the BERT graph builder's lookup) says the same.
   try {
