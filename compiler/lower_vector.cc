@@ -63,8 +63,8 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f) {
   work.vst_vregs += vregs(root.shape, root.dtype);
   if (!is_reduce) largest = std::max(largest, out_bytes);
   // Small inputs are loaded whole; when they would not fit beside the streamed buffers (a
-  // scatter-add of a large batch's updates into a vocabulary-sized table: the embedding gradient of
-  // a 1024-token GPT-2 batch) they are streamed with the rest, as tiles.
+  // scatter-add of a large batch's updates into a vocabulary-sized table: an embedding gradient at
+  // long sequences) they are streamed with the rest, as tiles.
   if (!small.empty()) {
     const uint64_t t = std::max<uint64_t>(1, (largest + kTargetTileBytes - 1) / kTargetTileBytes);
     const uint64_t need = 2 * (streamed_bytes / t + 1) + 2 * (is_reduce ? out_bytes : out_bytes / t + 1) + small_bytes;
