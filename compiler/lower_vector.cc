@@ -62,6 +62,22 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f) {
   const uint64_t out_bytes = stored_bytes(g, f.root);
   work.vst_vregs += vregs(root.shape, root.dtype);
   if (!is_reduce) largest = std::max(largest, out_bytes);
+  // Small inputs are loaded whole; when they would not fit beside the streamed buffers (a
+  // scatter-add of a large batch's updates into a vocabulary-sized table: an embedding gradient at
+  // long sequences) they are streamed with the rest, as tiles.
+  if (!small.empty()) {
+    const uint64_t t = std::max<uint64_t>(1, (largest + kTargetTileBytes - 1) / kTargetTileBytes);
+    const uint64_t need = 2 * (streamed_bytes / t + 1) + 2 * (is_reduce ? out_bytes : out_bytes / t + 1) + small_bytes;
+    if (need > pb.vmem_available()) {
+      for (int in : small) {
+        streamed.push_back(in);
+        streamed_bytes += input_bytes(in);
+        largest = std::max(largest, input_bytes(in));
+      }
+      small.clear();
+      small_bytes = 0;
+    }
+  }
 
   const uint64_t tiles = std::max<uint64_t>(1, (largest + kTargetTileBytes - 1) / kTargetTileBytes);
   // Two buffers per streamed input and for the output tile, plus the small inputs; alloc()

@@ -61,8 +61,13 @@ class Backward {
     const Node& l = g_.node(loss_);
     if (!is_float(l.dtype)) throw std::invalid_argument("autodiff: the loss must be a float value");
     acc_[loss_] = g_.full(1.0, l.shape, l.dtype);
-    for (int v = loss_; v >= 0; --v)
-      if (active_[v] && acc_[v] >= 0 && g_.node(v).kind != OpKind::kParameter) vjp(v);
+    for (int v = loss_; v >= 0; --v) {
+      if (!active_[v] || acc_[v] < 0 || g_.node(v).kind == OpKind::kParameter) continue;
+      // A value the forward materializes (e.g. GPT-2's residual stream) has its gradient, complete
+      // by now, materialized too: the backward stream has the same fan-out as the forward one.
+      if (g_.node(v).materialize) g_.set_materialize(acc_[v]);
+      vjp(v);
+    }
     Gradients out;
     out.params = params;
     for (int p : params) {

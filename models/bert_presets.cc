@@ -1,6 +1,7 @@
 #include "models/bert_presets.h"
 
 #include "config/config_error.h"
+#include "config/suggest.h"
 #include "models/model_presets.h"
 
 namespace tpusim::models {
@@ -31,7 +32,11 @@ BertConfig find_preset(const std::string& name) {
   for (const auto& p : bert_presets())
     if (p.name == key) return p;
   // Not a BERT preset: a preset of a family not simulated yet, or unknown (models/model_presets.h).
-  throw ConfigError(unsimulated_model_error(name).value());
+  if (auto e = unsimulated_model_error(name)) throw ConfigError(*e);
+  // A preset of another simulated family (GPT-2, ViT) where a BERT architecture was asked for.
+  std::vector<std::string> names;
+  for (const auto& p : bert_presets()) names.push_back(p.name);
+  throw ConfigError({"", "model", 0, name, "is not a BERT preset (BERT presets: " + config::join(names) + ")", ""});
 }
 
 }  // namespace tpusim::models

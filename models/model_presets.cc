@@ -212,8 +212,10 @@ std::string family_name(ModelFamily f) {
   return "?";
 }
 
-// The BERT family is the only one with training graphs (models/bert.h) so far.
-bool family_simulated(ModelFamily f) { return f == ModelFamily::kBert || f == ModelFamily::kVit; }
+// The families with training graphs: BERT (models/bert.h), GPT-2 (models/gpt2.h) and ViT (models/vit.h).
+bool family_simulated(ModelFamily f) {
+  return f == ModelFamily::kBert || f == ModelFamily::kGpt2 || f == ModelFamily::kVit;
+}
 
 std::vector<std::string> simulated_family_names() {
   std::vector<std::string> names;

@@ -24,7 +24,8 @@ const NameTable<Sharding>& sharding_names() {
 const NameTable<Task>& task_names() {
   static const NameTable<Task> t = {{Task::kSequenceClassification, "sequence_classification"},
                                     {Task::kMaskedLm, "masked_lm"},
-                                    {Task::kImageClassification, "image_classification"}};
+                                    {Task::kImageClassification, "image_classification"},
+                                    {Task::kCausalLm, "causal_lm"}};
   return t;
 }
 const NameTable<FrameworkKind>& framework_kind_names() {

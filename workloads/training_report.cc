@@ -88,7 +88,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
              {"host_ram_gib", hw.host.ram_gib}};
   j["workload"] = {{"name", w.name},         {"kind", w.kind},
                    {"model", t.model},       {"task", t.task},
-                   // The base model's parameters (no task head), as `tpusim models` counts them.
+                   // The parameters of the class `tpusim models` counts (BertModel, GPT2LMHeadModel with
+                   // its tied head once, ViTModel): no task head.
                    {"model_parameters", base_model_parameters(t)},
                    {"framework", t.framework}, {"precision", t.precision},
                    {"optimizer", t.optimizer}, {"padding", t.padding},

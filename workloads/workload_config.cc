@@ -14,6 +14,7 @@
 #include "config/tree.h"
 #include "models/bert.h"
 #include "models/bert_presets.h"
+#include "models/gpt2.h"
 #include "models/kernel_specs.h"
 #include "models/model_presets.h"
 #include "models/vit.h"
@@ -135,25 +136,36 @@ const Schema<CompileCacheConfig>& compile_cache_schema() {
   return s;
 }
 
+// The GPT-2 presets (models/model_presets.h), which task causal_lm simulates.
+std::vector<std::string> gpt2_preset_names() {
+  std::vector<std::string> n;
+  for (const auto& p : models::model_presets())
+    if (p.family == models::ModelFamily::kGpt2) n.push_back(p.name);
+  return n;
+}
+
 const Schema<WorkloadConfig>& training_schema() {
   static const Schema<WorkloadConfig> s = [] {
     using TW = TrainingWorkload;
     Schema<WorkloadConfig> s("Workload, kind: training",
-                             "Fine-tunes a BERT-family model data-parallel on every device (TensorCore; chip under megacore) of the slice, step by "
+                             "Fine-tunes a BERT-family, GPT-2 or ViT model data-parallel on every device (TensorCore; chip under megacore) of the slice, step by "
                              "step under a framework's semantics (compiles, recompiles, warm-up, host tracing, "
                              "evaluation), as docs/training.md describes.");
     s.field(&WorkloadConfig::kind, "kind").one_of({"training"}).doc("workload kind (selects this schema)");
     s.field(&WorkloadConfig::name, "name").default_value("", "file stem").doc("workload name, shown in reports");
     s.field(&WorkloadConfig::training, &TW::model, "model").doc("model preset (Hugging Face hub name), or `custom`")
-        .details("Simulated: " + config::join(models::bert_preset_names()) + "; google/vit-base-patch16-224 with "
-                 "task image_classification (`tpusim models` lists every "
-                 "preset). `custom` takes the whole architecture from `model_config`; the inline form `model: {layers: 4, hidden: 256, ...}` is the same as "
+        .details("Simulated: " + config::join(models::bert_preset_names()) + "; with task causal_lm " +
+                 config::join(gpt2_preset_names()) + "; google/vit-base-patch16-224 with task image_classification "
+                 "(`tpusim models` lists every preset). `custom` takes the whole architecture from `model_config`; the inline form `model: {layers: 4, hidden: 256, ...}` is the same as "
                  "`model: custom` with that `model_config`.");
     s.section(&WorkloadConfig::training, &TW::model_config, "model_config", model_config_schema());
     s.field(&WorkloadConfig::training, &TW::task, "task").one_of(names_of(task_names()))
         .default_value("sequence_classification")
-        .doc("head and loss: BertForSequenceClassification, BertForPreTraining, or ViTForImageClassification")
-        .details("`image_classification` takes a ViT preset (google/vit-base-patch16-224) and an `images:COUNT` "
+        .doc("head and loss: BertForSequenceClassification, BertForPreTraining, GPT2LMHeadModel (causal_lm) or "
+             "ViTForImageClassification")
+        .details("`causal_lm` (GPT-2 models only): GPT2LMHeadModel, the LM head tied to the token embedding and the "
+                 "shifted cross-entropy over the vocabulary at every position (models/gpt2.h). "
+                 "`image_classification` takes a ViT preset (google/vit-base-patch16-224) and an `images:COUNT` "
                  "dataset; the sequence is fixed by the image ((image_size / patch)^2 + 1 = 197), so `max_length` "
                  "and `padding` do not apply (one shape, one compile), and each example's infeed is the "
                  "normalized float tensor of 3 x image_size^2 values, as torch_xla moves it (docs/models.md, \"ViT\").");
@@ -165,8 +177,9 @@ const Schema<WorkloadConfig>& training_schema() {
     s.field(&WorkloadConfig::training, &TW::num_labels, "num_labels").range(1, 1 << 20).default_value(2)
         .doc("sequence_classification, image_classification: classifier outputs (1 = regression)");
     s.section(&WorkloadConfig::training, &TW::dataset, "dataset", datasets_schema());
-    s.field(&WorkloadConfig::training, &TW::max_length, "max_length").unit("tokens").range(1, 512).default_value(128)
-        .doc("tokenizer truncation length");
+    s.field(&WorkloadConfig::training, &TW::max_length, "max_length").unit("tokens").range(1, 1024).default_value(128)
+        .doc("tokenizer truncation length")
+        .details("At most the model's position embeddings (BERT 512, GPT-2 1024).");
     s.field(&WorkloadConfig::training, &TW::padding, "padding").default_value("max_length")
         .doc("max_length | longest | multiple_of:N (also the map form {multiple_of: N})")
         .details("`max_length`: every batch is padded to max_length; `longest`: to the longest example of the "
@@ -321,7 +334,9 @@ const Schema<WorkloadConfig>& training_schema() {
                "transformer_layer_cls_to_wrap)", "keep one of them");
       for (size_t i = 0; i < t.fsdp_wrap_layer_classes.size(); ++i) {
         const std::string& n = t.fsdp_wrap_layer_classes[i];
-        const auto& known = t.task == "image_classification" ? models::vit_module_classes() : models::bert_module_classes();
+        const auto& known = t.task == "image_classification" ? models::vit_module_classes()
+                            : is_gpt2_model(t)                 ? models::gpt2_module_classes()
+                                                               : models::bert_module_classes();
         if (std::find(known.begin(), known.end(), n) == known.end())
           c.fail("fsdp_wrap_layer_classes", "'" + n + "' is not a module class of the model; known: " + config::join(known),
                  config::suggest(n, known, "known classes"));
@@ -367,15 +382,25 @@ const Schema<WorkloadConfig>& training_schema() {
           c.fail("model", e->rule + (models::find_model_preset(t.model) ? "" : "; or custom with a model_config"),
                  e->suggestion);
       }
-      if (t.model_config.hidden || t.model_config.heads) {
-        models::BertConfig r;
-        try {
-          r = resolve_model(t);
-        } catch (const ConfigError&) {  // an unknown preset: reported above
-        }
-        if (r.heads > 0 && r.hidden % r.heads != 0)
-          c.fail("model_config.heads", "must divide hidden (" + std::to_string(r.hidden) + ")");
+      models::ModelPreset r;
+      bool known_model = true;
+      try {
+        r = resolve_model_preset(t);
+      } catch (const ConfigError&) {  // an unknown preset: reported above
+        known_model = false;
       }
+      if ((t.model_config.hidden || t.model_config.heads) && r.heads > 0 && r.hidden % r.heads != 0)
+        c.fail("model_config.heads", "must divide hidden (" + std::to_string(r.hidden) + ")");
+      // The task's head belongs to one family: causal_lm is GPT2LMHeadModel, the others BERT's heads.
+      if (known_model && (t.task == "causal_lm") != is_gpt2_model(t))
+        c.fail("task", t.task == "causal_lm"
+                           ? "causal_lm is GPT2LMHeadModel's task: it needs a GPT-2 model (gpt2, gpt2-medium, gpt2-large)"
+                           : "is a BERT head; " + t.model + " is a GPT-2 model, simulated with task causal_lm",
+               t.task == "causal_lm" ? "use model: gpt2, or a BERT task" : "use task: causal_lm");
+      if (known_model && r.max_position > 0 && t.max_length > r.max_position)
+        c.fail("max_length", "must be at most the model's " + std::to_string(r.max_position) +
+                                 " position embeddings (max_position_embeddings / n_positions)",
+               "max_length: " + std::to_string(r.max_position));
       if (t.steps_per_execution > 1 && t.framework != "tf_keras")
         c.fail("steps_per_execution", "is a Keras Model.compile setting: only framework tf_keras runs several steps "
                "per dispatch", "remove it, or use framework: tf_keras");
@@ -595,6 +620,27 @@ models::BertConfig resolve_model(const TrainingWorkload& t) {
   return c;
 }
 
+bool is_gpt2_model(const TrainingWorkload& t) {
+  const auto p = models::find_model_preset(t.model);
+  return p && p->family == models::ModelFamily::kGpt2;
+}
+
+models::ModelPreset resolve_model_preset(const TrainingWorkload& t) {
+  if (const auto v = models::find_model_preset(t.model); v && v->family == models::ModelFamily::kVit) return *v;
+  if (!is_gpt2_model(t)) return models::bert_model_preset(resolve_model(t));
+  models::ModelPreset p = *models::find_model_preset(t.model);
+  const ModelConfig& m = t.model_config;
+  if (m.layers) p.layers = m.layers;
+  if (m.hidden) p.hidden = m.hidden;
+  if (m.heads) p.heads = p.kv_heads = m.heads;
+  if (m.intermediate) p.intermediate = m.intermediate;
+  if (m.vocab) p.vocab = m.vocab;
+  if (m.max_position) p.max_position = m.max_position;
+  p.embedding_size = p.hidden;
+  p.head_dim = p.heads ? p.hidden / p.heads : 0;
+  return p;
+}
+
 std::unique_ptr<models::Model> make_model(const TrainingWorkload& t) {
   if (t.choices.task == Task::kImageClassification) {
     models::VitConfig v;
@@ -602,6 +648,7 @@ std::unique_ptr<models::Model> make_model(const TrainingWorkload& t) {
     v.num_labels = t.num_labels;
     return std::make_unique<models::VitModel>(v);
   }
+  if (is_gpt2_model(t)) return std::make_unique<models::Gpt2Model>(resolve_model_preset(t));
   const models::BertHead head =
       t.choices.task == Task::kMaskedLm ? models::BertHead::kMaskedLm : models::BertHead::kSequenceClassification;
   return std::make_unique<models::BertModel>(resolve_model(t), head, int64_t(t.max_predictions_per_seq));
@@ -614,6 +661,7 @@ uint32_t image_tokens(const TrainingWorkload& t) {
 
 uint64_t base_model_parameters(const TrainingWorkload& t) {
   if (t.choices.task == Task::kImageClassification) return models::model_parameters(*models::find_model_preset(t.model));
+  if (is_gpt2_model(t)) return models::model_parameters(resolve_model_preset(t));
   return models::model_parameters(models::bert_model_preset(resolve_model(t)));
 }
 

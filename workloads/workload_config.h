@@ -2,6 +2,7 @@
 // `kind: training` (a whole fine-tuning run under a framework personality, workloads/training_run.h).
 #pragma once
 #include "models/bert_presets.h"
+#include "models/model_presets.h"
 #include "models/model.h"
 #include <cstdint>
 #include <map>
@@ -47,7 +48,7 @@ struct CompileCacheConfig {
 struct TrainingWorkload {
   std::string model;                       // preset name (models/bert_presets.h) or "custom"
   ModelConfig model_config;                // inline architecture (overrides the preset's fields)
-  std::string task = "sequence_classification";  // | masked_lm | image_classification
+  std::string task = "sequence_classification";  // | masked_lm | image_classification (ViT) | causal_lm (GPT-2)
   uint32_t image_size = 224;               // image_classification: pixels per side (the ViT preset's)
   uint32_t max_predictions_per_seq = 20;   // masked_lm: P
   uint32_t num_labels = 2;                 // sequence_classification outputs
@@ -115,6 +116,12 @@ struct WorkloadConfig {
 // The training workload's architecture: the preset (or nothing, for `custom`) with model_config's
 // non-zero fields and num_labels applied. Throws ConfigError for an unknown preset.
 models::BertConfig resolve_model(const TrainingWorkload& t);
+// Whether the workload's model is a GPT-2 preset (models/gpt2.h; task causal_lm) rather than BERT.
+bool is_gpt2_model(const TrainingWorkload& t);
+// The workload's architecture as a preset of models/model_presets.h: a GPT-2 preset with
+// model_config's non-zero fields applied, or the BERT architecture (resolve_model) as its BertModel.
+// Throws ConfigError for an unknown preset.
+models::ModelPreset resolve_model_preset(const TrainingWorkload& t);
 // The training workload's model behind the model interface (models/model.h): its architecture
 // (resolve_model) with the head of its task.
 std::unique_ptr<models::Model> make_model(const TrainingWorkload& t);

@@ -101,9 +101,9 @@ TEST(ModelPresets, RegistryIsConsistent) {
       EXPECT_EQ(p.head_dim * p.heads, p.hidden) << p.name;
     }
   }
-  // Every BERT preset is listed; BERT and ViT are the families simulated today.
+  // Every BERT preset is listed; BERT, GPT-2 and ViT are the families simulated today.
   for (const auto& n : bert_preset_names()) EXPECT_TRUE(names.count(n)) << n;
-  EXPECT_EQ(simulated_family_names(), (std::vector<std::string>{"bert", "vit"}));
+  EXPECT_EQ(simulated_family_names(), (std::vector<std::string>{"bert", "gpt2", "vit"}));
 }
 
 TEST(ModelPresets, NamesWithHubOrganisation) {
@@ -119,10 +119,11 @@ TEST(ModelPresets, NotSimulatedFamilyIsNamed) {
   EXPECT_FALSE(unsimulated_model_error("bert-tiny"));
   EXPECT_FALSE(unsimulated_model_error("google-bert/bert-base-cased"));
   EXPECT_FALSE(unsimulated_model_error("google/vit-base-patch16-224"));
-  const auto e = unsimulated_model_error("gpt2");
+  EXPECT_FALSE(unsimulated_model_error("openai-community/gpt2"));
+  const auto e = unsimulated_model_error("t5-small");
   ASSERT_TRUE(e);
   EXPECT_EQ(e->yaml_path, "model");
-  EXPECT_EQ(e->rule, "(family gpt2) is listed by `tpusim models` but not simulated yet; simulated families: bert, vit");
+  EXPECT_EQ(e->rule, "(family t5) is listed by `tpusim models` but not simulated yet; simulated families: bert, gpt2, vit");
   EXPECT_NE(e->suggestion.find("bert-base-uncased"), std::string::npos) << e->suggestion;
   // find_preset (the BERT graph builder's lookup) says the same.
   try {
