@@ -213,7 +213,10 @@ std::string family_name(ModelFamily f) {
 }
 
 // The BERT family is the only one with training graphs (models/bert.h) so far.
-bool family_simulated(ModelFamily f) { return f == ModelFamily::kBert; }
+bool family_simulated(ModelFamily f) {
+  return f == ModelFamily::kBert || f == ModelFamily::kRoberta || f == ModelFamily::kDistilBert ||
+         f == ModelFamily::kAlbert;  // models/bert.h, models/encoders.h
+}
 
 std::vector<std::string> simulated_family_names() {
   std::vector<std::string> names;

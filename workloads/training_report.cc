@@ -88,8 +88,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
              {"host_ram_gib", hw.host.ram_gib}};
   j["workload"] = {{"name", w.name},         {"kind", w.kind},
                    {"model", t.model},       {"task", t.task},
-                   // BertModel's parameters (no task head), as `tpusim models` counts them.
-                   {"model_parameters", models::model_parameters(models::bert_model_preset(resolve_model(t)))},
+                   // The base model's parameters (no task head), as `tpusim models` counts them.
+                   {"model_parameters", models::model_parameters(resolve_model_preset(t))},
                    {"framework", t.framework}, {"precision", t.precision},
                    {"optimizer", t.optimizer}, {"padding", t.padding},
                    {"max_length", t.max_length}, {"per_device_batch_size", t.per_device_batch_size},

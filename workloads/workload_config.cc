@@ -14,6 +14,7 @@
 #include "config/tree.h"
 #include "models/bert.h"
 #include "models/bert_presets.h"
+#include "models/encoders.h"
 #include "models/kernel_specs.h"
 #include "models/model_presets.h"
 #include "workloads/batching.h"
@@ -324,6 +325,10 @@ const Schema<WorkloadConfig>& training_schema() {
         if (const auto e = models::unsimulated_model_error(t.model))
           c.fail("model", e->rule + (models::find_model_preset(t.model) ? "" : "; or custom with a model_config"),
                  e->suggestion);
+        const auto p = models::find_model_preset(t.model);
+        if (p && models::is_encoder_family(p->family) && t.task != "sequence_classification")
+          c.fail("task", "is simulated for the bert family only; " + p->name + " (family " +
+                 models::family_name(p->family) + ") has sequence_classification", "use task: sequence_classification");
       }
       if (t.model_config.hidden || t.model_config.heads) {
         models::BertConfig r;
@@ -537,8 +542,13 @@ std::string workload_schema_markdown() {
 
 models::BertConfig resolve_model(const TrainingWorkload& t) {
   models::BertConfig c;
+  const auto preset = t.model == "custom" ? std::nullopt : models::find_model_preset(t.model);
   if (t.model == "custom") {
     c.name = "custom";
+  } else if (preset && models::is_encoder_family(preset->family)) {  // RoBERTa, DistilBERT, ALBERT: the shared fields
+    c = {.name = preset->name, .layers = preset->layers, .hidden = preset->hidden, .heads = preset->heads,
+         .intermediate = preset->intermediate, .vocab = preset->vocab, .max_position = preset->max_position,
+         .type_vocab = preset->type_vocab};
   } else {
     c = models::find_preset(t.model);
   }
@@ -553,7 +563,26 @@ models::BertConfig resolve_model(const TrainingWorkload& t) {
   return c;
 }
 
+models::ModelPreset resolve_model_preset(const TrainingWorkload& t) {
+  const models::BertConfig c = resolve_model(t);
+  const auto preset = t.model == "custom" ? std::nullopt : models::find_model_preset(t.model);
+  if (!preset || !models::is_encoder_family(preset->family)) return models::bert_model_preset(c);
+  models::ModelPreset p = *preset;
+  p.layers = c.layers, p.hidden = c.hidden, p.heads = c.heads, p.intermediate = c.intermediate, p.vocab = c.vocab;
+  p.max_position = c.max_position, p.head_dim = c.heads ? c.hidden / c.heads : 0, p.kv_heads = c.heads;
+  if (p.family != models::ModelFamily::kAlbert) p.embedding_size = c.hidden;
+  return p;
+}
+
 std::unique_ptr<models::Model> make_model(const TrainingWorkload& t) {
+  const models::ModelPreset p = resolve_model_preset(t);
+  if (models::is_encoder_family(p.family)) {
+    if (t.choices.task != Task::kSequenceClassification)
+      throw ConfigError({"", "task", 0, t.task, "is simulated for the bert family only; " + p.name +
+                         " (family " + models::family_name(p.family) + ") has sequence_classification",
+                         "use task: sequence_classification"});
+    return std::make_unique<models::EncoderModel>(p, int64_t(t.num_labels));
+  }
   const models::BertHead head =
       t.choices.task == Task::kMaskedLm ? models::BertHead::kMaskedLm : models::BertHead::kSequenceClassification;
   return std::make_unique<models::BertModel>(resolve_model(t), head, int64_t(t.max_predictions_per_seq));

@@ -3,6 +3,7 @@
 #pragma once
 #include "models/bert_presets.h"
 #include "models/model.h"
+#include "models/model_presets.h"
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -114,6 +115,9 @@ struct WorkloadConfig {
 // The training workload's architecture: the preset (or nothing, for `custom`) with model_config's
 // non-zero fields and num_labels applied. Throws ConfigError for an unknown preset.
 models::BertConfig resolve_model(const TrainingWorkload& t);
+// The architecture as a preset of its family (model_parameters() counts it): for RoBERTa, DistilBERT
+// and ALBERT their preset with model_config applied, otherwise bert_model_preset(resolve_model(t)).
+models::ModelPreset resolve_model_preset(const TrainingWorkload& t);
 // The training workload's model behind the model interface (models/model.h): its architecture
 // (resolve_model) with the head of its task.
 std::unique_ptr<models::Model> make_model(const TrainingWorkload& t);
