@@ -579,7 +579,8 @@ def test_models(tmp):
     for p in presets.values():
         missing = {"name", "family", "parameters", "layers", "hidden", "heads", "vocab", "simulated"} - set(p)
         check(not missing, "{} lacks {}".format(p["name"], missing), where)
-        check(p["simulated"] == (p["family"] == "bert"), "only the bert family is simulated: " + p["name"], where)
+        check(p["simulated"] == (p["family"] in ("bert", "roberta", "distilbert", "albert")),
+              "only the bert, roberta, distilbert and albert families are simulated: " + p["name"], where)
     check(presets["gpt2"]["parameters"] == 124439808 and presets["gpt2"]["family"] == "gpt2", "gpt2", where)
     check(presets["google/vit-base-patch16-224"]["vocab"] is None, "ViT has no vocabulary", where)
     check(presets["t5-small"]["layers"] == 6 and presets["t5-small"]["decoder_layers"] == 6, "t5-small layers", where)

@@ -101,9 +101,9 @@ TEST(ModelPresets, RegistryIsConsistent) {
       EXPECT_EQ(p.head_dim * p.heads, p.hidden) << p.name;
     }
   }
-  // Every BERT preset is listed, and BERT is the one family simulated today.
+  // Every BERT preset is listed; BERT and the BERT-like encoders are simulated today.
   for (const auto& n : bert_preset_names()) EXPECT_TRUE(names.count(n)) << n;
-  EXPECT_EQ(simulated_family_names(), std::vector<std::string>{"bert"});
+  EXPECT_EQ(simulated_family_names(), (std::vector<std::string>{"bert", "roberta", "distilbert", "albert"}));
 }
 
 TEST(ModelPresets, NamesWithHubOrganisation) {
@@ -121,7 +121,8 @@ TEST(ModelPresets, NotSimulatedFamilyIsNamed) {
   const auto e = unsimulated_model_error("gpt2");
   ASSERT_TRUE(e);
   EXPECT_EQ(e->yaml_path, "model");
-  EXPECT_EQ(e->rule, "(family gpt2) is listed by `tpusim models` but not simulated yet; simulated families: bert");
+  EXPECT_EQ(e->rule, "(family gpt2) is listed by `tpusim models` but not simulated yet; simulated families: bert, roberta, "
+                     "distilbert, albert");
   EXPECT_NE(e->suggestion.find("bert-base-uncased"), std::string::npos) << e->suggestion;
   // find_preset (the BERT graph builder's lookup) says the same.
   try {
