@@ -311,7 +311,10 @@ const Schema<WorkloadConfig>& training_schema() {
                "transformer_layer_cls_to_wrap)", "keep one of them");
       for (size_t i = 0; i < t.fsdp_wrap_layer_classes.size(); ++i) {
         const std::string& n = t.fsdp_wrap_layer_classes[i];
-        const auto& known = models::bert_module_classes();  // the one model family: BERT (models/bert.h)
+        const auto preset = t.model == "custom" ? std::nullopt : models::find_model_preset(t.model);
+        const std::vector<std::string> known = preset && models::is_encoder_family(preset->family)
+                                                   ? models::EncoderModel(*preset, 2).module_classes()
+                                                   : models::bert_module_classes();
         if (std::find(known.begin(), known.end(), n) == known.end())
           c.fail("fsdp_wrap_layer_classes", "'" + n + "' is not a module class of the model; known: " + config::join(known),
                  config::suggest(n, known, "known classes"));

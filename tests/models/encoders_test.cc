@@ -119,7 +119,8 @@ TEST_P(MiniEncoder, GradientsMatchFiniteDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, MiniEncoder,
-                         ::testing::Values(ModelFamily::kRoberta, ModelFamily::kDistilBert, ModelFamily::kAlbert));
+                         ::testing::Values(ModelFamily::kRoberta, ModelFamily::kDistilBert, ModelFamily::kAlbert),
+                         [](const auto& info) { return family_name(info.param); });
 
 }  // namespace
 }  // namespace tpusim::models
