@@ -190,7 +190,9 @@ class EncoderBuilder {
     int probs = dropout(stable_softmax(g(), s, 3, a + ".softmax"), attention_dropout_, a + ".dropout");
     int ctx = g().dot(probs, v, {{0, 1}, {0, 2}, {3}, {1}}, s_.precision, a + ".context");
     ctx = g().reshape(g().transpose(ctx, {0, 2, 1, 3}), {B_ * S_, H_});
-    int o = dropout(linear(ctx, H_, H_, p + n.attn_out), hidden_dropout_, p + n.attn_out + ".dropout");
+    // DistilBERT's out_lin output goes to the residual without dropout (TransformerBlock.forward).
+    int o = linear(ctx, H_, H_, p + n.attn_out);
+    if (p_.family != ModelFamily::kDistilBert) o = dropout(o, hidden_dropout_, p + n.attn_out + ".dropout");
     o = layer_norm(g().ew(EwOp::kAdd, o, x, p + n.attn_ln + ".residual"), p + n.attn_ln);
     int f = linear(o, H_, p_.intermediate, p + n.ffn_in);
     f = p_.activation == Activation::kGeluNew ? gelu_new(f, p + n.ffn_in + ".act") : gelu(f, p + n.ffn_in + ".act");
