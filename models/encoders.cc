@@ -24,7 +24,7 @@ struct LayerNames {
 // Builds one encoder graph; the building blocks follow models/bert.cc (same ops, same order).
 class EncoderBuilder {
  public:
-  EncoderBuilder(const ModelPreset& p, int64_t num_labels, const StepShape& s)
+  EncoderBuilder(const ModelPreset& p, EncoderHead head, int64_t num_labels, const StepShape& s)
       : p_(p), labels_(num_labels), s_(s), t_(s.dtype), B_(s.batch), S_(s.seq), H_(p.hidden), nh_(p.heads),
         hd_(p.hidden / p.heads) {
     // config.json of each family: RoBERTa layer_norm_eps 1e-5 (BERT's 1e-12 elsewhere); ALBERT v2
@@ -32,6 +32,7 @@ class EncoderBuilder {
     eps_ = p.family == ModelFamily::kRoberta ? 1e-5 : 1e-12;
     hidden_dropout_ = attention_dropout_ = p.family == ModelFamily::kAlbert ? 0.0 : 0.1;
     head_dropout_ = p.family == ModelFamily::kDistilBert ? 0.2 : 0.1;
+    masked_lm_ = head == EncoderHead::kMaskedLm;
   }
 
   ModelGraph build() {
@@ -40,7 +41,7 @@ class EncoderBuilder {
     const int heads_first = int(g().nodes().size());
     head(x);
     out_.units.push_back({"heads", heads_first, int(g().nodes().size()) - 1, false});
-    out_.modules = std::make_shared<EncoderModel>(p_, labels_);
+    out_.modules = std::make_shared<EncoderModel>(p_, labels_, masked_lm_ ? EncoderHead::kMaskedLm : EncoderHead::kSequenceClassification);
     out_.graph.mark_output(out_.loss);
     if (!s_.training) out_.graph.mark_output(out_.logits);
     return std::move(out_);
@@ -116,7 +117,7 @@ class EncoderBuilder {
     int ids = input("input_ids", {B_, S_}, DType::kS32);
     int types = p_.family == ModelFamily::kAlbert ? input("token_type_ids", {B_, S_}, DType::kS32) : -1;
     mask_ = input("attention_mask", {B_, S_}, DType::kS32);
-    int word_table = stored_weight(p + ".word_embeddings.weight", {p_.vocab, E});
+    int word_table = word_table_ = stored_weight(p + ".word_embeddings.weight", {p_.vocab, E});
     int pos_table = stored_weight(p + ".position_embeddings.weight", {p_.max_position, E});
     int type_table =
         p_.type_vocab > 0 ? stored_weight(p + ".token_type_embeddings.weight", {p_.type_vocab, E}) : -1;
@@ -206,7 +207,29 @@ class EncoderBuilder {
     return g().gather(seq_out, rows, name);
   }
 
+  // XForMaskedLM: transform (dense, activation, LayerNorm), decoder tied to the word embeddings
+  // (ALBERT's of width E) + bias, on every token; labels [B, S] with -100 ignored, as
+  // CrossEntropyLoss(ignore_index=-100) averages over the labelled tokens.
+  void masked_lm_head(int seq_out) {
+    const int64_t E = p_.embedding_size;
+    std::string dense, norm, bias;
+    if (p_.family == ModelFamily::kRoberta) dense = "lm_head.dense", norm = "lm_head.layer_norm", bias = "lm_head.bias";
+    if (p_.family == ModelFamily::kDistilBert) dense = "vocab_transform", norm = "vocab_layer_norm", bias = "vocab_projector.bias";
+    if (p_.family == ModelFamily::kAlbert) dense = "predictions.dense", norm = "predictions.LayerNorm", bias = "predictions.bias";
+    const int64_t width = p_.family == ModelFamily::kAlbert ? E : H_;
+    int x = linear(seq_out, H_, width, dense);
+    x = p_.activation == Activation::kGeluNew ? gelu_new(x, dense + ".act") : gelu(x, dense + ".act");
+    x = layer_norm(x, norm);
+    int logits = g().dot(x, compute(word_table_), {{}, {}, {1}, {1}}, s_.precision, base() + ".decoder");
+    out_.logits = g().ew_bcast(EwOp::kAdd, logits, weight(bias, {p_.vocab}), {1}, bias + "_add");
+    int labels = g().reshape(input("labels", {B_, S_}, DType::kS32), {B_ * S_});
+    int ignored = g().convert(g().ew(EwOp::kCmpEq, labels, g().constant(-100, DType::kS32), "loss.ignore_index"), t_);
+    int weights = g().ew(EwOp::kAdd, g().ew(EwOp::kNeg, ignored, -1, "loss.labelled"), c(1.0), "loss.labelled");
+    out_.loss = cross_entropy(g(), out_.logits, labels, weights, "loss");
+  }
+
   void head(int seq_out) {
+    if (masked_lm_) return masked_lm_head(seq_out);
     int x = first_token(seq_out, base() == "albert" ? "albert.pooler.first_token" : "first_token");
     if (p_.family == ModelFamily::kRoberta) {  // RobertaClassificationHead
       x = dropout(x, head_dropout_, "classifier.dropout_in");
@@ -237,7 +260,8 @@ class EncoderBuilder {
   const DType t_;
   const int64_t B_, S_, H_, nh_, hd_;
   double eps_ = 1e-12, hidden_dropout_ = 0.1, attention_dropout_ = 0.1, head_dropout_ = 0.1;
-  int mask_ = -1, additive_mask_ = -1;
+  int mask_ = -1, additive_mask_ = -1, word_table_ = -1;
+  bool masked_lm_ = false;
   std::map<std::string, int> by_name_;
   ModelGraph out_;
 };
@@ -255,7 +279,8 @@ bool is_encoder_family(ModelFamily f) {
   return f == ModelFamily::kRoberta || f == ModelFamily::kDistilBert || f == ModelFamily::kAlbert;
 }
 
-EncoderModel::EncoderModel(ModelPreset preset, int64_t num_labels) : preset_(std::move(preset)), num_labels_(num_labels) {
+EncoderModel::EncoderModel(ModelPreset preset, int64_t num_labels, EncoderHead head)
+    : preset_(std::move(preset)), num_labels_(num_labels), head_(head) {
   if (!is_encoder_family(preset_.family))
     throw ConfigError({"", "model", 0, preset_.name, "is not a roberta, distilbert or albert model", ""});
   if (preset_.embedding_size == 0) preset_.embedding_size = preset_.hidden;
@@ -265,13 +290,13 @@ const std::vector<std::string>& EncoderModel::module_classes() const {
   static const std::vector<std::string> roberta = {
       "RobertaForSequenceClassification", "RobertaModel", "RobertaEmbeddings", "RobertaEncoder", "RobertaLayer",
       "RobertaAttention", "RobertaSelfAttention", "RobertaSelfOutput", "RobertaIntermediate", "RobertaOutput",
-      "RobertaClassificationHead", "Linear", "Embedding", "LayerNorm"};
+      "RobertaClassificationHead", "RobertaForMaskedLM", "RobertaLMHead", "Linear", "Embedding", "LayerNorm"};
   static const std::vector<std::string> distil = {
       "DistilBertForSequenceClassification", "DistilBertModel", "Embeddings", "Transformer", "TransformerBlock",
-      "MultiHeadSelfAttention", "FFN", "Linear", "Embedding", "LayerNorm"};
+      "MultiHeadSelfAttention", "FFN", "DistilBertForMaskedLM", "Linear", "Embedding", "LayerNorm"};
   static const std::vector<std::string> albert = {
       "AlbertForSequenceClassification", "AlbertModel", "AlbertEmbeddings", "AlbertTransformer", "AlbertLayerGroup",
-      "AlbertLayer", "AlbertAttention", "Linear", "Embedding", "LayerNorm"};
+      "AlbertLayer", "AlbertAttention", "AlbertForMaskedLM", "AlbertMLMHead", "Linear", "Embedding", "LayerNorm"};
   return preset_.family == ModelFamily::kRoberta ? roberta : preset_.family == ModelFamily::kDistilBert ? distil : albert;
 }
 
@@ -280,11 +305,13 @@ std::string EncoderModel::module_class(const std::string& path) const {
   const size_t dot = path.rfind('.');
   const std::string last = dot == std::string::npos ? path : path.substr(dot + 1);
   const std::string parent = dot == std::string::npos ? "" : path.substr(0, dot);
+  const bool mlm = head_ == EncoderHead::kMaskedLm;
   if (last == "LayerNorm" || ends_with(last, "layer_norm")) return "LayerNorm";
   if (ends_with(last, "_embeddings")) return "Embedding";
   switch (preset_.family) {
     case ModelFamily::kRoberta:
-      if (path.empty()) return "RobertaForSequenceClassification";
+      if (path.empty()) return mlm ? "RobertaForMaskedLM" : "RobertaForSequenceClassification";
+      if (path == "lm_head") return "RobertaLMHead";
       if (path == "roberta") return "RobertaModel";
       if (path == "roberta.embeddings") return "RobertaEmbeddings";
       if (path == "roberta.encoder") return "RobertaEncoder";
@@ -297,7 +324,7 @@ std::string EncoderModel::module_class(const std::string& path) const {
       if (last == "intermediate") return "RobertaIntermediate";
       return "Linear";
     case ModelFamily::kDistilBert:
-      if (path.empty()) return "DistilBertForSequenceClassification";
+      if (path.empty()) return mlm ? "DistilBertForMaskedLM" : "DistilBertForSequenceClassification";
       if (path == "distilbert") return "DistilBertModel";
       if (path == "distilbert.embeddings") return "Embeddings";
       if (path == "distilbert.transformer") return "Transformer";
@@ -307,7 +334,8 @@ std::string EncoderModel::module_class(const std::string& path) const {
       if (last == "ffn") return "FFN";
       return "Linear";
     default:
-      if (path.empty()) return "AlbertForSequenceClassification";
+      if (path.empty()) return mlm ? "AlbertForMaskedLM" : "AlbertForSequenceClassification";
+      if (path == "predictions") return "AlbertMLMHead";
       if (path == "albert") return "AlbertModel";
       if (path == "albert.embeddings") return "AlbertEmbeddings";
       if (path == "albert.encoder") return "AlbertTransformer";
@@ -329,7 +357,15 @@ ModelGraph EncoderModel::build_forward(const StepShape& s) const {
   if (!is_float(s.dtype)) throw ConfigError({"", "dtype", 0, dtype_name(s.dtype), "must be f32 or bf16", ""});
   if (s.param_dtype && !is_float(*s.param_dtype))
     throw ConfigError({"", "param_dtype", 0, dtype_name(*s.param_dtype), "must be f32 or bf16", ""});
-  return EncoderBuilder(p, num_labels_, s).build();
+  return EncoderBuilder(p, head_, num_labels_, s).build();
+}
+
+uint64_t encoder_masked_lm_parameters(const ModelPreset& p) {
+  const uint64_t H = uint64_t(p.hidden), E = uint64_t(p.embedding_size ? p.embedding_size : p.hidden);
+  const uint64_t V = uint64_t(p.vocab), pooler = p.pooler ? H * H + H : 0;  // the MLM classes have no pooler
+  const uint64_t width = p.family == ModelFamily::kAlbert ? E : H;  // the transform's output width
+  // transform dense (H -> width), its LayerNorm, the decoder's bias (its weight is the word embedding)
+  return model_parameters(p) - pooler + (H * width + width) + 2 * width + V;
 }
 
 uint64_t encoder_classification_parameters(const ModelPreset& p, int64_t num_labels) {

@@ -1,5 +1,6 @@
 // RoBERTa, DistilBERT and ALBERT: BERT-like post-LayerNorm encoders with Hugging Face's
-// sequence-classification heads, behind the model interface (models/model.h).
+// sequence-classification heads (below) or masked-LM heads (EncoderHead::kMaskedLm), behind the
+// model interface (models/model.h).
 //
 //   roberta:    RobertaForSequenceClassification. BERT's layer; embeddings with position ids
 //               offset by padding_idx + 1 = 2 (rows 2..S+1 of 514; padding tokens read row 1), one
@@ -19,7 +20,7 @@
 // application.
 //
 // Per-step inputs: input_ids, attention_mask [B, S] s32; token_type_ids [B, S] (ALBERT only);
-// labels [B] (float when num_labels == 1).
+// labels [B] (float when num_labels == 1); masked_lm: labels [B, S] s32 (-100: not predicted).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -30,12 +31,17 @@
 
 namespace tpusim::models {
 
+enum class EncoderHead {
+  kSequenceClassification,  // XForSequenceClassification (above)
+  kMaskedLm,                // XForMaskedLM: transform + tied decoder on every token; labels [B, S], -100 ignored
+};
+
 // A RoBERTa, DistilBERT or ALBERT architecture (a preset with any model_config overrides) and its
-// sequence-classification head.
+// training head.
 class EncoderModel : public Model {
  public:
   // Throws ConfigError unless `preset` is of family roberta, distilbert or albert.
-  EncoderModel(ModelPreset preset, int64_t num_labels);
+  EncoderModel(ModelPreset preset, int64_t num_labels, EncoderHead head = EncoderHead::kSequenceClassification);
   std::string name() const override { return preset_.name; }
   const std::vector<std::string>& module_classes() const override;
   std::string module_class(const std::string& path) const override;
@@ -46,6 +52,7 @@ class EncoderModel : public Model {
  private:
   ModelPreset preset_;
   int64_t num_labels_;
+  EncoderHead head_;
 };
 
 // True for the families EncoderModel builds.
@@ -55,5 +62,8 @@ bool is_encoder_family(ModelFamily f);
 // preset (the base class, pooler included) minus the pooler where the classification class has
 // none (RoBERTa), plus the classification head.
 uint64_t encoder_classification_parameters(const ModelPreset& p, int64_t num_labels);
+// The same for XForMaskedLM: the base class without its pooler, the transform (dense + LayerNorm;
+// ALBERT's of width E) and the decoder's bias (its weight tied to the word embeddings).
+uint64_t encoder_masked_lm_parameters(const ModelPreset& p);
 
 }  // namespace tpusim::models

@@ -328,10 +328,6 @@ const Schema<WorkloadConfig>& training_schema() {
         if (const auto e = models::unsimulated_model_error(t.model))
           c.fail("model", e->rule + (models::find_model_preset(t.model) ? "" : "; or custom with a model_config"),
                  e->suggestion);
-        const auto p = models::find_model_preset(t.model);
-        if (p && models::is_encoder_family(p->family) && t.task != "sequence_classification")
-          c.fail("task", "is simulated for the bert family only; " + p->name + " (family " +
-                 models::family_name(p->family) + ") has sequence_classification", "use task: sequence_classification");
       }
       if (t.model_config.hidden || t.model_config.heads) {
         models::BertConfig r;
@@ -580,11 +576,9 @@ models::ModelPreset resolve_model_preset(const TrainingWorkload& t) {
 std::unique_ptr<models::Model> make_model(const TrainingWorkload& t) {
   const models::ModelPreset p = resolve_model_preset(t);
   if (models::is_encoder_family(p.family)) {
-    if (t.choices.task != Task::kSequenceClassification)
-      throw ConfigError({"", "task", 0, t.task, "is simulated for the bert family only; " + p.name +
-                         " (family " + models::family_name(p.family) + ") has sequence_classification",
-                         "use task: sequence_classification"});
-    return std::make_unique<models::EncoderModel>(p, int64_t(t.num_labels));
+    return std::make_unique<models::EncoderModel>(p, int64_t(t.num_labels), t.choices.task == Task::kMaskedLm
+                                                                                ? models::EncoderHead::kMaskedLm
+                                                                                : models::EncoderHead::kSequenceClassification);
   }
   const models::BertHead head =
       t.choices.task == Task::kMaskedLm ? models::BertHead::kMaskedLm : models::BertHead::kSequenceClassification;

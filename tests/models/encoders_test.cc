@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
 
 #include "config/config_error.h"
 #include "models/autodiff.h"
@@ -35,6 +36,23 @@ TEST(EncoderModels, ParameterCountsMatchClosedFormAndPublishedModels) {
   EXPECT_EQ(count("roberta-base"), 124647170u);
   EXPECT_EQ(count("distilbert-base-uncased"), 66955010u);
   EXPECT_EQ(count("albert-base-v2"), 11685122u);
+}
+
+// XForMaskedLM: the closed form, and the published roberta-base (124,697,433) and
+// distilbert-base-uncased (66,985,530) masked-LM models; the decoder is the word embedding (tied).
+TEST(EncoderModels, MaskedLmParameterCounts) {
+  for (const char* name : {"roberta-base", "distilbert-base-uncased", "albert-base-v2", "albert-xxlarge-v2"}) {
+    const EncoderModel m(preset(name), 2, EncoderHead::kMaskedLm);
+    const ModelGraph g = m.build_forward({.batch = 1, .seq = 8});
+    EXPECT_EQ(count_parameters(g.graph), encoder_masked_lm_parameters(m.preset())) << name;
+    EXPECT_EQ(g.graph.node(g.logits).shape, (Dims{8, m.preset().vocab})) << name;  // every token
+  }
+  auto count = [](const char* name) {
+    return count_parameters(
+        EncoderModel(preset(name), 2, EncoderHead::kMaskedLm).build_forward({.batch = 1, .seq = 8}).graph);
+  };
+  EXPECT_EQ(count("roberta-base"), 124697433u);
+  EXPECT_EQ(count("distilbert-base-uncased"), 66985530u);
 }
 
 // ALBERT: one layer's parameters, used by every application; its gradient sums over them.
@@ -91,18 +109,19 @@ TEST(EncoderModels, RejectsBadShapes) {
 }
 
 // Miniature models (2 layers, hidden 8, 2 heads) in double precision: every parameter's gradient
-// against central finite differences, with padding in the attention mask (RoBERTa: its position ids).
-class MiniEncoder : public ::testing::TestWithParam<ModelFamily> {};
+// against central finite differences, with padding in the attention mask (RoBERTa: its position ids),
+// both heads (masked_lm: some labels -100, ignored).
+class MiniEncoder : public ::testing::TestWithParam<std::tuple<ModelFamily, EncoderHead>> {};
 
 TEST_P(MiniEncoder, GradientsMatchFiniteDifferences) {
-  const ModelFamily f = GetParam();
+  const auto [f, head] = GetParam();
   ModelPreset p{.name = "mini", .family = f, .counted_class = "", .layers = 2, .hidden = 8, .heads = 2, .kv_heads = 2, .head_dim = 4,
                 .intermediate = 12, .vocab = 11, .max_position = 6, .type_vocab = 2, .embedding_size = 8};
   if (f == ModelFamily::kRoberta) p.type_vocab = 1;
   if (f == ModelFamily::kDistilBert) p.type_vocab = 0;
   if (f == ModelFamily::kAlbert) p.embedding_size = 4, p.shared_layers = true, p.activation = Activation::kGeluNew;
   const int64_t B = 2, S = 4;
-  ModelGraph m = EncoderModel(p, 3).build_forward({.batch = B, .seq = S, .training = false});
+  ModelGraph m = EncoderModel(p, 3, head).build_forward({.batch = B, .seq = S, .training = false});
   Gradients gr = build_backward(m.graph, m.loss, m.params);
   std::map<int, test::Tensor> in;
   for (int i : m.inputs) {
@@ -111,7 +130,8 @@ TEST_P(MiniEncoder, GradientsMatchFiniteDifferences) {
     if (n.name == "input_ids") v = {1, 5, 7, 0, 2, 10, 3, 0};
     if (n.name == "token_type_ids") v = {0, 0, 1, 1, 0, 1, 1, 0};
     if (n.name == "attention_mask") v = {1, 1, 1, 1, 1, 1, 1, 0};
-    if (n.name == "labels") v = {2, 0};
+    if (n.name == "labels") v = head == EncoderHead::kMaskedLm ? std::vector<double>{-100, 4, -100, 9, 6, -100, 1, -100}
+                                                               : std::vector<double>{2, 0};
     ASSERT_EQ(int64_t(v.size()), num_elements(n.shape)) << n.name;
     in[i] = {n.shape, v};
   }
@@ -119,8 +139,14 @@ TEST_P(MiniEncoder, GradientsMatchFiniteDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, MiniEncoder,
-                         ::testing::Values(ModelFamily::kRoberta, ModelFamily::kDistilBert, ModelFamily::kAlbert),
-                         [](const auto& info) { return family_name(info.param); });
+                         ::testing::Combine(::testing::Values(ModelFamily::kRoberta, ModelFamily::kDistilBert,
+                                                              ModelFamily::kAlbert),
+                                            ::testing::Values(EncoderHead::kSequenceClassification,
+                                                              EncoderHead::kMaskedLm)),
+                         [](const auto& info) {
+                           return family_name(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) == EncoderHead::kMaskedLm ? "_masked_lm" : "_classification");
+                         });
 
 }  // namespace
 }  // namespace tpusim::models
