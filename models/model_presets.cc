@@ -212,7 +212,7 @@ std::string family_name(ModelFamily f) {
   return "?";
 }
 
-// The BERT family is the only one with training graphs (models/bert.h) so far.
+// The families with training graphs: BERT (models/bert.h) and the BERT-like encoders (models/encoders.h).
 bool family_simulated(ModelFamily f) {
   return f == ModelFamily::kBert || f == ModelFamily::kRoberta || f == ModelFamily::kDistilBert ||
          f == ModelFamily::kAlbert;  // models/bert.h, models/encoders.h
