@@ -1,8 +1,8 @@
 // Every model preset by Hugging Face hub name, across families (BERT, RoBERTa, DistilBERT, ALBERT,
 // GPT-2, Llama, T5, BART, ViT): architecture hyper-parameters from each model's config.json and the
-// exact parameter count of the Hugging Face model class that holds it. Only the BERT family has
-// training graphs today (models/bert.h); the BERT presets themselves live in models/bert_presets.h
-// and are listed here through it.
+// exact parameter count of the Hugging Face model class that holds it. BERT (models/bert.h), RoBERTa,
+// DistilBERT and ALBERT (models/encoders.h) have training graphs today; the BERT presets themselves
+// live in models/bert_presets.h and are listed here through it.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -58,7 +58,7 @@ std::vector<std::string> model_preset_names();
 std::optional<ModelPreset> find_model_preset(const std::string& name);
 
 std::string family_name(ModelFamily f);  // "bert", "gpt2", "llama", ...
-// Families tpusim builds training graphs for (bert, models/bert.h; vit, models/vit.h).
+// Families tpusim builds training graphs for (bert, roberta, distilbert, albert, gpt2, vit).
 bool family_simulated(ModelFamily f);
 std::vector<std::string> simulated_family_names();
 

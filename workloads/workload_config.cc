@@ -15,6 +15,7 @@
 #include "models/bert.h"
 #include "models/bert_presets.h"
 #include "models/gpt2.h"
+#include "models/encoders.h"
 #include "models/kernel_specs.h"
 #include "models/model_presets.h"
 #include "models/vit.h"
@@ -334,9 +335,12 @@ const Schema<WorkloadConfig>& training_schema() {
                "transformer_layer_cls_to_wrap)", "keep one of them");
       for (size_t i = 0; i < t.fsdp_wrap_layer_classes.size(); ++i) {
         const std::string& n = t.fsdp_wrap_layer_classes[i];
-        const auto& known = t.task == "image_classification" ? models::vit_module_classes()
-                            : is_gpt2_model(t)                 ? models::gpt2_module_classes()
-                                                               : models::bert_module_classes();
+        const auto preset = t.model == "custom" ? std::nullopt : models::find_model_preset(t.model);
+        const std::vector<std::string> known =
+            t.task == "image_classification"                          ? models::vit_module_classes()
+            : is_gpt2_model(t)                                        ? models::gpt2_module_classes()
+            : preset && models::is_encoder_family(preset->family)     ? models::EncoderModel(*preset, 2).module_classes()
+                                                                      : models::bert_module_classes();
         if (std::find(known.begin(), known.end(), n) == known.end())
           c.fail("fsdp_wrap_layer_classes", "'" + n + "' is not a module class of the model; known: " + config::join(known),
                  config::suggest(n, known, "known classes"));
@@ -604,8 +608,13 @@ std::string workload_schema_markdown() {
 
 models::BertConfig resolve_model(const TrainingWorkload& t) {
   models::BertConfig c;
+  const auto preset = t.model == "custom" ? std::nullopt : models::find_model_preset(t.model);
   if (t.model == "custom") {
     c.name = "custom";
+  } else if (preset && models::is_encoder_family(preset->family)) {  // RoBERTa, DistilBERT, ALBERT: the shared fields
+    c = {.name = preset->name, .layers = preset->layers, .hidden = preset->hidden, .heads = preset->heads,
+         .intermediate = preset->intermediate, .vocab = preset->vocab, .max_position = preset->max_position,
+         .type_vocab = preset->type_vocab};
   } else {
     c = models::find_preset(t.model);
   }
@@ -627,7 +636,16 @@ bool is_gpt2_model(const TrainingWorkload& t) {
 
 models::ModelPreset resolve_model_preset(const TrainingWorkload& t) {
   if (const auto v = models::find_model_preset(t.model); v && v->family == models::ModelFamily::kVit) return *v;
-  if (!is_gpt2_model(t)) return models::bert_model_preset(resolve_model(t));
+  if (!is_gpt2_model(t)) {
+    const models::BertConfig c = resolve_model(t);
+    const auto preset = t.model == "custom" ? std::nullopt : models::find_model_preset(t.model);
+    if (!preset || !models::is_encoder_family(preset->family)) return models::bert_model_preset(c);
+    models::ModelPreset p = *preset;
+    p.layers = c.layers, p.hidden = c.hidden, p.heads = c.heads, p.intermediate = c.intermediate, p.vocab = c.vocab;
+    p.max_position = c.max_position, p.head_dim = c.heads ? c.hidden / c.heads : 0, p.kv_heads = c.heads;
+    if (p.family != models::ModelFamily::kAlbert) p.embedding_size = c.hidden;
+    return p;
+  }
   models::ModelPreset p = *models::find_model_preset(t.model);
   const ModelConfig& m = t.model_config;
   if (m.layers) p.layers = m.layers;
@@ -649,6 +667,12 @@ std::unique_ptr<models::Model> make_model(const TrainingWorkload& t) {
     return std::make_unique<models::VitModel>(v);
   }
   if (is_gpt2_model(t)) return std::make_unique<models::Gpt2Model>(resolve_model_preset(t));
+  const models::ModelPreset p = resolve_model_preset(t);
+  if (models::is_encoder_family(p.family)) {
+    return std::make_unique<models::EncoderModel>(p, int64_t(t.num_labels), t.choices.task == Task::kMaskedLm
+                                                                                ? models::EncoderHead::kMaskedLm
+                                                                                : models::EncoderHead::kSequenceClassification);
+  }
   const models::BertHead head =
       t.choices.task == Task::kMaskedLm ? models::BertHead::kMaskedLm : models::BertHead::kSequenceClassification;
   return std::make_unique<models::BertModel>(resolve_model(t), head, int64_t(t.max_predictions_per_seq));
@@ -659,11 +683,7 @@ uint32_t image_tokens(const TrainingWorkload& t) {
   return uint32_t(models::vit_seq(*models::find_model_preset(t.model)));
 }
 
-uint64_t base_model_parameters(const TrainingWorkload& t) {
-  if (t.choices.task == Task::kImageClassification) return models::model_parameters(*models::find_model_preset(t.model));
-  if (is_gpt2_model(t)) return models::model_parameters(resolve_model_preset(t));
-  return models::model_parameters(models::bert_model_preset(resolve_model(t)));
-}
+uint64_t base_model_parameters(const TrainingWorkload& t) { return models::model_parameters(resolve_model_preset(t)); }
 
 SplitOverrides split_overrides(const std::vector<Override>& all) {
   SplitOverrides out;

@@ -4,6 +4,7 @@
 #include "models/bert_presets.h"
 #include "models/model_presets.h"
 #include "models/model.h"
+#include "models/model_presets.h"
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -121,6 +122,8 @@ bool is_gpt2_model(const TrainingWorkload& t);
 // The workload's architecture as a preset of models/model_presets.h: a GPT-2 preset with
 // model_config's non-zero fields applied, or the BERT architecture (resolve_model) as its BertModel.
 // Throws ConfigError for an unknown preset.
+// RoBERTa, DistilBERT and ALBERT: their preset with model_config applied; ViT: its preset; otherwise
+// bert_model_preset(resolve_model(t)).
 models::ModelPreset resolve_model_preset(const TrainingWorkload& t);
 // The training workload's model behind the model interface (models/model.h): its architecture
 // (resolve_model) with the head of its task.

@@ -281,5 +281,27 @@ TEST(TrainingWorkloadConfig, Sharding) {
   EXPECT_EQ(e.yaml_path, "gradient_accumulation_steps");
 }
 
+
+// RoBERTa, DistilBERT and ALBERT (models/encoders.h): make_model builds their classifier or masked-LM
+// model; another family's wrap classes are bad input at their key.
+TEST(TrainingWorkloadConfig, EncoderFamilies) {
+  const std::string base = "kind: training\ndataset: {train: 'fixed:8:8'}\nper_device_batch_size: 1\n";
+  for (auto [model, cls] : {std::pair{"roberta-base", "RobertaForSequenceClassification"},
+                            std::pair{"distilbert-base-uncased", "DistilBertForSequenceClassification"},
+                            std::pair{"albert-base-v2", "AlbertForSequenceClassification"}}) {
+    const WorkloadConfig w = load_workload_config_text(base + "model: " + model + "\n", "t.yaml");
+    EXPECT_EQ(make_model(w.training)->module_class(""), cls);
+    EXPECT_EQ(resolve_model_preset(w.training).name, model);
+  }
+  const WorkloadConfig mlm = load_workload_config_text(base + "model: roberta-base\ntask: masked_lm\n", "t.yaml");
+  EXPECT_EQ(make_model(mlm.training)->module_class(""), "RobertaForMaskedLM");
+  auto e = config_error_of([&] {
+    load_workload_config_text(base + "model: albert-base-v2\nsharding: fsdp\nfsdp_wrap_layer_classes: [BertLayer]\n", "t.yaml");
+  });
+  EXPECT_EQ(e.yaml_path, "fsdp_wrap_layer_classes");
+  EXPECT_TRUE(contains(e.rule, "AlbertLayer")) << e.rule;
+  EXPECT_NO_THROW(load_workload_config_text(
+      base + "model: albert-base-v2\nsharding: fsdp\nfsdp_wrap_layer_classes: [AlbertLayer]\n", "t.yaml"));
+}
 }  // namespace
 }  // namespace tpusim
