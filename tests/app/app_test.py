@@ -431,7 +431,7 @@ def check_training_report(rep, where):
 def test_training(tmp, workload):
     """A shipped training workload, capped at a few steps (evaluation still runs once), on the slice its
     file name ends with (e.g. ..._v3-32.yaml runs on configs/hw/v3-32.yaml; v3-8 otherwise)."""
-    m = re.search(r"_(v\d+-\d+)(_|\.yaml$)", os.path.basename(workload))
+    m = re.search(r"_(v\d+[a-z]*-\d+)(_|\.yaml$)", os.path.basename(workload))
     hw = os.path.join(SRC, "configs", "hw", (m.group(1) if m else "v3-8") + ".yaml")
     check(os.path.exists(hw), "no hardware config " + hw, workload)
     out = os.path.join(tmp, "out")
