@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "config/config_error.h"
+#include "models/layers.h"
 #include "models/losses.h"
 
 namespace tpusim::models {
@@ -39,58 +40,17 @@ class BertBuilder {
 
  private:
   Graph& g() { return out_.graph; }
-  // A trainable parameter as stored (f32 master weights under autocast).
-  int stored_weight(const std::string& name, Dims shape) {
-    int p = g().parameter(name, std::move(shape), o_.param_dtype.value_or(t_), ParamRole::kTrainable);
-    out_.params.push_back(p);
-    return p;
-  }
-  // `x` in the compute dtype: a convert under autocast (XLA fuses it into the consumer), else x.
-  int compute(int x) { return g().node(x).dtype == t_ ? x : g().convert(x, t_); }
-  // A trainable parameter as the model uses it.
-  int weight(const std::string& name, Dims shape) { return compute(stored_weight(name, std::move(shape))); }
-  int input(const std::string& name, Dims shape, DType t) {
-    int p = g().parameter(name, std::move(shape), t, ParamRole::kInput);
-    out_.inputs.push_back(p);
-    return p;
-  }
-  int c(double v) { return g().constant(v, t_); }
-
-  // nn.Linear on rows: y = x W^T + b, x [rows, in], W [out, in].
-  int linear(int x, int64_t in, int64_t out, const std::string& name) {
-    int w = weight(name + ".weight", {out, in});
-    int b = weight(name + ".bias", {out});
-    int y = g().dot(x, w, {{}, {}, {1}, {1}}, o_.precision, name);
-    return g().ew_bcast(EwOp::kAdd, y, b, {1}, name + ".bias_add");
-  }
-
-  // nn.LayerNorm over the last dim of rows [rows, H] (eps = layer_norm_eps).
-  int layer_norm(int x, const std::string& name) {
-    const int64_t cols = g().node(x).shape.at(1);
-    int gamma = weight(name + ".weight", {cols});
-    int beta = weight(name + ".bias", {cols});
-    int inv = c(1.0 / double(cols));
-    int mean = g().ew(EwOp::kMul, g().reduce(x, 1, ReduceOp::kSum), inv, name + ".mean");
-    int xc = g().ew_bcast(EwOp::kSub, x, mean, {0}, name + ".center");
-    int var = g().ew(EwOp::kMul, g().reduce(g().ew(EwOp::kMul, xc, xc, name + ".square"), 1, ReduceOp::kSum), inv,
-                     name + ".var");
-    int rstd = g().ew(EwOp::kRsqrt, g().ew(EwOp::kAdd, var, c(cfg_.layer_norm_eps), name + ".var_eps"), -1, name + ".rstd");
-    int y = g().ew_bcast(EwOp::kMul, xc, rstd, {0}, name + ".normalize");
-    y = g().ew_bcast(EwOp::kMul, y, gamma, {1}, name + ".gamma");
-    return g().ew_bcast(EwOp::kAdd, y, beta, {1}, name);
-  }
-
-  int dropout(int x, double rate, const std::string& name) {
-    if (!o_.training || rate <= 0) return x;
-    return g().ew(EwOp::kMul, x, g().dropout_mask(x, rate, name + ".mask"), name);
-  }
-
-  // Hugging Face's "gelu": the exact form x * 0.5 * (1 + erf(x / sqrt(2))).
-  int gelu(int x, const std::string& name) {
-    int e = g().ew(EwOp::kErf, g().ew(EwOp::kMul, x, c(1.0 / std::sqrt(2.0)), name + ".scale"), -1, name + ".erf");
-    int u = g().ew(EwOp::kAdd, e, c(1.0), name + ".one_plus");
-    return g().ew(EwOp::kMul, g().ew(EwOp::kMul, x, u, name + ".mul"), c(0.5), name);
-  }
+  // The shared layer pieces (models/layers.h) over this graph.
+  layers::LayerContext cx() { return {g(), out_.params, out_.inputs, t_, o_.param_dtype, o_.precision, o_.training}; }
+  int stored_weight(const std::string& name, Dims shape) { return layers::stored_weight(cx(), name, std::move(shape)); }
+  int compute(int x) { return layers::compute(cx(), x); }
+  int weight(const std::string& name, Dims shape) { return layers::weight(cx(), name, std::move(shape)); }
+  int input(const std::string& name, Dims shape, DType t) { return layers::input(cx(), name, std::move(shape), t); }
+  int c(double v) { return layers::constant(cx(), v); }
+  int linear(int x, int64_t in, int64_t out, const std::string& name) { return layers::linear(cx(), x, in, out, name); }
+  int layer_norm(int x, const std::string& name) { return layers::layer_norm(cx(), x, cfg_.layer_norm_eps, name); }
+  int dropout(int x, double rate, const std::string& name) { return layers::dropout(cx(), x, rate, name); }
+  int gelu(int x, const std::string& name) { return layers::gelu(cx(), x, name); }
 
   // BertEmbeddings: word + position + token-type lookups, LayerNorm, dropout -> [B*S, H].
   int embeddings() {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "config/config_error.h"
+#include "models/layers.h"
 #include "models/losses.h"
 
 namespace tpusim::models {
@@ -52,63 +53,22 @@ class EncoderBuilder {
   std::string base() const {
     return p_.family == ModelFamily::kRoberta ? "roberta" : p_.family == ModelFamily::kDistilBert ? "distilbert" : "albert";
   }
-  // A trainable parameter as stored; a name seen before is the same node (ALBERT's shared layer).
-  int stored_weight(const std::string& name, Dims shape) {
-    if (auto it = by_name_.find(name); it != by_name_.end()) return it->second;
-    int p = g().parameter(name, std::move(shape), s_.param_dtype.value_or(t_), ParamRole::kTrainable);
-    out_.params.push_back(p);
-    by_name_[name] = p;
-    return p;
+  // The shared layer pieces (models/layers.h) over this graph; a parameter name seen before is the
+  // same node (ALBERT's shared layer).
+  layers::LayerContext cx() {
+    return {g(), out_.params, out_.inputs, t_, s_.param_dtype, s_.precision, s_.training, &by_name_};
   }
-  int compute(int x) { return g().node(x).dtype == t_ ? x : g().convert(x, t_); }
-  int weight(const std::string& name, Dims shape) { return compute(stored_weight(name, std::move(shape))); }
-  int input(const std::string& name, Dims shape, DType t) {
-    int p = g().parameter(name, std::move(shape), t, ParamRole::kInput);
-    out_.inputs.push_back(p);
-    return p;
-  }
-  int c(double v) { return g().constant(v, t_); }
-
-  int linear(int x, int64_t in, int64_t out, const std::string& name) {
-    int w = weight(name + ".weight", {out, in});
-    int b = weight(name + ".bias", {out});
-    int y = g().dot(x, w, {{}, {}, {1}, {1}}, s_.precision, name);
-    return g().ew_bcast(EwOp::kAdd, y, b, {1}, name + ".bias_add");
-  }
-  int layer_norm(int x, const std::string& name) {
-    const int64_t cols = g().node(x).shape.at(1);
-    int gamma = weight(name + ".weight", {cols});
-    int beta = weight(name + ".bias", {cols});
-    int inv = c(1.0 / double(cols));
-    int mean = g().ew(EwOp::kMul, g().reduce(x, 1, ReduceOp::kSum), inv, name + ".mean");
-    int xc = g().ew_bcast(EwOp::kSub, x, mean, {0}, name + ".center");
-    int var = g().ew(EwOp::kMul, g().reduce(g().ew(EwOp::kMul, xc, xc, name + ".square"), 1, ReduceOp::kSum), inv,
-                     name + ".var");
-    int rstd = g().ew(EwOp::kRsqrt, g().ew(EwOp::kAdd, var, c(eps_), name + ".var_eps"), -1, name + ".rstd");
-    int y = g().ew_bcast(EwOp::kMul, xc, rstd, {0}, name + ".normalize");
-    y = g().ew_bcast(EwOp::kMul, y, gamma, {1}, name + ".gamma");
-    return g().ew_bcast(EwOp::kAdd, y, beta, {1}, name);
-  }
-  int dropout(int x, double rate, const std::string& name) {
-    if (!s_.training || rate <= 0) return x;
-    return g().ew(EwOp::kMul, x, g().dropout_mask(x, rate, name + ".mask"), name);
-  }
-  // "gelu" (RoBERTa, DistilBERT): x * 0.5 * (1 + erf(x / sqrt(2))).
-  int gelu(int x, const std::string& name) {
-    int e = g().ew(EwOp::kErf, g().ew(EwOp::kMul, x, c(1.0 / std::sqrt(2.0)), name + ".scale"), -1, name + ".erf");
-    int u = g().ew(EwOp::kAdd, e, c(1.0), name + ".one_plus");
-    return g().ew(EwOp::kMul, g().ew(EwOp::kMul, x, u, name + ".mul"), c(0.5), name);
-  }
-  // "gelu_new" (ALBERT; transformers' NewGELUActivation, Hendrycks & Gimpel's tanh form):
-  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-  int gelu_new(int x, const std::string& name) {
-    int x3 = g().ew(EwOp::kMul, g().ew(EwOp::kMul, x, x, name + ".square"), x, name + ".cube");
-    int inner = g().ew(EwOp::kAdd, x, g().ew(EwOp::kMul, x3, c(0.044715), name + ".cubic"), name + ".inner");
-    int th = g().ew(EwOp::kTanh, g().ew(EwOp::kMul, inner, c(std::sqrt(2.0 / M_PI)), name + ".scale"), -1,
-                    name + ".tanh");
-    int u = g().ew(EwOp::kAdd, th, c(1.0), name + ".one_plus");
-    return g().ew(EwOp::kMul, g().ew(EwOp::kMul, x, u, name + ".mul"), c(0.5), name);
-  }
+  int stored_weight(const std::string& name, Dims shape) { return layers::stored_weight(cx(), name, std::move(shape)); }
+  int compute(int x) { return layers::compute(cx(), x); }
+  int weight(const std::string& name, Dims shape) { return layers::weight(cx(), name, std::move(shape)); }
+  int input(const std::string& name, Dims shape, DType t) { return layers::input(cx(), name, std::move(shape), t); }
+  int c(double v) { return layers::constant(cx(), v); }
+  int linear(int x, int64_t in, int64_t out, const std::string& name) { return layers::linear(cx(), x, in, out, name); }
+  int layer_norm(int x, const std::string& name) { return layers::layer_norm(cx(), x, eps_, name); }
+  int dropout(int x, double rate, const std::string& name) { return layers::dropout(cx(), x, rate, name); }
+  // "gelu" (RoBERTa, DistilBERT) and "gelu_new" (ALBERT).
+  int gelu(int x, const std::string& name) { return layers::gelu(cx(), x, name); }
+  int gelu_new(int x, const std::string& name) { return layers::gelu_new(cx(), x, name); }
 
   // Word (+ position + token-type) embeddings, LayerNorm, dropout -> [B*S, E].
   int embeddings() {

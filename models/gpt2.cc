@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "config/config_error.h"
+#include "models/layers.h"
 #include "models/losses.h"
 
 namespace tpusim::models {
@@ -47,19 +48,13 @@ class Gpt2Builder {
 
  private:
   Graph& g() { return out_.graph; }
-  int stored_weight(const std::string& name, Dims shape) {
-    int p = g().parameter(name, std::move(shape), s_.param_dtype.value_or(t_), ParamRole::kTrainable);
-    out_.params.push_back(p);
-    return p;
-  }
-  int compute(int x) { return g().node(x).dtype == t_ ? x : g().convert(x, t_); }
-  int weight(const std::string& name, Dims shape) { return compute(stored_weight(name, std::move(shape))); }
-  int input(const std::string& name, Dims shape) {
-    int p = g().parameter(name, std::move(shape), DType::kS32, ParamRole::kInput);
-    out_.inputs.push_back(p);
-    return p;
-  }
-  int c(double v) { return g().constant(v, t_); }
+  // The shared layer pieces (models/layers.h) over this graph.
+  layers::LayerContext cx() { return {g(), out_.params, out_.inputs, t_, s_.param_dtype, s_.precision, s_.training}; }
+  int stored_weight(const std::string& name, Dims shape) { return layers::stored_weight(cx(), name, std::move(shape)); }
+  int compute(int x) { return layers::compute(cx(), x); }
+  int weight(const std::string& name, Dims shape) { return layers::weight(cx(), name, std::move(shape)); }
+  int input(const std::string& name, Dims shape) { return layers::input(cx(), name, std::move(shape), DType::kS32); }
+  int c(double v) { return layers::constant(cx(), v); }
 
   // Conv1D on rows: y = x W + b with W [in, out] (transformers.pytorch_utils.Conv1D).
   int conv1d(int x, int w, int b, const std::string& name) {
@@ -67,36 +62,9 @@ class Gpt2Builder {
     return g().ew_bcast(EwOp::kAdd, y, b, {1}, name + ".bias_add");
   }
 
-  // nn.LayerNorm over the last dim of rows [rows, H] (as models/bert.cc).
-  int layer_norm(int x, const std::string& name) {
-    const int64_t cols = g().node(x).shape.at(1);
-    int gamma = weight(name + ".weight", {cols});
-    int beta = weight(name + ".bias", {cols});
-    int inv = c(1.0 / double(cols));
-    int mean = g().ew(EwOp::kMul, g().reduce(x, 1, ReduceOp::kSum), inv, name + ".mean");
-    int xc = g().ew_bcast(EwOp::kSub, x, mean, {0}, name + ".center");
-    int var = g().ew(EwOp::kMul, g().reduce(g().ew(EwOp::kMul, xc, xc, name + ".square"), 1, ReduceOp::kSum), inv,
-                     name + ".var");
-    int rstd = g().ew(EwOp::kRsqrt, g().ew(EwOp::kAdd, var, c(kLayerNormEps), name + ".var_eps"), -1, name + ".rstd");
-    int y = g().ew_bcast(EwOp::kMul, xc, rstd, {0}, name + ".normalize");
-    y = g().ew_bcast(EwOp::kMul, y, gamma, {1}, name + ".gamma");
-    return g().ew_bcast(EwOp::kAdd, y, beta, {1}, name);
-  }
-
-  int dropout(int x, const std::string& name) {
-    if (!s_.training) return x;
-    return g().ew(EwOp::kMul, x, g().dropout_mask(x, kDropout, name + ".mask"), name);
-  }
-
-  // gelu_new (transformers NewGELUActivation): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-  int gelu_new(int x, const std::string& name) {
-    int x3 = g().ew(EwOp::kMul, g().ew(EwOp::kMul, x, x, name + ".square"), x, name + ".cube");
-    int inner = g().ew(EwOp::kAdd, x, g().ew(EwOp::kMul, x3, c(0.044715), name + ".cubic"), name + ".inner");
-    int th = g().ew(EwOp::kTanh, g().ew(EwOp::kMul, inner, c(std::sqrt(2.0 / std::numbers::pi)), name + ".scale"), -1,
-                    name + ".tanh");
-    int u = g().ew(EwOp::kAdd, th, c(1.0), name + ".one_plus");
-    return g().ew(EwOp::kMul, g().ew(EwOp::kMul, x, u, name + ".mul"), c(0.5), name);
-  }
+  int layer_norm(int x, const std::string& name) { return layers::layer_norm(cx(), x, kLayerNormEps, name); }
+  int dropout(int x, const std::string& name) { return layers::dropout(cx(), x, kDropout, name); }
+  int gelu_new(int x, const std::string& name) { return layers::gelu_new(cx(), x, name); }
 
   // wte(input_ids) + wpe(position_ids) -> dropout -> [B*S, H].
   int embeddings() {

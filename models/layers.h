@@ -1,0 +1,51 @@
+// The graph pieces every model builder shares (models/bert.cc, encoders.cc, gpt2.cc, vit.cc): how a
+// trainable parameter is stored and used, nn.Linear, nn.LayerNorm, dropout and the two GELUs, each
+// written once. A builder passes its LayerContext (the graph it builds, the compute dtype, autocast's
+// stored-parameter dtype, the dot precision, training or evaluation).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/graph.h"
+
+namespace tpusim::models::layers {
+
+struct LayerContext {
+  Graph& g;
+  std::vector<int>& params;            // trainable parameters, in creation order
+  std::vector<int>& inputs;            // per-step inputs, in creation order
+  DType dtype;                         // every float tensor
+  std::optional<DType> param_dtype;    // stored trainable parameters (autocast: f32 master weights)
+  const std::string& precision;        // dot precision
+  bool training;                       // dropout on
+  // When set, a parameter name seen before is the same node (ALBERT's shared layer: parameters once,
+  // used by every application, so their gradients add up).
+  std::map<std::string, int>* shared = nullptr;
+};
+
+// A trainable parameter as stored (f32 master weights under autocast).
+int stored_weight(const LayerContext& cx, const std::string& name, Dims shape);
+// `x` in the compute dtype: a convert under autocast (XLA fuses it into the consumer), else x.
+int compute(const LayerContext& cx, int x);
+// A trainable parameter as the model uses it.
+int weight(const LayerContext& cx, const std::string& name, Dims shape);
+int input(const LayerContext& cx, const std::string& name, Dims shape, DType t);
+int constant(const LayerContext& cx, double v);
+
+// nn.Linear on rows: y = x W^T + b, x [rows, in], W [out, in] (`w` given: its weight node).
+int linear_w(const LayerContext& cx, int x, int w, int64_t out, const std::string& name);
+int linear(const LayerContext& cx, int x, int64_t in, int64_t out, const std::string& name);
+// nn.LayerNorm over the last dim of rows [rows, H].
+int layer_norm(const LayerContext& cx, int x, double eps, const std::string& name);
+// nn.Dropout(rate); nothing in evaluation graphs or at rate 0.
+int dropout(const LayerContext& cx, int x, double rate, const std::string& name);
+// Hugging Face's "gelu": the exact form x * 0.5 * (1 + erf(x / sqrt(2))).
+int gelu(const LayerContext& cx, int x, const std::string& name);
+// "gelu_new" (transformers' NewGELUActivation, Hendrycks & Gimpel's tanh form):
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+int gelu_new(const LayerContext& cx, int x, const std::string& name);
+
+}  // namespace tpusim::models::layers
