@@ -7,23 +7,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/config/test_util.h"
+
 namespace tpusim::data {
 namespace {
 
 namespace fs = std::filesystem;
 
-ConfigErrorInfo error_of(const std::function<void()>& f, std::string* what = nullptr) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    if (what) *what = e.what();
-    return e.info();
-  }
-  ADD_FAILURE() << "expected a ConfigError";
-  return {};
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using tpusim::testing::config_error_of;
+using tpusim::testing::contains;
 
 using L = std::vector<uint32_t>;
 
@@ -106,47 +98,47 @@ TEST(DatasetFileFormats, JsonLinesFieldByNameOrInputIds) {
 
 TEST(DatasetFileErrors, NameFileLineAndFieldOrColumn) {
   std::string what;
-  ConfigErrorInfo e = error_of([] { parse_length_file("[12,\n 8.5]", "d.json"); }, &what);
+  ConfigErrorInfo e = config_error_of([] { parse_length_file("[12,\n 8.5]", "d.json"); }, &what);
   EXPECT_EQ(e.file, "d.json");
   EXPECT_EQ(e.line, 2);
   EXPECT_EQ(e.yaml_path, "column 2");
   EXPECT_EQ(e.value, "8.5");
 
-  e = error_of([] { parse_length_file("5\n-3\n", "d.txt"); });
+  e = config_error_of([] { parse_length_file("5\n-3\n", "d.txt"); });
   EXPECT_EQ(e.line, 2);
   EXPECT_TRUE(contains(e.rule, "negative")) << e.rule;
-  e = error_of([] { parse_length_file("5\n0\n", "d.txt"); });
+  e = config_error_of([] { parse_length_file("5\n0\n", "d.txt"); });
   EXPECT_TRUE(contains(e.rule, "zero")) << e.rule;
-  e = error_of([] { parse_length_file("a,length\nx,7\ny,seven\n", "d.csv"); });
+  e = config_error_of([] { parse_length_file("a,length\nx,7\ny,seven\n", "d.csv"); });
   EXPECT_EQ(e.line, 3);
   EXPECT_EQ(e.yaml_path, "length");
   EXPECT_EQ(e.value, "seven");
-  e = error_of([] { parse_length_file("a,b\n1,2\n", "d.csv"); });
+  e = config_error_of([] { parse_length_file("a,b\n1,2\n", "d.csv"); });
   EXPECT_TRUE(contains(e.rule, "several numeric columns")) << e.rule;
   EXPECT_TRUE(contains(e.suggestion, "d.csv#COLUMN")) << e.suggestion;
-  e = error_of([] { parse_length_file("a,length\n1,2\n", "d.csv", "lenght"); });
+  e = config_error_of([] { parse_length_file("a,length\n1,2\n", "d.csv", "lenght"); });
   EXPECT_TRUE(contains(e.suggestion, "did you mean 'length'")) << e.suggestion;
 
-  e = error_of([] { parse_length_file("{\"length\": 4}\n{\"text\": \"x\"}\n", "d.jsonl"); });
+  e = config_error_of([] { parse_length_file("{\"length\": 4}\n{\"text\": \"x\"}\n", "d.jsonl"); });
   EXPECT_EQ(e.line, 2);
   EXPECT_TRUE(contains(e.rule, "none of the token-count fields")) << e.rule;
-  e = error_of([] { parse_length_file("{\"n_tok\": 4}\n", "d.jsonl", "n_toks"); });
+  e = config_error_of([] { parse_length_file("{\"n_tok\": 4}\n", "d.jsonl", "n_toks"); });
   EXPECT_EQ(e.yaml_path, "n_toks");
   EXPECT_TRUE(contains(e.suggestion, "n_tok")) << e.suggestion;
-  e = error_of([] { parse_length_file("{\"length\": 4.5}\n", "d.jsonl"); });
+  e = config_error_of([] { parse_length_file("{\"length\": 4.5}\n", "d.jsonl"); });
   EXPECT_EQ(e.yaml_path, "length");
-  e = error_of([] { parse_length_file("{\"length\": {\"n\": 4}, \"len\": 3}\n", "d.jsonl"); });
+  e = config_error_of([] { parse_length_file("{\"length\": {\"n\": 4}, \"len\": 3}\n", "d.jsonl"); });
   EXPECT_EQ(e.yaml_path, "length");  // the preferred field, even when a later one would do
-  e = error_of([] { parse_length_file("{\"input_ids\": []}\n", "d.jsonl"); });
+  e = config_error_of([] { parse_length_file("{\"input_ids\": []}\n", "d.jsonl"); });
   EXPECT_TRUE(contains(e.rule, "empty list")) << e.rule;
-  e = error_of([] { parse_length_file("[4]\n", "d.jsonl"); });
+  e = config_error_of([] { parse_length_file("[4]\n", "d.jsonl"); });
   EXPECT_TRUE(contains(e.rule, "must be an object")) << e.rule;
-  e = error_of([] { parse_length_file("{\"length\": 4\n", "d.jsonl"); });
+  e = config_error_of([] { parse_length_file("{\"length\": 4\n", "d.jsonl"); });
   EXPECT_TRUE(contains(e.rule, "not valid JSON")) << e.rule;
 
   for (const auto& [text, name] : {std::pair{"[]", "e.json"}, std::pair{"\n\n", "e.txt"}, std::pair{"length\n", "e.csv"},
                                    std::pair{"", "e.jsonl"}}) {
-    e = error_of([&] { parse_length_file(text, name); });
+    e = config_error_of([&] { parse_length_file(text, name); });
     EXPECT_EQ(e.file, name);
     EXPECT_TRUE(contains(e.rule, "no examples")) << name << ": " << e.rule;
   }
@@ -165,13 +157,13 @@ TEST_F(DatasetFile, MissingFileSuggestsNearbyFiles) {
   write("train_lengths.json", "[1]");
   const std::string bad = (dir_ / "train_length.json").string();
   std::string what;
-  const ConfigErrorInfo e = error_of([&] { load_dataset(bad, {}, ErrorWhere{"w.yaml", "dataset.train", 4}); }, &what);
+  const ConfigErrorInfo e = config_error_of([&] { load_dataset(bad, {}, ErrorWhere{"w.yaml", "dataset.train", 4}); }, &what);
   EXPECT_EQ(e.file, "w.yaml");
   EXPECT_EQ(e.line, 4);
   EXPECT_EQ(e.value, bad);
   EXPECT_TRUE(contains(e.rule, "not found")) << what;
   EXPECT_TRUE(contains(e.suggestion, "train_lengths.json")) << what;
-  const ConfigErrorInfo d = error_of([&] { load_dataset((dir_ / "nodir" / "x.json").string()); });
+  const ConfigErrorInfo d = config_error_of([&] { load_dataset((dir_ / "nodir" / "x.json").string()); });
   EXPECT_TRUE(contains(d.suggestion, "does not exist")) << d.suggestion;
 }
 
