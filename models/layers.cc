@@ -54,6 +54,17 @@ int layer_norm(const LayerContext& cx, int x, double eps, const std::string& nam
   return g.ew_bcast(EwOp::kAdd, y, beta, {1}, name);
 }
 
+int rms_norm(const LayerContext& cx, int x, double eps, const std::string& name) {
+  Graph& g = cx.g;
+  const int64_t cols = g.node(x).shape.at(1);
+  int gamma = weight(cx, name + ".weight", {cols});
+  int ms = g.ew(EwOp::kMul, g.reduce(g.ew(EwOp::kMul, x, x, name + ".square"), 1, ReduceOp::kSum),
+                constant(cx, 1.0 / double(cols)), name + ".mean_square");
+  int rstd = g.ew(EwOp::kRsqrt, g.ew(EwOp::kAdd, ms, constant(cx, eps), name + ".ms_eps"), -1, name + ".rstd");
+  int y = g.ew_bcast(EwOp::kMul, x, rstd, {0}, name + ".normalize");
+  return g.ew_bcast(EwOp::kMul, y, gamma, {1}, name);
+}
+
 int dropout(const LayerContext& cx, int x, double rate, const std::string& name) {
   if (!cx.training || rate <= 0) return x;
   return cx.g.ew(EwOp::kMul, x, cx.g.dropout_mask(x, rate, name + ".mask"), name);
@@ -74,6 +85,13 @@ int gelu_new(const LayerContext& cx, int x, const std::string& name) {
                 name + ".tanh");
   int u = g.ew(EwOp::kAdd, th, constant(cx, 1.0), name + ".one_plus");
   return g.ew(EwOp::kMul, g.ew(EwOp::kMul, x, u, name + ".mul"), constant(cx, 0.5), name);
+}
+
+int silu(const LayerContext& cx, int x, const std::string& name) {
+  Graph& g = cx.g;
+  int e = g.ew(EwOp::kExp, g.ew(EwOp::kNeg, x, -1, name + ".neg"), -1, name + ".exp");
+  int d = g.ew(EwOp::kAdd, e, constant(cx, 1.0), name + ".one_plus");
+  return g.ew(EwOp::kDiv, x, d, name);
 }
 
 }  // namespace tpusim::models::layers

@@ -1,5 +1,5 @@
 // The graph pieces every model builder shares (models/bert.cc, encoders.cc, gpt2.cc, vit.cc): how a
-// trainable parameter is stored and used, nn.Linear, nn.LayerNorm, dropout and the two GELUs, each
+// trainable parameter is stored and used, nn.Linear, nn.LayerNorm, RMSNorm, dropout, the two GELUs and SiLU, each
 // written once. A builder passes its LayerContext (the graph it builds, the compute dtype, autocast's
 // stored-parameter dtype, the dot precision, training or evaluation).
 #pragma once
@@ -40,6 +40,9 @@ int linear_w(const LayerContext& cx, int x, int w, int64_t out, const std::strin
 int linear(const LayerContext& cx, int x, int64_t in, int64_t out, const std::string& name);
 // nn.LayerNorm over the last dim of rows [rows, H].
 int layer_norm(const LayerContext& cx, int x, double eps, const std::string& name);
+// RMSNorm over the last dim of rows [rows, H], weight only (LlamaRMSNorm, T5LayerNorm):
+// y = x * rsqrt(mean(x^2) + eps) * weight. Zhang & Sennrich, "Root Mean Square Layer Normalization" (2019).
+int rms_norm(const LayerContext& cx, int x, double eps, const std::string& name);
 // nn.Dropout(rate); nothing in evaluation graphs or at rate 0.
 int dropout(const LayerContext& cx, int x, double rate, const std::string& name);
 // Hugging Face's "gelu": the exact form x * 0.5 * (1 + erf(x / sqrt(2))).
@@ -47,5 +50,7 @@ int gelu(const LayerContext& cx, int x, const std::string& name);
 // "gelu_new" (transformers' NewGELUActivation, Hendrycks & Gimpel's tanh form):
 // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 int gelu_new(const LayerContext& cx, int x, const std::string& name);
+// SiLU (swish): x * sigmoid(x) = x / (1 + exp(-x)) (nn.SiLU, Llama's "silu" MLP activation).
+int silu(const LayerContext& cx, int x, const std::string& name);
 
 }  // namespace tpusim::models::layers
