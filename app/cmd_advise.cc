@@ -1,5 +1,5 @@
 // `tpusim advise [--hw FILE] [--workload FILE] [--set PATH=VALUE]... [--out DIR]`: the settings
-// advisor of workloads/advisor.h. Prints the ranked table; with --out also DIR/advice.json.
+// advisor of workloads/analysis/advisor.h. Prints the ranked table; with --out also DIR/advice.json.
 #include <unistd.h>
 
 #include <filesystem>
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
-#include "workloads/advisor.h"
+#include "workloads/analysis/advisor.h"
 
 namespace tpusim::app {
 

@@ -1,12 +1,12 @@
 // `tpusim compare DIR_A DIR_B [...]`: the runs' report.json figures side by side, with differences
-// against the first (workloads/run_compare.h); --json prints the same comparison as JSON.
+// against the first (workloads/report/run_compare.h); --json prints the same comparison as JSON.
 #include <iostream>
 #include <memory>
 
 #include <CLI/CLI.hpp>
 
 #include "app/commands.h"
-#include "workloads/run_compare.h"
+#include "workloads/report/run_compare.h"
 
 namespace tpusim::app {
 namespace {

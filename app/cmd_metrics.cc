@@ -1,12 +1,12 @@
 // `tpusim metrics DIR`: DIR/report.json's metrics in the text layout of torch_xla's
-// metrics_report() (workloads/metrics_report.h).
+// metrics_report() (workloads/report/metrics_report.h).
 #include <iostream>
 #include <memory>
 
 #include <CLI/CLI.hpp>
 
 #include "app/commands.h"
-#include "workloads/metrics_report.h"
+#include "workloads/report/metrics_report.h"
 
 namespace tpusim::app {
 

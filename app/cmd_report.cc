@@ -3,7 +3,7 @@
 // `tpusim trace summarize`); the page and its matplotlib figures (inline SVG) are drawn by
 // scripts/report_html.py, embedded in the binary and run with Debian's python3.
 // `tpusim report DIR_A DIR_B [...]`: the runs on one page, side by side (the comparison of `tpusim
-// compare`, workloads/run_compare.h) with overlaid and paired charts; traces are not drawn there.
+// compare`, workloads/report/run_compare.h) with overlaid and paired charts; traces are not drawn there.
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,7 +27,7 @@
 #include "traces/trace_error.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_summary.h"
-#include "workloads/run_compare.h"
+#include "workloads/report/run_compare.h"
 
 extern char** environ;
 

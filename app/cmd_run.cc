@@ -20,13 +20,13 @@
 #include "config/tree.h"
 #include "sim/engine/engine.h"
 #include "traces/chrome_trace.h"
-#include "workloads/hf_arguments.h"
-#include "workloads/kernel_run.h"
-#include "workloads/metrics_report.h"
-#include "workloads/report.h"
-#include "workloads/training_report.h"
-#include "workloads/training_run.h"
-#include "workloads/workload_config.h"
+#include "workloads/config/hf_arguments.h"
+#include "workloads/loop/kernel_run.h"
+#include "workloads/report/metrics_report.h"
+#include "workloads/report/report.h"
+#include "workloads/report/training_report.h"
+#include "workloads/loop/training_run.h"
+#include "workloads/config/workload_config.h"
 
 namespace tpusim::app {
 namespace {

@@ -11,7 +11,7 @@
 #include "traces/chrome_trace.h"
 #include "traces/trace_error.h"
 #include "traces/trace_filter.h"
-#include "workloads/training_trace.h"
+#include "workloads/loop/training_trace.h"
 
 namespace tpusim::app {
 

@@ -13,7 +13,7 @@
 #include "config/hw_loader.h"
 #include "config/tree.h"
 #include "sweep/plan.h"
-#include "workloads/workload_config.h"
+#include "workloads/config/workload_config.h"
 
 namespace tpusim::app {
 

@@ -12,8 +12,8 @@
 #include "config/config_error.h"
 #include "config/override.h"
 #include "sim/slice/slice_params.h"
-#include "workloads/dataset.h"
-#include "workloads/workload_config.h"
+#include "workloads/data/dataset.h"
+#include "workloads/config/workload_config.h"
 
 namespace CLI {
 class App;

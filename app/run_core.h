@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
-#include "workloads/report.h"
+#include "workloads/report/report.h"
 
 namespace tpusim::app {
 

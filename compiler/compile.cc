@@ -75,8 +75,7 @@ isa::Program compile_kernel(const KernelRequest& req, const HwConfig& hw) {
 }
 
 IdealCycles ideal_cycles(const isa::Program& program, const HwConfig& hw) {
-  const auto& mxu = hw.chip.core.mxu;
-  const double flops_per_cycle = 2.0 * mxu.rows * mxu.cols * mxu.count;
+  const double flops_per_cycle = core_peak_flop_per_cycle(hw.chip);
   ChipParams peak = hw.chip;
   peak.hbm.efficiency = 1.0;
   IdealCycles c;

@@ -5,7 +5,7 @@
 //
 // Megacore (TPU v4, chip.megacore): a replica is a chip, whose TensorCores XLA runs as one device.
 // The step is still compiled per core, for half of the device's batch each (the caller builds the
-// graph at that batch: workloads/step_cache.cc); the cores run it SPMD like replicas, but
+// graph at that batch: workloads/loop/step_cache.cc); the cores run it SPMD like replicas, but
 //   * the gradient all-reduce is the device all-reduce (collectives_device.cc): the two cores'
 //     gradients are reduce-scattered over the on-chip network, then each core all-reduces its
 //     half across the chips (the cores of the same index on every chip form a ring); no on-chip

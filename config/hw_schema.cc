@@ -344,7 +344,7 @@ const Schema<HostParams>& host_schema() {
     s.field(&HostParams::cpus, "cpus").range(1, 1 << 16).doc("CPU cores (vCPUs)");
     s.field(&HostParams::ram_gib, "ram_gib").unit("GiB").range(1, 1 << 24).doc("RAM");
     s.field(&HostParams::cpu_ghz, "cpu_ghz").unit("GHz").greater_than(0).max(10).doc("CPU clock (compile and tracing costs scale by it)");
-    // The training driver's host cost models (workloads/host_costs.cc derives the defaults from
+    // The training driver's host cost models (workloads/loop/host_costs.cc derives the defaults from
     // the published figures of docs/hardware.md; the shipped YAMLs repeat them with the source).
     s.field(&HostParams::reference_cpu_ghz, "reference_cpu_ghz").unit("GHz").greater_than(0).max(10).default_value(2.0)
         .doc("host clock at which the cost coefficients below hold; times scale by reference_cpu_ghz / cpu_ghz");

@@ -1,4 +1,4 @@
-// The model interface: what a model declares, so that the step builders (workloads/step_cache.h)
+// The model interface: what a model declares, so that the step builders (workloads/loop/step_cache.h)
 // and the parallel strategies (compiler/data_parallel.h, compiler/fsdp*.h) need no model's names.
 //
 // A model declares

@@ -11,8 +11,8 @@
 #include "config/tree.h"
 #include "sim/engine/engine.h"
 #include "sweep/columns.h"
-#include "workloads/report.h"
-#include "workloads/workload_config.h"
+#include "workloads/report/report.h"
+#include "workloads/config/workload_config.h"
 
 namespace tpusim::sweep {
 

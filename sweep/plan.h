@@ -9,7 +9,7 @@
 
 #include "sweep/expand.h"
 #include "sweep/sweep_config.h"
-#include "workloads/workload_config.h"
+#include "workloads/config/workload_config.h"
 
 namespace tpusim::sweep {
 

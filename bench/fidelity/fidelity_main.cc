@@ -12,8 +12,8 @@
 
 #include "config/hw_loader.h"
 #include "sim/base/sim_error.h"
-#include "workloads/calibration.h"
-#include "workloads/fidelity.h"
+#include "workloads/analysis/calibration.h"
+#include "workloads/analysis/fidelity.h"
 
 namespace {
 

@@ -12,8 +12,8 @@
 #include <benchmark/benchmark.h>
 
 #include "config/hw_loader.h"
-#include "workloads/kernel_run.h"
-#include "workloads/workload_config.h"
+#include "workloads/loop/kernel_run.h"
+#include "workloads/config/workload_config.h"
 
 namespace tpusim {
 namespace {

@@ -7,8 +7,8 @@
 #include <benchmark/benchmark.h>
 
 #include "config/hw_loader.h"
-#include "workloads/training_run.h"
-#include "workloads/workload_config.h"
+#include "workloads/loop/training_run.h"
+#include "workloads/config/workload_config.h"
 
 namespace tpusim {
 namespace {

@@ -232,8 +232,7 @@ OpProfile OpProfileRecorder::profile(const CorePlan& cp, const HwConfig& hw, uin
   const std::vector<uint64_t> cycles = attribute_cycles(timing, launch);
 
   // Merge by name, in first-occurrence order.
-  const double flop_per_s = 2.0 * hw.chip.core.mxu.count * hw.chip.core.mxu.rows * hw.chip.core.mxu.cols *
-                            hw.chip.core.clock_mhz * 1e6;
+  const double flop_per_s = core_peak_flop_per_cycle(hw.chip) * hw.chip.core.clock_mhz * 1e6;
   ChipParams peak = hw.chip;
   peak.hbm.efficiency = 1.0;
   const double hbm_per_s = hbm_core_bytes_per_cycle(peak) * hw.chip.core.clock_mhz * 1e6;

@@ -17,7 +17,7 @@ struct HostParams {
   uint32_t cpus = 0;        // host CPU cores
   uint32_t ram_gib = 0;     // host RAM
   double cpu_ghz = 0;       // host CPU clock (compile/tracing cost models scale by it)
-  // Host-side cost models of the training driver (workloads/host_costs.h has the formulas and their
+  // Host-side cost models of the training driver (workloads/loop/host_costs.h has the formulas and their
   // calibration). Times are at reference_cpu_ghz and scale by reference_cpu_ghz / cpu_ghz.
   double reference_cpu_ghz = 2.0;     // GHz: clock the coefficients below were calibrated at
   double trace_s_per_node = 0;        // s per graph node recorded by lazy tracing

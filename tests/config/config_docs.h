@@ -7,7 +7,7 @@
 
 #include "config/hw_loader.h"
 #include "sweep/sweep_config.h"
-#include "workloads/workload_config.h"
+#include "workloads/config/workload_config.h"
 
 namespace tpusim::testing {
 

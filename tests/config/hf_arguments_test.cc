@@ -1,4 +1,4 @@
-// Hugging Face TrainingArguments / Accelerate names (workloads/hf_arguments.h). Mappings onto keys
+// Hugging Face TrainingArguments / Accelerate names (workloads/config/hf_arguments.h). Mappings onto keys
 // that this branch's schema may not have yet (eval_strategy, logging_steps, ...) are checked on the
 // rewritten tree; the others through the whole loader.
 #include <gtest/gtest.h>
@@ -9,8 +9,8 @@
 
 #include "config/tree.h"
 #include "tests/config/test_util.h"
-#include "workloads/hf_arguments.h"
-#include "workloads/workload_config.h"
+#include "workloads/config/hf_arguments.h"
+#include "workloads/config/workload_config.h"
 
 namespace tpusim {
 namespace {

@@ -7,7 +7,7 @@
 #include "config/hw_loader.h"
 #include "config/hw_schema.h"
 #include "config/tree.h"
-#include "workloads/workload_config.h"
+#include "workloads/config/workload_config.h"
 
 namespace tpusim {
 namespace {

@@ -1,7 +1,7 @@
 // Workload config (kind: kernel) and the routing of --set between hardware and workload.
 #include <gtest/gtest.h>
 
-#include "workloads/workload_config.h"
+#include "workloads/config/workload_config.h"
 #include "tests/config/test_util.h"
 
 namespace tpusim {
@@ -200,7 +200,7 @@ TEST(TrainingWorkloadConfig, DefaultsAndDerivedEvalBatch) {
   EXPECT_EQ(again.training.eval_per_device_batch_size, 4u);
 }
 
-// The loader resolves the enumerated strings once into typed values (workloads/training_choices.h).
+// The loader resolves the enumerated strings once into typed values (workloads/config/training_choices.h).
 TEST(TrainingWorkloadConfig, TypedChoicesResolvedByTheLoader) {
   const TrainingChoices d = load_workload_config_text(kTraining, "t.yaml").training.choices;
   EXPECT_EQ(d.padding, data::PaddingSpec::max_length());

@@ -7,8 +7,8 @@
 #include "compiler/compile.h"
 #include "config/hw_loader.h"
 #include "sim/engine/engine.h"
-#include "workloads/calibration.h"
-#include "workloads/fidelity.h"
+#include "workloads/analysis/calibration.h"
+#include "workloads/analysis/fidelity.h"
 
 namespace tpusim {
 namespace {

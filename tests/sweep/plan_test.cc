@@ -10,8 +10,8 @@
 #include "config/tree.h"
 #include "sweep/plan.h"
 #include "tests/sweep/sweep_test_util.h"
-#include "workloads/report.h"
-#include "workloads/workload_config.h"
+#include "workloads/report/report.h"
+#include "workloads/config/workload_config.h"
 
 namespace tpusim::testing {
 namespace {

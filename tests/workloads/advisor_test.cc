@@ -1,4 +1,4 @@
-// The settings advisor (workloads/advisor.h) on bert-tiny: the candidates it runs, the ranking, the
+// The settings advisor (workloads/analysis/advisor.h) on bert-tiny: the candidates it runs, the ranking, the
 // workload as given, and batch sizes that do not fit.
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <string>
 
 #include "config/hw_loader.h"
-#include "workloads/advisor.h"
-#include "workloads/workload_config.h"
+#include "workloads/analysis/advisor.h"
+#include "workloads/config/workload_config.h"
 
 namespace tpusim {
 namespace {

@@ -1,6 +1,6 @@
 // Padding, Accelerate sharding (BatchSamplerShard), gradient accumulation, evaluation, summaries, and
 // the padding-waste figures of docs/sources.md.
-#include "workloads/batching.h"
+#include "workloads/data/batching.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Datasets from the user's files: which references are paths, the formats (JSON list, text, CSV/TSV,
 // JSON Lines) and every error path (file, line, field or column in the message).
-#include "workloads/dataset_file.h"
+#include "workloads/data/dataset_file.h"
 
 #include <gtest/gtest.h>
 

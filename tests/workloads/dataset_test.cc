@@ -1,5 +1,5 @@
 // Datasets: portable PRNG, length tables, synthetic specs, epoch order, and every error path.
-#include "workloads/dataset.h"
+#include "workloads/data/dataset.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Framework personalities (workloads/framework.h) on bert-tiny: who compiles, when the host traces,
+// Framework personalities (workloads/loop/framework.h) on bert-tiny: who compiles, when the host traces,
 // steps_per_execution, and the TPU Node input path.
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include "config/config_error.h"
 #include "config/hw_loader.h"
 #include "sim/base/sim_error.h"
-#include "workloads/training_run.h"
-#include "workloads/workload_config.h"
+#include "workloads/loop/training_run.h"
+#include "workloads/config/workload_config.h"
 
 namespace tpusim {
 namespace {

@@ -1,12 +1,12 @@
-// The torch_xla-style metrics report (workloads/metrics_report.h): torch_xla's duration and byte
+// The torch_xla-style metrics report (workloads/report/metrics_report.h): torch_xla's duration and byte
 // representations, its percentile pick, the report's layout from known samples, and the compact
 // samples report.json stores (metric_json).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "workloads/metrics_report.h"
-#include "workloads/training_report.h"
+#include "workloads/report/metrics_report.h"
+#include "workloads/report/training_report.h"
 
 namespace tpusim {
 namespace {

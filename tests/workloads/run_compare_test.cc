@@ -1,4 +1,4 @@
-// `tpusim compare`'s numbers (workloads/run_compare.h) on two known reports: differences against the
+// `tpusim compare`'s numbers (workloads/report/run_compare.h) on two known reports: differences against the
 // first run, rows left out when every run has 0, kernels matched by their grouped name, a kernel run
 // against a training run, and the table's width.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "workloads/run_compare.h"
+#include "workloads/report/run_compare.h"
 
 namespace tpusim {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "config/config_error.h"
 #include "config/hw_loader.h"
-#include "workloads/training_run.h"
-#include "workloads/workload_config.h"
+#include "workloads/loop/training_run.h"
+#include "workloads/config/workload_config.h"
 
 namespace tpusim {
 namespace {

@@ -8,9 +8,9 @@
 #include "config/config_error.h"
 #include "compiler/layout.h"
 #include "config/hw_loader.h"
-#include "workloads/dataset.h"
-#include "workloads/training_run.h"
-#include "workloads/workload_config.h"
+#include "workloads/data/dataset.h"
+#include "workloads/loop/training_run.h"
+#include "workloads/config/workload_config.h"
 
 namespace tpusim {
 namespace {

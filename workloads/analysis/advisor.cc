@@ -1,0 +1,182 @@
+#include "workloads/analysis/advisor.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "config/config_error.h"
+#include "sim/base/sim_error.h"
+#include "workloads/loop/training_run.h"
+
+namespace tpusim {
+namespace {
+
+using Key = std::tuple<std::string, std::string, uint32_t>;  // padding, precision, batch
+
+// The ranking: settings that fit first, then shorter time-to-train.
+bool ranks_before(const AdviceRow& a, const AdviceRow& b) {
+  if (a.fits != b.fits) return a.fits;
+  return a.total_time_s < b.total_time_s;
+}
+
+class Search {
+ public:
+  Search(const HwConfig& hw, const WorkloadConfig& w, const AdviceOptions& o) : hw_(hw), w_(w), o_(o) {}
+
+  const AdviceRow& run(const std::string& padding, const std::string& precision, uint32_t batch) {
+    const Key key{padding, precision, batch};
+    if (auto it = rows_.find(key); it != rows_.end()) return it->second;
+    AdviceRow r;
+    r.padding = padding;
+    r.precision = precision;
+    r.batch = batch;
+    r.is_base = padding == w_.training.padding && precision == w_.training.precision &&
+                batch == w_.training.per_device_batch_size;
+    WorkloadConfig w = w_;
+    w.training.padding = padding;
+    w.training.precision = precision;
+    w.training.per_device_batch_size = batch;
+    w.training.choices = resolve_choices(w.training);
+    if (o_.on_run) o_.on_run(fmt::format("padding {}, precision {}, batch {}", padding, precision, batch));
+    try {
+      const TrainingRunResult t = run_training(hw_, w, options());
+      r.total_time_s = t.total_time_s;
+      r.steady_step_time_s = t.steady_step_time_s;
+      r.compile_time_s = t.compile_time_s;
+      r.examples_per_s = t.examples_per_s;
+      r.compiles = t.compiles;
+      r.peak_hbm_bytes = t.peak_hbm_bytes;
+      r.global_batch = t.global_batch;
+    } catch (const SimError& e) {  // out of HBM / host RAM: the setting does not fit
+      r.fits = false;
+      r.error = e.what();
+    } catch (const ConfigError& e) {  // e.g. a batch larger than the dataset allows
+      r.fits = false;
+      r.error = e.what();
+    }
+    return rows_.emplace(key, std::move(r)).first->second;
+  }
+
+  TrainingRunOptions options() const {
+    TrainingRunOptions opts;
+    opts.engine = "analytical";
+    opts.tables = o_.tables;
+    opts.datasets_dir = o_.datasets_dir;
+    return opts;
+  }
+
+  // A run of `r`'s setting, then a second run with the same persistent compile cache (a scratch
+  // directory, removed afterwards): the second run's total time.
+  double rerun_with_cache(const AdviceRow& r) const {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / fmt::format("tpusim-advise-cache-{}", ::getpid());
+    WorkloadConfig w = w_;
+    w.training.padding = r.padding;
+    w.training.precision = r.precision;
+    w.training.per_device_batch_size = r.batch;
+    w.training.choices = resolve_choices(w.training);
+    w.training.compile_cache.persistent_dir = dir.string();
+    if (o_.on_run) o_.on_run("the recommended setting, run twice with a persistent compile cache");
+    double s = -1;
+    try {
+      run_training(hw_, w, options());
+      s = run_training(hw_, w, options()).total_time_s;
+    } catch (const std::exception&) {  // the first run fitted; a failure here only loses the note
+    }
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return s;
+  }
+
+  std::vector<AdviceRow> ranked() const {
+    std::vector<AdviceRow> v;
+    for (const auto& [k, r] : rows_) v.push_back(r);
+    std::stable_sort(v.begin(), v.end(), ranks_before);
+    return v;
+  }
+
+ private:
+  const HwConfig& hw_;
+  const WorkloadConfig& w_;
+  const AdviceOptions& o_;
+  std::map<Key, AdviceRow> rows_;
+};
+
+// The better of two rows (ties keep the first).
+const AdviceRow* better(const AdviceRow* a, const AdviceRow* b) { return ranks_before(*b, *a) ? b : a; }
+
+std::string gib(uint64_t b) { return fmt::format("{:.2f} GiB", double(b) / (1024.0 * 1024.0 * 1024.0)); }
+
+}  // namespace
+
+std::vector<AdviceRow> advise(const HwConfig& hw, const WorkloadConfig& w, const AdviceOptions& o) {
+  if (w.kind != "training") throw ConfigError({"", "kind", 0, w.kind, "tpusim advise needs a workload of kind: training", ""});
+  Search s(hw, w, o);
+  const TrainingWorkload& t = w.training;
+  const AdviceRow* best = &s.run(t.padding, t.precision, t.per_device_batch_size);
+  if (image_tokens(t) == 0)  // an image task has no padding to choose: one sequence fixed by the image
+    for (const char* p : {"max_length", "longest", "multiple_of:8", "multiple_of:16", "multiple_of:32", "multiple_of:64"})
+      best = better(best, &s.run(p, t.precision, t.per_device_batch_size));
+  const std::string padding = best->padding;
+  for (const char* p : {"fp32", "bf16", "mixed_bf16"}) best = better(best, &s.run(padding, p, t.per_device_batch_size));
+  const std::string precision = best->precision;
+  for (uint32_t b : o.batches) {
+    const AdviceRow& r = s.run(padding, precision, b);
+    if (!r.fits) break;  // larger batches do not fit either
+    best = better(best, &r);
+  }
+  std::vector<AdviceRow> rows = s.ranked();
+  AdviceRow& top = rows.front();
+  if (top.fits && t.compile_cache.persistent_dir.empty() && top.compile_time_s >= kCompileDominates * top.total_time_s)
+    top.rerun_with_cache_s = s.rerun_with_cache(top);
+  return rows;
+}
+
+std::string format_advice(const std::vector<AdviceRow>& rows, const WorkloadConfig& w) {
+  std::string o = fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6}  {:>13} {:>10} {:>9} {:>13} {:>10}\n", "rank", "padding",
+                              "precision", "batch", "global", "time to train", "steady", "compiles", "compile time",
+                              "peak HBM");
+  int rank = 0;
+  for (const AdviceRow& r : rows) {
+    if (!r.fits) {
+      o += fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6}  does not fit: {}\n", "-", r.padding, r.precision, r.batch, "",
+                       r.error.substr(0, 90));
+      continue;
+    }
+    o += fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6}  {:>11.1f} s {:>7.1f} ms {:>9} {:>11.1f} s {:>10}{}\n", ++rank,
+                     r.padding, r.precision, r.batch, r.global_batch, r.total_time_s, r.steady_step_time_s * 1e3,
+                     r.compiles, r.compile_time_s, gib(r.peak_hbm_bytes), r.is_base ? "  (as given)" : "");
+  }
+  const AdviceRow* base = nullptr;
+  for (const AdviceRow& r : rows)
+    if (r.is_base) base = &r;
+  if (!rows.empty() && rows.front().fits) {
+    const AdviceRow& b = rows.front();
+    o += fmt::format("\nrecommendation: padding {}, precision {}, per_device_batch_size {}", b.padding, b.precision, b.batch);
+    if (base && base->fits && !b.is_base)
+      o += fmt::format(": {:.1f} s to train instead of {:.1f} s ({:.1f}x)", b.total_time_s, base->total_time_s,
+                       base->total_time_s / b.total_time_s);
+    o += ".\n";
+    if (b.batch != w.training.per_device_batch_size)
+      o += "note: a different batch size changes the optimization (global batch, steps per epoch); scale the "
+           "learning rate and check convergence before adopting it.\n";
+    if (b.rerun_with_cache_s >= 0)
+      o += fmt::format("note: compilation is {:.0f}% of this run ({} compiles, {:.1f} s on the busiest process). "
+                       "With a persistent compile cache (compile_cache.persistent_dir; XLA_PERSISTENT_CACHE_PATH "
+                       "in torch_xla) every later run of the same setting loads its programs instead: {:.1f} s to "
+                       "train instead of {:.1f} s (simulated second run).\n",
+                       100 * b.compile_time_s / b.total_time_s, b.compiles, b.compile_time_s, b.rerun_with_cache_s,
+                       b.total_time_s);
+    if (b.precision != w.training.precision && b.precision == name_of(precision_names(), Precision::kBf16))
+      o += "note: bf16 (XLA_USE_BF16) also keeps weights and optimizer state in bf16; mixed_bf16 keeps f32 master "
+           "weights if accuracy suffers.\n";
+  }
+  return o;
+}
+
+}  // namespace tpusim

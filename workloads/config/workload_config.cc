@@ -1,0 +1,754 @@
+// Workload configs. The `kind:` key selects a schema from a registry (`kernel`, `training`); each
+// kind's schema is declared once below and drives parsing, dumping and the Markdown reference.
+#include "workloads/config/workload_config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+
+#include "config/hw_schema.h"
+#include "config/schema.h"
+#include "config/suggest.h"
+#include "config/tree.h"
+#include "models/bert.h"
+#include "models/bert_presets.h"
+#include "models/gpt2.h"
+#include "models/encoders.h"
+#include "models/kernel_specs.h"
+#include "models/model_presets.h"
+#include "models/vit.h"
+#include "workloads/data/batching.h"
+#include "workloads/data/dataset.h"
+#include "workloads/data/dataset_file.h"
+#include "workloads/config/hf_arguments.h"
+#include "workloads/config/xla_constructs.h"
+
+namespace tpusim {
+
+using config::CheckContext;
+using config::Schema;
+
+namespace {
+
+std::vector<std::string> kernel_names() {
+  std::vector<std::string> names;
+  for (const auto& k : models::kernel_specs()) names.push_back(k.name);
+  return names;
+}
+
+const models::KernelSpec* find_kernel(const std::string& name) {
+  for (const auto& k : models::kernel_specs())
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+std::string kernel_list_doc() {
+  std::string s;
+  for (const auto& k : models::kernel_specs())
+    s += fmt::format("{}`{}` ({}: {})", s.empty() ? "" : "; ", k.name, config::join(k.shape_keys), k.doc);
+  return s;
+}
+
+const Schema<WorkloadConfig>& kernel_schema() {
+  static const Schema<WorkloadConfig> s = [] {
+    Schema<WorkloadConfig> s("Workload, kind: kernel", "Runs one kernel once, on one TensorCore of the slice.");
+    s.field(&WorkloadConfig::kind, "kind").one_of({"kernel"}).doc("workload kind (selects this schema)");
+    s.field(&WorkloadConfig::name, "name").default_value("", "file stem").doc("workload name, shown in reports");
+    s.field(&WorkloadConfig::kernel, &KernelWorkload::kernel, "kernel").one_of(kernel_names()).doc("which kernel to build");
+    s.field(&WorkloadConfig::kernel, &KernelWorkload::shape, "shape")
+        .min(1)
+        .doc("the kernel's dimensions: exactly the shape keys of `kernel`")
+        .details("Per kernel: " + kernel_list_doc());
+    s.field(&WorkloadConfig::kernel, &KernelWorkload::dtype, "dtype")
+        .one_of({"f32", "bf16"})
+        .default_value("f32")
+        .doc("element type of the tensors in HBM");
+    s.field(&WorkloadConfig::kernel, &KernelWorkload::precision, "precision")
+        .one_of({"default", "high", "highest"})
+        .default_value("default")
+        .doc("fp32 matmul precision: bf16 passes per MXU product, default 1, high 3, highest 6")
+        .source("PyTorch/XLA torch_xla.backends docs");
+    s.field(&WorkloadConfig::kernel, &KernelWorkload::chip, "chip")
+        .default_value(0)
+        .doc("index of the chip that runs it (< the slice's chips)");
+    s.field(&WorkloadConfig::kernel, &KernelWorkload::core, "core")
+        .default_value(0)
+        .doc("index of the TensorCore on that chip (< chip.cores)");
+    s.check([](const WorkloadConfig& w, const CheckContext& c) {
+      const models::KernelSpec* spec = find_kernel(w.kernel.kernel);
+      const std::string takes = fmt::format("kernel '{}' takes {}", spec->name, config::join(spec->shape_keys));
+      for (const auto& [key, v] : w.kernel.shape) {
+        if (std::find(spec->shape_keys.begin(), spec->shape_keys.end(), key) == spec->shape_keys.end())
+          c.fail("shape." + key, "unknown shape key; " + takes, config::suggest(key, spec->shape_keys, "valid keys"));
+      }
+      for (const auto& key : spec->shape_keys)
+        if (!w.kernel.shape.count(key)) c.fail_missing("shape", "missing shape key '" + key + "'; " + takes);
+    });
+    return s;
+  }();
+  return s;
+}
+
+const Schema<TrainingDatasets>& datasets_schema() {
+  static const Schema<TrainingDatasets> s = [] {
+    Schema<TrainingDatasets> s("Datasets", "Token-length datasets of the training and evaluation splits.");
+    const std::string refs =
+        "A key of a length table in configs/datasets/*.json (e.g. `glue_mrpc/train/bert-base-cased`), or a "
+        "synthetic spec: `fixed:N[:COUNT]`, `uniform:MIN-MAX[:COUNT]`, `normal:MEAN,STD[:COUNT]`, or a file of "
+        "lengths (`PATH[#FIELD]`: .json list, .txt/.csv/.tsv, .jsonl; relative to the workload file; docs/datasets.md). "
+        "Task image_classification takes `images:COUNT` (COUNT images, each the model's fixed sequence).";
+    s.field(&TrainingDatasets::train, "train").doc("training split").details(refs);
+    s.field(&TrainingDatasets::eval, "eval").default_value("", "none").doc("evaluation split, run after every epoch");
+    return s;
+  }();
+  return s;
+}
+
+const Schema<ModelConfig>& model_config_schema() {
+  static const Schema<ModelConfig> s = [] {
+    Schema<ModelConfig> s("Model config", "An inline BERT architecture (Hugging Face config.json names in parentheses); "
+                                          "each field left at 0 keeps the preset's value.");
+    s.field(&ModelConfig::layers, "layers").range(0, 1024).default_value(0, "preset").doc("encoder layers (num_hidden_layers)");
+    s.field(&ModelConfig::hidden, "hidden").range(0, 1 << 16).default_value(0, "preset").doc("hidden size (hidden_size)");
+    s.field(&ModelConfig::heads, "heads").range(0, 1024).default_value(0, "preset")
+        .doc("attention heads (num_attention_heads); must divide hidden");
+    s.field(&ModelConfig::intermediate, "intermediate").range(0, 1 << 18).default_value(0, "preset")
+        .doc("feed-forward width (intermediate_size)");
+    s.field(&ModelConfig::vocab, "vocab").range(0, 1 << 22).default_value(0, "preset").doc("vocabulary size (vocab_size)");
+    s.field(&ModelConfig::max_position, "max_position").range(0, 1 << 16).default_value(0, "preset")
+        .doc("position embeddings (max_position_embeddings); bounds max_length");
+    return s;
+  }();
+  return s;
+}
+
+const Schema<CompileCacheConfig>& compile_cache_schema() {
+  static const Schema<CompileCacheConfig> s = [] {
+    Schema<CompileCacheConfig> s("Compile cache", "The per-process XLA compilation cache.");
+    s.field(&CompileCacheConfig::capacity, "capacity").range(1, 1 << 24).default_value(1024)
+        .doc("entries kept in memory, LRU (XLA_COMPILATION_CACHE_SIZE)").source("torch_xla default 1024");
+    s.field(&CompileCacheConfig::persistent_dir, "persistent_dir").default_value("", "none")
+        .doc("directory of the persistent cache (XLA_PERSISTENT_CACHE_PATH); a later run with the same "
+             "directory loads instead of compiling");
+    return s;
+  }();
+  return s;
+}
+
+// The GPT-2 presets (models/model_presets.h), which task causal_lm simulates.
+std::vector<std::string> gpt2_preset_names() {
+  std::vector<std::string> n;
+  for (const auto& p : models::model_presets())
+    if (p.family == models::ModelFamily::kGpt2) n.push_back(p.name);
+  return n;
+}
+
+const Schema<WorkloadConfig>& training_schema() {
+  static const Schema<WorkloadConfig> s = [] {
+    using TW = TrainingWorkload;
+    Schema<WorkloadConfig> s("Workload, kind: training",
+                             "Fine-tunes a BERT-family, GPT-2 or ViT model data-parallel on every device (TensorCore; chip under megacore) of the slice, step by "
+                             "step under a framework's semantics (compiles, recompiles, warm-up, host tracing, "
+                             "evaluation), as docs/training.md describes.");
+    s.field(&WorkloadConfig::kind, "kind").one_of({"training"}).doc("workload kind (selects this schema)");
+    s.field(&WorkloadConfig::name, "name").default_value("", "file stem").doc("workload name, shown in reports");
+    s.field(&WorkloadConfig::training, &TW::model, "model").doc("model preset (Hugging Face hub name), or `custom`")
+        .details("Simulated: " + config::join(models::bert_preset_names()) + "; with task causal_lm " +
+                 config::join(gpt2_preset_names()) + "; google/vit-base-patch16-224 with task image_classification "
+                 "(`tpusim models` lists every preset). `custom` takes the whole architecture from `model_config`; the inline form `model: {layers: 4, hidden: 256, ...}` is the same as "
+                 "`model: custom` with that `model_config`.");
+    s.section(&WorkloadConfig::training, &TW::model_config, "model_config", model_config_schema());
+    s.field(&WorkloadConfig::training, &TW::task, "task").one_of(names_of(task_names()))
+        .default_value("sequence_classification")
+        .doc("head and loss: BertForSequenceClassification, BertForPreTraining, GPT2LMHeadModel (causal_lm) or "
+             "ViTForImageClassification")
+        .details("`causal_lm` (GPT-2 models only): GPT2LMHeadModel, the LM head tied to the token embedding and the "
+                 "shifted cross-entropy over the vocabulary at every position (models/gpt2.h). "
+                 "`image_classification` takes a ViT preset (google/vit-base-patch16-224) and an `images:COUNT` "
+                 "dataset; the sequence is fixed by the image ((image_size / patch)^2 + 1 = 197), so `max_length` "
+                 "and `padding` do not apply (one shape, one compile), and each example's infeed is the "
+                 "normalized float tensor of 3 x image_size^2 values, as torch_xla moves it (docs/models.md, \"ViT\").");
+    s.field(&WorkloadConfig::training, &TW::image_size, "image_size").unit("pixels").range(1, 1 << 14).default_value(224)
+        .doc("image_classification: image height and width; must be the preset's image_size (a multiple of its patch)")
+        .source("Hugging Face ViTEmbeddings raises for another size unless interpolate_pos_encoding");
+    s.field(&WorkloadConfig::training, &TW::max_predictions_per_seq, "max_predictions_per_seq").range(1, 512)
+        .default_value(20).doc("masked_lm: masked positions per sequence").source("BERT pre-training data, S=128");
+    s.field(&WorkloadConfig::training, &TW::num_labels, "num_labels").range(1, 1 << 20).default_value(2)
+        .doc("sequence_classification, image_classification: classifier outputs (1 = regression)");
+    s.section(&WorkloadConfig::training, &TW::dataset, "dataset", datasets_schema());
+    s.field(&WorkloadConfig::training, &TW::max_length, "max_length").unit("tokens").range(1, 1024).default_value(128)
+        .doc("tokenizer truncation length")
+        .details("At most the model's position embeddings (BERT 512, GPT-2 1024).");
+    s.field(&WorkloadConfig::training, &TW::padding, "padding").default_value("max_length")
+        .doc("max_length | longest | multiple_of:N (also the map form {multiple_of: N})")
+        .details("`max_length`: every batch is padded to max_length; `longest`: to the longest example of the "
+                 "batch (DataCollatorWithPadding); `multiple_of:N`: the longest rounded up to a multiple of N, "
+                 "capped at max_length (pad_to_multiple_of). Every distinct padded shape is a compilation.");
+    s.field(&WorkloadConfig::training, &TW::per_device_batch_size, "per_device_batch_size").unit("examples")
+        .range(1, 1 << 20).doc("batch per device and micro-step (per_device_train_batch_size): per TensorCore on "
+                               "v2/v3, per chip on a megacore chip (v4, chip.megacore), whose two cores take half each");
+    s.field(&WorkloadConfig::training, &TW::eval_per_device_batch_size, "eval_per_device_batch_size").unit("examples")
+        .range(0, 1 << 20).default_value(0, "per_device_batch_size")
+        .doc("evaluation batch per process; a different batch is a different program (a compile and an allocation)");
+    s.field(&WorkloadConfig::training, &TW::epochs, "epochs").range(1, 1 << 20).default_value(1).doc("passes over the training split");
+    s.field(&WorkloadConfig::training, &TW::steps, "steps").default_value(0, "no cap")
+        .doc("stop after this many training micro-steps in total (0 = no cap); evaluation still runs at the end");
+    s.field(&WorkloadConfig::training, &TW::optimizer, "optimizer").one_of({"adamw", "sgd", "lamb", "adafactor"})
+        .default_value("adamw").doc("optimizer (torch.optim.AdamW / SGD / LAMB / transformers Adafactor)")
+        .details("`adafactor` is Trainer's optim=\"adafactor\" (scale_parameter=False, relative_step=False, no first "
+                 "moment): a factored second moment (a row and a column vector) per weight of rank >= 2, a full "
+                 "one per 1-D parameter, the update's RMS clipped at 1 (docs/training.md, \"Optimizers\"); under "
+                 "`sharding: fsdp` the flattened 1-D slices get full second moments, as in torch_xla FSDP")
+        .source("Shazeer & Stern 2018, arXiv:1804.04235; transformers optimization.py Adafactor");
+    s.field(&WorkloadConfig::training, &TW::precision, "precision").one_of(names_of(precision_names()))
+        .default_value("fp32").doc("float precision of the step graph")
+        .details("`fp32`: every float tensor f32. `bf16` (XLA_USE_BF16=1, Accelerate mixed_precision=bf16 on TPU): "
+                 "every float tensor bf16, incl. weights, gradients and optimizer state. `bf16_downcast` "
+                 "(XLA_DOWNCAST_BF16=1): f32 tensors become bf16, the same tensors as `bf16` for BERT. "
+                 "`mixed_bf16` (torch.autocast with bfloat16): f32 master weights, gradients and optimizer "
+                 "state; every weight is converted to bf16 where it is used (XLA fuses the convert into the "
+                 "consumer or keeps a bf16 copy for the backward pass) and activations are bf16.")
+        .source("docs/sources.md; torch_xla docs");
+    s.field(&WorkloadConfig::training, &TW::gradient_accumulation_steps, "gradient_accumulation_steps").range(1, 1 << 16)
+        .default_value(1).doc("micro-steps per optimizer step; non-sync micro-steps skip the all-reduce and optimizer");
+    s.field(&WorkloadConfig::training, &TW::sharding, "sharding").one_of(names_of(sharding_names()))
+        .default_value("data_parallel").doc("how the model state is spread over the cores (docs/training.md, \"FSDP\")")
+        .details("`data_parallel`: every core holds all parameters, gradients and optimizer state; the gradients "
+                 "are all-reduced before the update. `fsdp` (torch_xla XlaFullyShardedDataParallel, "
+                 "flatten_parameters=True, each BertLayer, the embeddings and the heads wrapped as units): each "
+                 "core holds 1/n of them; a unit's parameters are all-gathered before its forward and again "
+                 "before its backward, its gradients reduce-scattered after its backward, and each core updates "
+                 "its own slice.")
+        .source("torch_xla FSDP docs; Xu et al., arXiv:2004.13336");
+    s.field(&WorkloadConfig::training, &TW::fsdp_grad_ckpt, "fsdp_grad_ckpt").default_value(false)
+        .doc("fsdp: gradient checkpointing per encoder layer (Trainer fsdp_config xla_fsdp_grad_ckpt): only each "
+             "layer's input is kept, its forward is recomputed in the backward");
+    s.field(&WorkloadConfig::training, &TW::overlap_collectives, "overlap_collectives").default_value(true)
+        .doc("run collectives in the background of compute where XLA's latency-hiding scheduler does: each "
+             "combined gradient all-reduce starts when the backward pass has produced its gradients; fsdp: "
+             "all-gathers are issued one unit ahead and reduce-scatters run beside the backward pass")
+        .details("XLA splits a collective into start and done and schedules compute between them. With "
+                 "`true` each combined all-reduce runs on the cores' background DMA and VPU queues while the rest "
+                 "of the backward pass computes (those kernels get 4 x 1 MiB less VMEM, the collective's staging); "
+                 "the optimizer waits for all of them. `false`: every all-reduce starts after the backward pass "
+                 "(what a framework that syncs gradients outside the compiled step does). With `sharding: fsdp` the "
+                 "all-gathers and reduce-scatters go on the background queues the same way, each unit's all-gather "
+                 "issued when the previous unit's parameters are needed (so two units' gathered parameters are "
+                 "live at once, which the memory plan counts), each kernel waiting only for the gathers it reads.")
+        .source("XLA latency-hiding scheduler (xla/service/latency_hiding_scheduler.h); async collectives "
+                "(all-reduce-start / all-reduce-done in XLA's HLO)");
+    s.field(&WorkloadConfig::training, &TW::framework, "framework").one_of(names_of(framework_kind_names())).default_value("torch_xla")
+        .doc("framework personality (docs/training.md, \"Frameworks\")")
+        .details("`torch_xla` (PyTorch/XLA + Accelerate: a process per device, lazy tracing every step), `tf_keras` "
+                 "(TPUStrategy: one client, one SPMD compile per input signature, `steps_per_execution`), `jax` "
+                 "(pjit: a process per host, one compile per signature on each).");
+    s.field(&WorkloadConfig::training, &TW::steps_per_execution, "steps_per_execution").range(1, 1 << 20)
+        .default_value(1).doc("tf_keras: training steps per host dispatch (Model.compile(steps_per_execution=N))");
+    s.field(&WorkloadConfig::training, &TW::jit_compile, "jit_compile").default_value(true)
+        .doc("tf_keras: Model.compile(jit_compile=...); under TPUStrategy every step is XLA-compiled either way");
+    s.field(&WorkloadConfig::training, &TW::tpu_runtime, "tpu_runtime").one_of(names_of(tpu_runtime_names())).default_value("vm")
+        .doc("TPU VM (the input pipeline runs on the TPU host) or TPU Node (tf_keras: it runs on your VM and "
+             "reaches the TPU over the network; it cannot read your VM's local disk)");
+    s.field(&WorkloadConfig::training, &TW::data_location, "data_location").one_of(names_of(data_location_names()))
+        .default_value("local").doc("where the dataset files are: local disk, or Cloud Storage (gs://)");
+    s.field(&WorkloadConfig::training, &TW::seed, "seed").default_value(0).doc("run seed (epoch shuffles, synthetic datasets)");
+    s.field(&WorkloadConfig::training, &TW::split_batches, "split_batches").default_value(false)
+        .doc("Accelerate split_batches: per_device_batch_size is the global batch, split across processes");
+    s.field(&WorkloadConfig::training, &TW::even_batches, "even_batches").default_value(true)
+        .doc("Accelerate even_batches: pad the last round with examples from the start of the epoch");
+    s.field(&WorkloadConfig::training, &TW::drop_last, "drop_last").default_value(false)
+        .doc("DataLoader drop_last: drop the last incomplete global batch");
+    s.section(&WorkloadConfig::training, &TW::compile_cache, "compile_cache", compile_cache_schema());
+    s.field(&WorkloadConfig::training, &TW::launcher, "launcher").one_of(names_of(launcher_names()))
+        .default_value("xla_spawn").doc("xla_spawn (xmp.spawn, one process per device) or notebook_fork (notebook_launcher)");
+    s.field(&WorkloadConfig::training, &TW::build_model_in_each_process, "build_model_in_each_process")
+        .default_value(false)
+        .doc("notebook_fork: the training function builds its own model (a copy per process in host RAM)");
+    std::string constructs;
+    for (const XlaConstruct& c : xla_constructs())
+      constructs += fmt::format("{}`{}` (`{}`: {}; rewrite: {})", constructs.empty() ? "" : "; ", c.name, c.code, c.rule,
+                                c.rewrite);
+    s.field(&WorkloadConfig::training, &TW::model_code, "model_code").one_of(xla_construct_names())
+        .default_value(std::vector<std::string>{}, "none")
+        .doc("XLA-incompatible constructs present in the training step (each once per step)")
+        .details("Each is reported (report.json `diagnostics`, a warning) with the rule it breaks and the standard "
+                 "rewrite, and costs what PyTorch/XLA makes it cost (docs/training.md, \"XLA rules\"): " + constructs + ".")
+        .source("docs/sources.md; PyTorch/XLA troubleshooting guide");
+    s.field(&WorkloadConfig::training, &TW::strict_xla, "strict_xla").default_value(false)
+        .doc("a `model_code` construct fails the run like an XLA error (exit 3) instead of a warning");
+    s.field(&WorkloadConfig::training, &TW::tpu_metrics_debug, "tpu_metrics_debug").default_value(false)
+        .doc("print a torch_xla-style metrics report at the end of the run (Trainer debug: tpu_metrics_debug)");
+    s.field(&WorkloadConfig::training, &TW::num_processes, "num_processes").range(0, 1 << 20)
+        .default_value(0, "one per device")
+        .doc("Accelerate num_processes: must equal the slice's devices (tpusim runs one process per device); "
+             "0 = not given");
+    s.field(&WorkloadConfig::training, &TW::eval_strategy, "eval_strategy").one_of(names_of(eval_strategy_names()))
+        .default_value("epoch").doc("when the eval split is evaluated: after every epoch, every `eval_steps` optimizer "
+                                    "steps, or never (Trainer eval_strategy)")
+        .details("`epoch` (the default) evaluates after each epoch when `dataset.eval` is given; `steps` after every "
+                 "optimizer step whose count is a multiple of `eval_steps` (Trainer's DefaultFlowCallback: no extra "
+                 "evaluation at the end); `no` never, even with `dataset.eval`.")
+        .source("transformers TrainingArguments.eval_strategy, DefaultFlowCallback");
+    s.field(&WorkloadConfig::training, &TW::eval_steps, "eval_steps").unit("optimizer steps").default_value(0, "none")
+        .doc("eval_strategy steps: evaluate every N optimizer steps (required > 0 there)");
+    s.field(&WorkloadConfig::training, &TW::eval_precision, "eval_precision").one_of(names_of(eval_precision_names()))
+        .default_value("same").doc("evaluation programs' float precision: the training's, or bf16 (Trainer bf16_full_eval)")
+        .details("`bf16`: the eval program is its own compile whose activations are bf16 while training stays as set; "
+                 "the stored weights are cast to bf16 where each eval step uses them (docs/training.md, "
+                 "\"Evaluation and logging\").")
+        .source("transformers TrainingArguments.bf16_full_eval");
+    s.field(&WorkloadConfig::training, &TW::logging_steps, "logging_steps").unit("optimizer steps").default_value(0, "never")
+        .doc("every N optimizer steps the loop logs the loss (loss.item(): the host waits for the device)")
+        .source("transformers TrainingArguments.logging_steps; Trainer._maybe_log_save_evaluate");
+    s.field(&WorkloadConfig::training, &TW::auto_find_batch_size, "auto_find_batch_size").default_value(false)
+        .doc("on out-of-HBM, halve per_device_batch_size and start over, down to 1 (accelerate's "
+             "find_executable_batch_size)")
+        .source("transformers TrainingArguments.auto_find_batch_size; accelerate.utils.find_executable_batch_size");
+    s.field(&WorkloadConfig::training, &TW::fsdp_min_num_params, "fsdp_min_num_params").unit("parameters")
+        .default_value(0, "off").doc("sharding fsdp: a module becomes an FSDP unit once its parameters not in a sub-unit reach N "
+                                     "(size_based_auto_wrap_policy)")
+        .details("Bottom-up over the module tree (BertLayer's sub-modules, the layer, the encoder, the model); "
+                 "what no unit takes is the root unit, gathered for the whole step. With neither this nor "
+                 "`fsdp_wrap_layer_classes`: the embeddings, each BertLayer and the heads are the units.")
+        .source("torch_xla.distributed.fsdp.wrap.size_based_auto_wrap_policy; Trainer fsdp_config min_num_params");
+    s.field(&WorkloadConfig::training, &TW::fsdp_wrap_layer_classes, "fsdp_wrap_layer_classes")
+        .default_value(std::vector<std::string>{}, "none")
+        .doc("sharding fsdp: the module classes that are FSDP units, e.g. [BertLayer] (transformer_auto_wrap_policy); "
+             "the rest is the root unit")
+        .source("torch_xla.distributed.fsdp.wrap.transformer_auto_wrap_policy; Trainer fsdp_config "
+                "transformer_layer_cls_to_wrap");
+    s.check([](const WorkloadConfig& w, const CheckContext& c) {
+      const TrainingWorkload& t = w.training;
+      if (t.eval_strategy == "steps" && t.eval_steps == 0)
+        c.fail_missing("eval_steps", "must be > 0 with eval_strategy: steps (evaluate every N optimizer steps)",
+               "set eval_steps: N, or use eval_strategy: epoch");
+      if (t.eval_strategy == "steps" && t.dataset.eval.empty())
+        c.fail_missing("dataset.eval", "is required by eval_strategy: steps (Trainer: evaluation requires an eval_dataset)",
+               "add dataset.eval, or use eval_strategy: no");
+      if (t.sharding != "fsdp" && (t.fsdp_min_num_params > 0 || !t.fsdp_wrap_layer_classes.empty()))
+        c.fail(t.fsdp_min_num_params > 0 ? "fsdp_min_num_params" : "fsdp_wrap_layer_classes",
+               "decides FSDP's wrapping units: applies to sharding: fsdp only", "add sharding: fsdp, or remove it");
+      if (t.fsdp_min_num_params > 0 && !t.fsdp_wrap_layer_classes.empty())
+        c.fail("fsdp_wrap_layer_classes", "and fsdp_min_num_params are mutually exclusive (Trainer: min_num_params and "
+               "transformer_layer_cls_to_wrap)", "keep one of them");
+      for (size_t i = 0; i < t.fsdp_wrap_layer_classes.size(); ++i) {
+        const std::string& n = t.fsdp_wrap_layer_classes[i];
+        const auto preset = t.model == "custom" ? std::nullopt : models::find_model_preset(t.model);
+        const std::vector<std::string> known =
+            t.task == "image_classification"                          ? models::vit_module_classes()
+            : is_gpt2_model(t)                                        ? models::gpt2_module_classes()
+            : preset && models::is_encoder_family(preset->family)     ? models::EncoderModel(*preset, 2).module_classes()
+                                                                      : models::bert_module_classes();
+        if (std::find(known.begin(), known.end(), n) == known.end())
+          c.fail("fsdp_wrap_layer_classes", "'" + n + "' is not a module class of the model; known: " + config::join(known),
+                 config::suggest(n, known, "known classes"));
+      }
+      const auto preset = models::find_model_preset(t.model);
+      const bool vit = preset && preset->family == models::ModelFamily::kVit;
+      if (t.task == "image_classification") {
+        if (!vit)
+          c.fail("model", "task image_classification needs a ViT preset (ViTForImageClassification)",
+                 "model: google/vit-base-patch16-224");
+        else if (t.image_size % uint32_t(preset->patch_size) != 0 || t.image_size != uint32_t(preset->image_size))
+          c.fail("image_size", "must be " + std::to_string(preset->image_size) + ", the image size of " + preset->name +
+                 " (a multiple of its patch " + std::to_string(preset->patch_size) + "; Hugging Face raises for another "
+                 "size unless interpolate_pos_encoding, which tpusim does not model)",
+                 "image_size: " + std::to_string(preset->image_size) + " (resize the images in the transform)");
+        const ModelConfig& m = t.model_config;
+        if (m.layers || m.hidden || m.heads || m.intermediate || m.vocab || m.max_position)
+          c.fail("model_config", "is a BERT architecture override: it does not apply to task image_classification",
+                 "remove model_config");
+        if (t.padding != "max_length")
+          c.fail("padding", "does not apply to task image_classification (every image is one sequence of fixed length)",
+                 "remove padding");
+        for (const auto& [key, ref] : {std::pair{"dataset.train", t.dataset.train}, std::pair{"dataset.eval", t.dataset.eval}})
+          if (!ref.empty() && ref.rfind("images:", 0) != 0)
+            c.fail(key, "must be images:COUNT with task image_classification (a count of images, not token lengths)",
+                   "e.g. images:50000");
+      } else {
+        if (vit)
+          c.fail("task", "'" + t.task + "' is a text task; " + t.model + " is a vision model (ViTForImageClassification)",
+                 "task: image_classification");
+        for (const auto& [key, ref] : {std::pair{"dataset.train", t.dataset.train}, std::pair{"dataset.eval", t.dataset.eval}})
+          if (ref.rfind("images:", 0) == 0)
+            c.fail(key, "is an image dataset: it applies to task image_classification only",
+                   "use a token-length dataset, or task: image_classification");
+      }
+      if (t.model == "custom") {
+        const ModelConfig& m = t.model_config;
+        for (auto [key, v] : {std::pair{"layers", m.layers}, std::pair{"hidden", m.hidden}, std::pair{"heads", m.heads},
+                              std::pair{"intermediate", m.intermediate}, std::pair{"vocab", m.vocab}})
+          if (v == 0) c.fail(std::string("model_config.") + key, "is required with model: custom (no preset to take it from)");
+      } else {
+        if (const auto e = models::unsimulated_model_error(t.model))
+          c.fail("model", e->rule + (models::find_model_preset(t.model) ? "" : "; or custom with a model_config"),
+                 e->suggestion);
+      }
+      models::ModelPreset r;
+      bool known_model = true;
+      try {
+        r = resolve_model_preset(t);
+      } catch (const ConfigError&) {  // an unknown preset: reported above
+        known_model = false;
+      }
+      if ((t.model_config.hidden || t.model_config.heads) && r.heads > 0 && r.hidden % r.heads != 0)
+        c.fail("model_config.heads", "must divide hidden (" + std::to_string(r.hidden) + ")");
+      // The task's head belongs to one family: causal_lm is GPT2LMHeadModel, the others BERT's heads.
+      if (known_model && (t.task == "causal_lm") != is_gpt2_model(t))
+        c.fail("task", t.task == "causal_lm"
+                           ? "causal_lm is GPT2LMHeadModel's task: it needs a GPT-2 model (gpt2, gpt2-medium, gpt2-large)"
+                           : "is a BERT head; " + t.model + " is a GPT-2 model, simulated with task causal_lm",
+               t.task == "causal_lm" ? "use model: gpt2, or a BERT task" : "use task: causal_lm");
+      if (known_model && r.max_position > 0 && t.max_length > r.max_position)
+        c.fail("max_length", "must be at most the model's " + std::to_string(r.max_position) +
+                                 " position embeddings (max_position_embeddings / n_positions)",
+               "max_length: " + std::to_string(r.max_position));
+      if (t.steps_per_execution > 1 && t.framework != "tf_keras")
+        c.fail("steps_per_execution", "is a Keras Model.compile setting: only framework tf_keras runs several steps "
+               "per dispatch", "remove it, or use framework: tf_keras");
+      if (t.tpu_runtime == "node" && t.framework != "tf_keras")
+        c.fail("tpu_runtime", "TPU Nodes are modelled for framework tf_keras only (JAX and current PyTorch/XLA run on "
+               "TPU VMs)", "use tpu_runtime: vm");
+      if (t.framework != "torch_xla" && (t.launcher != "xla_spawn" || !t.model_code.empty()))
+        c.fail(t.launcher != "xla_spawn" ? "launcher" : "model_code",
+               "is a PyTorch/XLA setting; framework " + t.framework + " does not use it", "remove it");
+      data::ErrorWhere where{};
+      try {
+        data::parse_padding(t.padding, where);
+      } catch (const ConfigError&) {
+        c.fail("padding", "must be max_length, longest, or multiple_of:N with N >= 1 (or {multiple_of: N})");
+      }
+      for (const auto& [key, ref] : {std::pair{"dataset.train", t.dataset.train}, std::pair{"dataset.eval", t.dataset.eval}}) {
+        if (ref.empty() && std::string(key) == "dataset.eval") continue;
+        try {
+          data::parse_dataset_ref(ref, where);
+        } catch (const ConfigError& e) {
+          c.fail(key, std::string("is not a dataset reference: ") + e.what());
+        }
+      }
+      if (t.fsdp_grad_ckpt && t.sharding != "fsdp")
+        c.fail("fsdp_grad_ckpt", "applies to sharding: fsdp only (checkpointing of FSDP-wrapped layers)",
+               "add sharding: fsdp, or remove fsdp_grad_ckpt");
+      if (t.sharding == "fsdp" && t.gradient_accumulation_steps > 1)
+        c.fail("gradient_accumulation_steps", "is not modelled with sharding: fsdp (FSDP accumulates sharded "
+               "gradients across micro-steps without reduce-scatters, which tpusim does not build)",
+               "use gradient_accumulation_steps: 1 with fsdp, or sharding: data_parallel");
+      if (t.split_batches && t.per_device_batch_size == 0) c.fail("per_device_batch_size", "must be >= 1");
+    });
+    return s;
+  }();
+  return s;
+}
+
+// The registry of workload kinds: name -> schema. A new kind adds one entry here.
+struct WorkloadKind {
+  std::string name;
+  std::function<const Schema<WorkloadConfig>&()> schema;
+};
+
+const std::vector<WorkloadKind>& kinds() {
+  static const std::vector<WorkloadKind> k = {{"kernel", kernel_schema}, {"training", training_schema}};
+  return k;
+}
+
+std::vector<std::string> kind_names() {
+  std::vector<std::string> n;
+  for (const auto& k : kinds()) n.push_back(k.name);
+  return n;
+}
+
+const Schema<WorkloadConfig>& schema_of_kind(const config::Node& root, const std::vector<Override>& overrides) {
+  if (!root.is_map()) throw ConfigError({root.file, "", root.line, "", "the document must be a mapping with a 'kind:' key", ""});
+  const config::Node* kind_node = root.find("kind");
+  std::string kind;
+  const config::Node* at = kind_node;
+  for (const auto& ov : overrides)
+    if (ov.path == "kind") kind = ov.value;  // `--set kind=...` decides which schema checks the others
+  if (kind.empty() && kind_node && kind_node->kind == config::Node::Kind::Scalar) kind = kind_node->scalar;
+  if (kind.empty())
+    throw ConfigError({root.file, "kind", root.line, "", "missing required key (workload kind; known: " + config::join(kind_names()) + ")", ""});
+  for (const auto& k : kinds())
+    if (k.name == kind) return k.schema();
+  const auto c = config::closest(kind, kind_names());
+  throw ConfigError({at ? at->file : "--set", "kind", at ? at->line : 0, "",
+                     "unknown kind '" + kind + "'; known: " + config::join(kind_names()),
+                     c ? "did you mean '" + *c + "'?" : ""});
+}
+
+constexpr const char* kHwKeyDoc =
+    "hardware the workload was written for: a path (relative to the workload file) or a built-in name such as "
+    "`v3-32`; `tpusim run --hw` and a sweep's `hw` win over it (docs/config-hw.md)";
+
+// `hw:` is read here, before the kind's schema sees the document (it belongs to every kind).
+void take_hw(config::Node& root, WorkloadConfig& w, const std::string& base_dir) {
+  const config::Node* n = root.find("hw");
+  if (!n) return;
+  if (n->kind != config::Node::Kind::Scalar || n->scalar.empty())
+    throw ConfigError({n->file, "hw", n->line, n->text(), "must be a hardware file path or a built-in name", "e.g. hw: v3-8"});
+  w.hw = n->scalar;
+  w.hw_dir = base_dir;
+  w.hw_origin = n->file;
+  w.hw_line = n->line;
+  root.erase("hw");
+}
+
+// A dataset file written in the workload file is relative to its directory; one from --set stays
+// relative to the working directory. A missing file is reported here, where the key's line is known.
+void resolve_dataset_paths(config::Node& root, const std::string& origin, const std::string& base_dir) {
+  config::Node* d = root.find("dataset");
+  if (!d || !d->is_map()) return;
+  for (const char* split : {"train", "eval"}) {
+    config::Node* n = d->find(split);
+    if (!n || n->kind != config::Node::Kind::Scalar || !data::is_file_ref(n->scalar)) continue;
+    if (!base_dir.empty() && n->file == origin) n->scalar = data::resolve_file_ref(n->scalar, base_dir);
+    data::require_length_file(data::split_file_ref(n->scalar), {n->file, std::string("dataset.") + split, n->line});
+  }
+}
+
+// An error the schema found in a key that a Hugging Face name wrote names the key as the user wrote it.
+// (A key that --set replaced afterwards is --set's, named as --set named it.)
+[[noreturn]] void rethrow_as_written(const ConfigError& e, const HfRewrite& hf, const config::Node& root) {
+  ConfigErrorInfo i = e.info();
+  const std::string& p = i.yaml_path;
+  const size_t end = std::min(p.find('.'), p.find('['));
+  const std::string key = p.substr(0, end);
+  const config::Node* n = root.find(key);
+  if (auto it = hf.written_as.find(key); it != hf.written_as.end() && it->second.front() != key && n && n->file == i.file) {
+    const std::string& as = it->second.front();
+    i.yaml_path = as + (end == std::string::npos ? "" : p.substr(end));
+    i.rule += " (as tpusim's " + key + ")";
+    throw ConfigError(i);
+  }
+  throw;
+}
+
+WorkloadConfig finish(config::Node root, const std::string& origin, const std::vector<Override>& overrides,
+                      const std::string& training_args, const std::string& base_dir = {}) {
+  const Schema<WorkloadConfig>& schema = schema_of_kind(root, overrides);
+  // `hw:` belongs to every kind and is not a schema key: taken out before anything checks the keys.
+  WorkloadConfig hw_ref;
+  take_hw(root, hw_ref, base_dir);
+  // Hugging Face / Accelerate names become tpusim's keys before --set and the schema see the tree.
+  HfRewrite hf;
+  const bool training = &schema == &training_schema();
+  if (!training_args.empty()) {
+    if (!training) throw ConfigError({"--training-args", "", 0, training_args, "applies to workloads of kind: training only", ""});
+    const std::string text = config::read_file(training_args, "pass the path of a training_args.json or an Accelerate config file");
+    apply_training_args(root, config::parse_yaml(text, training_args), schema.keys());
+  }
+  if (training) hf = rewrite_hf_arguments(root, schema.keys());
+  config::apply_overrides(root, schema, overrides);
+  resolve_dataset_paths(root, origin, base_dir);
+  // `model: {layers: 4, ...}` (the inline form) is `model: custom` with that model_config.
+  if (config::Node* m = root.find("model"); m && m->is_map() && !root.find("model_config")) {
+    config::Node section = *m;
+    m->kind = config::Node::Kind::Scalar;
+    m->scalar = "custom";
+    m->entries.clear();
+    root.entries.push_back({"model_config", section.line, section});
+  }
+  // `padding: {multiple_of: 32}` (the YAML map form) is the string form `multiple_of:32`.
+  if (config::Node* p = root.find("padding"); p && p->is_map() && p->entries.size() == 1 &&
+                                               p->entries[0].key == "multiple_of" &&
+                                               p->entries[0].value.kind == config::Node::Kind::Scalar) {
+    config::Node flat = *p;
+    flat.kind = config::Node::Kind::Scalar;
+    flat.scalar = "multiple_of:" + p->entries[0].value.scalar;
+    flat.entries.clear();
+    *p = flat;
+  }
+  WorkloadConfig w;
+  try {
+    w = schema.parse(root);
+  } catch (const ConfigError& e) {
+    rethrow_as_written(e, hf, root);
+  }
+  w.training.ignored_keys = hf.ignored_keys;
+  if (const config::Node* n = root.find("num_processes")) w.training.num_processes_file = n->file, w.training.num_processes_line = n->line;
+  w.hw = hw_ref.hw, w.hw_dir = hw_ref.hw_dir, w.hw_origin = hw_ref.hw_origin, w.hw_line = hw_ref.hw_line;
+  if (w.name.empty()) w.name = config::file_stem(origin);
+  if (w.kind == "training" && w.training.eval_per_device_batch_size == 0)
+    w.training.eval_per_device_batch_size = w.training.per_device_batch_size;
+  if (w.kind == "training") w.training.choices = resolve_choices(w.training);  // the schema checked every string
+  return w;
+}
+
+}  // namespace
+
+WorkloadConfig load_workload_config(const std::string& path, const std::vector<Override>& overrides,
+                                    const std::string& training_args) {
+  const std::string text = config::read_file(path, config::missing_file_hint(path, "workloads"));
+  config::Node root = config::parse_yaml(text, path);
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  config::resolve_includes(root, dir);
+  return finish(std::move(root), path, overrides, training_args, dir.empty() ? "." : dir);
+}
+
+WorkloadConfig load_workload_config_text(const std::string& yaml, const std::string& origin,
+                                         const std::vector<Override>& overrides, const std::string& training_args) {
+  return finish(config::parse_yaml(yaml, origin), origin, overrides, training_args);
+}
+
+std::string dump_workload_config(const WorkloadConfig& w) {
+  for (const auto& k : kinds())
+    if (k.name == w.kind) return "# Resolved workload config: every key, with its meaning.\n" + k.schema().dump(w);
+  throw ConfigError({"", "kind", 0, w.kind, "unknown kind; known: " + config::join(kind_names()), ""});
+}
+
+std::vector<std::string> training_workload_keys() { return training_schema().keys(); }
+
+std::string workload_schema_markdown() {
+  std::string md = "### Every kind\n\n| Key | Type | Unit | Default | Allowed | Description |\n|---|---|---|---|---|---|\n"
+                   "| `hw` | string |  | *none* |  | " + std::string(kHwKeyDoc) + " |\n\n";
+  for (const auto& k : kinds()) md += k.schema().markdown();
+  return md + hf_arguments_markdown();
+}
+
+models::BertConfig resolve_model(const TrainingWorkload& t) {
+  models::BertConfig c;
+  const auto preset = t.model == "custom" ? std::nullopt : models::find_model_preset(t.model);
+  if (t.model == "custom") {
+    c.name = "custom";
+  } else if (preset && models::is_encoder_family(preset->family)) {  // RoBERTa, DistilBERT, ALBERT: the shared fields
+    c = {.name = preset->name, .layers = preset->layers, .hidden = preset->hidden, .heads = preset->heads,
+         .intermediate = preset->intermediate, .vocab = preset->vocab, .max_position = preset->max_position,
+         .type_vocab = preset->type_vocab};
+  } else {
+    c = models::find_preset(t.model);
+  }
+  const ModelConfig& m = t.model_config;
+  if (m.layers) c.layers = m.layers;
+  if (m.hidden) c.hidden = m.hidden;
+  if (m.heads) c.heads = m.heads;
+  if (m.intermediate) c.intermediate = m.intermediate;
+  if (m.vocab) c.vocab = m.vocab;
+  if (m.max_position) c.max_position = m.max_position;
+  c.num_labels = t.num_labels;
+  return c;
+}
+
+bool is_gpt2_model(const TrainingWorkload& t) {
+  const auto p = models::find_model_preset(t.model);
+  return p && p->family == models::ModelFamily::kGpt2;
+}
+
+models::ModelPreset resolve_model_preset(const TrainingWorkload& t) {
+  if (const auto v = models::find_model_preset(t.model); v && v->family == models::ModelFamily::kVit) return *v;
+  if (!is_gpt2_model(t)) {
+    const models::BertConfig c = resolve_model(t);
+    const auto preset = t.model == "custom" ? std::nullopt : models::find_model_preset(t.model);
+    if (!preset || !models::is_encoder_family(preset->family)) return models::bert_model_preset(c);
+    models::ModelPreset p = *preset;
+    p.layers = c.layers, p.hidden = c.hidden, p.heads = c.heads, p.intermediate = c.intermediate, p.vocab = c.vocab;
+    p.max_position = c.max_position, p.head_dim = c.heads ? c.hidden / c.heads : 0, p.kv_heads = c.heads;
+    if (p.family != models::ModelFamily::kAlbert) p.embedding_size = c.hidden;
+    return p;
+  }
+  models::ModelPreset p = *models::find_model_preset(t.model);
+  const ModelConfig& m = t.model_config;
+  if (m.layers) p.layers = m.layers;
+  if (m.hidden) p.hidden = m.hidden;
+  if (m.heads) p.heads = p.kv_heads = m.heads;
+  if (m.intermediate) p.intermediate = m.intermediate;
+  if (m.vocab) p.vocab = m.vocab;
+  if (m.max_position) p.max_position = m.max_position;
+  p.embedding_size = p.hidden;
+  p.head_dim = p.heads ? p.hidden / p.heads : 0;
+  return p;
+}
+
+std::unique_ptr<models::Model> make_model(const TrainingWorkload& t) {
+  if (t.choices.task == Task::kImageClassification) {
+    models::VitConfig v;
+    v.arch = *models::find_model_preset(t.model);  // the schema checked it is a ViT preset
+    v.num_labels = t.num_labels;
+    return std::make_unique<models::VitModel>(v);
+  }
+  if (is_gpt2_model(t)) return std::make_unique<models::Gpt2Model>(resolve_model_preset(t));
+  const models::ModelPreset p = resolve_model_preset(t);
+  if (models::is_encoder_family(p.family)) {
+    return std::make_unique<models::EncoderModel>(p, int64_t(t.num_labels), t.choices.task == Task::kMaskedLm
+                                                                                ? models::EncoderHead::kMaskedLm
+                                                                                : models::EncoderHead::kSequenceClassification);
+  }
+  const models::BertHead head =
+      t.choices.task == Task::kMaskedLm ? models::BertHead::kMaskedLm : models::BertHead::kSequenceClassification;
+  return std::make_unique<models::BertModel>(resolve_model(t), head, int64_t(t.max_predictions_per_seq));
+}
+
+uint32_t image_tokens(const TrainingWorkload& t) {
+  if (t.choices.task != Task::kImageClassification) return 0;
+  return uint32_t(models::vit_seq(*models::find_model_preset(t.model)));
+}
+
+uint64_t base_model_parameters(const TrainingWorkload& t) { return models::model_parameters(resolve_model_preset(t)); }
+
+SplitOverrides split_overrides(const std::vector<Override>& all) {
+  SplitOverrides out;
+  for (const Override& ov : all) {
+    auto strip = [&](size_t n) {
+      Override o = ov;
+      o.path = ov.path.substr(n);
+      return o;
+    };
+    if (ov.path.rfind("hw.", 0) == 0) {
+      out.hw.push_back(strip(3));
+      continue;
+    }
+    if (ov.path.rfind("workload.", 0) == 0) {
+      out.workload.push_back(strip(9));
+      continue;
+    }
+    const bool in_hw = hw_schema().has_path(ov.path);
+    bool in_wl = false;
+    for (const auto& k : kinds()) in_wl = in_wl || k.schema().has_path(ov.path);
+    if (in_hw && in_wl)
+      throw ConfigError({ov.origin, ov.path, 0, "", "is a key of both the hardware and the workload config",
+                         "prefix it: hw." + ov.path + " or workload." + ov.path});
+    if (in_hw) {
+      out.hw.push_back(ov);
+    } else if (in_wl) {
+      out.workload.push_back(ov);
+    } else {
+      // A known first key with a bad rest: that schema explains the rest, with its own "did you mean".
+      const std::string first = ov.path.substr(0, ov.path.find('.'));
+      if (hw_schema().find(first)) hw_schema().resolve_path(ov.path, ov.origin);
+      for (const auto& k : kinds())
+        if (k.schema().find(first)) k.schema().resolve_path(ov.path, ov.origin);
+      // An unknown first key: suggest across both configs, prefixed so that the fix is unambiguous.
+      std::vector<std::string> bare, prefixed;
+      for (const auto& key : hw_schema().keys()) bare.push_back(key), prefixed.push_back("hw." + key);
+      for (const auto& k : kinds())
+        for (const auto& key : k.schema().keys()) bare.push_back(key), prefixed.push_back("workload." + key);
+      const auto c = config::closest(first, bare);
+      const std::string hint = c ? "did you mean '" + prefixed[std::find(bare.begin(), bare.end(), *c) - bare.begin()] + "'?"
+                                 : "valid keys: " + config::join(prefixed);
+      throw ConfigError({ov.origin, ov.path, 0, "", "is not a key of the hardware or the workload config", hint});
+    }
+  }
+  return out;
+}
+
+void check_override_path(const Override& ov) {
+  const SplitOverrides split = split_overrides({ov});  // an unknown unprefixed path throws here
+  if (!split.hw.empty()) {
+    hw_schema().resolve_path(split.hw[0].path, ov.origin);
+    return;
+  }
+  const std::string& path = split.workload[0].path;
+  for (const auto& k : kinds())
+    if (k.schema().has_path(path)) return;
+  // A kind that knows the first key explains the rest; otherwise suggest across every kind's keys.
+  const std::string first = path.substr(0, path.find('.'));
+  for (const auto& k : kinds())
+    if (k.schema().find(first)) k.schema().resolve_path(path, ov.origin);
+  std::vector<std::string> keys;
+  for (const auto& k : kinds())
+    for (const auto& key : k.schema().keys())
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  throw ConfigError({ov.origin, ov.path, 0, "", "is not a key of the workload config", config::suggest(first, keys)});
+}
+
+}  // namespace tpusim

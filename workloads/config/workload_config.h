@@ -1,0 +1,162 @@
+// Workload configs (YAML `kind:` selects the schema): `kind: kernel` (one kernel on one core) and
+// `kind: training` (a whole fine-tuning run under a framework personality, workloads/loop/training_run.h).
+#pragma once
+#include "models/bert_presets.h"
+#include "models/model_presets.h"
+#include "models/model.h"
+#include "models/model_presets.h"
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/hw_loader.h"
+#include "workloads/config/training_choices.h"
+
+namespace tpusim {
+
+// kind: kernel — run one kernel once on one core.
+struct KernelWorkload {
+  std::string kernel;                      // matmul | layernorm | softmax | attention | encoder_block
+  std::map<std::string, uint64_t> shape;   // keys per kernel, see models/kernel_specs.h
+  std::string dtype = "f32";               // tensor dtype in HBM: f32 | bf16
+  std::string precision = "default";       // fp32 matmul passes: default (1) | high (3) | highest (6)
+  uint32_t chip = 0;                       // which chip and core run it
+  uint32_t core = 0;
+};
+
+// kind: training — the `dataset:` section: references as in workloads/data/dataset.h
+// (a length-table key such as glue_mrpc/train/bert-base-cased, or fixed:/uniform:/normal: specs).
+struct TrainingDatasets {
+  std::string train;
+  std::string eval;  // "" = no evaluation
+};
+
+// kind: training — `model_config:`, an inline architecture: each non-zero field replaces the named
+// preset's (model: custom starts from nothing and needs layers, hidden, heads, intermediate, vocab).
+struct ModelConfig {
+  uint32_t layers = 0, hidden = 0, heads = 0, intermediate = 0, vocab = 0, max_position = 0;
+};
+
+// kind: training — the `compile_cache:` section (torch_xla's in-memory LRU and persistent cache).
+struct CompileCacheConfig {
+  uint64_t capacity = 1024;    // entries (XLA_COMPILATION_CACHE_SIZE)
+  std::string persistent_dir;  // "" = none (XLA_PERSISTENT_CACHE_PATH)
+};
+
+// kind: training — fine-tune a BERT-family model data-parallel on every core of the slice.
+struct TrainingWorkload {
+  std::string model;                       // preset name (models/bert_presets.h) or "custom"
+  ModelConfig model_config;                // inline architecture (overrides the preset's fields)
+  std::string task = "sequence_classification";  // | masked_lm | image_classification (ViT) | causal_lm (GPT-2)
+  uint32_t image_size = 224;               // image_classification: pixels per side (the ViT preset's)
+  uint32_t max_predictions_per_seq = 20;   // masked_lm: P
+  uint32_t num_labels = 2;                 // sequence_classification outputs
+  TrainingDatasets dataset;
+  uint32_t max_length = 128;               // tokens: truncation length
+  std::string padding = "max_length";      // max_length | longest | multiple_of:N
+  uint32_t per_device_batch_size = 0;      // examples per process and micro-step
+  uint32_t eval_per_device_batch_size = 0; // resolved to per_device_batch_size when omitted
+  uint32_t epochs = 1;
+  uint64_t steps = 0;                      // cap on training micro-steps; 0 = none
+  std::string optimizer = "adamw";         // adamw | sgd | lamb
+  std::string precision = "fp32";          // fp32 | bf16 | bf16_downcast | mixed_bf16
+  uint32_t gradient_accumulation_steps = 1;
+  std::string sharding = "data_parallel";  // data_parallel | fsdp (compiler/fsdp.h)
+  bool fsdp_grad_ckpt = false;             // fsdp: recompute each encoder layer in its backward
+  bool overlap_collectives = true;         // gradient all-reduces overlap the backward pass (XLA async collectives)
+  std::string framework = "torch_xla";     // torch_xla | tf_keras | jax (workloads/loop/framework.h)
+  uint32_t steps_per_execution = 1;        // tf_keras: steps per host dispatch (Model.compile)
+  bool jit_compile = true;                 // tf_keras: Model.compile(jit_compile=...)
+  std::string tpu_runtime = "vm";          // vm | node (tf_keras): where the input pipeline runs
+  std::string data_location = "local";     // local | gcs: where the dataset files are
+  uint64_t seed = 0;
+  bool split_batches = false, even_batches = true, drop_last = false;
+  CompileCacheConfig compile_cache;
+  std::string launcher = "xla_spawn";      // xla_spawn | notebook_fork
+  bool build_model_in_each_process = false;
+  // Constructs of the user's training step that break XLA's rules (workloads/config/xla_constructs.h).
+  std::vector<std::string> model_code;
+  bool strict_xla = false;                 // such a construct fails the run (exit 3) instead of a warning
+  bool tpu_metrics_debug = false;          // print a torch_xla-style metrics report at the end of the run
+  uint32_t num_processes = 0;              // Accelerate num_processes; 0 = not given (one per device)
+  // Not config keys: what the loader saw. Hugging Face / Accelerate names accepted without effect
+  // (workloads/config/hf_arguments.h), sorted; and where num_processes was written, for the hardware check.
+  std::vector<std::string> ignored_keys;
+  std::string num_processes_file;
+  int num_processes_line = 0;
+  // Trainer semantics (docs/training.md "Evaluation and logging", "Batch size search", "FSDP").
+  std::string eval_strategy = "epoch";     // epoch | steps | no
+  uint64_t eval_steps = 0;                 // steps: evaluate every N optimizer steps
+  std::string eval_precision = "same";     // same | bf16 (Trainer bf16_full_eval)
+  uint64_t logging_steps = 0;              // loss.item() every N optimizer steps; 0 = never
+  bool auto_find_batch_size = false;       // halve per_device_batch_size until the step fits in HBM
+  uint64_t fsdp_min_num_params = 0;        // fsdp: size_based_auto_wrap_policy; 0 = off
+  std::vector<std::string> fsdp_wrap_layer_classes;  // fsdp: transformer_auto_wrap_policy; empty = off
+  // Not a config key: the enumerated strings above as typed values, resolved by the loader
+  // (resolve_choices, workloads/config/training_choices.h). Code past the loader reads these; whoever
+  // changes one of those strings afterwards (the advisor) resolves again.
+  TrainingChoices choices;
+};
+
+struct WorkloadConfig {
+  std::string kind;  // "kernel" | "training"
+  std::string name;  // file stem or `name:` key
+  // Top-level `hw:`, the hardware the workload was written for: a path relative to the workload
+  // file's directory, or a built-in name (v3-32). Outside the kinds' schemas and not dumped: what it
+  // names is the run's resolved hardware config, which --hw or a sweep point may replace.
+  std::string hw;
+  std::string hw_dir;     // the workload file's directory ("" for text: the working directory)
+  std::string hw_origin;  // where `hw:` was written (file, line), for errors
+  int hw_line = 0;
+  KernelWorkload kernel;
+  TrainingWorkload training;
+};
+
+// The training workload's architecture: the preset (or nothing, for `custom`) with model_config's
+// non-zero fields and num_labels applied. Throws ConfigError for an unknown preset.
+models::BertConfig resolve_model(const TrainingWorkload& t);
+// Whether the workload's model is a GPT-2 preset (models/gpt2.h; task causal_lm) rather than BERT.
+bool is_gpt2_model(const TrainingWorkload& t);
+// The workload's architecture as a preset of models/model_presets.h: a GPT-2 preset with
+// model_config's non-zero fields applied, or the BERT architecture (resolve_model) as its BertModel.
+// Throws ConfigError for an unknown preset.
+// RoBERTa, DistilBERT and ALBERT: their preset with model_config applied; ViT: its preset; otherwise
+// bert_model_preset(resolve_model(t)).
+models::ModelPreset resolve_model_preset(const TrainingWorkload& t);
+// The training workload's model behind the model interface (models/model.h): its architecture
+// (resolve_model) with the head of its task.
+std::unique_ptr<models::Model> make_model(const TrainingWorkload& t);
+// Tokens per example of an image task (ViT: (image_size / patch)^2 + 1, every batch that one
+// length); 0 for a text task.
+uint32_t image_tokens(const TrainingWorkload& t);
+// Parameters of the workload's base model class as `tpusim models` counts them (no task head).
+uint64_t base_model_parameters(const TrainingWorkload& t);
+
+// `training_args`: a TrainingArguments-style YAML/JSON file applied on top of a training workload
+// (`tpusim run --training-args`, workloads/config/hf_arguments.h); empty: none.
+WorkloadConfig load_workload_config(const std::string& path, const std::vector<Override>& overrides = {},
+                                    const std::string& training_args = {});
+WorkloadConfig load_workload_config_text(const std::string& yaml, const std::string& origin,
+                                         const std::vector<Override>& overrides = {},
+                                         const std::string& training_args = {});
+std::string dump_workload_config(const WorkloadConfig& w);
+// The top-level keys of a `kind: training` workload (what Hugging Face names are rewritten to).
+std::vector<std::string> training_workload_keys();
+std::string workload_schema_markdown();
+
+// Splits command-line overrides between the hardware and the workload config. A path may be
+// prefixed `hw.` or `workload.`; an unprefixed path goes to whichever schema has its first key
+// (ConfigError if neither, with "did you mean").
+struct SplitOverrides {
+  std::vector<Override> hw, workload;
+};
+SplitOverrides split_overrides(const std::vector<Override>& all);
+
+// Checks that an override's path names a key of the hardware config or of some workload kind's
+// config (prefixes as in split_overrides), without loading any file: for sweep axes, whose values
+// are checked per point. Throws ConfigError (file = ov.origin) with "did you mean".
+void check_override_path(const Override& ov);
+
+}  // namespace tpusim

@@ -1,0 +1,99 @@
+#include "workloads/loop/step_builder.h"
+
+#include <optional>
+#include <vector>
+
+#include "compiler/collectives.h"
+#include "models/autodiff.h"
+#include "models/optimizers.h"
+
+namespace tpusim {
+namespace {
+
+// Compute dtype, stored-parameter dtype and optimizer-state dtype of a precision setting
+// (workload_config.cc documents them).
+models::DType activation_dtype(Precision precision) {
+  return precision == Precision::kFp32 ? models::DType::kF32 : models::DType::kBF16;
+}
+models::DType state_dtype(Precision precision) {
+  return precision == Precision::kBf16 || precision == Precision::kBf16Downcast ? models::DType::kBF16 : models::DType::kF32;
+}
+std::optional<models::DType> param_dtype(Precision precision) {
+  if (precision == Precision::kMixedBf16) return models::DType::kF32;  // autocast keeps f32 master weights
+  return std::nullopt;
+}
+
+// Adds each gradient to its parameter's persistent .grad buffer (an input donated to the sum):
+// what backward() does when .grad already exists. Returns the sums, in `grads` order.
+std::vector<int> add_grad_buffers(models::Graph& g, const models::Gradients& grads, compiler::DataParallelStep& dp) {
+  std::vector<int> sums;
+  for (size_t i = 0; i < grads.params.size(); ++i) {
+    const auto& p = g.node(grads.params[i]);
+    const int acc = g.parameter(p.name + ".grad", p.shape, p.dtype, models::ParamRole::kOptimizerState);
+    const int sum = g.ew(models::EwOp::kAdd, acc, grads.grads[i], p.name + ".grad_accumulate");
+    dp.donated[sum] = acc;
+    sums.push_back(sum);
+  }
+  return sums;
+}
+
+// sharding: fsdp shards over every core of the slice.
+uint32_t fsdp_cores(const HwConfig& hw) { return uint32_t(compiler::ring_order(hw).size()); }
+
+}  // namespace
+
+bool bf16_eval(const TrainingWorkload& w, const StepVariant& v) {
+  return v.kind == GraphKind::kEval && w.choices.eval_precision == EvalPrecision::kBf16 && activation_dtype(w.choices.precision) == models::DType::kF32;
+}
+
+std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const TrainingWorkload& w, const HwConfig& hw,
+                                            const StepVariant& v) {
+  models::StepShape o;
+  // A megacore device's cores each compute half of its batch (compiler/data_parallel.h); an odd
+  // batch gives both cores the larger half (SPMD: one program shape).
+  o.batch = (v.batch + cores_per_device(hw.chip) - 1) / cores_per_device(hw.chip);
+  o.seq = v.seq;
+  o.dtype = activation_dtype(w.choices.precision);
+  o.param_dtype = param_dtype(w.choices.precision);
+  o.training = v.kind != GraphKind::kEval;
+  if (bf16_eval(w, v)) {
+    // bf16_full_eval: bf16 activations; the stored f32 weights are converted where the eval step
+    // uses them (fused into the consumer, as under autocast), see eval_bf16 in docs/training.md.
+    o.dtype = models::DType::kBF16;
+    o.param_dtype = models::DType::kF32;
+  }
+  models::OptimizerConfig opt;
+  opt.kind = w.choices.optimizer;
+  opt.state_dtype = state_dtype(w.choices.precision);
+  opt.first_step = v.kind == GraphKind::kTrainFirstStep;
+
+  auto sg = std::make_unique<StepGraph>();
+  sg->fwd = model.build_forward(o);
+  if (w.choices.sharding == Sharding::kFsdp) {  // accumulation micro-steps are rejected by the config check
+    sg->fsdp = compiler::build_fsdp_graphs(std::move(sg->fwd), fsdp_cores(hw), w.fsdp_grad_ckpt, opt,
+                                           v.kind != GraphKind::kEval,
+                                           {w.fsdp_min_num_params, w.fsdp_wrap_layer_classes});
+    sg->fsdp->step.overlap = w.overlap_collectives;
+    return sg;
+  }
+  models::Graph& g = sg->fwd.graph;
+  compiler::DataParallelStep& dp = sg->dp;
+  if (v.kind != GraphKind::kEval) {
+    models::Gradients grads = models::build_backward(g, sg->fwd.loss, sg->fwd.params);
+    if (v.grad_buffers) grads.grads = add_grad_buffers(g, grads, dp);
+    if (v.kind == GraphKind::kAccumulate) {
+      // A non-sync micro-step (Accelerate's accumulate()): the gradients stay in the .grad
+      // buffers, neither all-reduced nor applied.
+      for (int gr : grads.grads) g.mark_output(gr);
+    } else {
+      const models::OptimizerGraph upd = models::append_optimizer(g, grads, opt);
+      dp.grads = grads.grads;
+      for (auto [in, out] : upd.donated) dp.donated[out] = in;
+    }
+  }
+  dp.graph = &g;
+  dp.overlap_allreduce = w.overlap_collectives;
+  return sg;
+}
+
+}  // namespace tpusim

@@ -1,0 +1,180 @@
+#include "workloads/loop/step_cache.h"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "compiler/fsdp_graphs.h"
+#include "compiler/fusion.h"
+#include "compiler/memory_breakdown.h"
+
+namespace tpusim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// A megacore device's program is compiled per core at ceil(B/cores) examples; its cache key also
+// holds the device's batch B (XLA compiles the device program, whose shapes differ for B = 3 and 4).
+compiler::CacheKey device_key(compiler::CacheKey k, const HwConfig& hw, uint32_t batch) {
+  if (cores_per_device(hw.chip) == 1) return k;
+  k.hi ^= (uint64_t(batch) + 0x4d43ull) * 0x9e3779b97f4a7c15ull;  // "MC"
+  k.lo ^= (uint64_t(batch) << 17) * 0x100000001b3ull;
+  return k;
+}
+
+uint64_t role_bytes(const models::Graph& g, models::ParamRole role) {
+  uint64_t b = 0;
+  for (const auto& n : g.nodes())
+    if (n.kind == models::OpKind::kParameter && n.role == role)
+      b += uint64_t(models::num_elements(n.shape)) * models::dtype_bytes(n.dtype);
+  return b;
+}
+
+
+}  // namespace
+
+const char* graph_kind_name(GraphKind k) {
+  switch (k) {
+    case GraphKind::kTrain: return "train";
+    case GraphKind::kTrainFirstStep: return "train_first_step";
+    case GraphKind::kAccumulate: return "accumulate";
+    case GraphKind::kEval: return "eval";
+  }
+  return "?";
+}
+
+StepPrograms::StepPrograms(const HwConfig& hw, const TrainingWorkload& w, const std::string& engine, bool full_sim)
+    : hw_(hw), w_(w), model_(make_model(w)), full_sim_(full_sim), engine_(make_engine(engine, hw)) {}
+
+StepPrograms::~StepPrograms() = default;
+
+// Each variant's graph is built once: info() alone builds it and keeps it for a get() of the same
+// variant (one graph at a time: a process's lookup of a variant the device never runs does not
+// pile up graphs); get() builds it if info() did not, compiles it, and keeps a data-parallel
+// graph until solo_device_s has compiled its one-replica copy.
+const StepInfo& StepPrograms::remember_info(const StepVariant& v, const StepGraph& sg) {
+  if (auto it = info_.find(v); it != info_.end()) return it->second;
+  StepInfo i;
+  i.name = fmt::format("{}{} B={} S={}{}", graph_kind_name(v.kind), v.grad_buffers ? "+grad" : "", v.batch, v.seq,
+                       bf16_eval(w_, v) ? " bf16" : "");
+  if (sg.fsdp) {
+    const compiler::FsdpGraphs& f = *sg.fsdp;
+    i.graph_nodes = f.graph.nodes().size() + f.optimizer.graph.nodes().size();
+    i.key = device_key(compiler::fsdp_step_cache_key(f.step), hw_, v.batch);
+    i.hlo_ops = i.graph_nodes;
+    i.kernels = uint32_t(compiler::plan_fusions(f.graph).fusions.size() +
+                         compiler::plan_fusions(f.optimizer.graph).fusions.size());
+    i.parameter_bytes = f.parameter_bytes * cores_per_device(hw_.chip);  // the slices are per core
+    i.optimizer_state_bytes = f.optimizer_state_bytes * cores_per_device(hw_.chip);
+    return info_.emplace(v, std::move(i)).first->second;
+  }
+  const models::Graph& g = sg.fwd.graph;
+  i.graph_nodes = g.nodes().size();
+  i.key = device_key(compiler::step_cache_key(sg.dp), hw_, v.batch);
+  i.hlo_ops = g.nodes().size();
+  i.kernels = uint32_t(compiler::plan_fusions(g).fusions.size());
+  i.parameter_bytes = role_bytes(g, models::ParamRole::kTrainable);
+  i.optimizer_state_bytes = role_bytes(g, models::ParamRole::kOptimizerState);
+  return info_.emplace(v, std::move(i)).first->second;
+}
+
+std::unique_ptr<StepGraph> StepPrograms::take_graph(const StepVariant& v) {
+  if (spare_.second && spare_.first == v) return std::move(spare_.second);
+  ++graph_builds_;
+  return build_step_graph(*model_, w_, hw_, v);
+}
+
+const StepInfo& StepPrograms::info(const StepVariant& v) {
+  if (auto it = info_.find(v); it != info_.end()) return it->second;
+  const auto t0 = Clock::now();
+  std::unique_ptr<StepGraph> sg = take_graph(v);
+  const StepInfo& i = remember_info(v, *sg);
+  if (!built_.count(v)) spare_ = {v, std::move(sg)};
+  compile_wall_s_ += since(t0);
+  return i;
+}
+
+BuiltStep& StepPrograms::get(const StepVariant& v) {
+  if (auto it = built_.find(v); it != built_.end()) return it->second;
+  const auto t0 = Clock::now();
+  std::unique_ptr<StepGraph> sg = take_graph(v);
+  const StepInfo& i = remember_info(v, *sg);
+  BuiltStep s;
+  s.variant = v;
+  s.name = i.name;
+  s.graph_nodes = i.graph_nodes;
+  s.parameter_bytes = i.parameter_bytes;
+  s.optimizer_state_bytes = i.optimizer_state_bytes;
+  if (sg->fsdp) {
+    s.compiled = compiler::compile_fsdp_step(sg->fsdp->step, hw_, s.name);
+    s.memory = compiler::breakdown_at_peak(s.compiled.memory);
+  } else {
+    s.compiled = compiler::compile_data_parallel_step(sg->dp, hw_, s.name);
+    s.memory = compiler::breakdown_at_peak(s.compiled.memory, {sg->dp.grads.begin(), sg->dp.grads.end()});
+  }
+  s.compiled.key = i.key;  // with the device's batch on a megacore
+  // execute() measures the all-reduce against the step compiled for one replica: keep the graph.
+  if (!sg->fsdp && s.compiled.allreduce_bytes > 0 && s.compiled.program.cores.size() > 1 && !solo_.count(i.key) &&
+      !for_solo_.count(i.key))
+    for_solo_[i.key] = std::move(sg);
+  compile_wall_s_ += since(t0);
+  return built_.emplace(v, std::move(s)).first->second;
+}
+
+// The step alone on one core: what the all-reduce's exposed time is measured against. Compiled and
+// simulated on the same engine (one core's stream: a fraction of the whole step's simulation).
+double StepPrograms::solo_device_s(const BuiltStep& s) {
+  if (auto it = solo_.find(s.compiled.key); it != solo_.end()) return it->second;
+  auto t0 = Clock::now();
+  std::unique_ptr<StepGraph> sg;
+  if (auto it = for_solo_.find(s.compiled.key); it != for_solo_.end()) {
+    sg = std::move(it->second);
+    for_solo_.erase(it);
+  } else {
+    ++graph_builds_;
+    sg = build_step_graph(*model_, w_, hw_, s.variant);
+  }
+  const compiler::CompiledStep solo = compiler::compile_data_parallel_step(sg->dp, hw_, s.name + " (1 replica)", 1);
+  compile_wall_s_ += since(t0);
+  t0 = Clock::now();
+  engine_->set_op_profile(false);  // only its device time is read
+  const double d = engine_->run(solo.program, nullptr).device_time_s;
+  engine_->set_op_profile(true);
+  simulate_wall_s_ += since(t0);
+  return solo_.emplace(s.compiled.key, d).first->second;
+}
+
+DeviceRun StepPrograms::execute(BuiltStep& s, TraceSink* trace) {
+  if (!full_sim_) {
+    if (auto it = replay_.find(s.compiled.key); it != replay_.end()) {
+      ++replays_;
+      DeviceRun r = it->second;
+      r.replayed = true;
+      return r;
+    }
+  }
+  const auto t0 = Clock::now();
+  // FSDP programs' collectives are timed through the engine's trace hook (per-event callbacks
+  // slow a simulation down, so data-parallel programs are not: their all-reduce's exposed time is
+  // DeviceRun::allreduce_s below).
+  CollectiveTimer timer(trace);
+  const bool timed = s.compiled.allgather_bytes + s.compiled.reducescatter_bytes > 0;
+  RunResult rr = engine_->run(s.compiled.program, timed ? &timer : trace);
+  simulate_wall_s_ += since(t0);
+  ++simulations_;
+  DeviceRun r{rr.device_time_s, rr.device_cycles, 0, false, timer.times(),
+              std::make_shared<const OpProfile>(std::move(rr.op_profile))};
+  if (s.compiled.allreduce_bytes > 0 && s.compiled.program.cores.size() > 1)
+    r.allreduce_s = std::max(0.0, r.device_s - solo_device_s(s));
+  replay_.emplace(s.compiled.key, r);
+  if (!full_sim_) {
+    s.compiled.program.cores.clear();
+    s.compiled.program.cores.shrink_to_fit();
+  }
+  return r;
+}
+
+}  // namespace tpusim

@@ -1,0 +1,382 @@
+#include "workloads/report/training_report.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "models/model_presets.h"
+#include "workloads/report/energy_report.h"
+
+namespace tpusim {
+namespace {
+
+using nlohmann::json;
+
+// Seconds for people: "412 ms", "3.21 s", "2 min 05 s".
+std::string dur(double s) {
+  if (s < 1e-3) return fmt::format("{:.1f} µs", s * 1e6);
+  if (s < 1) return fmt::format("{:.1f} ms", s * 1e3);
+  if (s < 120) return fmt::format("{:.2f} s", s);
+  return fmt::format("{} min {:04.1f} s", int(s / 60), std::fmod(s, 60.0));
+}
+
+std::string gib(uint64_t b) { return fmt::format("{:.2f} GiB", double(b) / (1024.0 * 1024.0 * 1024.0)); }
+
+json memory_json(const compiler::MemoryBreakdown& m) {
+  return {{"parameter_bytes", m.parameter_bytes}, {"gathered_parameter_bytes", m.gathered_parameter_bytes},
+          {"gradient_bytes", m.gradient_bytes}, {"optimizer_state_bytes", m.optimizer_state_bytes},
+          {"activation_bytes", m.activation_bytes}, {"peak_bytes", m.peak_bytes}};
+}
+
+json collective_times_json(const CollectiveTimes& t) {
+  return {{"allreduce", t.allreduce_s}, {"allgather", t.allgather_s}, {"reducescatter", t.reducescatter_s}};
+}
+
+}  // namespace
+
+json metric_json(const MetricSamples& m, const std::string& unit) {
+  std::vector<double> v = m.samples;
+  std::sort(v.begin(), v.end());
+  double total = 0;
+  for (double x : v) total += x;
+  json pct = json::object();
+  // torch_xla's metrics report prints these percentiles (nearest rank).
+  for (int p : {1, 5, 10, 20, 50, 80, 90, 95, 99}) {
+    if (v.empty()) break;
+    const size_t rank = size_t(std::ceil(p / 100.0 * double(v.size())));
+    pct[fmt::format("p{}", p)] = v[std::min(v.size() - 1, rank ? rank - 1 : 0)];
+  }
+  // Every sample, compactly: the distinct values ascending with their counts. Replayed steps repeat
+  // the same few values, so this stays small on long runs; `tpusim metrics` derives its
+  // percentiles from it (workloads/report/metrics_report.h).
+  json samples = json::array();
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j < v.size() && v[j] == v[i]) ++j;
+    samples.push_back({v[i], j - i});
+    i = j;
+  }
+  return {{"count", v.size()}, {"total_" + unit, total}, {"mean_" + unit, v.empty() ? 0.0 : total / double(v.size())},
+          {"percentiles_" + unit, pct}, {"samples_" + unit, samples}};
+}
+
+json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunResult& r,
+                          const RunContext& ctx) {
+  const TrainingWorkload& t = w.training;
+  json j;
+  j["tpusim"] = {{"version", TPUSIM_VERSION}, {"config_hash", config_hash(ctx.hw_dump, ctx.workload_dump)}};
+  j["run"] = {{"engine", r.engine},
+              {"full_sim", r.full_sim},
+              {"hw_file", ctx.hw_file},
+              {"workload_file", ctx.workload_file},
+              {"simulations", r.simulations},
+              {"replays", r.replays},
+              {"wall_time_s", {{"compile", r.compile_wall_s}, {"simulate", r.simulate_wall_s}, {"total", ctx.total_wall_s}}}};
+  j["hw"] = {{"name", hw.name},
+             {"generation", hw.chip.generation},
+             {"chips", hw.slice.chips()},
+             {"cores_per_chip", hw.chip.cores},
+             {"megacore", hw.chip.megacore},
+             {"device", hw.chip.megacore ? "chip" : "core"},  // what "per device" figures are per
+             {"cores_per_device", cores_per_device(hw.chip)},
+             {"hbm_bytes_per_core", r.hbm_bytes_per_core},
+             {"core_peak_tflop_per_s", core_peak_tflop_per_s(hw.chip)},
+             {"host_cpus", hw.host.cpus},
+             {"host_cpu_ghz", hw.host.cpu_ghz},
+             {"host_ram_gib", hw.host.ram_gib}};
+  j["workload"] = {{"name", w.name},         {"kind", w.kind},
+                   {"model", t.model},       {"task", t.task},
+                   // The parameters of the class `tpusim models` counts (BertModel, GPT2LMHeadModel with
+                   // its tied head once, ViTModel): no task head.
+                   {"model_parameters", base_model_parameters(t)},
+                   {"framework", t.framework}, {"precision", t.precision},
+                   {"optimizer", t.optimizer}, {"padding", t.padding},
+                   {"max_length", t.max_length}, {"per_device_batch_size", t.per_device_batch_size},
+                   {"eval_per_device_batch_size", t.eval_per_device_batch_size},
+                   {"global_batch", r.global_batch}, {"processes", r.processes},
+                   {"replicas", r.replicas}, {"clients", r.framework},
+                   {"steps_per_execution", t.steps_per_execution}, {"tpu_runtime", t.tpu_runtime},
+                   {"data_location", t.data_location},
+                   {"epochs", t.epochs},     {"launcher", t.launcher},
+                   {"sharding", t.sharding}, {"fsdp_grad_ckpt", t.fsdp_grad_ckpt}, {"overlap_collectives", t.overlap_collectives},
+                   {"ignored_keys", t.ignored_keys}};  // Hugging Face / Accelerate names without effect
+  const TimeBreakdown& b = r.breakdown;
+  j["summary"] = {{"total_time_s", r.total_time_s},
+                  {"steady_step_time_s", r.steady_step_time_s},
+                  {"examples_per_s", r.examples_per_s},
+                  {"steady_examples_per_s", r.steady_examples_per_s},
+                  {"compiles", r.compiles},
+                  {"compile_time_s", r.compile_time_s},
+                  {"busiest_process", r.busiest_process},
+                  {"warmup_time_s", r.warmup_time_s},
+                  {"upload_time_s", r.upload_time_s},
+                  {"peak_hbm_bytes", r.peak_hbm_bytes},
+                  {"mxu_utilization", r.mxu_utilization},
+                  {"mfu", r.mfu},
+                  {"allreduce_share", r.allreduce_share},
+                  {"padding_waste", r.padding_waste},
+                  {"train_steps", r.train_steps},
+                  {"eval_steps", r.eval_steps},
+                  {"optimizer_steps", r.optimizer_steps},
+                  {"train_examples", r.train_examples},
+                  {"epochs_run", r.epochs_run},
+                  {"breakdown_s",
+                   {{"compile", b.compile}, {"warmup", b.warmup}, {"host", b.host}, {"device", b.device},
+                    {"allreduce", b.allreduce}, {"eval", b.eval}}}};
+  j["summary"]["sharding"] = t.sharding;
+  j["summary"]["energy"] = training_energy_json(training_energy(hw, r));
+  j["summary"]["cost"] = cost_json(training_cost(hw, r));
+  // Trainer settings off by default: their fields appear only when set (earlier reports unchanged).
+  if (r.batch_search.used) {
+    j["workload"]["per_device_batch_size_used"] = r.batch_search.used;
+    j["workload"]["per_device_batch_sizes_tried"] = r.batch_search.tried;
+    j["summary"]["breakdown_s"]["batch_search"] = b.batch_search;
+  }
+  if (t.logging_steps) j["summary"]["logging_syncs"] = {{"count", r.logging_syncs}, {"time_s", r.logging_sync_s}};
+  if (t.choices.eval_strategy != EvalStrategy::kEpoch) j["workload"]["eval_strategy"] = t.eval_strategy;
+  if (t.choices.eval_precision != EvalPrecision::kSame) j["workload"]["eval_precision"] = t.eval_precision;
+  j["summary"]["memory"] = memory_json(r.peak_memory);
+  j["summary"]["collectives"] = {
+      {"allreduce", {{"time_s", r.collective_time.allreduce_s}, {"bytes", r.allreduce_bytes}}},
+      {"allgather", {{"time_s", r.collective_time.allgather_s}, {"bytes", r.allgather_bytes}}},
+      {"reducescatter", {{"time_s", r.collective_time.reducescatter_s}, {"bytes", r.reducescatter_bytes}}}};
+  j["metrics"] = {{"CompileTime", metric_json(r.compile_time)},
+                  {"ExecuteTime", metric_json(r.execute_time)},
+                  {"TransferToDeviceTime", metric_json(r.transfer_to_device)},
+                  {"TransferFromDeviceTime", metric_json(r.transfer_from_device)},
+                  {"InboundData", metric_json(r.inbound_bytes, "bytes")},
+                  {"OutboundData", metric_json(r.outbound_bytes, "bytes")},
+                  {"UncachedCompile", r.compiles},
+                  {"CachedCompile", r.cached_compiles},
+                  {"PersistentCacheHit", r.persistent_hits},
+                  {"MarkStep", r.mark_steps}};
+  for (const auto& [op, n] : r.fallback_counters) j["metrics"][op] = n;  // CPU fallbacks, e.g. aten::nonzero
+  json diags = json::array();
+  for (const XlaDiagnostic& d : r.diagnostics)
+    diags.push_back({{"severity", "warning"}, {"construct", d.construct}, {"code", d.code}, {"rule", d.rule},
+                     {"rewrite", d.rewrite}, {"message", d.message}, {"occurrences", d.occurrences}});
+  j["diagnostics"] = diags;
+  json steps = json::array();
+  for (const StepRecord& s : r.steps)
+    steps.push_back({{"index", s.index},         {"kind", s.kind},
+                     {"graph", s.graph},         {"grad_buffers", s.grad_buffers},
+                     {"epoch", s.epoch},         {"compiling_processes", s.compiling_processes},
+                     {"batch", s.batch},         {"seq", s.seq},
+                     {"examples", s.examples},   {"compile", s.compiled ? "compiled" : s.persistent_hit ? "persistent" : "cached"},
+                     {"first_execution", s.first_execution},
+                     {"compile_s", s.compile_s}, {"host_s", s.host_s},
+                     {"setup_s", s.setup_s},     {"device_s", s.device_s},
+                     {"allreduce_s", s.allreduce_s}, {"start_s", s.start_s},
+                     {"collectives_s", collective_times_json(s.collectives)},
+                     {"end_s", s.end_s},         {"step_time_s", s.step_time_s}});
+  j["steps"] = steps;
+  json programs = json::array();
+  for (const ProgramRecord& p : r.programs) {
+    json allreduces = json::array();
+    for (const auto& a : p.allreduces)
+      allreduces.push_back({{"bytes", a.bytes}, {"algorithm", a.algorithm}, {"starts_after", a.starts_after},
+                            {"overlapped", a.overlapped}});
+    programs.push_back({{"name", p.name}, {"graph", p.graph}, {"key", p.key}, {"batch", p.batch}, {"seq", p.seq},
+                        {"graph_nodes", p.graph_nodes}, {"hlo_ops", p.hlo_ops}, {"kernels", p.kernels},
+                        {"persistent_bytes", p.persistent_bytes}, {"peak_hbm_bytes", p.peak_hbm_bytes},
+                        {"parameter_bytes", p.parameter_bytes}, {"optimizer_state_bytes", p.optimizer_state_bytes},
+                        {"cmem_bytes_per_chip", p.cmem_bytes_per_chip},
+                        {"allreduce_bytes", p.allreduce_bytes}, {"allgather_bytes", p.allgather_bytes},
+                        {"reducescatter_bytes", p.reducescatter_bytes},
+                        {"collectives_s", collective_times_json(p.collectives)}, {"memory", memory_json(p.memory)},
+                        {"flops", p.flops}, {"compile_s", p.compile_s},
+                        {"allreduces", allreduces}, {"device_s", p.device_s}, {"executions", p.executions},
+                        {"op_profile", p.op_profile ? op_profile_json(*p.op_profile) : json::array()}});
+    if (p.op_profile)
+      programs.back()["op_profile_core"] = {{"chip", p.op_profile->chip}, {"core", p.op_profile->core}};
+  }
+  j["programs"] = programs;
+  json procs = json::array();
+  for (const ProcessRecord& p : r.process_records)
+    procs.push_back({{"index", p.index}, {"chip", p.chip}, {"core", p.core}, {"cores", p.cores}, {"host", p.host},
+                     {"train_examples", p.train_examples}, {"eval_examples", p.eval_examples},
+                     {"compiles", p.compiles}, {"cached_compiles", p.cached_compiles},
+                     {"persistent_hits", p.persistent_hits}, {"compile_time_s", p.compile_time_s}});
+  j["processes"] = procs;
+  // Units of every numeric field, by path ([] = every element of an array).
+  json u = {{"hw.chips", "count"}, {"hw.cores_per_chip", "count"}, {"hw.hbm_bytes_per_core", "bytes (per device: the chip's under megacore)"},
+            {"hw.cores_per_device", "count"},
+            {"hw.core_peak_tflop_per_s", "TFLOP/s"}, {"hw.host_cpus", "count"}, {"hw.host_cpu_ghz", "GHz"},
+            {"hw.host_ram_gib", "GiB"}, {"run.simulations", "count"}, {"run.replays", "count"},
+            {"run.wall_time_s", "s"}, {"workload.max_length", "tokens"},
+            {"workload.per_device_batch_size", "examples"}, {"workload.eval_per_device_batch_size", "examples"},
+            {"workload.global_batch", "examples"}, {"workload.processes", "count"}, {"workload.epochs", "count"},
+            {"workload.replicas", "count"}, {"workload.steps_per_execution", "steps"},
+            {"workload.model_parameters", "count (BertModel: no task head)"},
+            {"summary.mfu", "fraction"}, {"summary.allreduce_share", "fraction (of steady device time)"},
+            {"processes[].cores", "count"}, {"processes[].host", "host index"},
+            {"summary.total_time_s", "s"}, {"summary.steady_step_time_s", "s"},
+            {"summary.examples_per_s", "examples/s"}, {"summary.steady_examples_per_s", "examples/s"},
+            {"summary.compiles", "count (busiest process)"}, {"summary.compile_time_s", "s (busiest process)"},
+            {"summary.busiest_process", "process index"},
+            {"summary.warmup_time_s", "s"}, {"summary.upload_time_s", "s"}, {"summary.peak_hbm_bytes", "bytes (per device)"},
+            {"summary.mxu_utilization", "fraction"}, {"summary.padding_waste", "fraction of tokens"},
+            {"summary.train_steps", "count"}, {"summary.eval_steps", "count"}, {"summary.optimizer_steps", "count"},
+            {"summary.train_examples", "examples"}, {"summary.epochs_run", "count"}, {"summary.breakdown_s", "s"},
+            {"metrics.*.count", "count"}, {"metrics.*.total_s", "s"}, {"metrics.*.mean_s", "s"},
+            {"metrics.*.percentiles_s", "s"}, {"metrics.*.samples_s", "[s, count] pairs"},
+            {"metrics.*.total_bytes", "bytes"}, {"metrics.*.mean_bytes", "bytes"},
+            {"metrics.*.percentiles_bytes", "bytes"}, {"metrics.*.samples_bytes", "[bytes, count] pairs"}, {"metrics.UncachedCompile", "count"},
+            {"metrics.CachedCompile", "count"}, {"metrics.PersistentCacheHit", "count"}, {"metrics.MarkStep", "count"},
+            {"metrics.aten::*", "count"}, {"diagnostics[].occurrences", "count (train steps)"},
+            {"steps[].batch", "examples (per device)"}, {"steps[].seq", "tokens"}, {"steps[].examples", "examples"},
+            {"steps[].compile_s", "s"}, {"steps[].host_s", "s"}, {"steps[].setup_s", "s"}, {"steps[].device_s", "s"},
+            {"steps[].allreduce_s", "s"}, {"steps[].start_s", "s"}, {"steps[].end_s", "s"},
+            {"steps[].collectives_s", "s (core 0)"}, {"programs[].collectives_s", "s (core 0, per execution)"},
+            {"programs[].allgather_bytes", "bytes (per core)"}, {"programs[].reducescatter_bytes", "bytes (per core)"},
+            {"programs[].memory.*", "bytes (per device, at the peak)"}, {"summary.memory.*", "bytes (per device, at the peak)"},
+            {"summary.collectives.*.time_s", "s (core 0, all train steps)"},
+            {"summary.collectives.*.bytes", "bytes (per core, all train steps)"},
+            {"steps[].step_time_s", "s"}, {"programs[].batch", "examples (per device)"}, {"programs[].seq", "tokens"},
+            {"programs[].graph_nodes", "count"}, {"programs[].hlo_ops", "count"}, {"programs[].kernels", "count"},
+            {"programs[].persistent_bytes", "bytes (per device)"}, {"programs[].peak_hbm_bytes", "bytes (per device)"},
+            {"programs[].cmem_bytes_per_chip", "bytes (per chip)"},
+            {"programs[].parameter_bytes", "bytes (per device)"}, {"programs[].optimizer_state_bytes", "bytes (per device)"},
+            {"programs[].allreduce_bytes", "bytes (per core)"}, {"programs[].allreduces[].bytes", "bytes (per core)"}, {"programs[].flops", "flop (per device)"},
+            {"programs[].compile_s", "s"}, {"programs[].device_s", "s"}, {"programs[].executions", "count"},
+            {"programs[].op_profile[].count", "count (per execution)"},
+            {"programs[].op_profile[].time_s", "s (per execution)"},
+            {"programs[].op_profile[].flops", "flop (per core, per execution)"},
+            {"programs[].op_profile[].hbm_bytes", "bytes (per core, per execution)"},
+            {"programs[].op_profile[].vpu_vreg_ops", "count (vector-register operations, per core, per execution)"},
+            {"programs[].op_profile[].ici_bytes", "bytes (sent to other chips, per core, per execution)"},
+            {"programs[].op_profile[].compute_bound_s", "s (per execution)"},
+            {"programs[].op_profile[].memory_bound_s", "s (per execution)"},
+            {"programs[].op_profile[].vpu_bound_s", "s (per execution)"},
+            {"programs[].op_profile[].ici_bound_s", "s (per execution)"},
+            {"programs[].op_profile_core", "chip and core index"},
+            {"processes[].compiles", "count"}, {"processes[].compile_time_s", "s"},
+            {"processes[].cached_compiles", "count"}, {"processes[].persistent_hits", "count"},
+            {"processes[].train_examples", "examples (incl. even_batches fill)"},
+            {"processes[].eval_examples", "examples (incl. even_batches fill)"},
+            {"steps[].compiling_processes", "count"}};
+  add_energy_units(u);
+  if (r.batch_search.used) {
+    u["workload.per_device_batch_size_used"] = "examples";
+    u["workload.per_device_batch_sizes_tried"] = "examples";
+  }
+  if (t.logging_steps) u["summary.logging_syncs"] = "count, s (sync + copy; the lost overlap is host time)";
+  j["units"] = u;
+  j["config"] = {{"hw_yaml", ctx.hw_dump}, {"workload_yaml", ctx.workload_dump}};
+  return j;
+}
+
+std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunResult& r,
+                                    const RunContext& ctx) {
+  const TrainingWorkload& t = w.training;
+  std::string o;
+  auto line = [&](const char* k, const std::string& v) { o += fmt::format("{:<10} {}\n", k, v); };
+  line("configs", ctx.hw_file + " + " + ctx.workload_file);
+  const std::string length = t.steps > 0 ? fmt::format("{} steps", t.steps) : fmt::format("{} epochs", t.epochs);
+  // An image task has one sequence fixed by the image: padding and max_length do not apply.
+  const uint32_t image_seq = image_tokens(t);
+  const std::string shape = image_seq ? fmt::format("image_size {} ({} tokens)", t.image_size, image_seq)
+                                      : fmt::format("padding {}, max_length {}", t.padding, t.max_length);
+  line("workload", fmt::format("{} {} on {}, {}, {}, precision {}, {}", t.model, t.task, t.dataset.train, length,
+                               shape, t.precision, t.optimizer));
+  line("hardware", fmt::format("{} ({} chips x {} TensorCore{}{}), {}, {} host{} of {} CPUs at {} GHz",
+                               hw.name, hw.slice.chips(), hw.chip.cores, hw.chip.cores == 1 ? "" : "s",
+                               r.megacore ? ", one megacore device per chip" : "",
+                               r.framework, hw.slice.hosts,
+                               hw.slice.hosts == 1 ? "" : "s", hw.host.cpus,
+                               hw.host.cpu_ghz));
+  const char* device = r.megacore ? "chip" : "core";
+  line("batches", fmt::format("{} per {}, global {}; eval {} per {}; {} train steps ({} optimizer), {} eval steps",
+                              r.batch_search.used ? r.batch_search.used : t.per_device_batch_size, device, r.global_batch, t.eval_per_device_batch_size, device, r.train_steps,
+                              r.optimizer_steps, r.eval_steps));
+  if (!t.ignored_keys.empty())
+    line("ignored", fmt::format("{} Hugging Face / Accelerate key{} without effect on time (report.json workload.ignored_keys)",
+                                t.ignored_keys.size(), t.ignored_keys.size() == 1 ? "" : "s"));
+  if (r.batch_search.used)
+    line("", fmt::format("auto_find_batch_size: settled on {} per {} (tried {}; the failed attempts took {})",
+                         r.batch_search.used, device, fmt::join(r.batch_search.tried, ", "), dur(r.batch_search.failed_s)));
+  line("engine", fmt::format("{}{}; {} programs simulated, {} executions replayed", r.engine,
+                             r.full_sim ? " (--full-sim)" : "", r.simulations, r.replays));
+  o += "\n";
+  line("total", dur(r.total_time_s));
+  line("steady", fmt::format("{} per step, {:.1f} examples/s ({:.1f} examples/s end to end)", dur(r.steady_step_time_s),
+                             r.steady_examples_per_s, r.examples_per_s));
+  bool same = true;
+  for (const ProcessRecord& p : r.process_records) same = same && p.compiles == r.compiles;
+  if (same)
+    line("compiles", r.processes == 1 ? fmt::format("{}, {} of compilation (one client compiles for every replica)",
+                                                    r.compiles, dur(r.compile_time_s))
+                                      : fmt::format("{} per process, {} of compilation (each of the {} processes "
+                                                    "compiles its own)", r.compiles, dur(r.compile_time_s), r.processes));
+  else
+    line("compiles", fmt::format("{} on the busiest process (#{}), {} of compilation; the {} processes' batch "
+                                 "shapes differ, so do their compiles (processes[] in report.json)",
+                                 r.compiles, r.busiest_process, dur(r.compile_time_s), r.processes));
+  line("warm-up", fmt::format("{} until the first step without a compile or an allocation", dur(r.warmup_time_s)));
+  line("HBM", fmt::format("peak {} of {} per {}", gib(r.peak_hbm_bytes), gib(r.hbm_bytes_per_core), device));
+  if (has_cmem(hw.chip)) {
+    uint64_t cmem = 0;
+    for (const ProgramRecord& p : r.programs) cmem = std::max(cmem, p.cmem_bytes_per_chip);
+    line("CMEM", fmt::format("{:.1f} MiB placed of {:.0f} MiB per chip (largest program)", double(cmem) / (1 << 20),
+                             double(cmem_size_bytes(hw.chip)) / (1 << 20)));
+  }
+  const compiler::MemoryBreakdown& m = r.peak_memory;
+  line("", fmt::format("{}: parameters {}{}, gradients {}, optimizer state {}, activations {}", t.sharding,
+                       gib(m.parameter_bytes),
+                       m.gathered_parameter_bytes ? fmt::format(" (+ {} gathered)", gib(m.gathered_parameter_bytes)) : "",
+                       gib(m.gradient_bytes), gib(m.optimizer_state_bytes), gib(m.activation_bytes)));
+  const CollectiveTimes& ct = r.collective_time;
+  if (r.allreduce_bytes + r.allgather_bytes + r.reducescatter_bytes > 0)
+    line("ICI", fmt::format("over the train steps (core 0): all-reduce {} ({}), all-gather {} ({}), "
+                            "reduce-scatter {} ({})", dur(ct.allreduce_s), gib(r.allreduce_bytes), dur(ct.allgather_s),
+                            gib(r.allgather_bytes), dur(ct.reducescatter_s), gib(r.reducescatter_bytes)));
+  line("MXU", fmt::format("{:.1f}% utilization while executing, MFU {:.1f}% of steady steps; padding wastes "
+                          "{:.1f}% of tokens", 100 * r.mxu_utilization, 100 * r.mfu, 100 * r.padding_waste));
+  if (const std::string e = training_energy_text(training_energy(hw, r), training_cost(hw, r)); !e.empty())
+    line("energy", e);
+  for (const XlaDiagnostic& d : r.diagnostics)
+    o += fmt::format("warning: {} (in {} train steps)\n", d.message, d.occurrences);
+  o += "\nwhere did the time go\n";
+  const TimeBreakdown& b = r.breakdown;
+  const std::pair<const char*, double> rows[] = {
+      {"compile (XLA, blocks the step)", b.compile}, {"warm-up (program load, parameter upload)", b.warmup},
+      {"host (tracing, dispatch, sync)", b.host},   {"device compute", b.device},
+      {"gradient all-reduce", b.allreduce},          {"evaluation", b.eval}};
+  for (const auto& [name, s] : rows)
+    o += fmt::format("  {:<42} {:>14} {:>6.1f}%\n", name, dur(s), r.total_time_s > 0 ? 100 * s / r.total_time_s : 0);
+  if (b.batch_search > 0)
+    o += fmt::format("  {:<42} {:>14} {:>6.1f}%\n", "batch search (failed attempts)", dur(b.batch_search),
+                     r.total_time_s > 0 ? 100 * b.batch_search / r.total_time_s : 0);
+  if (r.logging_syncs)
+    o += fmt::format("  host includes {} logging syncs (loss.item() every {} optimizer steps), {} of sync and copy\n",
+                     r.logging_syncs, t.logging_steps, dur(r.logging_sync_s));
+  o += fmt::format("  {:<42} {:>14}\n", "total", dur(r.total_time_s));
+  // What the rows mean where they differ from the lines above (docs/training.md, "Report").
+  o += "  compile: the devices' wait for compilations, each step's slowest process; it exceeds the busiest\n"
+       "    process's own compile time (the compiles line) when processes compile at different steps.\n"
+       "  gradient all-reduce: what gradient synchronization adds to the train steps' device time (beyond a\n"
+       "    one-replica step); summary.allreduce_share in report.json is the steady steps' all-reduce time over\n"
+       "    their device time, not over the step time. The ICI line is time inside collectives, hidden or not.\n";
+  o += "\nprograms\n";
+  size_t width = 26;
+  for (const ProgramRecord& p : r.programs) width = std::max(width, p.name.size());
+  for (const ProgramRecord& p : r.programs)
+    o += fmt::format("  {:<{}} {:>6} runs  compile {:>9}  device {:>9}  peak HBM {}\n", p.name, width, p.executions,
+                     dur(p.compile_s), dur(p.device_s), gib(p.peak_hbm_bytes));
+  if (const ProgramRecord* mp = steady_train_program(r)) {
+    const OpProfile& op = *mp->op_profile;
+    o += fmt::format("\nwhere the step time goes: {}, {} per step (chip {} core {})\n"
+                     "  the costliest kernels, a layer's copies as one row (every kernel: programs[].op_profile)\n",
+                     mp->name, dur(op.time_s), op.chip, op.core);
+    o += format_op_profile(group_op_profile(op), 10);
+    o += "  " + op_bound_shares(op) + "\n";
+  }
+  o += "\n";
+  line("wall time", fmt::format("compile {}, simulate {}, total {}", dur(r.compile_wall_s), dur(r.simulate_wall_s),
+                                ctx.total_wall_s >= 0 ? dur(ctx.total_wall_s) : "-"));
+  return o;
+}
+
+}  // namespace tpusim
