@@ -6,26 +6,10 @@
 #include "compiler/layout.h"
 #include "compiler/lowering.h"
 #include "compiler/memory_plan.h"
-#include "config/config_error.h"
 #include "models/kernels.h"
 #include "sim/hbm/hbm_timing.h"
 
 namespace tpusim::compiler {
-
-namespace {
-
-models::DType parse_dtype(const std::string& s) {
-  if (s == "f32") return models::DType::kF32;
-  if (s == "bf16") return models::DType::kBF16;
-  throw ConfigError({"", "dtype", 0, s, "must be one of: f32, bf16", ""});
-}
-
-void check_precision(const std::string& p) {
-  if (p != "default" && p != "high" && p != "highest")
-    throw ConfigError({"", "precision", 0, p, "must be one of: default, high, highest", ""});
-}
-
-}  // namespace
 
 void lower_fusion(LowerContext& cx, const Fusion& f) {
   const uint64_t flops = cx.flops, hbm_bytes = cx.hbm_bytes;
@@ -66,8 +50,7 @@ isa::Program compile_graph(const models::Graph& g, const HwConfig& hw, const std
 }
 
 isa::Program compile_kernel(const KernelRequest& req, const HwConfig& hw) {
-  check_precision(req.precision);
-  models::KernelArgs args{req.kernel, req.shape, parse_dtype(req.dtype), req.precision};
+  models::KernelArgs args{req.kernel, req.shape, req.dtype, req.precision};
   models::Graph g = models::build_kernel(args);
   std::string name = req.kernel;
   for (const auto& [k, v] : req.shape) name += "_" + k + std::to_string(v);

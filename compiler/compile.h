@@ -4,26 +4,23 @@
 #include <map>
 #include <string>
 
+#include "models/graph.h"
 #include "sim/isa/program.h"
 #include "sim/slice/slice_params.h"
-
-namespace tpusim::models {
-class Graph;
-}
 
 namespace tpusim::compiler {
 
 struct KernelRequest {
   std::string kernel;                     // see models/kernel_specs.h
   std::map<std::string, uint64_t> shape;  // the kernel's shape keys
-  std::string dtype = "f32";              // f32 | bf16: tensor dtype in HBM
-  std::string precision = "default";      // default | high | highest
+  models::DType dtype = models::DType::kF32;  // tensor dtype in HBM (f32 | bf16)
+  models::DotPrecision precision = models::DotPrecision::kDefault;
   uint32_t chip = 0;
   uint32_t core = 0;
 };
 
 // Builds the kernel's graph (models/), lowers it for `hw` and returns the Program for one core.
-// Throws ConfigError for an unknown kernel, a missing/zero shape key or a bad dtype/precision.
+// Throws ConfigError for an unknown kernel or a missing/zero shape key (models::build_kernel).
 isa::Program compile_kernel(const KernelRequest& req, const HwConfig& hw);
 
 // Lowers a built graph for one core (used by compile_kernel and the training compiler).

@@ -64,7 +64,7 @@ CacheKey graph_cache_key(const models::Graph& g, const std::vector<int>& donated
         h.vec(n.dot.rhs_batch);
         h.vec(n.dot.lhs_contract);
         h.vec(n.dot.rhs_contract);
-        h.str(n.precision);
+        h.str(models::dot_precision_name(n.precision));
         break;
       case models::OpKind::kBroadcast: h.vec(n.broadcast_dims); break;
       case models::OpKind::kTranspose: h.vec(n.permutation); break;

@@ -51,10 +51,10 @@ struct Tiling {
   uint64_t steps = 0;
 };
 
-uint32_t passes_for(const std::string& precision, DType t) {
+uint32_t passes_for(models::DotPrecision precision, DType t) {
   if (t != DType::kF32) return 1;
-  if (precision == "high") return 3;
-  if (precision == "highest") return 6;
+  if (precision == models::DotPrecision::kHigh) return 3;
+  if (precision == models::DotPrecision::kHighest) return 6;
   return 1;
 }
 

@@ -43,7 +43,7 @@ struct BertGraphOptions {
   // `dtype` where they are used; XLA fuses the convert into the consuming kernel. Unset: `dtype`.
   std::optional<DType> param_dtype{};
   bool training = true;                  // dropout on; off for evaluation graphs
-  std::string precision = "default";     // dot precision
+  DotPrecision precision = DotPrecision::kDefault;  // dot precision
 };
 
 // A BERT forward graph (models/model.h). logits: [B, num_labels] or the MLM logits [B*P, vocab].

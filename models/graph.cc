@@ -37,7 +37,7 @@ int Graph::constant(double value, DType dtype) {
   return add(std::move(n));
 }
 
-int Graph::dot(int lhs, int rhs, DotDims dims, const std::string& precision, const std::string& name) {
+int Graph::dot(int lhs, int rhs, DotDims dims, DotPrecision precision, const std::string& name) {
   const Node& a = node(lhs);
   const Node& b = node(rhs);
   require(dims.lhs_batch.size() == dims.rhs_batch.size(), "dot batch dims differ in count");

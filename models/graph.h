@@ -2,7 +2,9 @@
 // Shapes are row-major; the last dimension is the minor one (it maps to the 128 vector lanes).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tpusim::models {
@@ -14,6 +16,24 @@ inline const char* dtype_name(DType t) {
   return t == DType::kF32 ? "f32" : t == DType::kBF16 ? "bf16" : "s32";
 }
 inline bool is_float(DType t) { return t != DType::kS32; }
+// A float dtype by its YAML name (f32, bf16); nullopt otherwise.
+inline std::optional<DType> parse_float_dtype(std::string_view s) {
+  if (s == "f32") return DType::kF32;
+  if (s == "bf16") return DType::kBF16;
+  return std::nullopt;
+}
+
+// An f32 dot's precision (XLA PrecisionConfig; torch_xla/JAX `precision`): how many bf16 MXU passes
+// one f32 product takes — default 1, high 3 (bf16_3x), highest 6 (bf16_6x). bf16 dots take one.
+enum class DotPrecision : uint8_t { kDefault, kHigh, kHighest };
+inline const char* dot_precision_name(DotPrecision p) {
+  return p == DotPrecision::kDefault ? "default" : p == DotPrecision::kHigh ? "high" : "highest";
+}
+inline std::optional<DotPrecision> parse_dot_precision(std::string_view s) {
+  for (DotPrecision p : {DotPrecision::kDefault, DotPrecision::kHigh, DotPrecision::kHighest})
+    if (s == dot_precision_name(p)) return p;
+  return std::nullopt;
+}
 
 // What a Parameter holds: a per-step input (data, masks, labels, optimizer scalars), a trainable
 // weight, or optimizer state (moments). Trainable weights and state persist across steps and are
@@ -62,7 +82,7 @@ struct Node {
   ReduceOp reduce = ReduceOp::kSum;  // kReduce
   int reduce_dim = -1;           // kReduce: the reduced dimension of the operand
   DotDims dot;                   // kDot
-  std::string precision = "default";  // kDot: default | high | highest
+  DotPrecision precision = DotPrecision::kDefault;  // kDot
   std::vector<int> broadcast_dims;    // kBroadcast: output dim of each operand dim
   std::vector<int> permutation;       // kTranspose: output dim i = operand dim permutation[i]
   double constant = 0;                // kConstant
@@ -92,7 +112,7 @@ class Graph {
 
   int parameter(const std::string& name, Dims shape, DType dtype, ParamRole role = ParamRole::kInput);
   int constant(double value, DType dtype);
-  int dot(int lhs, int rhs, DotDims dims, const std::string& precision, const std::string& name = "dot");
+  int dot(int lhs, int rhs, DotDims dims, DotPrecision precision, const std::string& name = "dot");
   int ew(EwOp op, int a, int b = -1, const std::string& name = "");
   int broadcast(int x, Dims shape, std::vector<int> broadcast_dims);
   int reduce(int x, int dim, ReduceOp op);

@@ -41,7 +41,7 @@ int64_t dim(const std::map<std::string, uint64_t>& s, const char* k) { return in
 // s = k @ q^T / sqrt(d); p = softmax(s, dim=-2); out = v^T @ p  (per head; data/README.md).
 // q3/k3/v3 are [seq, heads, d] views or [heads, seq, d] tensors: `head_dim_index` says where heads are.
 int attention_core(Graph& g, int q, int k, int v, int head_axis, int seq_axis, int64_t head_dim,
-                   const std::string& precision) {
+                   DotPrecision precision) {
   const int d_axis = 2;
   // s[h, i, j] = sum_d k[.., i, .., d] q[.., j, .., d]
   int s = g.dot(k, q, {{head_axis}, {head_axis}, {d_axis}, {d_axis}}, precision, "scores");
@@ -53,7 +53,7 @@ int attention_core(Graph& g, int q, int k, int v, int head_axis, int seq_axis, i
 
 }  // namespace
 
-int linear(Graph& g, int x, int64_t in, int64_t out, const std::string& name, const std::string& precision) {
+int linear(Graph& g, int x, int64_t in, int64_t out, const std::string& name, DotPrecision precision) {
   DType t = g.node(x).dtype;
   int w = g.parameter(name + ".weight", {out, in}, t);
   int b = g.parameter(name + ".bias", {out}, t);

@@ -19,7 +19,7 @@ struct LayerContext {
   std::vector<int>& inputs;            // per-step inputs, in creation order
   DType dtype;                         // every float tensor
   std::optional<DType> param_dtype;    // stored trainable parameters (autocast: f32 master weights)
-  const std::string& precision;        // dot precision
+  DotPrecision precision;              // dot precision
   bool training;                       // dropout on
   // When set, a parameter name seen before is the same node (ALBERT's shared layer: parameters once,
   // used by every application, so their gradients add up).

@@ -61,7 +61,7 @@ struct StepShape {
   DType dtype = DType::kF32;             // every float tensor
   std::optional<DType> param_dtype{};    // stored trainable parameters (autocast: f32 master weights); unset: dtype
   bool training = true;                  // dropout on; off for evaluation graphs
-  std::string precision = "default";     // dot precision
+  DotPrecision precision = DotPrecision::kDefault;  // dot precision
 };
 
 class Model : public ModuleTree {

@@ -23,7 +23,7 @@ HwConfig v4() { return hw_of("v4-8.yaml"); }
 HwConfig v4_off() { return hw_of("v4-8.yaml", {parse_override("chip.cmem.size_mib=0")}); }
 
 isa::Program matmul(const HwConfig& hw, uint64_t n = 2048) {
-  return compile_kernel({"matmul", {{"m", n}, {"k", n}, {"n", n}}, "f32", "default"}, hw);
+  return compile_kernel({"matmul", {{"m", n}, {"k", n}, {"n", n}}, models::DType::kF32, models::DotPrecision::kDefault}, hw);
 }
 
 struct DmaCount {
@@ -112,8 +112,8 @@ TEST(CmemLowering, TheSameKernelRunsFasterWithCmem) {
     const std::map<std::string, uint64_t> shape = std::string(kernel) == "matmul"
                                                       ? std::map<std::string, uint64_t>{{"m", 1024}, {"k", 1024}, {"n", 1024}}
                                                       : std::map<std::string, uint64_t>{{"rows", 8192}, {"cols", 1024}};
-    const isa::Program with = compile_kernel({kernel, shape, "f32", "default"}, v4());
-    const isa::Program without = compile_kernel({kernel, shape, "f32", "default"}, v4_off());
+    const isa::Program with = compile_kernel({kernel, shape, models::DType::kF32, models::DotPrecision::kDefault}, v4());
+    const isa::Program without = compile_kernel({kernel, shape, models::DType::kF32, models::DotPrecision::kDefault}, v4_off());
     EXPECT_EQ(dmas(without).cmem, 0u) << kernel;
     EXPECT_EQ(without.info.cmem_bytes, 0u) << kernel;
     EXPECT_EQ(with.info.cmem_bytes + with.info.hbm_bytes, without.info.hbm_bytes) << kernel;  // same traffic

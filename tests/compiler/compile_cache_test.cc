@@ -12,7 +12,7 @@ namespace tpusim::compiler {
 namespace {
 
 models::Graph mm(uint64_t m, models::DType t = models::DType::kF32, const std::string& prec = "default") {
-  return models::build_kernel({"matmul", {{"m", m}, {"k", 64}, {"n", 32}}, t, prec});
+  return models::build_kernel({"matmul", {{"m", m}, {"k", 64}, {"n", 32}}, t, models::parse_dot_precision(prec).value()});
 }
 
 TEST(CompileCacheKey, SameGraphSameKey) { EXPECT_EQ(graph_cache_key(mm(128)), graph_cache_key(mm(128))); }

@@ -13,7 +13,7 @@ HwConfig v3() { return load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs
 
 isa::Program compile(const std::string& kernel, std::map<std::string, uint64_t> shape, const HwConfig& hw,
                      const std::string& dtype = "f32", const std::string& precision = "default") {
-  KernelRequest r{kernel, std::move(shape), dtype, precision};
+  KernelRequest r{kernel, std::move(shape), models::parse_float_dtype(dtype).value(), models::parse_dot_precision(precision).value()};
   return compile_kernel(r, hw);
 }
 

@@ -18,7 +18,7 @@ struct Fixture {
   Fixture() {
     x = g.parameter("x", {1024, 256}, DType::kF32);  // 1 MiB input
     w = g.parameter("w", {256, 512}, DType::kF32);   // 512 KiB parameter
-    int d = g.dot(x, w, {{}, {}, {1}, {0}}, "default", "dot");
+    int d = g.dot(x, w, {{}, {}, {1}, {0}}, models::DotPrecision::kDefault, "dot");
     h = g.ew(EwOp::kRelu, d, -1, "h");
     int hh = g.ew(EwOp::kMul, h, h, "hh");  // two uses of h: the dot kernel must store it
     s = g.reduce(hh, 1, models::ReduceOp::kSum);

@@ -24,7 +24,7 @@ TEST(Autodiff, LinearSquaredSumStructure) {
   int x = g.parameter("x", {4, 3}, DType::kF32);
   int w = g.parameter("w", {3, 5}, DType::kF32, ParamRole::kTrainable);
   int b = g.parameter("b", {5}, DType::kF32, ParamRole::kTrainable);
-  int y = g.ew_bcast(EwOp::kAdd, g.dot(x, w, {{}, {}, {1}, {0}}, "default", "xw"), b, {1}, "bias");
+  int y = g.ew_bcast(EwOp::kAdd, g.dot(x, w, {{}, {}, {1}, {0}}, DotPrecision::kDefault, "xw"), b, {1}, "bias");
   int loss = reduce_all(g, g.ew(EwOp::kMul, y, y, "square"));
   const int forward_nodes = int(g.nodes().size());
   Gradients gr = build_backward(g, loss, {w, b});
@@ -58,7 +58,7 @@ TEST(Autodiff, InputGradientAndUnusedParameter) {
   int x = g.parameter("x", {2, 3}, DType::kF32, ParamRole::kTrainable);
   int unused = g.parameter("unused", {7}, DType::kF32, ParamRole::kTrainable);
   int w = g.parameter("w", {4, 3}, DType::kF32, ParamRole::kTrainable);
-  int loss = reduce_all(g, g.ew(EwOp::kTanh, g.dot(x, w, {{}, {}, {1}, {1}}, "default", "xwT"), -1, "tanh"));
+  int loss = reduce_all(g, g.ew(EwOp::kTanh, g.dot(x, w, {{}, {}, {1}, {1}}, DotPrecision::kDefault, "xwT"), -1, "tanh"));
   Gradients gr = build_backward(g, loss, {x, unused, w});
   EXPECT_EQ(g.node(gr.of(x)).shape, (Dims{2, 3}));
   EXPECT_EQ(g.node(gr.of(w)).shape, (Dims{4, 3}));
@@ -73,9 +73,9 @@ TEST(Autodiff, BatchedDotsSoftmaxTranspose) {
   int q = g.parameter("q", shp, DType::kF32, ParamRole::kTrainable);
   int k = g.parameter("k", shp, DType::kF32, ParamRole::kTrainable);
   int v = g.parameter("v", shp, DType::kF32, ParamRole::kTrainable);
-  int s = g.dot(q, k, {{0, 2}, {0, 2}, {3}, {3}}, "default", "scores");  // [B, h, S, S]
+  int s = g.dot(q, k, {{0, 2}, {0, 2}, {3}, {3}}, DotPrecision::kDefault, "scores");  // [B, h, S, S]
   int p = stable_softmax(g, s, 3, "softmax");
-  int ctx = g.dot(p, v, {{0, 1}, {0, 2}, {3}, {1}}, "default", "context");  // [B, h, S, d]
+  int ctx = g.dot(p, v, {{0, 1}, {0, 2}, {3}, {1}}, DotPrecision::kDefault, "context");  // [B, h, S, d]
   int t = g.reshape(g.transpose(ctx, {0, 2, 1, 3}), {6, 8});
   int w = g.parameter("w", {8}, DType::kF32, ParamRole::kTrainable);
   int loss = reduce_all(g, g.ew(EwOp::kMul, t, g.broadcast(w, {6, 8}, {1}), "weighted"));

@@ -15,7 +15,7 @@ namespace {
 struct Built {
   Graph g;
   std::vector<int> params, inputs;
-  std::string precision = "default";
+  DotPrecision precision = DotPrecision::kDefault;
   layers::LayerContext cx{g, params, inputs, DType::kF32, std::nullopt, precision, true};
 };
 

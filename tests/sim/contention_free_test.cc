@@ -213,7 +213,7 @@ const std::vector<KernelCase> kKernels = {
 };
 
 isa::Program compile(const KernelCase& k, const char* dtype, const HwConfig& hw) {
-  isa::Program p = compiler::compile_kernel({k.kernel, k.shape, dtype}, hw);
+  isa::Program p = compiler::compile_kernel({k.kernel, k.shape, models::parse_float_dtype(dtype).value()}, hw);
   p.name += std::string(".") + dtype;
   return p;
 }

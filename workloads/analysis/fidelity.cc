@@ -48,8 +48,8 @@ FidelityResult run_fidelity_row(const CalibrationRow& row, const HwConfig& hw, c
   compiler::KernelRequest req;
   req.kernel = row.kernel;
   req.shape = row.shape;
-  req.dtype = "f32";
-  req.precision = "default";
+  req.dtype = models::DType::kF32;
+  req.precision = models::DotPrecision::kDefault;
   isa::Program p = compiler::compile_kernel(req, hw);
   auto eng = make_engine(engine, hw);
   RunResult r = eng->run(p, nullptr);

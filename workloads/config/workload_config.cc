@@ -62,11 +62,13 @@ const Schema<WorkloadConfig>& kernel_schema() {
         .doc("the kernel's dimensions: exactly the shape keys of `kernel`")
         .details("Per kernel: " + kernel_list_doc());
     s.field(&WorkloadConfig::kernel, &KernelWorkload::dtype, "dtype")
-        .one_of({"f32", "bf16"})
+        .one_of({models::dtype_name(models::DType::kF32), models::dtype_name(models::DType::kBF16)})
         .default_value("f32")
         .doc("element type of the tensors in HBM");
     s.field(&WorkloadConfig::kernel, &KernelWorkload::precision, "precision")
-        .one_of({"default", "high", "highest"})
+        .one_of({models::dot_precision_name(models::DotPrecision::kDefault),
+                 models::dot_precision_name(models::DotPrecision::kHigh),
+                 models::dot_precision_name(models::DotPrecision::kHighest)})
         .default_value("default")
         .doc("fp32 matmul precision: bf16 passes per MXU product, default 1, high 3, highest 6")
         .source("PyTorch/XLA torch_xla.backends docs");

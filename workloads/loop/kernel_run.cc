@@ -17,8 +17,9 @@ compiler::KernelRequest kernel_request(const KernelWorkload& k) {
   compiler::KernelRequest req;
   req.kernel = k.kernel;
   req.shape = k.shape;
-  req.dtype = k.dtype;
-  req.precision = k.precision;
+  // The schema checked both strings (its allowed values are these parsers' names).
+  req.dtype = models::parse_float_dtype(k.dtype).value();
+  req.precision = models::parse_dot_precision(k.precision).value();
   req.chip = k.chip;
   req.core = k.core;
   return req;
