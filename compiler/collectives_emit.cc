@@ -44,6 +44,17 @@ bool same_phase(const PlanStep& a, const PlanStep& b) { return std::strcmp(a.wha
 struct Pieces {
   uint64_t count = 1, bytes = 0;
 };
+// The ISA's mark of a collective's kernel and instructions (the engines keep statistics by it).
+isa::Collective isa_kind(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce: return isa::Collective::kAllReduce;
+    case CollectiveKind::kReduceScatter: return isa::Collective::kReduceScatter;
+    case CollectiveKind::kAllGather: return isa::Collective::kAllGather;
+    case CollectiveKind::kAllToAll: return isa::Collective::kAllToAll;
+  }
+  return isa::Collective::kNone;
+}
+
 Pieces pieces_of(uint64_t transfer, uint64_t piece_bytes) {
   Pieces p;
   p.count = std::max<uint64_t>(1, div_up(int64_t(transfer), int64_t(std::max<uint64_t>(piece_bytes, 1))));
@@ -64,7 +75,7 @@ CollectiveResult emit_plan(const CollectivePlan& plan, std::vector<ProgramBuilde
   res.algorithm = plan.algorithm;
   res.done.resize(n);
   for (uint32_t i = 0; i < n; ++i) {
-    b[i]->begin_kernel(kernel);
+    b[i]->begin_kernel(kernel, isa_kind(plan.kind));
     b[i]->set_async(background);
   }
   struct AsyncOff {  // every return (and exception) leaves the builders in foreground mode

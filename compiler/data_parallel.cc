@@ -180,7 +180,7 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
       isa::Deps deps(done[i].begin(), done[i].end());
       for (uint32_t x : backward)
         if (std::find(deps.begin(), deps.end(), x) == deps.end()) deps.push_back(x);
-      bptr[i]->begin_kernel("all-reduce");
+      bptr[i]->begin_kernel("all-reduce", isa::Collective::kAllReduce);
       bptr[i]->vpu({}, deps, "gradients reduced");
       bptr[i]->end_kernel();
     }

@@ -26,8 +26,11 @@ class ProgramBuilder {
   ProgramBuilder(isa::CoreProgram& core, uint64_t vmem_bytes, uint32_t first_index = 0)
       : core_(core), vmem_bytes_(vmem_bytes), base_(first_index) {}
 
-  void begin_kernel(const std::string& name) {
+  // `collective`: the kernel is (part of) a collective of that kind; it and its instructions are
+  // marked so (isa::Collective, what the engines' collective statistics are kept by).
+  void begin_kernel(const std::string& name, isa::Collective collective = isa::Collective::kNone) {
     kernel_ = name;
+    collective_ = collective;
     labels_.clear();
     kernel_first_ = size();
     vmem_top_ = 0;
@@ -35,6 +38,7 @@ class ProgramBuilder {
     isa::KernelRange k;
     k.name = label_of_kernel();
     k.first_instr = kernel_first_;
+    k.collective = collective;
     core_.kernels.push_back(k);
     in_kernel_ = true;
   }
@@ -55,6 +59,7 @@ class ProgramBuilder {
     for (uint32_t i = kernel_first_; i < end; ++i)
       if (!used_[i - kernel_first_]) entry_deps_.push_back(i);
     in_kernel_ = false;
+    collective_ = isa::Collective::kNone;
     if (!core_.kernels.empty() && core_.kernels.back().first_instr == kernel_first_) {
       if (end > kernel_first_)
         core_.kernels.back().last_instr = end - 1;
@@ -122,6 +127,7 @@ class ProgramBuilder {
     if (in.deps.empty()) in.deps = entry_deps_;
     if (async_ && (in.op == isa::Op::kDmaLoad || in.op == isa::Op::kDmaStore || in.op == isa::Op::kVpu)) in.async = true;
     if (in.label.empty()) in.label = label_of_kernel();
+    in.collective = collective_;
     if (in.op == isa::Op::kVpu && in_kernel_ && !core_.kernels.empty()) {
       isa::VpuWork& w = core_.kernels.back().vpu;
       w.alu_vregs += in.vpu.alu_vregs;
@@ -242,6 +248,7 @@ class ProgramBuilder {
   uint64_t vmem_top_ = 0;
   uint64_t vmem_reserved_ = 0;  // top of VMEM kept for background work
   bool async_ = false;
+  isa::Collective collective_ = isa::Collective::kNone;  // of the current kernel
   bool in_kernel_ = false;  // between begin_kernel and end_kernel
   size_t first_alloc_ = 0;
   isa::Deps entry_deps_;

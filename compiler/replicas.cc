@@ -7,9 +7,9 @@ namespace tpusim::compiler {
 namespace {
 
 bool same_except_peer(const isa::Instr& a, const isa::Instr& b) {
-  return a.op == b.op && a.mxu == b.mxu && a.rows == b.rows && a.k == b.k && a.n == b.n && a.passes == b.passes &&
-         a.barrier_id == b.barrier_id && a.tag == b.tag && a.bytes == b.bytes && a.vpu == b.vpu && a.deps == b.deps &&
-         a.label == b.label;
+  return a.op == b.op && a.collective == b.collective && a.mxu == b.mxu && a.rows == b.rows && a.k == b.k &&
+         a.n == b.n && a.passes == b.passes && a.barrier_id == b.barrier_id && a.tag == b.tag && a.bytes == b.bytes &&
+         a.vpu == b.vpu && a.deps == b.deps && a.label == b.label;
 }
 
 bool same_alloc(const isa::VmemAlloc& a, const isa::VmemAlloc& b) {

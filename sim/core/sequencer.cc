@@ -49,6 +49,7 @@ void Sequencer::begin_run(const CorePlan* plan, const RunContext* run) {
   completed_ = 0;
   last_completion_ps_ = launch_ps;
   op_rec_.reset(*plan->prog);
+  coll_rec_.reset(*plan);
   stats_.reset(launch_cycles_);
   wake_.notify(run->clock.cycles(launch_cycles_));
 }
@@ -126,6 +127,7 @@ void Sequencer::retire(uint32_t i, uint64_t at) {
   ++completed_;
   last_completion_ps_ = std::max(last_completion_ps_, at);
   if (op_rec_.active()) op_rec_.record(i, slots_[i].ready, at);
+  coll_rec_.record(i, slots_[i].ready, at);
   const uint32_t u = plan_->unit[i];
   if (u == UnitIndex::kRecv) ++stats_.instructions;
   if (u == UnitIndex::kSync && run_->trace) {

@@ -36,6 +36,7 @@
 #include "sim/base/stats.h"
 #include "sim/core/core_ifs.h"
 #include "sim/core/sequencer_stats.h"
+#include "sim/isa/collective_stats.h"
 #include "sim/isa/op_profile.h"
 #include "sim/isa/program_plan.h"
 
@@ -75,6 +76,12 @@ class Sequencer : public sc_core::sc_module, public CompletionIf {
   OpProfile op_profile(const HwConfig& hw) const {
     if (!plan_ || !run_) return {};
     return op_rec_.profile(*plan_, hw, launch_cycles_, end_cycle(), run_->start_ps, run_->clock.period_ps);
+  }
+
+  // The collective statistics of the run (sim/isa/collective_stats.h), from the same times.
+  CollectiveStats collective_stats(const HwConfig& hw) const {
+    if (!plan_ || !run_) return {};
+    return coll_rec_.stats(*plan_, hw, run_->clock.period_ps);
   }
 
   void complete(uint32_t instr, const sc_core::sc_time& delay) override;
@@ -124,6 +131,7 @@ class Sequencer : public sc_core::sc_module, public CompletionIf {
   bool or_lists_built_ = false;
   sc_core::sc_event_or_list wake_or_read_[4];  // index: bit 0 = DMA queue full, bit 1 = transfer queue full
   OpProfileRecorder op_rec_;
+  CollectiveRecorder coll_rec_;
   SequencerStats stats_;
   StatGroup group_;
   TraceNames sync_track_;

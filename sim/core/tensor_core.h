@@ -51,6 +51,7 @@ class TensorCore : public sc_core::sc_module {
   std::string stuck_report() const { return seq_.stuck_report(); }
   uint64_t end_cycle() const { return seq_.end_cycle(); }
   OpProfile op_profile(const HwConfig& hw) const { return seq_.op_profile(hw); }
+  CollectiveStats collective_stats(const HwConfig& hw) const { return seq_.collective_stats(hw); }
   void dump_stats(nlohmann::json& out) const;
 
  private:

@@ -564,13 +564,26 @@ class AnalyticalEngine final : public Engine {
       r.stats[m.name()] = m.dump();
     }
     dump_network(r);
-    // Op profile of the core that finished last (sim/isa/op_profile.h).
-    for (size_t c = 0; c < cores.size() && op_profile(); ++c) {
+    // Op profile and collective statistics of the core that finished last (sim/isa/op_profile.h,
+    // sim/isa/collective_stats.h): every instruction from its ready time (the latest completion
+    // of its deps, the launch at least) to its completion.
+    for (size_t c = 0; c < cores.size(); ++c) {
       if (states_[c].end != r.device_cycles) continue;
-      OpProfileRecorder rec;
-      rec.reset(*cores[c].prog);
-      rec.record_all(cores[c], states_[c].complete, launch_);
-      r.op_profile = rec.profile(cores[c], hw_, launch_, states_[c].end);
+      const CorePlan& cp = cores[c];
+      const std::vector<uint64_t>& complete = states_[c].complete;
+      OpProfileRecorder prof;
+      if (op_profile()) prof.reset(*cp.prog);
+      CollectiveRecorder coll;
+      coll.reset(cp);
+      for (uint32_t i = 0, n = uint32_t(cp.unit.size()); i < n; ++i) {
+        uint64_t ready = launch_;
+        const uint32_t* d = cp.deps.row(i);
+        for (uint32_t k = 0, m = cp.deps.size(i); k < m; ++k) ready = std::max(ready, complete[d[k]]);
+        if (prof.active()) prof.record(i, ready, complete[i]);
+        coll.record(i, ready, complete[i]);
+      }
+      if (op_profile()) r.op_profile = prof.profile(cp, hw_, launch_, states_[c].end);
+      r.collectives = coll.stats(cp, hw_);
       break;
     }
     r.device_time_s = Clock{hw_.chip.core.clock_mhz}.seconds(r.device_cycles);

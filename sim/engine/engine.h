@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/trace.h"
+#include "sim/isa/collective_stats.h"
 #include "sim/isa/op_profile.h"
 #include "sim/isa/program.h"
 #include "sim/slice/slice_params.h"
@@ -33,6 +34,9 @@ struct RunResult {
   // Where the time of the core that finished last (the first such in core order) went, kernel
   // by kernel (sim/isa/op_profile.h); no entries when its stream has no kernel table.
   OpProfile op_profile;
+  // What the collectives cost that same core, kind by kind (sim/isa/collective_stats.h: busy and
+  // exposed time, instructions, bytes sent); filled whether or not the op profile is.
+  CollectiveStats collectives;
 };
 
 class Engine {

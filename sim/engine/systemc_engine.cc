@@ -132,9 +132,10 @@ class SystemcEngine final : public Engine {
       slice_->chip(c).cmem().end_run(chip_cycles[c]);
       slice_->chip(c).cmem().dump_stats(r.stats);
     }
-    for (const CorePlan& cp : plan_.cores())  // the op profile of the core that finished last
-      if (TensorCore& core = slice_->chip(cp.chip).core(cp.core); op_profile() && core.end_cycle() == r.device_cycles) {
-        r.op_profile = core.op_profile(hw_);
+    for (const CorePlan& cp : plan_.cores())  // the op profile and collectives of the core that finished last
+      if (TensorCore& core = slice_->chip(cp.chip).core(cp.core); core.end_cycle() == r.device_cycles) {
+        if (op_profile()) r.op_profile = core.op_profile(hw_);
+        r.collectives = core.collective_stats(hw_);
         break;
       }
     slice_->end_run(r.device_cycles);

@@ -143,17 +143,6 @@ uint32_t OpProfileRecorder::find(uint32_t instr) const {
   return uint32_t(std::upper_bound(first_.begin(), first_.end() - 1, instr) - first_.begin()) - 1;
 }
 
-void OpProfileRecorder::record_all(const CorePlan& cp, std::span<const uint64_t> complete, uint64_t launch) {
-  if (!active()) return;
-  const uint32_t n = uint32_t(cp.unit.size());
-  for (uint32_t i = 0; i < n; ++i) {
-    uint64_t ready = launch;
-    const uint32_t* d = cp.deps.row(i);
-    for (uint32_t k = 0, m = cp.deps.size(i); k < m; ++k) ready = std::max(ready, complete[d[k]]);
-    record(i, ready, complete[i]);
-  }
-}
-
 OpProfile OpProfileRecorder::profile(const CorePlan& cp, const HwConfig& hw, uint64_t launch, uint64_t end_cycles,
                                      uint64_t origin, uint64_t period) const {
   OpProfile p;

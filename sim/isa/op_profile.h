@@ -109,9 +109,6 @@ class OpProfileRecorder {
     if (ready < ready_[s]) ready_[s] = ready;
     if (complete > end_[s]) end_[s] = complete;
   }
-  // Analytical engine: records every instruction of `cp` from its completion cycles, ready being
-  // the latest completion of its deps (the launch at least).
-  void record_all(const CorePlan& cp, std::span<const uint64_t> complete, uint64_t launch);
 
   // The profile of the recorded run. Times convert to cycles as (t - origin) / period.
   OpProfile profile(const CorePlan& cp, const HwConfig& hw, uint64_t launch_cycles, uint64_t end_cycles,

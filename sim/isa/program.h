@@ -79,6 +79,12 @@ struct VpuWork {
   bool operator==(const VpuWork&) const = default;
 };
 
+// The collective an instruction (or kernel) belongs to, set by the compiler (compiler/collectives.h):
+// what the engines' collective statistics (sim/isa/collective_stats.h) are kept by. kNone: not
+// part of a collective (compute, infeed, barriers of the step).
+enum class Collective : uint8_t { kNone, kAllReduce, kAllGather, kReduceScatter, kAllToAll };
+inline constexpr uint32_t kCollectiveKinds = 5;  // including kNone
+
 // Indices of earlier instructions in the same core stream (most instructions have 0-3).
 using Deps = SmallVector<uint32_t, 4>;
 
@@ -87,6 +93,7 @@ struct Instr {
   Op op = Op::kVpu;
   MemSpace mem = MemSpace::kHbm;  // kDmaLoad / kDmaStore: the memory side (in op's padding)
   bool async = false;             // kDmaLoad / kDmaStore / kVpu: runs on the background queue (above)
+  Collective collective = Collective::kNone;  // any op: the collective it belongs to (in the padding)
   // kMxuWeights / kMxuMatmul
   uint32_t mxu = 0;     // which MXU of the core
   uint32_t rows = 0;    // kMxuMatmul: LHS rows streamed
@@ -130,6 +137,7 @@ struct KernelRange {
   uint64_t flops = 0;      // useful floating-point operations (2 per MAC)
   uint64_t hbm_bytes = 0;  // HBM traffic the kernel's schedule moves
   VpuWork vpu;
+  Collective collective = Collective::kNone;  // a collective's kernel: which (its instructions carry it too)
 };
 
 // A transfer peer: core `core` of chip `chip`.
@@ -235,11 +243,16 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Op, {{Op::kDmaLoad, "dma_load"},
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(VpuWork, alu_vregs, eup_vregs, xlu_vregs, vld_vregs,
                                                 vst_vregs)
+NLOHMANN_JSON_SERIALIZE_ENUM(Collective, {{Collective::kNone, "none"},
+                                          {Collective::kAllReduce, "all-reduce"},
+                                          {Collective::kAllGather, "all-gather"},
+                                          {Collective::kReduceScatter, "reduce-scatter"},
+                                          {Collective::kAllToAll, "all-to-all"}})
 NLOHMANN_JSON_SERIALIZE_ENUM(MemSpace, {{MemSpace::kHbm, "hbm"}, {MemSpace::kCmem, "cmem"}})
 
-// Instr: every field, missing keys keep their defaults; `mem` is written only when it is not HBM
-// and `async` only when set, so programs without CMEM or background work serialize exactly as
-// before those fields existed.
+// Instr: every field, missing keys keep their defaults; `mem` is written only when it is not HBM,
+// `async` and `collective` only when set, so programs without CMEM, background work or
+// collectives serialize exactly as before those fields existed.
 #define TPUSIM_INSTR_FIELDS(X) \
   X(op) X(deps) X(bytes) X(mxu) X(rows) X(k) X(n) X(passes) X(vpu) X(barrier_id) X(peer_chip) X(peer_core) X(tag) X(label)
 inline void to_json(nlohmann::json& j, const Instr& i) {
@@ -249,6 +262,7 @@ inline void to_json(nlohmann::json& j, const Instr& i) {
 #undef TPUSIM_TO
   if (i.mem != MemSpace::kHbm) j["mem"] = i.mem;
   if (i.async) j["async"] = true;
+  if (i.collective != Collective::kNone) j["collective"] = i.collective;
 }
 inline void from_json(const nlohmann::json& j, Instr& i) {
   const Instr d{};
@@ -256,12 +270,28 @@ inline void from_json(const nlohmann::json& j, Instr& i) {
   TPUSIM_INSTR_FIELDS(TPUSIM_FROM)
   TPUSIM_FROM(mem)
   TPUSIM_FROM(async)
+  TPUSIM_FROM(collective)
 #undef TPUSIM_FROM
 }
 #undef TPUSIM_INSTR_FIELDS
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(VmemAlloc, offset_bytes, size_bytes, first_instr,
                                                 last_instr, label)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelRange, name, first_instr, last_instr, flops, hbm_bytes, vpu)
+// KernelRange: `collective` is written only when set (as Instr's).
+inline void to_json(nlohmann::json& j, const KernelRange& k) {
+  j = {{"name", k.name}, {"first_instr", k.first_instr}, {"last_instr", k.last_instr},
+       {"flops", k.flops}, {"hbm_bytes", k.hbm_bytes}, {"vpu", k.vpu}};
+  if (k.collective != Collective::kNone) j["collective"] = k.collective;
+}
+inline void from_json(const nlohmann::json& j, KernelRange& k) {
+  const KernelRange d{};
+  k.name = j.value("name", d.name);
+  k.first_instr = j.value("first_instr", d.first_instr);
+  k.last_instr = j.value("last_instr", d.last_instr);
+  k.flops = j.value("flops", d.flops);
+  k.hbm_bytes = j.value("hbm_bytes", d.hbm_bytes);
+  k.vpu = j.value("vpu", d.vpu);
+  k.collective = j.value("collective", d.collective);
+}
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PeerRef, chip, core)
 // CoreProgram: `kernels` is written only when not empty (programs without a kernel table
 // serialize as before it existed); missing keys keep their defaults.

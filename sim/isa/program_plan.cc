@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "sim/base/sim_error.h"
+#include "sim/isa/collective_stats.h"
 #include "sim/isa/op_profile.h"
 
 namespace tpusim {
@@ -136,6 +137,7 @@ void ProgramPlan::decode(CorePlan& cp, const isa::CoreProgram& prog, const HwCon
   cp.deps = d->deps;
   cp.succs = d->succs;
   cp.queues = d->queues;
+  cp.role = d->role;
   cp.barriers = d->barriers;
   cp.sends_recvs = d->sends_recvs;
   cp.has_transfers = d->has_transfers;
@@ -151,7 +153,7 @@ bool ProgramPlan::same_structure(const DecodedStream& d, const isa::CoreProgram&
   if (d.unit.size() != n) return false;
   for (uint32_t i = 0; i < n; ++i) {
     const isa::Instr& ins = prog.instrs[i];
-    if (uint8_t(ins.op) != d.op[i]) return false;
+    if (uint8_t(ins.op) != d.op[i] || collective_role(ins) != d.role[i]) return false;
     if (ins.mem == isa::MemSpace::kCmem && !cmem) return false;  // decoded afresh: rejected there
     if (ins.async != UnitIndex::is_async(d.unit[i])) return false;  // a background DMA/VPU, or rejected
     if (ins.op == isa::Op::kMxuWeights || ins.op == isa::Op::kMxuMatmul) {
@@ -174,6 +176,7 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
   const uint32_t units = UnitIndex::count(mxu.count);
   d.unit.resize(n);
   d.op.resize(n);
+  d.role.resize(n);
   d.implicit.assign(n, 0);
   d.has_transfers = false;
   d.barriers.clear();
@@ -188,6 +191,7 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
   for (uint32_t i = 0; i < n; ++i) {
     const isa::Instr& ins = prog.instrs[i];
     d.op[i] = uint8_t(ins.op);
+    d.role[i] = collective_role(ins);
     for (uint32_t dep : ins.deps) {
       if (dep >= i) invalid(describe(cp, i) + " depends on #" + std::to_string(dep) + ", which is not earlier in the stream");
       d.deps.items.push_back(dep);

@@ -77,6 +77,7 @@ struct DecodedStream {
   Csr succs;                          // reverse of `deps`: who waits for instruction i
   Csr queues;                         // per unit: its instructions in stream order
   std::vector<uint8_t> op;            // per instruction: isa::Op
+  std::vector<uint8_t> role;          // per instruction: collective_role() (collective_stats.h)
   std::vector<uint8_t> implicit;      // per instruction: its last dep is the implicit weight dep
   // The few instructions later passes look at, so that they need not read the stream again
   // (decoding is bound by reading the instructions from memory).
@@ -99,6 +100,7 @@ struct CorePlan {
   CsrView deps;                         // per instruction: effective deps (explicit + implicit weight dep)
   CsrView succs;                        // reverse of `deps`: who waits for instruction i
   CsrView queues;                       // per unit: its instructions in stream order
+  std::span<const uint8_t> role;        // per instruction: collective_role() (collective_stats.h)
   std::span<const uint32_t> barriers;   // kBarrier instructions, stream order
   std::span<const uint32_t> sends_recvs;  // kSend and kRecv instructions, stream order
   bool has_transfers = false;           // any kSend, kRecv, kHostLoad or kHostStore

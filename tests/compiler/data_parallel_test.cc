@@ -87,7 +87,8 @@ TEST(DataParallel, ReplicasDifferOnlyInTheirTransferPeers) {
   const auto& solo = one.program.cores[0].instrs;
   size_t ar_begin = c0.instrs.size(), ar_len = 0;
   for (size_t i = 0; i < c0.instrs.size(); ++i)
-    if (c0.instrs[i].label.str().starts_with("all-reduce:")) {
+    if (c0.instrs[i].collective == isa::Collective::kAllReduce) {
+      EXPECT_TRUE(c0.instrs[i].label.str().starts_with("all-reduce:")) << i;
       ar_begin = std::min(ar_begin, i);
       ++ar_len;
     }

@@ -112,12 +112,6 @@ TEST(Lowering, TilingRespectsVmemCapacity) {
   EXPECT_GT(p.info.hbm_bytes, big.info.hbm_bytes);
 }
 
-TEST(Lowering, BadDtypeAndPrecisionAreConfigErrors) {
-  auto hw = v3();
-  EXPECT_THROW(compile("matmul", {{"m", 8}, {"k", 8}, {"n", 8}}, hw, "f16"), ConfigError);
-  EXPECT_THROW(compile("matmul", {{"m", 8}, {"k", 8}, {"n", 8}}, hw, "f32", "max"), ConfigError);
-}
-
 TEST(Program, JsonRoundTrip) {
   auto p = compile("softmax", {{"rows", 64}, {"cols", 256}}, v3());
   nlohmann::json j = p;

@@ -124,5 +124,23 @@ TEST(Instr, CopiesAndJsonKeepLabelsAndDeps) {
   EXPECT_THROW(nlohmann::json({{"deps", "x"}}).get<Instr>(), nlohmann::json::exception);
 }
 
+// The collective mark (program.h) is written only when set, on instructions and kernels, and
+// reads back; programs written before it existed load unmarked.
+TEST(Instr, CollectiveMarkRoundTripsAndIsOmittedWhenUnset) {
+  Instr i;
+  i.op = Op::kSend;
+  EXPECT_FALSE(nlohmann::json(i).contains("collective"));
+  i.collective = Collective::kReduceScatter;
+  const nlohmann::json js = i;
+  EXPECT_EQ(js["collective"], "reduce-scatter");
+  EXPECT_EQ(js.get<Instr>().collective, Collective::kReduceScatter);
+  KernelRange k;
+  k.name = "all-gather";
+  EXPECT_FALSE(nlohmann::json(k).contains("collective"));
+  k.collective = Collective::kAllGather;
+  EXPECT_EQ(nlohmann::json(k).get<KernelRange>().collective, Collective::kAllGather);
+  EXPECT_EQ(nlohmann::json({{"name", "x"}}).get<KernelRange>().collective, Collective::kNone);
+}
+
 }  // namespace
 }  // namespace tpusim::isa

@@ -394,17 +394,25 @@ TEST(TrainingXla, UnknownConstructIsConfigErrorWithDidYouMean) {
   }
 }
 
-// Each step variant's graph is built once, whichever of a process's lookup (info), the device's
-// compile (get) and the all-reduce's one-replica reference (execute) needs it first.
-TEST(StepPrograms, EachVariantGraphIsBuiltOnce) {
+// Each step variant's graph is built once, whichever of a process's lookup (info) and the device's
+// compile (get) needs it first, and each program is simulated once: the all-reduce's exposed time
+// is a statistic of that simulation (no one-replica copy is built, compiled or simulated).
+TEST(StepPrograms, EachVariantGraphIsBuiltOnceAndSimulatedOnce) {
   const WorkloadConfig w = tiny();
   StepPrograms p(v3_8(), w.training, "analytical", false);
   const StepVariant train{GraphKind::kTrain, 4, 64}, eval{GraphKind::kEval, 4, 64}, first{GraphKind::kTrainFirstStep, 4, 32};
   p.info(train);  // a process's cache lookup first, then the device's compile and run
   BuiltStep& t = p.get(train);
   EXPECT_GT(t.compiled.allreduce_bytes, 0u);
-  EXPECT_GT(p.execute(t).allreduce_s, 0.0);  // measured against the step compiled for one replica
+  const DeviceRun run = p.execute(t);
+  const CollectiveKindStats& ar = run.collectives[isa::Collective::kAllReduce];
+  EXPECT_GT(run.allreduce_s, 0.0);  // the last bucket's all-reduce ends the backward pass: exposed
+  EXPECT_EQ(run.allreduce_s, ar.exposed_s);
+  EXPECT_LT(ar.exposed_s, ar.busy_s);  // the earlier buckets overlap the backward pass
+  EXPECT_GT(ar.instructions, 0u);
+  EXPECT_GT(ar.bytes, 0u);
   EXPECT_EQ(p.graph_builds(), 1u);
+  EXPECT_EQ(p.simulations(), 1u);
   BuiltStep& f = p.get(first);  // the compile first, then the lookups
   p.info(first);
   p.execute(f);

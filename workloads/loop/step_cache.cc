@@ -53,8 +53,7 @@ StepPrograms::~StepPrograms() = default;
 
 // Each variant's graph is built once: info() alone builds it and keeps it for a get() of the same
 // variant (one graph at a time: a process's lookup of a variant the device never runs does not
-// pile up graphs); get() builds it if info() did not, compiles it, and keeps a data-parallel
-// graph until solo_device_s has compiled its one-replica copy.
+// pile up graphs); get() builds it if info() did not and compiles it.
 const StepInfo& StepPrograms::remember_info(const StepVariant& v, const StepGraph& sg) {
   if (auto it = info_.find(v); it != info_.end()) return it->second;
   StepInfo i;
@@ -116,35 +115,8 @@ BuiltStep& StepPrograms::get(const StepVariant& v) {
     s.memory = compiler::breakdown_at_peak(s.compiled.memory, {sg->dp.grads.begin(), sg->dp.grads.end()});
   }
   s.compiled.key = i.key;  // with the device's batch on a megacore
-  // execute() measures the all-reduce against the step compiled for one replica: keep the graph.
-  if (!sg->fsdp && s.compiled.allreduce_bytes > 0 && s.compiled.program.cores.size() > 1 && !solo_.count(i.key) &&
-      !for_solo_.count(i.key))
-    for_solo_[i.key] = std::move(sg);
   compile_wall_s_ += since(t0);
   return built_.emplace(v, std::move(s)).first->second;
-}
-
-// The step alone on one core: what the all-reduce's exposed time is measured against. Compiled and
-// simulated on the same engine (one core's stream: a fraction of the whole step's simulation).
-double StepPrograms::solo_device_s(const BuiltStep& s) {
-  if (auto it = solo_.find(s.compiled.key); it != solo_.end()) return it->second;
-  auto t0 = Clock::now();
-  std::unique_ptr<StepGraph> sg;
-  if (auto it = for_solo_.find(s.compiled.key); it != for_solo_.end()) {
-    sg = std::move(it->second);
-    for_solo_.erase(it);
-  } else {
-    ++graph_builds_;
-    sg = build_step_graph(*model_, w_, hw_, s.variant);
-  }
-  const compiler::CompiledStep solo = compiler::compile_data_parallel_step(sg->dp, hw_, s.name + " (1 replica)", 1);
-  compile_wall_s_ += since(t0);
-  t0 = Clock::now();
-  engine_->set_op_profile(false);  // only its device time is read
-  const double d = engine_->run(solo.program, nullptr).device_time_s;
-  engine_->set_op_profile(true);
-  simulate_wall_s_ += since(t0);
-  return solo_.emplace(s.compiled.key, d).first->second;
 }
 
 DeviceRun StepPrograms::execute(BuiltStep& s, TraceSink* trace) {
@@ -157,18 +129,15 @@ DeviceRun StepPrograms::execute(BuiltStep& s, TraceSink* trace) {
     }
   }
   const auto t0 = Clock::now();
-  // FSDP programs' collectives are timed through the engine's trace hook (per-event callbacks
-  // slow a simulation down, so data-parallel programs are not: their all-reduce's exposed time is
-  // DeviceRun::allreduce_s below).
-  CollectiveTimer timer(trace);
-  const bool timed = s.compiled.allgather_bytes + s.compiled.reducescatter_bytes > 0;
-  RunResult rr = engine_->run(s.compiled.program, timed ? &timer : trace);
+  RunResult rr = engine_->run(s.compiled.program, trace);
   simulate_wall_s_ += since(t0);
   ++simulations_;
-  DeviceRun r{rr.device_time_s, rr.device_cycles, 0, false, timer.times(),
-              std::make_shared<const OpProfile>(std::move(rr.op_profile))};
-  if (s.compiled.allreduce_bytes > 0 && s.compiled.program.cores.size() > 1)
-    r.allreduce_s = std::max(0.0, r.device_s - solo_device_s(s));
+  DeviceRun r;
+  r.device_s = rr.device_time_s;
+  r.device_cycles = rr.device_cycles;
+  r.collectives = rr.collectives;
+  r.allreduce_s = rr.collectives[isa::Collective::kAllReduce].exposed_s;
+  r.op_profile = std::make_shared<const OpProfile>(std::move(rr.op_profile));
   replay_.emplace(s.compiled.key, r);
   if (!full_sim_) {
     s.compiled.program.cores.clear();

@@ -19,8 +19,8 @@
 #include "compiler/memory_breakdown.h"
 #include "models/model.h"
 #include "sim/engine/engine.h"
+#include "sim/isa/collective_stats.h"
 #include "sim/slice/slice_params.h"
-#include "workloads/loop/collective_time.h"
 #include "workloads/loop/step_builder.h"
 #include "workloads/config/workload_config.h"
 
@@ -51,11 +51,11 @@ struct BuiltStep {
 struct DeviceRun {
   double device_s = 0;         // s: program launch to the last core's completion
   uint64_t device_cycles = 0;  // core cycles
-  // s: the gradient all-reduce's exposed time, simulated: device_s minus the device time of the
-  // same step compiled for one replica (no collective), at least 0. 0 without an all-reduce.
+  // s: the gradient all-reduce's exposed time: the part of its run during which the profiled core
+  // (the last to finish) runs no work of its own (sim/isa/collective_stats.h). 0 without one.
   double allreduce_s = 0;
   bool replayed = false;
-  CollectiveTimes collectives;  // FSDP programs: simulated, core 0's time inside each kind of collective
+  CollectiveStats collectives;  // the profiled core's collectives, kind by kind (RunResult::collectives)
   // Where the device time went, kernel by kernel (sim/isa/op_profile.h), of the simulated
   // execution (shared by the replays).
   std::shared_ptr<const OpProfile> op_profile;
@@ -98,13 +98,9 @@ class StepPrograms {
   std::unique_ptr<Engine> engine_;
   std::map<StepVariant, StepInfo> info_;
   std::map<StepVariant, BuiltStep> built_;
-  double solo_device_s(const BuiltStep& s);  // the one-replica device time (memoized per key)
   std::pair<StepVariant, std::unique_ptr<StepGraph>> spare_;  // built by info(), not yet by get()
-  // Graphs get() compiled whose one-replica copy solo_device_s still has to compile.
-  std::unordered_map<compiler::CacheKey, std::unique_ptr<StepGraph>, compiler::CacheKeyHash> for_solo_;
 
   std::unordered_map<compiler::CacheKey, DeviceRun, compiler::CacheKeyHash> replay_;
-  std::unordered_map<compiler::CacheKey, double, compiler::CacheKeyHash> solo_;
   uint64_t simulations_ = 0, replays_ = 0, graph_builds_ = 0;
   double compile_wall_s_ = 0, simulate_wall_s_ = 0;
 };

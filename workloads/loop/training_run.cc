@@ -35,10 +35,8 @@ uint64_t hbm_bytes_per_device(const HwConfig& hw) {
 
 std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / kGiB); }
 
-void add_collectives(TrainingRunResult& r, const compiler::CompiledStep& c, const CollectiveTimes& t) {
-  r.collective_time.allreduce_s += t.allreduce_s;
-  r.collective_time.allgather_s += t.allgather_s;
-  r.collective_time.reducescatter_s += t.reducescatter_s;
+void add_collectives(TrainingRunResult& r, const compiler::CompiledStep& c, const CollectiveStats& t) {
+  r.collective_time += t;
   r.allreduce_bytes += c.allreduce_bytes;
   r.allgather_bytes += c.allgather_bytes;
   r.reducescatter_bytes += c.reducescatter_bytes;
@@ -430,7 +428,6 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   rec.flops = device_flops(prog, hw_);
   rec.allreduce_s = std::min(run.device_s, run.allreduce_s);
   rec.collectives = run.collectives;
-  if (rec.collectives.allreduce_s == 0) rec.collectives.allreduce_s = rec.allreduce_s;  // data parallel: exposed time
   const double prev_end = dev_t_;
   dev_t_ = rec.start_s + rec.setup_s + rec.device_s;
   rec.end_s = dev_t_;

@@ -27,9 +27,9 @@
 
 #include "compiler/memory_breakdown.h"
 #include "sim/base/sim_error.h"
+#include "sim/isa/collective_stats.h"
 #include "sim/isa/op_profile.h"
 #include "sim/slice/slice_params.h"
-#include "workloads/loop/collective_time.h"
 #include "workloads/data/dataset.h"
 #include "workloads/loop/training_trace.h"
 #include "workloads/config/workload_config.h"
@@ -64,7 +64,7 @@ struct StepRecord {
   double setup_s = 0;       // s: program load/allocation (+ parameter upload on the very first)
   double device_s = 0;      // s: simulated device time
   double allreduce_s = 0;   // s: the gradient all-reduce's exposed time within device_s (simulated, step_cache.h)
-  CollectiveTimes collectives;  // s: core 0's time inside each kind of collective (step_cache.h)
+  CollectiveStats collectives;  // the profiled core's collectives, kind by kind (step_cache.h)
   double start_s = 0, end_s = 0;  // s: device timeline (execution start, completion)
   double step_time_s = 0;   // s: end_s - previous step's end_s
   bool replayed = false;    // device time replayed from an identical earlier execution
@@ -89,7 +89,7 @@ struct ProgramRecord {
   };
   std::vector<AllReduce> allreduces;
   uint64_t allgather_bytes = 0, reducescatter_bytes = 0;  // per core (sharding: fsdp)
-  CollectiveTimes collectives;   // s per execution (step_cache.h)
+  CollectiveStats collectives;   // per execution (step_cache.h)
   compiler::MemoryBreakdown memory;  // per device, at the peak
   uint64_t flops = 0;            // per device and execution
   double compile_s = 0;          // modelled XLA compile time, s
@@ -163,8 +163,9 @@ struct TrainingRunResult {
   // report.json).
   uint64_t peak_hbm_bytes = 0, hbm_bytes_per_core = 0;
   compiler::MemoryBreakdown peak_memory;  // per device: the breakdown of the program with the highest peak
-  // Over all train steps: simulated time inside collectives (core 0) and bytes per core.
-  CollectiveTimes collective_time;
+  // Over all train steps: the collective statistics (the profiled core's) and the compiler's bytes
+  // per core.
+  CollectiveStats collective_time;
   uint64_t allreduce_bytes = 0, allgather_bytes = 0, reducescatter_bytes = 0;
   double padding_waste = 0;  // fraction of padded tokens over the training steps run
   uint64_t global_batch = 0;

@@ -30,8 +30,12 @@ json memory_json(const compiler::MemoryBreakdown& m) {
           {"activation_bytes", m.activation_bytes}, {"peak_bytes", m.peak_bytes}};
 }
 
-json collective_times_json(const CollectiveTimes& t) {
-  return {{"allreduce", t.allreduce_s}, {"allgather", t.allgather_s}, {"reducescatter", t.reducescatter_s}};
+// The report's three kinds (sim/isa/collective_stats.h): busy time, or exposed time.
+json collective_times_json(const CollectiveStats& t, bool exposed = false) {
+  auto time = [&](isa::Collective k) { return exposed ? t[k].exposed_s : t[k].busy_s; };
+  return {{"allreduce", time(isa::Collective::kAllReduce)},
+          {"allgather", time(isa::Collective::kAllGather)},
+          {"reducescatter", time(isa::Collective::kReduceScatter)}};
 }
 
 }  // namespace
@@ -138,10 +142,13 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
   if (t.choices.eval_strategy != EvalStrategy::kEpoch) j["workload"]["eval_strategy"] = t.eval_strategy;
   if (t.choices.eval_precision != EvalPrecision::kSame) j["workload"]["eval_precision"] = t.eval_precision;
   j["summary"]["memory"] = memory_json(r.peak_memory);
-  j["summary"]["collectives"] = {
-      {"allreduce", {{"time_s", r.collective_time.allreduce_s}, {"bytes", r.allreduce_bytes}}},
-      {"allgather", {{"time_s", r.collective_time.allgather_s}, {"bytes", r.allgather_bytes}}},
-      {"reducescatter", {{"time_s", r.collective_time.reducescatter_s}, {"bytes", r.reducescatter_bytes}}}};
+  const CollectiveStats& ct = r.collective_time;
+  auto kind_json = [&](isa::Collective k, uint64_t bytes) {
+    return json{{"time_s", ct[k].busy_s}, {"exposed_s", ct[k].exposed_s}, {"bytes", bytes}};
+  };
+  j["summary"]["collectives"] = {{"allreduce", kind_json(isa::Collective::kAllReduce, r.allreduce_bytes)},
+                                 {"allgather", kind_json(isa::Collective::kAllGather, r.allgather_bytes)},
+                                 {"reducescatter", kind_json(isa::Collective::kReduceScatter, r.reducescatter_bytes)}};
   j["metrics"] = {{"CompileTime", metric_json(r.compile_time)},
                   {"ExecuteTime", metric_json(r.execute_time)},
                   {"TransferToDeviceTime", metric_json(r.transfer_to_device)},
@@ -185,7 +192,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                         {"cmem_bytes_per_chip", p.cmem_bytes_per_chip},
                         {"allreduce_bytes", p.allreduce_bytes}, {"allgather_bytes", p.allgather_bytes},
                         {"reducescatter_bytes", p.reducescatter_bytes},
-                        {"collectives_s", collective_times_json(p.collectives)}, {"memory", memory_json(p.memory)},
+                        {"collectives_s", collective_times_json(p.collectives)},
+                        {"collectives_exposed_s", collective_times_json(p.collectives, true)}, {"memory", memory_json(p.memory)},
                         {"flops", p.flops}, {"compile_s", p.compile_s},
                         {"allreduces", allreduces}, {"device_s", p.device_s}, {"executions", p.executions},
                         {"op_profile", p.op_profile ? op_profile_json(*p.op_profile) : json::array()}});
@@ -229,10 +237,13 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"steps[].batch", "examples (per device)"}, {"steps[].seq", "tokens"}, {"steps[].examples", "examples"},
             {"steps[].compile_s", "s"}, {"steps[].host_s", "s"}, {"steps[].setup_s", "s"}, {"steps[].device_s", "s"},
             {"steps[].allreduce_s", "s"}, {"steps[].start_s", "s"}, {"steps[].end_s", "s"},
-            {"steps[].collectives_s", "s (core 0)"}, {"programs[].collectives_s", "s (core 0, per execution)"},
+            {"steps[].collectives_s", "s (the profiled core)"},
+            {"programs[].collectives_s", "s (the profiled core, per execution)"},
+            {"programs[].collectives_exposed_s", "s (the profiled core, per execution)"},
             {"programs[].allgather_bytes", "bytes (per core)"}, {"programs[].reducescatter_bytes", "bytes (per core)"},
             {"programs[].memory.*", "bytes (per device, at the peak)"}, {"summary.memory.*", "bytes (per device, at the peak)"},
-            {"summary.collectives.*.time_s", "s (core 0, all train steps)"},
+            {"summary.collectives.*.time_s", "s (the profiled core, all train steps)"},
+            {"summary.collectives.*.exposed_s", "s (the profiled core, all train steps)"},
             {"summary.collectives.*.bytes", "bytes (per core, all train steps)"},
             {"steps[].step_time_s", "s"}, {"programs[].batch", "examples (per device)"}, {"programs[].seq", "tokens"},
             {"programs[].graph_nodes", "count"}, {"programs[].hlo_ops", "count"}, {"programs[].kernels", "count"},
@@ -327,11 +338,15 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                        gib(m.parameter_bytes),
                        m.gathered_parameter_bytes ? fmt::format(" (+ {} gathered)", gib(m.gathered_parameter_bytes)) : "",
                        gib(m.gradient_bytes), gib(m.optimizer_state_bytes), gib(m.activation_bytes)));
-  const CollectiveTimes& ct = r.collective_time;
+  const CollectiveStats& ct = r.collective_time;
+  auto ici = [&](isa::Collective k, uint64_t bytes) {
+    return fmt::format("{} {} ({} exposed, {})", collective_kind_name(k), dur(ct[k].busy_s), dur(ct[k].exposed_s), gib(bytes));
+  };
   if (r.allreduce_bytes + r.allgather_bytes + r.reducescatter_bytes > 0)
-    line("ICI", fmt::format("over the train steps (core 0): all-reduce {} ({}), all-gather {} ({}), "
-                            "reduce-scatter {} ({})", dur(ct.allreduce_s), gib(r.allreduce_bytes), dur(ct.allgather_s),
-                            gib(r.allgather_bytes), dur(ct.reducescatter_s), gib(r.reducescatter_bytes)));
+    line("ICI", fmt::format("over the train steps (the last core to finish): {}, {}, {}",
+                            ici(isa::Collective::kAllReduce, r.allreduce_bytes),
+                            ici(isa::Collective::kAllGather, r.allgather_bytes),
+                            ici(isa::Collective::kReduceScatter, r.reducescatter_bytes)));
   line("MXU", fmt::format("{:.1f}% utilization while executing, MFU {:.1f}% of steady steps; padding wastes "
                           "{:.1f}% of tokens", 100 * r.mxu_utilization, 100 * r.mfu, 100 * r.padding_waste));
   if (const std::string e = training_energy_text(training_energy(hw, r), training_cost(hw, r)); !e.empty())
@@ -356,9 +371,10 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   // What the rows mean where they differ from the lines above (docs/training.md, "Report").
   o += "  compile: the devices' wait for compilations, each step's slowest process; it exceeds the busiest\n"
        "    process's own compile time (the compiles line) when processes compile at different steps.\n"
-       "  gradient all-reduce: what gradient synchronization adds to the train steps' device time (beyond a\n"
-       "    one-replica step); summary.allreduce_share in report.json is the steady steps' all-reduce time over\n"
-       "    their device time, not over the step time. The ICI line is time inside collectives, hidden or not.\n";
+       "  gradient all-reduce: the train steps' time in the gradient all-reduce while the core computes nothing\n"
+       "    (its exposed time); summary.allreduce_share in report.json is the steady steps' all-reduce time over\n"
+       "    their device time, not over the step time. The ICI line is time inside collectives, hidden or not,\n"
+       "    and the part of it exposed.\n";
   o += "\nprograms\n";
   size_t width = 26;
   for (const ProgramRecord& p : r.programs) width = std::max(width, p.name.size());

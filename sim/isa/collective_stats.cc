@@ -1,0 +1,59 @@
+#include "sim/isa/collective_stats.h"
+
+#include "sim/base/clock.h"
+#include "sim/isa/program_plan.h"
+
+namespace tpusim {
+
+CollectiveKindStats& CollectiveKindStats::operator+=(const CollectiveKindStats& o) {
+  instructions += o.instructions;
+  bytes += o.bytes;
+  busy_cycles += o.busy_cycles;
+  exposed_cycles += o.exposed_cycles;
+  busy_s += o.busy_s;
+  exposed_s += o.exposed_s;
+  return *this;
+}
+
+CollectiveStats& CollectiveStats::operator+=(const CollectiveStats& o) {
+  for (size_t k = 0; k < kinds.size(); ++k) kinds[k] += o.kinds[k];
+  return *this;
+}
+
+const char* collective_kind_name(isa::Collective k) {
+  switch (k) {
+    case isa::Collective::kNone: return "none";
+    case isa::Collective::kAllReduce: return "all-reduce";
+    case isa::Collective::kAllGather: return "all-gather";
+    case isa::Collective::kReduceScatter: return "reduce-scatter";
+    case isa::Collective::kAllToAll: return "all-to-all";
+  }
+  return "?";
+}
+
+void CollectiveRecorder::reset(const CorePlan& cp) {
+  role_ = cp.role;
+  for (IntervalUnion& u : unions_) u.clear();
+}
+
+CollectiveStats CollectiveRecorder::stats(const CorePlan& cp, const HwConfig& hw, uint64_t period) const {
+  CollectiveStats s;
+  s.chip = cp.chip;
+  s.core = cp.core;
+  for (uint8_t r : role_)
+    if (r > 1) ++s.kinds[r - 1].instructions;
+  const std::vector<isa::Instr>& instrs = cp.prog->instrs;
+  for (uint32_t i : cp.sends_recvs)  // the few transfers: the stream itself is not read
+    if (role_[i] > 1 && instrs[i].op == isa::Op::kSend) s.kinds[role_[i] - 1].bytes += instrs[i].bytes;
+  const Clock clock{hw.chip.core.clock_mhz};
+  for (size_t k = 1; k < s.kinds.size(); ++k) {
+    CollectiveKindStats& ks = s.kinds[k];
+    ks.busy_cycles = unions_[k].length() / period;
+    ks.exposed_cycles = unions_[k].length_outside(unions_[0]) / period;
+    ks.busy_s = clock.seconds(ks.busy_cycles);
+    ks.exposed_s = clock.seconds(ks.exposed_cycles);
+  }
+  return s;
+}
+
+}  // namespace tpusim
