@@ -137,6 +137,7 @@ DeviceRun StepPrograms::execute(BuiltStep& s, TraceSink* trace) {
   r.device_cycles = rr.device_cycles;
   r.collectives = rr.collectives;
   r.allreduce_s = rr.collectives[isa::Collective::kAllReduce].exposed_s;
+  for (const CollectiveKindStats& k : rr.collectives.kinds) r.collective_s += k.exposed_s;
   r.op_profile = std::make_shared<const OpProfile>(std::move(rr.op_profile));
   replay_.emplace(s.compiled.key, r);
   if (!full_sim_) {

@@ -54,6 +54,9 @@ struct DeviceRun {
   // s: the gradient all-reduce's exposed time: the part of its run during which the profiled core
   // (the last to finish) runs no work of its own (sim/isa/collective_stats.h). 0 without one.
   double allreduce_s = 0;
+  // s: the exposed time of every kind of collective (all-reduce, all-gather, reduce-scatter, ...):
+  // the communication on the step's critical path, for data parallel and FSDP alike.
+  double collective_s = 0;
   bool replayed = false;
   CollectiveStats collectives;  // the profiled core's collectives, kind by kind (RunResult::collectives)
   // Where the device time went, kernel by kernel (sim/isa/op_profile.h), of the simulated

@@ -427,6 +427,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   rec.replayed = run.replayed;
   rec.flops = device_flops(prog, hw_);
   rec.allreduce_s = std::min(run.device_s, run.allreduce_s);
+  rec.collective_s = std::min(run.device_s, run.collective_s);
   rec.collectives = run.collectives;
   const double prev_end = dev_t_;
   dev_t_ = rec.start_s + rec.setup_s + rec.device_s;
@@ -556,7 +557,7 @@ void Loop::finish() {
 
   std::vector<double> steady;
   bool warm = false;
-  double steady_flops = 0, steady_time = 0, steady_device = 0, steady_allreduce = 0;
+  double steady_flops = 0, steady_time = 0, steady_device = 0, steady_allreduce = 0, steady_collective = 0;
   for (size_t i = 0; i < r_.steps.size(); ++i) {
     const StepRecord& s = r_.steps[i];
     if (s.kind != "train" || s.compiled || s.persistent_hit || s.first_execution) continue;
@@ -567,11 +568,13 @@ void Loop::finish() {
     steady_time += s.step_time_s;
     steady_device += s.device_s;
     steady_allreduce += s.allreduce_s;
+    steady_collective += s.collective_s;
   }
   // Flops and peaks of a device (both cores of a megacore).
   const double device_peak = core_peak_tflop_per_s(hw_.chip) * cores_per_device(hw_.chip) * 1e12;
   r_.mfu = steady_time > 0 ? steady_flops / (steady_time * device_peak) : 0;
   r_.allreduce_share = steady_device > 0 ? steady_allreduce / steady_device : 0;
+  r_.collective_share = steady_device > 0 ? steady_collective / steady_device : 0;
   if (!warm) r_.warmup_time_s = r_.total_time_s;
   r_.steady_step_time_s = median(steady);
   r_.examples_per_s = r_.total_time_s > 0 ? double(r_.train_examples) / r_.total_time_s : 0;

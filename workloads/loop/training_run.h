@@ -64,6 +64,7 @@ struct StepRecord {
   double setup_s = 0;       // s: program load/allocation (+ parameter upload on the very first)
   double device_s = 0;      // s: simulated device time
   double allreduce_s = 0;   // s: the gradient all-reduce's exposed time within device_s (simulated, step_cache.h)
+  double collective_s = 0;  // s: every collective's exposed time within device_s (FSDP's all-gathers too)
   CollectiveStats collectives;  // the profiled core's collectives, kind by kind (step_cache.h)
   double start_s = 0, end_s = 0;  // s: device timeline (execution start, completion)
   double step_time_s = 0;   // s: end_s - previous step's end_s
@@ -155,8 +156,8 @@ struct TrainingRunResult {
   double compile_time_s = 0, warmup_time_s = 0, upload_time_s = 0, mxu_utilization = 0;
   // Over the steady train steps: model flops utilization (flops / (step time x peak): the host's
   // share of the step counts against it, unlike mxu_utilization's) and the all-reduce's share of
-  // the device time.
-  double mfu = 0, allreduce_share = 0;
+  // the device time; every collective's (all-gathers and reduce-scatters of FSDP too).
+  double mfu = 0, allreduce_share = 0, collective_share = 0;
   uint64_t compiles = 0, cached_compiles = 0, persistent_hits = 0, mark_steps = 0;
   uint64_t train_steps = 0, eval_steps = 0, optimizer_steps = 0, train_examples = 0, epochs_run = 0;
   // Per device: a core's on v2/v3, the chip's on a megacore (hbm_bytes_per_core keeps its name in

@@ -51,6 +51,7 @@ constexpr Figure kFigures[] = {
     {"utilization", "MFU", "fraction", kTraining, "/summary/mfu"},
     {"utilization", "MXU utilization", "fraction", kBoth, "/summary/mxu_utilization"},
     {"utilization", "all-reduce share", "fraction", kTraining, "/summary/allreduce_share"},
+    {"utilization", "collective share", "fraction", kTraining, "/summary/collective_share"},
     {"utilization", "padding waste", "fraction", kTraining, "/summary/padding_waste"},
     {"utilization", "achieved TFLOP/s", "TFLOP/s", kKernel, "/summary/achieved_tflop_per_s"},
     {"utilization", "achieved HBM GB/s", "GB/s", kKernel, "/summary/achieved_hbm_gbyte_per_s"},

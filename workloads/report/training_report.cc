@@ -120,6 +120,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                   {"mxu_utilization", r.mxu_utilization},
                   {"mfu", r.mfu},
                   {"allreduce_share", r.allreduce_share},
+                  {"collective_share", r.collective_share},
                   {"padding_waste", r.padding_waste},
                   {"train_steps", r.train_steps},
                   {"eval_steps", r.eval_steps},
@@ -175,7 +176,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                      {"first_execution", s.first_execution},
                      {"compile_s", s.compile_s}, {"host_s", s.host_s},
                      {"setup_s", s.setup_s},     {"device_s", s.device_s},
-                     {"allreduce_s", s.allreduce_s}, {"start_s", s.start_s},
+                     {"allreduce_s", s.allreduce_s}, {"collective_s", s.collective_s}, {"start_s", s.start_s},
                      {"collectives_s", collective_times_json(s.collectives)},
                      {"end_s", s.end_s},         {"step_time_s", s.step_time_s}});
   j["steps"] = steps;
@@ -219,6 +220,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"workload.replicas", "count"}, {"workload.steps_per_execution", "steps"},
             {"workload.model_parameters", "count (BertModel: no task head)"},
             {"summary.mfu", "fraction"}, {"summary.allreduce_share", "fraction (of steady device time)"},
+            {"summary.collective_share", "fraction (of steady device time)"},
             {"processes[].cores", "count"}, {"processes[].host", "host index"},
             {"summary.total_time_s", "s"}, {"summary.steady_step_time_s", "s"},
             {"summary.examples_per_s", "examples/s"}, {"summary.steady_examples_per_s", "examples/s"},
@@ -236,7 +238,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"metrics.aten::*", "count"}, {"diagnostics[].occurrences", "count (train steps)"},
             {"steps[].batch", "examples (per device)"}, {"steps[].seq", "tokens"}, {"steps[].examples", "examples"},
             {"steps[].compile_s", "s"}, {"steps[].host_s", "s"}, {"steps[].setup_s", "s"}, {"steps[].device_s", "s"},
-            {"steps[].allreduce_s", "s"}, {"steps[].start_s", "s"}, {"steps[].end_s", "s"},
+            {"steps[].allreduce_s", "s"}, {"steps[].collective_s", "s"}, {"steps[].start_s", "s"}, {"steps[].end_s", "s"},
             {"steps[].collectives_s", "s (the profiled core)"},
             {"programs[].collectives_s", "s (the profiled core, per execution)"},
             {"programs[].collectives_exposed_s", "s (the profiled core, per execution)"},
