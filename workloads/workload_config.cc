@@ -18,6 +18,7 @@
 #include "models/encoders.h"
 #include "models/kernel_specs.h"
 #include "models/model_presets.h"
+#include "models/bart.h"
 #include "models/t5.h"
 #include "models/vit.h"
 #include "workloads/batching.h"
@@ -172,7 +173,8 @@ const Schema<WorkloadConfig>& training_schema() {
     s.field(&WorkloadConfig::name, "name").default_value("", "file stem").doc("workload name, shown in reports");
     s.field(&WorkloadConfig::training, &TW::model, "model").doc("model preset (Hugging Face hub name), or `custom`")
         .details("Simulated: " + config::join(models::bert_preset_names()) + "; with task causal_lm " +
-                 config::join(gpt2_preset_names()) + "; with task seq2seq " + config::join(family_preset_names(models::ModelFamily::kT5)) +
+                 config::join(gpt2_preset_names()) + "; with task seq2seq " + config::join(family_preset_names(models::ModelFamily::kT5)) + ", " +
+                 config::join(family_preset_names(models::ModelFamily::kBart)) +
                  "; google/vit-base-patch16-224 with task image_classification "
                  "(`tpusim models` lists every preset). `custom` takes the whole architecture from `model_config`; the inline form `model: {layers: 4, hidden: 256, ...}` is the same as "
                  "`model: custom` with that `model_config`.");
@@ -180,12 +182,12 @@ const Schema<WorkloadConfig>& training_schema() {
     s.field(&WorkloadConfig::training, &TW::task, "task").one_of(names_of(task_names()))
         .default_value("sequence_classification")
         .doc("head and loss: BertForSequenceClassification, BertForPreTraining, GPT2LMHeadModel (causal_lm), "
-             "T5ForConditionalGeneration (seq2seq) or ViTForImageClassification")
+             "T5ForConditionalGeneration or BartForConditionalGeneration (seq2seq) or ViTForImageClassification")
         .details("`causal_lm` (GPT-2 models only): GPT2LMHeadModel, the LM head tied to the token embedding and the "
                  "shifted cross-entropy over the vocabulary at every position (models/gpt2.h). "
-                 "`seq2seq` (T5 models): T5ForConditionalGeneration, an encoder over the padded source (S = "
+                 "`seq2seq` (T5 and BART models): T5ForConditionalGeneration or BartForConditionalGeneration, an encoder over the padded source (S = "
                  "`max_length` and `padding`) and a decoder over the padded target (T = `max_target_length`, the same "
-                 "padding rule), cross-entropy over the vocabulary at every target position (models/t5.h); the "
+                 "padding rule), cross-entropy over the vocabulary at every target position (models/t5.h, models/bart.h); the "
                  "dataset gives source and target lengths (`dataset.train_target`), and a change of S or T is a "
                  "compilation. "
                  "`image_classification` takes a ViT preset (google/vit-base-patch16-224) and an `images:COUNT` "
@@ -366,6 +368,7 @@ const Schema<WorkloadConfig>& training_schema() {
         const std::vector<std::string> known =
             t.task == "image_classification"                          ? models::vit_module_classes()
             : is_gpt2_model(t)                                        ? models::gpt2_module_classes()
+            : is_seq2seq_model(t) && preset->family == models::ModelFamily::kBart ? models::bart_module_classes()
             : is_seq2seq_model(t)                                     ? models::t5_module_classes()
             : preset && models::is_encoder_family(preset->family)     ? models::EncoderModel(*preset, 2).module_classes()
                                                                       : models::bert_module_classes();
@@ -431,7 +434,7 @@ const Schema<WorkloadConfig>& training_schema() {
                t.task == "causal_lm" ? "use model: gpt2, or a BERT task" : "use task: causal_lm");
       if (known_model && (t.task == "seq2seq") != is_seq2seq_model(t))
         c.fail("task", t.task == "seq2seq"
-                           ? "seq2seq is an encoder–decoder task: it needs a T5 model (t5-small, t5-base)"
+                           ? "seq2seq is an encoder–decoder task: it needs a T5 or BART model (t5-small, t5-base, facebook/bart-large)"
                            : "is not an encoder–decoder task; " + t.model + " is simulated with task seq2seq",
                t.task == "seq2seq" ? "use model: t5-small, or another task" : "use task: seq2seq");
       if (t.task == "seq2seq") {
@@ -447,6 +450,10 @@ const Schema<WorkloadConfig>& training_schema() {
           if (!ref.empty())
             c.fail(key, "is a seq2seq target: task " + t.task + " reads single sequences", "remove it, or use task: seq2seq");
       }
+      if (known_model && t.task == "seq2seq" && r.max_position > 0 && t.max_target_length > r.max_position)
+        c.fail("max_target_length", "must be at most the model's " + std::to_string(r.max_position) +
+                                        " position embeddings (max_position_embeddings)",
+               "max_target_length: " + std::to_string(r.max_position));
       if (known_model && r.max_position > 0 && t.max_length > r.max_position)
         c.fail("max_length", "must be at most the model's " + std::to_string(r.max_position) +
                                  " position embeddings (max_position_embeddings / n_positions)",
@@ -748,8 +755,11 @@ std::unique_ptr<models::Model> make_model(const TrainingWorkload& t) {
     return std::make_unique<models::VitModel>(v);
   }
   if (is_gpt2_model(t)) return std::make_unique<models::Gpt2Model>(resolve_model_preset(t));
-  if (is_seq2seq_model(t) && resolve_model_preset(t).family == models::ModelFamily::kT5)
-    return std::make_unique<models::T5Model>(resolve_model_preset(t));
+  if (is_seq2seq_model(t)) {
+    const models::ModelPreset p = resolve_model_preset(t);
+    if (p.family == models::ModelFamily::kBart) return std::make_unique<models::BartModel>(p);
+    return std::make_unique<models::T5Model>(p);
+  }
   const models::ModelPreset p = resolve_model_preset(t);
   if (models::is_encoder_family(p.family)) {
     return std::make_unique<models::EncoderModel>(p, int64_t(t.num_labels), t.choices.task == Task::kMaskedLm

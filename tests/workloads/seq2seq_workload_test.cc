@@ -51,6 +51,24 @@ TEST(Seq2seqWorkload, SourceAndTargetShapes) {
   EXPECT_TRUE(names.count("eval B=2 S=40 T=20"));
 }
 
+// BART (models/bart.h) runs the same task; its learned positions bound both lengths.
+TEST(Seq2seqWorkload, BartRunsAndBoundsTargets) {
+  const std::string m = "kind: training\nmodel: facebook/bart-large\ntask: seq2seq\nper_device_batch_size: 1\n"
+                        "dataset: {train: {source: 'fixed:48:8', target: 'fixed:16:8'}}\nmax_length: 64\n"
+                        "model_config: {layers: 1, hidden: 64, heads: 2, intermediate: 128, vocab: 512, max_position: ";
+  TrainingRunOptions o;
+  o.engine = "analytical";
+  const TrainingRunResult r = run_training(v3_8(), load_workload_config_text(m + "128}\nmax_target_length: 16\n", "b.yaml"), o);
+  ASSERT_FALSE(r.programs.empty());
+  EXPECT_EQ(r.programs.front().name, "train_first_step B=1 S=64 T=16");
+  try {
+    load_workload_config_text(m + "128}\nmax_target_length: 256\n", "b.yaml");
+    ADD_FAILURE() << "expected ConfigError at max_target_length";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.info().yaml_path, "max_target_length") << e.what();
+  }
+}
+
 // Every distinct target length is its own program: its own cache key (a compile, as on a TPU).
 TEST(Seq2seqWorkload, TargetLengthChangeRecompiles) {
   const WorkloadConfig w = t5("{train: {source: 'fixed:32:16', target: 'fixed:16:16'}}");
@@ -109,7 +127,7 @@ TEST(Seq2seqWorkload, Rules) {
   expect_error_at("model: t5-small\ndataset: {train: {source: 'fixed:64', target: 'fixed:8'}}\n", "task",
                   "task seq2seq");
   expect_error_at("model: bert-tiny\ntask: seq2seq\ndataset: {train: {source: 'fixed:64', target: 'fixed:8'}}\n",
-                  "task", "T5");
+                  "task", "T5 or BART");
   // run_summarization's spelling of the source truncation.
   const WorkloadConfig w = load_workload_config_text(
       "kind: training\nper_device_batch_size: 4\n" + m + "max_source_length: 256\n"
