@@ -10,8 +10,8 @@
 //     _relative_position_bucket): relative position j - i mapped to one of 32 buckets (half exact,
 //     half logarithmic up to max_distance 128; bidirectional in the encoder, causal in the decoder),
 //     gathered from a [buckets, heads] table that only the first block of each stack holds; the
-//     other blocks reuse its bias. The buckets depend only on positions: s32-free f32 arithmetic on
-//     [L, L] iotas, cheap and without gradient;
+//     other blocks reuse its bias. The buckets depend only on positions: f32 element-wise ops on
+//     [L, L] iotas, truncated to s32 for the gather; cheap and without gradient;
 //   * decoder blocks: causal self-attention, cross-attention over the encoder output (no position
 //     bias; the encoder's padding mask), ReLU FFN; the final norm;
 //   * loss: cross-entropy over the vocabulary at each target position, labels -100 at padding

@@ -64,11 +64,11 @@ Dataset Dataset::with_targets(const Dataset& targets, uint64_t run_seed) const {
   Dataset d = *this;
   d.name_ = name_ + " -> " + targets.name();
   d.target_lengths_.resize(size());
-  SplitMix64 rng(derive_seed(run_seed, kTargetStream, 0));
   if (targets.size() == size()) {
     const std::vector<uint32_t> perm = epoch_order(size(), run_seed ^ kTargetStream, 0);
     for (size_t i = 0; i < size(); ++i) d.target_lengths_[i] = targets.lengths()[perm[i]];
   } else {
+    SplitMix64 rng(derive_seed(run_seed, kTargetStream, 0));
     for (size_t i = 0; i < size(); ++i) d.target_lengths_[i] = targets.lengths()[rng.below(targets.size())];
   }
   return d;
