@@ -57,7 +57,8 @@ struct ModelGraph {
 // The shape and numerics of one step's graph, independent of the model.
 struct StepShape {
   int64_t batch = 0;       // B
-  int64_t seq = 0;         // S (padded length)
+  int64_t seq = 0;         // S (padded length; encoder–decoder: the source)
+  int64_t target = 0;      // T, padded target length of an encoder–decoder (task seq2seq); 0 otherwise
   DType dtype = DType::kF32;             // every float tensor
   std::optional<DType> param_dtype{};    // stored trainable parameters (autocast: f32 master weights); unset: dtype
   bool training = true;                  // dropout on; off for evaluation graphs

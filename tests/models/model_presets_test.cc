@@ -101,10 +101,10 @@ TEST(ModelPresets, RegistryIsConsistent) {
       EXPECT_EQ(p.head_dim * p.heads, p.hidden) << p.name;
     }
   }
-  // Every BERT preset is listed; BERT, the BERT-like encoders, GPT-2 and ViT are simulated today.
+  // Every BERT preset is listed; BERT, the BERT-like encoders, GPT-2, T5, BART and ViT are simulated today.
   for (const auto& n : bert_preset_names()) EXPECT_TRUE(names.count(n)) << n;
   EXPECT_EQ(simulated_family_names(),
-            (std::vector<std::string>{"bert", "roberta", "distilbert", "albert", "gpt2", "vit"}));
+            (std::vector<std::string>{"bert", "roberta", "distilbert", "albert", "gpt2", "t5", "bart", "vit"}));
 }
 
 TEST(ModelPresets, NamesWithHubOrganisation) {
@@ -121,11 +121,13 @@ TEST(ModelPresets, NotSimulatedFamilyIsNamed) {
   EXPECT_FALSE(unsimulated_model_error("google-bert/bert-base-cased"));
   EXPECT_FALSE(unsimulated_model_error("google/vit-base-patch16-224"));
   EXPECT_FALSE(unsimulated_model_error("openai-community/gpt2"));
-  const auto e = unsimulated_model_error("t5-small");
+  EXPECT_FALSE(unsimulated_model_error("google-t5/t5-small"));
+  EXPECT_FALSE(unsimulated_model_error("facebook/bart-large"));
+  const auto e = unsimulated_model_error("meta-llama/Llama-2-7b-hf");
   ASSERT_TRUE(e);
   EXPECT_EQ(e->yaml_path, "model");
-  EXPECT_EQ(e->rule, "(family t5) is listed by `tpusim models` but not simulated yet; simulated families: bert, roberta, "
-                     "distilbert, albert, gpt2, vit");
+  EXPECT_EQ(e->rule, "(family llama) is listed by `tpusim models` but not simulated yet; simulated families: bert, roberta, "
+                     "distilbert, albert, gpt2, t5, bart, vit");
   EXPECT_NE(e->suggestion.find("bert-base-uncased"), std::string::npos) << e->suggestion;
   // find_preset (the BERT graph builder's lookup) says the same.
   try {

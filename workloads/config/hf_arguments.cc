@@ -524,6 +524,8 @@ const std::vector<Row>& rows() {
               "an error (Accelerate ignores it)", A, handle_downcast),
         alias("bf16_full_eval", "eval_precision", "true: `bf16`", T, handle_bf16_full_eval),
         alias("dataloader_drop_last", "drop_last", "renamed", T, rename("drop_last")),
+        alias("max_source_length", "max_length", "renamed (run_summarization / run_translation's source truncation)",
+              "run_summarization", rename("max_length")),
         alias("pad_to_multiple_of", "padding", "N: `multiple_of:N` (DataCollatorWithPadding)", "DataCollator", handle_padding),
         alias("optim", "optimizer", "adamw_torch, adamw_hf, adamw_torch_fused, adamw_torch_xla, adamw_apex_fused: "
               "`adamw`; adafactor: `adafactor`; sgd: `sgd`; lamb, Lamb, FusedLamb, fused_lamb: `lamb`; others an error", T, handle_optim),

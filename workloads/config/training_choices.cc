@@ -25,7 +25,8 @@ const NameTable<Task>& task_names() {
   static const NameTable<Task> t = {{Task::kSequenceClassification, "sequence_classification"},
                                     {Task::kMaskedLm, "masked_lm"},
                                     {Task::kImageClassification, "image_classification"},
-                                    {Task::kCausalLm, "causal_lm"}};
+                                    {Task::kCausalLm, "causal_lm"},
+                                    {Task::kSeq2seq, "seq2seq"}};
   return t;
 }
 const NameTable<FrameworkKind>& framework_kind_names() {

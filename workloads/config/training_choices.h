@@ -18,7 +18,7 @@ struct TrainingWorkload;
 enum class Precision { kFp32, kBf16, kBf16Downcast, kMixedBf16 };
 enum class EvalPrecision { kSame, kBf16 };                  // Trainer bf16_full_eval
 enum class Sharding { kDataParallel, kFsdp };
-enum class Task { kSequenceClassification, kMaskedLm, kImageClassification, kCausalLm };
+enum class Task { kSequenceClassification, kMaskedLm, kImageClassification, kCausalLm, kSeq2seq };
 enum class FrameworkKind { kTorchXla, kTfKeras, kJax };     // workloads/loop/framework.h
 enum class Launcher { kXlaSpawn, kNotebookFork };
 enum class TpuRuntime { kVm, kNode };

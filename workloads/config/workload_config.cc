@@ -18,6 +18,8 @@
 #include "models/encoders.h"
 #include "models/kernel_specs.h"
 #include "models/model_presets.h"
+#include "models/bart.h"
+#include "models/t5.h"
 #include "models/vit.h"
 #include "workloads/data/batching.h"
 #include "workloads/data/dataset.h"
@@ -103,6 +105,13 @@ const Schema<TrainingDatasets>& datasets_schema() {
         "Task image_classification takes `images:COUNT` (COUNT images, each the model's fixed sequence).";
     s.field(&TrainingDatasets::train, "train").doc("training split").details(refs);
     s.field(&TrainingDatasets::eval, "eval").default_value("", "none").doc("evaluation split, run after every epoch");
+    s.field(&TrainingDatasets::train_target, "train_target").default_value("", "none")
+        .doc("task seq2seq: the training split's target lengths (any reference `train` takes); required there")
+        .details("The map form `train: {source: REF, target: REF}` is the same as `train: REF` with `train_target: REF`. "
+                 "Each example's target length is drawn independently of its source length: a seeded permutation of "
+                 "the target lengths when both sides have the same count, a seeded draw otherwise (docs/datasets.md).");
+    s.field(&TrainingDatasets::eval_target, "eval_target").default_value("", "none")
+        .doc("task seq2seq: the evaluation split's target lengths; required there when `eval` is given");
     return s;
   }();
   return s;
@@ -139,6 +148,14 @@ const Schema<CompileCacheConfig>& compile_cache_schema() {
   return s;
 }
 
+// The presets of `family` (models/model_presets.h).
+std::vector<std::string> family_preset_names(models::ModelFamily f) {
+  std::vector<std::string> n;
+  for (const auto& p : models::model_presets())
+    if (p.family == f) n.push_back(p.name);
+  return n;
+}
+
 // The GPT-2 presets (models/model_presets.h), which task causal_lm simulates.
 std::vector<std::string> gpt2_preset_names() {
   std::vector<std::string> n;
@@ -158,16 +175,23 @@ const Schema<WorkloadConfig>& training_schema() {
     s.field(&WorkloadConfig::name, "name").default_value("", "file stem").doc("workload name, shown in reports");
     s.field(&WorkloadConfig::training, &TW::model, "model").doc("model preset (Hugging Face hub name), or `custom`")
         .details("Simulated: " + config::join(models::bert_preset_names()) + "; with task causal_lm " +
-                 config::join(gpt2_preset_names()) + "; google/vit-base-patch16-224 with task image_classification "
+                 config::join(gpt2_preset_names()) + "; with task seq2seq " + config::join(family_preset_names(models::ModelFamily::kT5)) + ", " +
+                 config::join(family_preset_names(models::ModelFamily::kBart)) +
+                 "; google/vit-base-patch16-224 with task image_classification "
                  "(`tpusim models` lists every preset). `custom` takes the whole architecture from `model_config`; the inline form `model: {layers: 4, hidden: 256, ...}` is the same as "
                  "`model: custom` with that `model_config`.");
     s.section(&WorkloadConfig::training, &TW::model_config, "model_config", model_config_schema());
     s.field(&WorkloadConfig::training, &TW::task, "task").one_of(names_of(task_names()))
         .default_value("sequence_classification")
-        .doc("head and loss: BertForSequenceClassification, BertForPreTraining, GPT2LMHeadModel (causal_lm) or "
-             "ViTForImageClassification")
+        .doc("head and loss: BertForSequenceClassification, BertForPreTraining, GPT2LMHeadModel (causal_lm), "
+             "T5ForConditionalGeneration or BartForConditionalGeneration (seq2seq) or ViTForImageClassification")
         .details("`causal_lm` (GPT-2 models only): GPT2LMHeadModel, the LM head tied to the token embedding and the "
                  "shifted cross-entropy over the vocabulary at every position (models/gpt2.h). "
+                 "`seq2seq` (T5 and BART models): T5ForConditionalGeneration or BartForConditionalGeneration, an encoder over the padded source (S = "
+                 "`max_length` and `padding`) and a decoder over the padded target (T = `max_target_length`, the same "
+                 "padding rule), cross-entropy over the vocabulary at every target position (models/t5.h, models/bart.h); the "
+                 "dataset gives source and target lengths (`dataset.train_target`), and a change of S or T is a "
+                 "compilation. "
                  "`image_classification` takes a ViT preset (google/vit-base-patch16-224) and an `images:COUNT` "
                  "dataset; the sequence is fixed by the image ((image_size / patch)^2 + 1 = 197), so `max_length` "
                  "and `padding` do not apply (one shape, one compile), and each example's infeed is the "
@@ -183,6 +207,11 @@ const Schema<WorkloadConfig>& training_schema() {
     s.field(&WorkloadConfig::training, &TW::max_length, "max_length").unit("tokens").range(1, 1024).default_value(128)
         .doc("tokenizer truncation length")
         .details("At most the model's position embeddings (BERT 512, GPT-2 1024).");
+    s.field(&WorkloadConfig::training, &TW::max_target_length, "max_target_length").unit("tokens").range(1, 1024)
+        .default_value(128).doc("seq2seq: truncation length of the targets (run_summarization's max_target_length)")
+        .details("`max_length` (also spelt `max_source_length`) truncates the sources; `padding` applies to both "
+                 "sides, each padded by its own lengths.")
+        .source("transformers examples run_summarization.py / run_translation.py (default 128)");
     s.field(&WorkloadConfig::training, &TW::padding, "padding").default_value("max_length")
         .doc("max_length | longest | multiple_of:N (also the map form {multiple_of: N})")
         .details("`max_length`: every batch is padded to max_length; `longest`: to the longest example of the "
@@ -341,6 +370,8 @@ const Schema<WorkloadConfig>& training_schema() {
         const std::vector<std::string> known =
             t.task == "image_classification"                          ? models::vit_module_classes()
             : is_gpt2_model(t)                                        ? models::gpt2_module_classes()
+            : is_seq2seq_model(t) && preset->family == models::ModelFamily::kBart ? models::bart_module_classes()
+            : is_seq2seq_model(t)                                     ? models::t5_module_classes()
             : preset && models::is_encoder_family(preset->family)     ? models::EncoderModel(*preset, 2).module_classes()
                                                                       : models::bert_module_classes();
         if (std::find(known.begin(), known.end(), n) == known.end())
@@ -403,6 +434,28 @@ const Schema<WorkloadConfig>& training_schema() {
                            ? "causal_lm is GPT2LMHeadModel's task: it needs a GPT-2 model (gpt2, gpt2-medium, gpt2-large)"
                            : "is a BERT head; " + t.model + " is a GPT-2 model, simulated with task causal_lm",
                t.task == "causal_lm" ? "use model: gpt2, or a BERT task" : "use task: causal_lm");
+      if (known_model && (t.task == "seq2seq") != is_seq2seq_model(t))
+        c.fail("task", t.task == "seq2seq"
+                           ? "seq2seq is an encoder–decoder task: it needs a T5 or BART model (t5-small, t5-base, facebook/bart-large)"
+                           : "is not an encoder–decoder task; " + t.model + " is simulated with task seq2seq",
+               t.task == "seq2seq" ? "use model: t5-small, or another task" : "use task: seq2seq");
+      if (t.task == "seq2seq") {
+        if (t.dataset.train_target.empty())
+          c.fail_missing("dataset.train_target", "is required by task seq2seq: the targets' lengths",
+                         "e.g. dataset: {train: {source: fixed:512, target: fixed:128}}");
+        if (!t.dataset.eval.empty() && t.dataset.eval_target.empty())
+          c.fail_missing("dataset.eval_target", "is required by task seq2seq when dataset.eval is given",
+                         "e.g. dataset: {eval: {source: fixed:512, target: fixed:128}}");
+      } else {
+        for (const auto& [key, ref] : {std::pair{"dataset.train_target", t.dataset.train_target},
+                                       std::pair{"dataset.eval_target", t.dataset.eval_target}})
+          if (!ref.empty())
+            c.fail(key, "is a seq2seq target: task " + t.task + " reads single sequences", "remove it, or use task: seq2seq");
+      }
+      if (known_model && t.task == "seq2seq" && r.max_position > 0 && t.max_target_length > r.max_position)
+        c.fail("max_target_length", "must be at most the model's " + std::to_string(r.max_position) +
+                                        " position embeddings (max_position_embeddings)",
+               "max_target_length: " + std::to_string(r.max_position));
       if (known_model && r.max_position > 0 && t.max_length > r.max_position)
         c.fail("max_length", "must be at most the model's " + std::to_string(r.max_position) +
                                  " position embeddings (max_position_embeddings / n_positions)",
@@ -422,8 +475,10 @@ const Schema<WorkloadConfig>& training_schema() {
       } catch (const ConfigError&) {
         c.fail("padding", "must be max_length, longest, or multiple_of:N with N >= 1 (or {multiple_of: N})");
       }
-      for (const auto& [key, ref] : {std::pair{"dataset.train", t.dataset.train}, std::pair{"dataset.eval", t.dataset.eval}}) {
-        if (ref.empty() && std::string(key) == "dataset.eval") continue;
+      for (const auto& [key, ref] : {std::pair{"dataset.train", t.dataset.train}, std::pair{"dataset.eval", t.dataset.eval},
+                                     std::pair{"dataset.train_target", t.dataset.train_target},
+                                     std::pair{"dataset.eval_target", t.dataset.eval_target}}) {
+        if (ref.empty() && std::string(key) != "dataset.train") continue;
         try {
           data::parse_dataset_ref(ref, where);
         } catch (const ConfigError& e) {
@@ -496,12 +551,37 @@ void take_hw(config::Node& root, WorkloadConfig& w, const std::string& base_dir)
   root.erase("hw");
 }
 
+// The seq2seq pair form of a split, `train: {source: X, target: Y}`, as the flat keys `train: X`,
+// `train_target: Y` (the schema's fields); anything else in the map is reported at its YAML path.
+void flatten_pairs(config::Node& dataset) {
+  for (const char* split : {"train", "eval"}) {
+    config::Node* n = dataset.find(split);
+    if (!n || !n->is_map()) continue;
+    const config::Node* src = n->find("source");
+    const config::Node* tgt = n->find("target");
+    for (const auto& e : n->entries)
+      if (e.key != "source" && e.key != "target")
+        throw ConfigError({e.value.file, std::string("dataset.") + split + "." + e.key, e.line, e.key,
+                           "a source/target pair takes the keys source and target",
+                           config::suggest(e.key, {"source", "target"}, "keys")});
+    if (!src || !tgt || src->kind != config::Node::Kind::Scalar || tgt->kind != config::Node::Kind::Scalar)
+      throw ConfigError({n->file, std::string("dataset.") + split + (src ? ".target" : ".source"), n->line, "",
+                         "a source/target pair needs both source and target dataset references",
+                         "e.g. " + std::string(split) + ": {source: fixed:512, target: fixed:128}"});
+    config::Node target = *tgt;
+    const int line = n->line;
+    config::Node source = *src;
+    *n = source;
+    dataset.entries.push_back({std::string(split) + "_target", line, target});
+  }
+}
+
 // A dataset file written in the workload file is relative to its directory; one from --set stays
 // relative to the working directory. A missing file is reported here, where the key's line is known.
 void resolve_dataset_paths(config::Node& root, const std::string& origin, const std::string& base_dir) {
   config::Node* d = root.find("dataset");
   if (!d || !d->is_map()) return;
-  for (const char* split : {"train", "eval"}) {
+  for (const char* split : {"train", "eval", "train_target", "eval_target"}) {
     config::Node* n = d->find(split);
     if (!n || n->kind != config::Node::Kind::Scalar || !data::is_file_ref(n->scalar)) continue;
     if (!base_dir.empty() && n->file == origin) n->scalar = data::resolve_file_ref(n->scalar, base_dir);
@@ -541,6 +621,8 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
     apply_training_args(root, config::parse_yaml(text, training_args), schema.keys());
   }
   if (training) hf = rewrite_hf_arguments(root, schema.keys());
+  // `dataset.train: {source: X, target: Y}` (the seq2seq pair form) is `train: X` with `train_target: Y`.
+  if (config::Node* d = root.find("dataset"); d && d->is_map()) flatten_pairs(*d);
   config::apply_overrides(root, schema, overrides);
   resolve_dataset_paths(root, origin, base_dir);
   // `model: {layers: 4, ...}` (the inline form) is `model: custom` with that model_config.
@@ -636,9 +718,14 @@ bool is_gpt2_model(const TrainingWorkload& t) {
   return p && p->family == models::ModelFamily::kGpt2;
 }
 
+bool is_seq2seq_model(const TrainingWorkload& t) {
+  const auto p = models::find_model_preset(t.model);
+  return p && (p->family == models::ModelFamily::kT5 || p->family == models::ModelFamily::kBart);
+}
+
 models::ModelPreset resolve_model_preset(const TrainingWorkload& t) {
   if (const auto v = models::find_model_preset(t.model); v && v->family == models::ModelFamily::kVit) return *v;
-  if (!is_gpt2_model(t)) {
+  if (!is_gpt2_model(t) && !is_seq2seq_model(t)) {
     const models::BertConfig c = resolve_model(t);
     const auto preset = t.model == "custom" ? std::nullopt : models::find_model_preset(t.model);
     if (!preset || !models::is_encoder_family(preset->family)) return models::bert_model_preset(c);
@@ -650,6 +737,7 @@ models::ModelPreset resolve_model_preset(const TrainingWorkload& t) {
   }
   models::ModelPreset p = *models::find_model_preset(t.model);
   const ModelConfig& m = t.model_config;
+  if (m.layers && p.decoder_layers) p.decoder_layers = m.layers;  // T5Config: num_decoder_layers defaults to num_layers
   if (m.layers) p.layers = m.layers;
   if (m.hidden) p.hidden = m.hidden;
   if (m.heads) p.heads = p.kv_heads = m.heads;
@@ -657,7 +745,7 @@ models::ModelPreset resolve_model_preset(const TrainingWorkload& t) {
   if (m.vocab) p.vocab = m.vocab;
   if (m.max_position) p.max_position = m.max_position;
   p.embedding_size = p.hidden;
-  p.head_dim = p.heads ? p.hidden / p.heads : 0;
+  if (m.hidden || m.heads || p.family != models::ModelFamily::kT5) p.head_dim = p.heads ? p.hidden / p.heads : 0;  // T5 keeps d_kv
   return p;
 }
 
@@ -669,6 +757,11 @@ std::unique_ptr<models::Model> make_model(const TrainingWorkload& t) {
     return std::make_unique<models::VitModel>(v);
   }
   if (is_gpt2_model(t)) return std::make_unique<models::Gpt2Model>(resolve_model_preset(t));
+  if (is_seq2seq_model(t)) {
+    const models::ModelPreset p = resolve_model_preset(t);
+    if (p.family == models::ModelFamily::kBart) return std::make_unique<models::BartModel>(p);
+    return std::make_unique<models::T5Model>(p);
+  }
   const models::ModelPreset p = resolve_model_preset(t);
   if (models::is_encoder_family(p.family)) {
     return std::make_unique<models::EncoderModel>(p, int64_t(t.num_labels), t.choices.task == Task::kMaskedLm

@@ -28,9 +28,12 @@ struct KernelWorkload {
 
 // kind: training — the `dataset:` section: references as in workloads/data/dataset.h
 // (a length-table key such as glue_mrpc/train/bert-base-cased, or fixed:/uniform:/normal: specs).
+// Task seq2seq pairs each split with its targets' lengths (`train: {source: X, target: Y}` is the
+// map form of `train: X` plus `train_target: Y`).
 struct TrainingDatasets {
   std::string train;
   std::string eval;  // "" = no evaluation
+  std::string train_target, eval_target;  // seq2seq only: the targets' lengths
 };
 
 // kind: training — `model_config:`, an inline architecture: each non-zero field replaces the named
@@ -54,7 +57,8 @@ struct TrainingWorkload {
   uint32_t max_predictions_per_seq = 20;   // masked_lm: P
   uint32_t num_labels = 2;                 // sequence_classification outputs
   TrainingDatasets dataset;
-  uint32_t max_length = 128;               // tokens: truncation length
+  uint32_t max_length = 128;               // tokens: truncation length (seq2seq: of the sources)
+  uint32_t max_target_length = 128;        // seq2seq: the targets' truncation length
   std::string padding = "max_length";      // max_length | longest | multiple_of:N
   uint32_t per_device_batch_size = 0;      // examples per process and micro-step
   uint32_t eval_per_device_batch_size = 0; // resolved to per_device_batch_size when omitted
@@ -119,6 +123,8 @@ struct WorkloadConfig {
 models::BertConfig resolve_model(const TrainingWorkload& t);
 // Whether the workload's model is a GPT-2 preset (models/gpt2.h; task causal_lm) rather than BERT.
 bool is_gpt2_model(const TrainingWorkload& t);
+// Whether it is an encoder–decoder preset (T5, BART: models/t5.h, models/bart.h; task seq2seq).
+bool is_seq2seq_model(const TrainingWorkload& t);
 // The workload's architecture as a preset of models/model_presets.h: a GPT-2 preset with
 // model_config's non-zero fields applied, or the BERT architecture (resolve_model) as its BertModel.
 // Throws ConfigError for an unknown preset.

@@ -116,10 +116,12 @@ ProcessBatch make_batch(const Dataset& dataset, const std::vector<uint32_t>& ord
     }
     pb.examples.push_back(ex);
     pb.lengths.push_back(std::min(dataset.lengths()[ex], o.max_length));
+    if (dataset.has_targets()) pb.target_lengths.push_back(std::min(dataset.target_lengths()[ex], o.max_target_length));
     pb.duplicates += fill ? 1 : 0;
   }
   pb.batch_size = static_cast<uint32_t>(pb.examples.size());
   pb.padded_length = padded_length(pb.lengths, o.padding, o.max_length);
+  if (dataset.has_targets()) pb.target_padded_length = padded_length(pb.target_lengths, o.padding, o.max_target_length);
   for (uint32_t len : pb.lengths) pb.real_tokens += len;
   pb.padded_tokens = uint64_t{pb.batch_size} * pb.padded_length - pb.real_tokens;
   return pb;

@@ -61,6 +61,9 @@ struct LoaderOptions {
   bool drop_last = false;       // DataLoader(drop_last=...), Trainer's dataloader_drop_last
   uint32_t gradient_accumulation_steps = 1;
   uint32_t max_length = 128;    // tokenizer truncation length, tokens
+  // Task seq2seq: the targets' truncation length (run_summarization's max_target_length); the same
+  // padding rule applies to the targets. 0: single sequences.
+  uint32_t max_target_length = 0;
   PaddingSpec padding;
 
   uint32_t per_process_batch() const { return split_batches ? batch_size / num_processes : batch_size; }
@@ -84,6 +87,10 @@ struct ProcessBatch {
   uint32_t duplicates = 0;       // even_batches fill examples (gather_for_metrics drops them)
   std::vector<uint32_t> examples;  // dataset indices, in batch order
   std::vector<uint32_t> lengths;   // truncated lengths of those examples
+  // Task seq2seq (the dataset has targets): the padded target length T and the truncated target
+  // lengths; 0 and empty otherwise. real_tokens and padded_tokens count the sources.
+  uint32_t target_padded_length = 0;
+  std::vector<uint32_t> target_lengths;
 };
 
 struct Step {

@@ -59,6 +59,21 @@ Dataset::Dataset(std::string name, std::vector<uint32_t> lengths) : name_(std::m
   }
 }
 
+Dataset Dataset::with_targets(const Dataset& targets, uint64_t run_seed) const {
+  if (targets.empty() || empty()) throw ErrorWhere{}.error(targets.name(), "a source/target pair needs examples on both sides");
+  Dataset d = *this;
+  d.name_ = name_ + " -> " + targets.name();
+  d.target_lengths_.resize(size());
+  if (targets.size() == size()) {
+    const std::vector<uint32_t> perm = epoch_order(size(), run_seed ^ kTargetStream, 0);
+    for (size_t i = 0; i < size(); ++i) d.target_lengths_[i] = targets.lengths()[perm[i]];
+  } else {
+    SplitMix64 rng(derive_seed(run_seed, kTargetStream, 0));
+    for (size_t i = 0; i < size(); ++i) d.target_lengths_[i] = targets.lengths()[rng.below(targets.size())];
+  }
+  return d;
+}
+
 Dataset Dataset::from_histogram(std::string name, const std::map<uint32_t, uint64_t>& length_to_count) {
   uint64_t total = 0;
   for (const auto& [len, count] : length_to_count) total += count;

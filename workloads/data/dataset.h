@@ -43,6 +43,7 @@ uint64_t mix64(uint64_t x);
 // Streams keep the epoch shuffles and synthetic datasets from sharing random numbers.
 inline constexpr uint64_t kEpochStream = 0x65706f6368ULL;  // "epoch"
 inline constexpr uint64_t kSynthStream = 0x73796e7468ULL;  // "synth"
+inline constexpr uint64_t kTargetStream = 0x746172676574ULL;  // "target": pairing seq2seq targets with sources
 uint64_t derive_seed(uint64_t run_seed, uint64_t stream, uint64_t index);
 
 // ---- Datasets -------------------------------------------------------------------------------------
@@ -65,9 +66,19 @@ class Dataset {
   uint32_t max_length() const { return max_length_; }
   std::map<uint32_t, uint64_t> histogram() const;
 
+  // Sequence-to-sequence pairs (task seq2seq): example i's untruncated target length is
+  // target_lengths()[i]; empty for a dataset of single sequences.
+  const std::vector<uint32_t>& target_lengths() const { return target_lengths_; }
+  bool has_targets() const { return !target_lengths_.empty(); }
+  // This dataset as sources, each example paired with a target length drawn from `targets`
+  // independently of its source length: a seeded permutation of the targets when both have the same
+  // size (each target length used once), otherwise a seeded draw with replacement.
+  Dataset with_targets(const Dataset& targets, uint64_t run_seed) const;
+
  private:
   std::string name_;
   std::vector<uint32_t> lengths_;
+  std::vector<uint32_t> target_lengths_;
   uint64_t total_tokens_ = 0;
   uint32_t max_length_ = 0;
 };

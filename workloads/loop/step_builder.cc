@@ -53,6 +53,7 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   // batch gives both cores the larger half (SPMD: one program shape).
   o.batch = (v.batch + cores_per_device(hw.chip) - 1) / cores_per_device(hw.chip);
   o.seq = v.seq;
+  o.target = v.target;
   o.dtype = activation_dtype(w.choices.precision);
   o.param_dtype = param_dtype(w.choices.precision);
   o.training = v.kind != GraphKind::kEval;

@@ -35,6 +35,7 @@ struct StepVariant {
   uint32_t batch = 0;  // B, per device (a megacore's cores compute ceil(B / cores) each)
   uint32_t seq = 0;    // S, tokens
   bool grad_buffers = false;  // kAccumulate / kTrain*: the graph reads the accumulated .grad buffers
+  uint32_t target = 0;  // T, target tokens (task seq2seq; 0 otherwise): a change recompiles like S does
   auto operator<=>(const StepVariant&) const = default;
 };
 

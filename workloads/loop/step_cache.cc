@@ -57,8 +57,8 @@ StepPrograms::~StepPrograms() = default;
 const StepInfo& StepPrograms::remember_info(const StepVariant& v, const StepGraph& sg) {
   if (auto it = info_.find(v); it != info_.end()) return it->second;
   StepInfo i;
-  i.name = fmt::format("{}{} B={} S={}{}", graph_kind_name(v.kind), v.grad_buffers ? "+grad" : "", v.batch, v.seq,
-                       bf16_eval(w_, v) ? " bf16" : "");
+  i.name = fmt::format("{}{} B={} S={}{}{}", graph_kind_name(v.kind), v.grad_buffers ? "+grad" : "", v.batch, v.seq,
+                       v.target ? fmt::format(" T={}", v.target) : "", bf16_eval(w_, v) ? " bf16" : "");
   if (sg.fsdp) {
     const compiler::FsdpGraphs& f = *sg.fsdp;
     i.graph_nodes = f.graph.nodes().size() + f.optimizer.graph.nodes().size();

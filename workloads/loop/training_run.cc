@@ -74,16 +74,21 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// The shape of the step's program: the largest B and S of the processes' batches (see the header).
-std::pair<uint32_t, uint32_t> step_shape(const data::Step& st, uint64_t* examples) {
-  uint32_t b = 0, s = 0;
+// The shape of the step's program: the largest B, S (and seq2seq target T) of the processes'
+// batches (see the header).
+struct ProgramShape {
+  uint32_t b = 0, s = 0, t = 0;
+};
+ProgramShape step_shape(const data::Step& st, uint64_t* examples) {
+  ProgramShape sh;
   *examples = 0;
   for (const auto& p : st.processes) {
-    b = std::max(b, p.batch_size);
-    s = std::max(s, p.padded_length);
+    sh.b = std::max(sh.b, p.batch_size);
+    sh.s = std::max(sh.s, p.padded_length);
+    sh.t = std::max(sh.t, p.target_padded_length);
     *examples += p.batch_size;
   }
-  return {b, s};
+  return sh;
 }
 
 // model_code (xla_constructs.h): with strict_xla the first construct fails the run like XLA would;
@@ -199,6 +204,7 @@ void Loop::run() {
   lo.gradient_accumulation_steps = t_.gradient_accumulation_steps;
   lo.max_length = t_.max_length;
   lo.padding = t_.choices.padding;
+  if (t_.choices.task == Task::kSeq2seq) lo.max_target_length = t_.max_target_length;
   if (const uint32_t s = image_tokens(t_)) {  // an image task: one fixed sequence, no padding
     lo.max_length = s;
     lo.padding = {};
@@ -208,14 +214,20 @@ void Loop::run() {
   r_.global_batch = lo.global_batch();
 
   if (o_.on_stage) o_.on_stage("loading datasets");
-  const data::Dataset train = load(t_.dataset.train, "train", t_.steps * lo.global_batch());
+  data::Dataset train = load(t_.dataset.train, "train", t_.steps * lo.global_batch());
   data::Dataset eval;
   if (!t_.dataset.eval.empty() && t_.choices.eval_strategy != EvalStrategy::kNo) eval = load(t_.dataset.eval, "eval", 0);
+  // Task seq2seq: each source example gets a target length (Dataset::with_targets); an endless
+  // synthetic target takes the source's count.
+  if (!t_.dataset.train_target.empty())
+    train = train.with_targets(load(t_.dataset.train_target, "train_target", train.size()), t_.seed);
+  if (!eval.empty() && !t_.dataset.eval_target.empty())
+    eval = eval.with_targets(load(t_.dataset.eval_target, "eval_target", eval.size()), t_.seed);
 
   // notebook_launcher forks the processes; a model built inside the training function is a copy per
   // process (docs/sources.md: the cryptic SIGSEGV on small hosts).
   if (t_.choices.launcher == Launcher::kNotebookFork) {
-    const BuiltStep& probe = programs_.get({GraphKind::kEval, 1, 1});
+    const BuiltStep& probe = programs_.get({GraphKind::kEval, 1, 1, false, t_.choices.task == Task::kSeq2seq ? 1u : 0u});
     const HostRamNeed ram = host_ram_need(hw_.host, processes, probe.parameter_bytes, t_.build_model_in_each_process);
     if (!ram.fits())
       throw SimError(fmt::format(
@@ -293,21 +305,22 @@ void Loop::host_side(GraphKind kind, bool grad_buffers, const data::Step& st, bo
     uint32_t examples = 0;
   };
   uint64_t global_examples = 0;
-  const auto [gb, gs] = step_shape(st, &global_examples);
+  const auto [gb, gs, gt] = step_shape(st, &global_examples);
   std::vector<Lookup> look(procs_.size());
   std::map<uint32_t, uint32_t> compiling_on_host;
   uint32_t compiling = 0;
   for (size_t p = 0; p < procs_.size(); ++p) {
     // A client compiles the shape of its own batch (torch_xla) or the global SPMD program.
-    uint32_t b = 0, s = 0;
+    uint32_t b = 0, s = 0, t = 0;
     for (uint32_t c = procs_[p].first_device; c < procs_[p].first_device + procs_[p].devices; ++c) {
       b = std::max(b, st.processes[c].batch_size);
       s = std::max(s, st.processes[c].padded_length);
+      t = std::max(t, st.processes[c].target_padded_length);
       look[p].examples += st.processes[c].batch_size;
     }
-    if (!fw_.per_client_shapes) b = gb, s = gs;
+    if (!fw_.per_client_shapes) b = gb, s = gs, t = gt;
     if (b == 0) continue;  // nothing to run: this process only waits for the others
-    look[p].info = &programs_.info({kind, b, s, grad_buffers});
+    look[p].info = &programs_.info({kind, b, s, grad_buffers, t});
     // Writes to the persistent cache are deferred to the step's end: processes that compile the
     // same graph at the same time all miss.
     look[p].result = procs_[p].cache.lookup_or_insert(look[p].info->key, /*defer_write=*/true);
@@ -318,7 +331,7 @@ void Loop::host_side(GraphKind kind, bool grad_buffers, const data::Step& st, bo
   // the device, so it is host-side time of the step).
   double remote_input_s = 0;
   if (t_.choices.tpu_runtime == TpuRuntime::kNode) {
-    const uint64_t bytes = programs_.get({kind, gb, gs, grad_buffers}).compiled.infeed_bytes * r_.replicas *
+    const uint64_t bytes = programs_.get({kind, gb, gs, grad_buffers, gt}).compiled.infeed_bytes * r_.replicas *
                            cores_per_device(hw_.chip);  // the program's infeed is per core
     remote_input_s = hw_.host.remote_input_latency_s + double(bytes) / (hw_.host.remote_input_gbyte_per_s * 1e9);
   }
@@ -382,8 +395,8 @@ void Loop::host_side(GraphKind kind, bool grad_buffers, const data::Step& st, bo
 
 void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint32_t epoch, bool eval) {
   uint64_t examples = 0;
-  const auto [b, s] = step_shape(st, &examples);
-  BuiltStep& prog = programs_.get({kind, b, s, grad_buffers});
+  const auto [b, s, t] = step_shape(st, &examples);
+  BuiltStep& prog = programs_.get({kind, b, s, grad_buffers, t});
   const std::string key = prog.compiled.key.hex();
 
   StepRecord rec;

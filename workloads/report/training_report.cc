@@ -106,6 +106,10 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                    {"epochs", t.epochs},     {"launcher", t.launcher},
                    {"sharding", t.sharding}, {"fsdp_grad_ckpt", t.fsdp_grad_ckpt}, {"overlap_collectives", t.overlap_collectives},
                    {"ignored_keys", t.ignored_keys}};  // Hugging Face / Accelerate names without effect
+  if (t.choices.task == Task::kSeq2seq) {  // the targets (other tasks' reports carry no such keys)
+    j["workload"]["max_target_length"] = t.max_target_length;
+    j["workload"]["train_target"] = t.dataset.train_target;
+  }
   const TimeBreakdown& b = r.breakdown;
   j["summary"] = {{"total_time_s", r.total_time_s},
                   {"steady_step_time_s", r.steady_step_time_s},
@@ -292,8 +296,11 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   const uint32_t image_seq = image_tokens(t);
   const std::string shape = image_seq ? fmt::format("image_size {} ({} tokens)", t.image_size, image_seq)
                                       : fmt::format("padding {}, max_length {}", t.padding, t.max_length);
-  line("workload", fmt::format("{} {} on {}, {}, {}, precision {}, {}", t.model, t.task, t.dataset.train, length,
-                               shape, t.precision, t.optimizer));
+  const std::string data = t.dataset.train_target.empty() ? t.dataset.train
+                                                         : fmt::format("{} -> {}", t.dataset.train, t.dataset.train_target);
+  const std::string seq2seq = t.choices.task == Task::kSeq2seq ? fmt::format(", max_target_length {}", t.max_target_length) : "";
+  line("workload", fmt::format("{} {} on {}, {}, {}{}, precision {}, {}", t.model, t.task, data, length,
+                               shape, seq2seq, t.precision, t.optimizer));
   line("hardware", fmt::format("{} ({} chips x {} TensorCore{}{}), {}, {} host{} of {} CPUs at {} GHz",
                                hw.name, hw.slice.chips(), hw.chip.cores, hw.chip.cores == 1 ? "" : "s",
                                r.megacore ? ", one megacore device per chip" : "",
