@@ -213,10 +213,10 @@ std::string family_name(ModelFamily f) {
 }
 
 // The families with training graphs: BERT (models/bert.h), the BERT-like encoders RoBERTa, DistilBERT
-// and ALBERT (models/encoders.h), GPT-2 (models/gpt2.h) and ViT (models/vit.h).
+// and ALBERT (models/encoders.h), GPT-2 (models/gpt2.h), Llama (models/llama.h) and ViT (models/vit.h).
 bool family_simulated(ModelFamily f) {
   return f == ModelFamily::kBert || f == ModelFamily::kRoberta || f == ModelFamily::kDistilBert ||
-         f == ModelFamily::kAlbert || f == ModelFamily::kGpt2 || f == ModelFamily::kVit;
+         f == ModelFamily::kAlbert || f == ModelFamily::kGpt2 || f == ModelFamily::kLlama || f == ModelFamily::kVit;
 }
 
 std::vector<std::string> simulated_family_names() {

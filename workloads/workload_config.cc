@@ -15,6 +15,7 @@
 #include "models/bert.h"
 #include "models/bert_presets.h"
 #include "models/gpt2.h"
+#include "models/llama.h"
 #include "models/encoders.h"
 #include "models/kernel_specs.h"
 #include "models/model_presets.h"
@@ -137,11 +138,11 @@ const Schema<CompileCacheConfig>& compile_cache_schema() {
   return s;
 }
 
-// The GPT-2 presets (models/model_presets.h), which task causal_lm simulates.
+// The GPT-2 and Llama presets (models/model_presets.h), which task causal_lm simulates.
 std::vector<std::string> gpt2_preset_names() {
   std::vector<std::string> n;
   for (const auto& p : models::model_presets())
-    if (p.family == models::ModelFamily::kGpt2) n.push_back(p.name);
+    if (p.family == models::ModelFamily::kGpt2 || p.family == models::ModelFamily::kLlama) n.push_back(p.name);
   return n;
 }
 
@@ -149,7 +150,7 @@ const Schema<WorkloadConfig>& training_schema() {
   static const Schema<WorkloadConfig> s = [] {
     using TW = TrainingWorkload;
     Schema<WorkloadConfig> s("Workload, kind: training",
-                             "Fine-tunes a BERT-family, GPT-2 or ViT model data-parallel on every device (TensorCore; chip under megacore) of the slice, step by "
+                             "Fine-tunes a BERT-family, GPT-2, Llama or ViT model data-parallel on every device (TensorCore; chip under megacore) of the slice, step by "
                              "step under a framework's semantics (compiles, recompiles, warm-up, host tracing, "
                              "evaluation), as docs/training.md describes.");
     s.field(&WorkloadConfig::kind, "kind").one_of({"training"}).doc("workload kind (selects this schema)");
@@ -164,8 +165,9 @@ const Schema<WorkloadConfig>& training_schema() {
         .default_value("sequence_classification")
         .doc("head and loss: BertForSequenceClassification, BertForPreTraining, GPT2LMHeadModel (causal_lm) or "
              "ViTForImageClassification")
-        .details("`causal_lm` (GPT-2 models only): GPT2LMHeadModel, the LM head tied to the token embedding and the "
-                 "shifted cross-entropy over the vocabulary at every position (models/gpt2.h). "
+        .details("`causal_lm` (GPT-2 and Llama models only): GPT2LMHeadModel (the LM head tied to the token embedding; "
+                 "models/gpt2.h) or LlamaForCausalLM (untied lm_head; models/llama.h), the shifted cross-entropy over "
+                 "the vocabulary at every position. "
                  "`image_classification` takes a ViT preset (google/vit-base-patch16-224) and an `images:COUNT` "
                  "dataset; the sequence is fixed by the image ((image_size / patch)^2 + 1 = 197), so `max_length` "
                  "and `padding` do not apply (one shape, one compile), and each example's infeed is the "
@@ -339,6 +341,7 @@ const Schema<WorkloadConfig>& training_schema() {
         const std::vector<std::string> known =
             t.task == "image_classification"                          ? models::vit_module_classes()
             : is_gpt2_model(t)                                        ? models::gpt2_module_classes()
+            : is_llama_model(t)                                       ? models::llama_module_classes()
             : preset && models::is_encoder_family(preset->family)     ? models::EncoderModel(*preset, 2).module_classes()
                                                                       : models::bert_module_classes();
         if (std::find(known.begin(), known.end(), n) == known.end())
@@ -395,11 +398,13 @@ const Schema<WorkloadConfig>& training_schema() {
       }
       if ((t.model_config.hidden || t.model_config.heads) && r.heads > 0 && r.hidden % r.heads != 0)
         c.fail("model_config.heads", "must divide hidden (" + std::to_string(r.hidden) + ")");
-      // The task's head belongs to one family: causal_lm is GPT2LMHeadModel, the others BERT's heads.
-      if (known_model && (t.task == "causal_lm") != is_gpt2_model(t))
+      // The task's head belongs to one family: causal_lm is GPT2LMHeadModel or LlamaForCausalLM, the
+      // others BERT's heads.
+      if (known_model && (t.task == "causal_lm") != (is_gpt2_model(t) || is_llama_model(t)))
         c.fail("task", t.task == "causal_lm"
-                           ? "causal_lm is GPT2LMHeadModel's task: it needs a GPT-2 model (gpt2, gpt2-medium, gpt2-large)"
-                           : "is a BERT head; " + t.model + " is a GPT-2 model, simulated with task causal_lm",
+                           ? "causal_lm is GPT2LMHeadModel's and LlamaForCausalLM's task: it needs a GPT-2 or Llama "
+                             "model (" + config::join(gpt2_preset_names()) + ")"
+                           : "is a BERT head; " + t.model + " is a causal LM, simulated with task causal_lm",
                t.task == "causal_lm" ? "use model: gpt2, or a BERT task" : "use task: causal_lm");
       if (known_model && r.max_position > 0 && t.max_length > r.max_position)
         c.fail("max_length", "must be at most the model's " + std::to_string(r.max_position) +
@@ -634,9 +639,14 @@ bool is_gpt2_model(const TrainingWorkload& t) {
   return p && p->family == models::ModelFamily::kGpt2;
 }
 
+bool is_llama_model(const TrainingWorkload& t) {
+  const auto p = models::find_model_preset(t.model);
+  return p && p->family == models::ModelFamily::kLlama;
+}
+
 models::ModelPreset resolve_model_preset(const TrainingWorkload& t) {
   if (const auto v = models::find_model_preset(t.model); v && v->family == models::ModelFamily::kVit) return *v;
-  if (!is_gpt2_model(t)) {
+  if (!is_gpt2_model(t) && !is_llama_model(t)) {
     const models::BertConfig c = resolve_model(t);
     const auto preset = t.model == "custom" ? std::nullopt : models::find_model_preset(t.model);
     if (!preset || !models::is_encoder_family(preset->family)) return models::bert_model_preset(c);
@@ -650,7 +660,8 @@ models::ModelPreset resolve_model_preset(const TrainingWorkload& t) {
   const ModelConfig& m = t.model_config;
   if (m.layers) p.layers = m.layers;
   if (m.hidden) p.hidden = m.hidden;
-  if (m.heads) p.heads = p.kv_heads = m.heads;
+  // Grouped-query attention (Llama-3) keeps the preset's heads per key/value head.
+  if (m.heads) p.kv_heads = std::max<int64_t>(1, m.heads / (p.heads / p.kv_heads)), p.heads = m.heads;
   if (m.intermediate) p.intermediate = m.intermediate;
   if (m.vocab) p.vocab = m.vocab;
   if (m.max_position) p.max_position = m.max_position;
@@ -667,6 +678,7 @@ std::unique_ptr<models::Model> make_model(const TrainingWorkload& t) {
     return std::make_unique<models::VitModel>(v);
   }
   if (is_gpt2_model(t)) return std::make_unique<models::Gpt2Model>(resolve_model_preset(t));
+  if (is_llama_model(t)) return std::make_unique<models::LlamaModel>(resolve_model_preset(t));
   const models::ModelPreset p = resolve_model_preset(t);
   if (models::is_encoder_family(p.family)) {
     return std::make_unique<models::EncoderModel>(p, int64_t(t.num_labels), t.choices.task == Task::kMaskedLm

@@ -119,6 +119,8 @@ struct WorkloadConfig {
 models::BertConfig resolve_model(const TrainingWorkload& t);
 // Whether the workload's model is a GPT-2 preset (models/gpt2.h; task causal_lm) rather than BERT.
 bool is_gpt2_model(const TrainingWorkload& t);
+// Whether it is a Llama preset (models/llama.h; task causal_lm).
+bool is_llama_model(const TrainingWorkload& t);
 // The workload's architecture as a preset of models/model_presets.h: a GPT-2 preset with
 // model_config's non-zero fields applied, or the BERT architecture (resolve_model) as its BertModel.
 // Throws ConfigError for an unknown preset.
