@@ -110,16 +110,18 @@ class LlamaBuilder {
     int v = g().reshape(linear(h, H_, kvh_ * hd_, at + ".v_proj"), {B_, S_, kvh_, hd_});
     q = rotary(q, at + ".rotary_q");
     k = rotary(k, at + ".rotary_k");
-    // Query head h = kv * G + g: [B, S, kvh, G, hd] -> [B, kvh, G, S, hd] (the lane dim stays minor).
-    int qg = g().transpose(g().reshape(q, {B_, S_, kvh_, G, hd_}), {0, 2, 3, 1, 4});
-    // scores[b, kv, g, i, j] = q·k / sqrt(hd) + causal[i, j] + padding[b, j]
-    int s = g().dot(qg, k, {{0, 1}, {0, 2}, {4}, {3}}, s_.precision, at + ".scores");
-    s = g().ew(EwOp::kMul, s, c(1.0 / std::sqrt(double(hd_))), at + ".scale");
+    // Query head h = kv * G + g: [B, S, kvh, G, hd] -> [B, kvh, G*S, hd], the G query heads of a key/value
+    // head one after another as rows of its dots (the lane dim stays minor; the statistics of the
+    // softmax are [B, kvh, G*S], not padded along a G of 1 to the sublanes).
+    int qg = g().reshape(g().transpose(g().reshape(q, {B_, S_, kvh_, G, hd_}), {0, 2, 3, 1, 4}), {B_, kvh_, G * S_, hd_});
+    // scores[b, kv, (g, i), j] = q·k / sqrt(hd) + causal[i, j] + padding[b, j]
+    int s = g().dot(qg, k, {{0, 1}, {0, 2}, {3}, {3}}, s_.precision, at + ".scores");
+    s = g().reshape(g().ew(EwOp::kMul, s, c(1.0 / std::sqrt(double(hd_))), at + ".scale"), {B_, kvh_, G, S_, S_});
     s = g().ew_bcast(EwOp::kAdd, s, causal_, {3, 4}, at + ".causal_mask");
     s = g().ew_bcast(EwOp::kAdd, s, padding_, {0, 4}, at + ".padding_mask");
-    int probs = stable_softmax(g(), s, 4, at + ".softmax");
-    int ctx = g().dot(probs, v, {{0, 1}, {0, 2}, {4}, {1}}, s_.precision, at + ".context");  // [B, kvh, G, S, hd]
-    ctx = g().reshape(g().transpose(ctx, {0, 3, 1, 2, 4}), {B_ * S_, nh_ * hd_});
+    int probs = stable_softmax(g(), g().reshape(s, {B_, kvh_, G * S_, S_}), 3, at + ".softmax");
+    int ctx = g().dot(probs, v, {{0, 1}, {0, 2}, {3}, {1}}, s_.precision, at + ".context");  // [B, kvh, G*S, hd]
+    ctx = g().reshape(g().transpose(g().reshape(ctx, {B_, kvh_, G, S_, hd_}), {0, 3, 1, 2, 4}), {B_ * S_, nh_ * hd_});
     return linear(ctx, nh_ * hd_, H_, at + ".o_proj");
   }
 

@@ -16,7 +16,7 @@
 // elements a step) stands in for the tiny on-device computation.
 //
 // Grouped-query attention: query head h uses key/value head h / (heads / kv_heads), as repeat_kv's
-// expand + reshape orders them; here the queries are grouped [B, kv_heads, G, S, hd] and the key and
+// expand + reshape orders them; here the queries are grouped [B, kv_heads, G*S, hd] and the key and
 // value heads enter the dots as batch dimensions (a broadcast, no copy of K and V).
 //
 // Per-step inputs (role kInput): input_ids, attention_mask, labels [B, S] (s32; labels shifted by the

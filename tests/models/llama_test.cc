@@ -138,7 +138,7 @@ TEST(Llama, RotaryGroupedAttentionAndSwiGluMatchFormulas) {
     (heads == kHeads ? rq : rk) = y;
   }
   // Attention: query head h reads key/value head h / (heads / kv) (repeat_kv), keys j <= i with
-  // attention_mask 1. The context node is [B, kv, G, S, hd].
+  // attention_mask 1. The context node is [B, kv, G*S, hd].
   const auto vv = v_of(at + ".v_proj"), ctx = v_of(at + ".context");
   const std::vector<double> mask = {1, 1, 1, 1, 1, 1, 1, 0};
   const int64_t G = kHeads / kKv;
