@@ -552,6 +552,23 @@ def test_training_oom(tmp):
         check(needle in proc.stderr, "message lacks {!r}".format(needle), where)
 
 
+def test_training_llama_oom(tmp):
+    """Llama-2-7B fine-tuning on a v3-8 without FSDP (every core holds the whole model and its AdamW
+    state): exit 3, out of HBM, as a real run fails (the shipped llama2_7b_fsdp_* examples fit)."""
+    workload = write(tmp, "llama2_7b_v3-8.yaml", """kind: training
+hw: v3-8
+model: meta-llama/Llama-2-7b-hf
+task: causal_lm
+dataset: {train: 'fixed:1024:64'}
+max_length: 1024
+per_device_batch_size: 1
+precision: bf16
+""")
+    proc, where = run(["run", "--workload", workload], tmp, expect=3)
+    for needle in ("Resource exhausted", "out of HBM", "attempting to allocate", "16.00 GiB"):
+        check(needle in proc.stderr, "message lacks {!r}".format(needle), where)
+
+
 def test_training_notebook_ram(tmp):
     """notebook_fork building BERT-base in each of 8 processes on an 8 GiB host: exit 3 with the fix."""
     proc, where = run(["run", "--engine", "analytical", "--set", "launcher=notebook_fork", "--set",
