@@ -589,25 +589,25 @@ def test_models(tmp):
     as `tpusim models` does."""
     proc, where = run(["models"], tmp)
     for needle in ("bert-base-uncased", "roberta-base", "meta-llama/Llama-2-7b-hf", "t5-small", "6,738,415,616",
-                   "not yet", "simulated families today: bert, roberta, distilbert, albert, gpt2, vit"):
+                   "not yet", "simulated families today: bert, roberta, distilbert, albert, gpt2, llama, vit"):
         check(needle in proc.stdout, "table lacks {!r}".format(needle), where)
     proc, where = run(["models", "--json"], tmp)
     presets = {p["name"]: p for p in json.loads(proc.stdout)}
     for p in presets.values():
         missing = {"name", "family", "parameters", "layers", "hidden", "heads", "vocab", "simulated"} - set(p)
         check(not missing, "{} lacks {}".format(p["name"], missing), where)
-        check(p["simulated"] == (p["family"] in ("bert", "roberta", "distilbert", "albert", "gpt2", "vit")),
-              "the bert, roberta, distilbert, albert, gpt2 and vit families are simulated: " + p["name"], where)
+        check(p["simulated"] == (p["family"] in ("bert", "roberta", "distilbert", "albert", "gpt2", "llama", "vit")),
+              "the bert, roberta, distilbert, albert, gpt2, llama and vit families are simulated: " + p["name"], where)
     check(presets["gpt2"]["parameters"] == 124439808 and presets["gpt2"]["family"] == "gpt2", "gpt2", where)
     check(presets["google/vit-base-patch16-224"]["vocab"] is None, "ViT has no vocabulary", where)
     check(presets["t5-small"]["layers"] == 6 and presets["t5-small"]["decoder_layers"] == 6, "t5-small layers", where)
     expect_bad_input(tmp, ["models", "--json", "--markdown"], ["--markdown"])
     # A listed preset of another family, an unknown name (did you mean over every family's presets).
     expect_bad_input(tmp, ["run", "--set", "model=t5-small"],
-                     ["model", "(family t5) is listed by `tpusim models` but not simulated yet; simulated families: bert, roberta, distilbert, albert, gpt2, vit"])
-    # GPT-2 takes task causal_lm, and causal_lm a GPT-2 model.
+                     ["model", "(family t5) is listed by `tpusim models` but not simulated yet; simulated families: bert, roberta, distilbert, albert, gpt2, llama, vit"])
+    # GPT-2 takes task causal_lm, and causal_lm a GPT-2 or Llama model.
     expect_bad_input(tmp, ["run", "--set", "model=openai-community/gpt2"], ["task", "use task: causal_lm"])
-    expect_bad_input(tmp, ["run", "--set", "task=causal_lm"], ["task", "needs a GPT-2 model"])
+    expect_bad_input(tmp, ["run", "--set", "task=causal_lm"], ["task", "needs a GPT-2 or Llama model"])
     expect_bad_input(tmp, ["run", "--set", "model=robreta-base"], ["model", "did you mean 'roberta-base'"])
     # report.json workload.model_parameters: BertModel's count, for a preset and for an inline architecture.
     wl = os.path.join(tmp, "tiny.yaml")

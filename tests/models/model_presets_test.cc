@@ -101,10 +101,10 @@ TEST(ModelPresets, RegistryIsConsistent) {
       EXPECT_EQ(p.head_dim * p.heads, p.hidden) << p.name;
     }
   }
-  // Every BERT preset is listed; BERT, the BERT-like encoders, GPT-2 and ViT are simulated today.
+  // Every BERT preset is listed; BERT, the BERT-like encoders, GPT-2, Llama and ViT are simulated today.
   for (const auto& n : bert_preset_names()) EXPECT_TRUE(names.count(n)) << n;
   EXPECT_EQ(simulated_family_names(),
-            (std::vector<std::string>{"bert", "roberta", "distilbert", "albert", "gpt2", "vit"}));
+            (std::vector<std::string>{"bert", "roberta", "distilbert", "albert", "gpt2", "llama", "vit"}));
 }
 
 TEST(ModelPresets, NamesWithHubOrganisation) {
@@ -121,18 +121,19 @@ TEST(ModelPresets, NotSimulatedFamilyIsNamed) {
   EXPECT_FALSE(unsimulated_model_error("google-bert/bert-base-cased"));
   EXPECT_FALSE(unsimulated_model_error("google/vit-base-patch16-224"));
   EXPECT_FALSE(unsimulated_model_error("openai-community/gpt2"));
+  EXPECT_FALSE(unsimulated_model_error("meta-llama/Llama-2-7b-hf"));
   const auto e = unsimulated_model_error("t5-small");
   ASSERT_TRUE(e);
   EXPECT_EQ(e->yaml_path, "model");
   EXPECT_EQ(e->rule, "(family t5) is listed by `tpusim models` but not simulated yet; simulated families: bert, roberta, "
-                     "distilbert, albert, gpt2, vit");
+                     "distilbert, albert, gpt2, llama, vit");
   EXPECT_NE(e->suggestion.find("bert-base-uncased"), std::string::npos) << e->suggestion;
   // find_preset (the BERT graph builder's lookup) says the same.
   try {
-    find_preset("meta-llama/Llama-2-7b-hf");
+    find_preset("t5-small");
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& err) {
-    EXPECT_NE(std::string(err.what()).find("(family llama) is listed by `tpusim models` but not simulated yet"),
+    EXPECT_NE(std::string(err.what()).find("(family t5) is listed by `tpusim models` but not simulated yet"),
               std::string::npos)
         << err.what();
   }
