@@ -115,8 +115,8 @@ isa::VpuWork node_work(const models::Graph& g, const models::Node& n, const VpuP
       // dimension, a piece that starts at a lane offset other than a multiple of 128 is moved by a
       // lane rotate on the cross-lane unit (one XLU op per vreg of the moved data; the pieces of one
       // vreg move together, so the count is of dense vregs), and a concatenate merges its pieces
-      // into each output vreg with a select (one ALU op per output vreg). rotate_half of a
-      // 128-wide head (Llama's rotary embedding) thus costs one rotate and one select per vreg.
+      // into each output vreg with a select (one ALU op per output vreg). Swapping the halves of a
+      // 128-wide head (rotary position embeddings) thus costs one rotate and one select per vreg.
       const int minor = int(n.shape.size()) - 1;
       if (n.axis != minor) break;
       auto dense_vregs = [](const models::Dims& d) { return uint64_t(div_up(models::num_elements(d), kLanes * kSublanes)); };
