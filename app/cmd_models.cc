@@ -43,8 +43,7 @@ std::string presets_table() {
   }
   s += "\nparameters: of the Hugging Face class that holds the preset (encoders: the base model with its pooler;\n"
        "language models: the LM class, a tied head counted once); layers a+b: encoder + decoder.\n"
-       "simulated families today: " + config::join(models::simulated_family_names()) +
-       "; the others are listed, not yet simulated.\n";
+       "simulated families today: " + config::join(models::simulated_family_names()) + "\n";
   return s;
 }
 

@@ -68,6 +68,11 @@ CacheKey graph_cache_key(const models::Graph& g, const std::vector<int>& donated
         break;
       case models::OpKind::kBroadcast: h.vec(n.broadcast_dims); break;
       case models::OpKind::kTranspose: h.vec(n.permutation); break;
+      case models::OpKind::kSlice:
+        h.pod(n.axis);
+        h.pod(n.start);
+        break;
+      case models::OpKind::kConcatenate: h.pod(n.axis); break;
       case models::OpKind::kConstant: h.pod(n.constant); break;  // literals are part of HLO
       default: break;
     }

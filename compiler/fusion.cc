@@ -18,7 +18,8 @@ bool is_view(const models::Node& n) { return n.kind == OpKind::kReshape; }
 bool is_vector_op(const models::Node& n) {
   return n.kind == OpKind::kElementwise || n.kind == OpKind::kBroadcast || n.kind == OpKind::kConvert ||
          n.kind == OpKind::kTranspose || n.kind == OpKind::kReshape || n.kind == OpKind::kIota ||
-         n.kind == OpKind::kGather || n.kind == OpKind::kScatterAdd;
+         n.kind == OpKind::kGather || n.kind == OpKind::kScatterAdd || n.kind == OpKind::kSlice ||
+         n.kind == OpKind::kConcatenate;
 }
 
 // A dot kernel can reduce its output over a dimension only if one output tile spans it: the

@@ -109,6 +109,30 @@ isa::VpuWork node_work(const models::Graph& g, const models::Node& n, const VpuP
       if (minor_moves) w.xlu_vregs = v;  // tile transposes on the XLU
       break;
     }
+    case OpKind::kSlice: case OpKind::kConcatenate: {
+      // Data movement fused into the consuming element-wise kernel, as XLA fuses slice and
+      // concatenate. Along a major dimension it is addressing only: free. Along the minor (lane)
+      // dimension, a piece that starts at a lane offset other than a multiple of 128 is moved by a
+      // lane rotate on the cross-lane unit (one XLU op per vreg of the moved data; the pieces of one
+      // vreg move together, so the count is of dense vregs), and a concatenate merges its pieces
+      // into each output vreg with a select (one ALU op per output vreg). Swapping the halves of a
+      // 128-wide head (rotary position embeddings) thus costs one rotate and one select per vreg.
+      const int minor = int(n.shape.size()) - 1;
+      if (n.axis != minor) break;
+      auto dense_vregs = [](const models::Dims& d) { return uint64_t(div_up(models::num_elements(d), kLanes * kSublanes)); };
+      if (n.kind == OpKind::kSlice) {
+        if (n.start % kLanes != 0) w.xlu_vregs = dense_vregs(n.shape);
+      } else {
+        w.alu_vregs = v;
+        int64_t offset = 0;
+        for (int in : n.inputs) {
+          const auto& piece = g.node(in);
+          if (offset % kLanes != 0) w.xlu_vregs += dense_vregs(piece.shape);
+          offset += piece.shape[n.axis];
+        }
+      }
+      break;
+    }
     case OpKind::kReduce: {
       const auto& in = g.node(n.inputs[0]);
       const uint64_t vin = vregs(in.shape, DType::kF32);

@@ -135,6 +135,30 @@ class Backward {
         contribute(n.inputs[0], g_.scatter_add(G, n.inputs[1], g_.node(n.inputs[0]).shape.at(0), nm));
         break;
       case OpKind::kScatterAdd: contribute(n.inputs[0], g_.gather(G, n.inputs[1], nm)); break;
+      case OpKind::kSlice: {  // the gradient in the sliced range, zeros around it (XLA pads it)
+        const Node& in = g_.node(n.inputs[0]);
+        const int64_t after = in.shape[n.axis] - n.start - n.shape[n.axis];
+        std::vector<int> parts;
+        auto zeros = [&](int64_t extent) {
+          Dims s = in.shape;
+          s[n.axis] = extent;
+          return g_.full(0.0, s, n.dtype);
+        };
+        if (n.start > 0) parts.push_back(zeros(n.start));
+        parts.push_back(G);
+        if (after > 0) parts.push_back(zeros(after));
+        contribute(n.inputs[0], parts.size() == 1 ? G : g_.concatenate(parts, n.axis, nm));
+        break;
+      }
+      case OpKind::kConcatenate: {  // each operand's range of the gradient
+        int64_t offset = 0;
+        for (int in : n.inputs) {
+          const int64_t extent = g_.node(in).shape[n.axis];
+          if (active_[in]) contribute(in, g_.slice(G, n.axis, offset, offset + extent, nm));
+          offset += extent;
+        }
+        break;
+      }
       case OpKind::kParameter: case OpKind::kConstant: case OpKind::kIota: break;
     }
   }

@@ -207,6 +207,45 @@ int Graph::dropout_mask(int x, double rate, const std::string& name) {
   return m;
 }
 
+int Graph::slice(int x, int axis, int64_t start, int64_t limit, const std::string& name) {
+  const Node& in = node(x);
+  require(axis >= 0 && axis < int(in.shape.size()), "slice axis out of range");
+  require(start >= 0 && start < limit && limit <= in.shape[axis], "slice range must be within the dimension");
+  Node n;
+  n.kind = OpKind::kSlice;
+  n.name = name;
+  n.shape = in.shape;
+  n.shape[axis] = limit - start;
+  n.dtype = in.dtype;
+  n.axis = axis;
+  n.start = start;
+  n.inputs = {x};
+  return add(std::move(n));
+}
+
+int Graph::concatenate(const std::vector<int>& xs, int axis, const std::string& name) {
+  require(!xs.empty(), "concatenate needs an operand");
+  const Node& first = node(xs[0]);
+  require(axis >= 0 && axis < int(first.shape.size()), "concatenate axis out of range");
+  Node n;
+  n.kind = OpKind::kConcatenate;
+  n.name = name;
+  n.shape = first.shape;
+  n.shape[axis] = 0;
+  n.dtype = first.dtype;
+  n.axis = axis;
+  for (int x : xs) {
+    const Node& in = node(x);
+    require(in.dtype == first.dtype, "concatenate operands must have one dtype");
+    require(in.shape.size() == first.shape.size(), "concatenate operands must have one rank");
+    for (int d = 0; d < int(in.shape.size()); ++d)
+      require(d == axis || in.shape[d] == first.shape[d], "concatenate operands differ outside the axis");
+    n.shape[axis] += in.shape[axis];
+  }
+  n.inputs = xs;
+  return add(std::move(n));
+}
+
 int Graph::full(double value, Dims shape, DType dtype) {
   // A scalar broadcast: every output dimension is new.
   return broadcast(constant(value, dtype), std::move(shape), {});

@@ -53,6 +53,8 @@ enum class OpKind : uint8_t {
   kIota,         // index along one dimension of its shape (0, 1, 2, ...): position ids, one-hot
   kGather,       // rows of a table [R, ...] picked by integer ids: out = ids.shape ++ table.shape[1:]
   kScatterAdd,   // zeros [R, ...] plus updates added at rows ids (the VJP of kGather)
+  kSlice,        // a contiguous range [start, start + shape[axis]) of one dimension (XLA slice, stride 1)
+  kConcatenate,  // operands joined along one dimension (XLA concatenate)
 };
 
 // Compares produce a 0/1 mask in the operand's dtype (XLA's compare followed by a select or
@@ -89,6 +91,8 @@ struct Node {
   ParamRole role = ParamRole::kInput;  // kParameter
   int iota_dim = -1;                   // kIota: the dimension that counts
   double rate = 0;                     // kElementwise kDropoutMask: drop probability
+  int axis = -1;                       // kSlice, kConcatenate: the sliced or joined dimension
+  int64_t start = 0;                   // kSlice: first index taken along `axis`
   bool stop_gradient = false;          // autodiff treats this value as a constant (e.g. softmax's max)
   // The value is the result of an op that XLA does not fuse into its consumers (e.g. a batch norm
   // computed by its own emitter): the compiler materializes it in HBM (compiler/fusion.h).
@@ -125,6 +129,10 @@ class Graph {
   // out = zeros [rows, updates.shape[ids.rank:]...]; out[ids[i...], j...] += updates[i..., j...].
   int scatter_add(int updates, int ids, int64_t rows, const std::string& name = "scatter_add");
   int dropout_mask(int x, double rate, const std::string& name = "dropout_mask");
+  // x[..., start:limit, ...] along `axis` (0 <= start < limit <= extent).
+  int slice(int x, int axis, int64_t start, int64_t limit, const std::string& name = "slice");
+  // The operands (equal shapes but along `axis`, one dtype) joined along `axis`, in order.
+  int concatenate(const std::vector<int>& xs, int axis, const std::string& name = "concatenate");
   // A tensor of `shape` filled with `value` (a broadcast scalar constant).
   int full(double value, Dims shape, DType dtype);
   void set_stop_gradient(int id) { nodes_.at(id).stop_gradient = true; }

@@ -58,7 +58,7 @@ std::vector<std::string> model_preset_names();
 std::optional<ModelPreset> find_model_preset(const std::string& name);
 
 std::string family_name(ModelFamily f);  // "bert", "gpt2", "llama", ...
-// Families tpusim builds training graphs for (bert, roberta, distilbert, albert, gpt2, vit).
+// Families tpusim builds training graphs for (bert, roberta, distilbert, albert, gpt2, llama, vit).
 bool family_simulated(ModelFamily f);
 std::vector<std::string> simulated_family_names();
 

@@ -130,6 +130,28 @@ TEST(Autodiff, GatherScatterAdd) {
   test::expect_gradients_match(g, loss, gr, test::random_inputs(g, in, 5));
 }
 
+// Slice and concatenate: a slice's VJP puts the gradient in its range with zeros around it (a
+// concatenate), a concatenate's gives each operand its range (slices); a major and a minor axis,
+// rotate_half's pattern among them.
+TEST(Autodiff, SliceConcatenate) {
+  Graph g;
+  int x = g.parameter("x", {3, 6}, DType::kF32, ParamRole::kTrainable);
+  int y = g.parameter("y", {2, 6}, DType::kF32, ParamRole::kTrainable);
+  int x1 = g.slice(x, 1, 0, 3), x2 = g.slice(x, 1, 3, 6);
+  int rot = g.concatenate({g.ew(EwOp::kNeg, x2, -1, "neg"), x1}, 1);  // [3, 6]
+  EXPECT_EQ(g.node(rot).shape, (Dims{3, 6}));
+  int mid = g.slice(rot, 0, 1, 2);                                     // [1, 6]: zeros above and below
+  int stacked = g.concatenate({y, mid, rot}, 0);                       // [6, 6]
+  EXPECT_EQ(g.node(stacked).shape, (Dims{6, 6}));
+  int w = g.parameter("w", {6, 6}, DType::kF32, ParamRole::kTrainable);
+  int loss = reduce_all(g, g.ew(EwOp::kMul, g.ew(EwOp::kMul, stacked, stacked, "sq"), w, "weighted"));
+  EXPECT_THROW(g.slice(x, 1, 4, 7), std::invalid_argument);
+  EXPECT_THROW(g.concatenate({x, y}, 1), std::invalid_argument);
+  Gradients gr = build_backward(g, loss, {x, y, w});
+  EXPECT_EQ(g.node(gr.of(y)).kind, OpKind::kSlice);
+  test::expect_gradients_match(g, loss, gr, test::random_inputs(g, {}, 9));
+}
+
 TEST(Autodiff, CrossEntropyWeighted) {
   Graph g;
   int logits = g.parameter("logits", {4, 6}, DType::kF32, ParamRole::kTrainable);

@@ -164,6 +164,28 @@ inline std::vector<Tensor> evaluate(const models::Graph& g, const std::map<int, 
           for (int64_t j = 0; j < row; ++j) out.v[p * row + j] = t.v[int64_t(ids.v[p]) * row + j];
         break;
       }
+      case OpKind::kSlice: {
+        const Tensor& a = in(0);
+        for (int64_t f = 0; f < size; ++f) {
+          auto o = unravel(f, n.shape);
+          o[n.axis] += n.start;
+          out.v[f] = a.v[ravel(o, a.shape)];
+        }
+        break;
+      }
+      case OpKind::kConcatenate: {
+        int64_t offset = 0;
+        for (size_t k = 0; k < n.inputs.size(); ++k) {
+          const Tensor& a = in(int(k));
+          for (int64_t f = 0; f < int64_t(a.v.size()); ++f) {
+            auto o = unravel(f, a.shape);
+            o[n.axis] += offset;
+            out.v[ravel(o, n.shape)] = a.v[f];
+          }
+          offset += a.shape[n.axis];
+        }
+        break;
+      }
       case OpKind::kScatterAdd: {
         const Tensor &u = in(0), &ids = in(1);
         const int64_t row = size / n.shape[0];

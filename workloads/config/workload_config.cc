@@ -15,6 +15,7 @@
 #include "models/bert.h"
 #include "models/bert_presets.h"
 #include "models/gpt2.h"
+#include "models/llama.h"
 #include "models/encoders.h"
 #include "models/kernel_specs.h"
 #include "models/model_presets.h"
@@ -156,11 +157,11 @@ std::vector<std::string> family_preset_names(models::ModelFamily f) {
   return n;
 }
 
-// The GPT-2 presets (models/model_presets.h), which task causal_lm simulates.
-std::vector<std::string> gpt2_preset_names() {
+// The GPT-2 and Llama presets (models/model_presets.h), which task causal_lm simulates.
+std::vector<std::string> causal_lm_preset_names() {
   std::vector<std::string> n;
   for (const auto& p : models::model_presets())
-    if (p.family == models::ModelFamily::kGpt2) n.push_back(p.name);
+    if (p.family == models::ModelFamily::kGpt2 || p.family == models::ModelFamily::kLlama) n.push_back(p.name);
   return n;
 }
 
@@ -168,14 +169,14 @@ const Schema<WorkloadConfig>& training_schema() {
   static const Schema<WorkloadConfig> s = [] {
     using TW = TrainingWorkload;
     Schema<WorkloadConfig> s("Workload, kind: training",
-                             "Fine-tunes a BERT-family, GPT-2 or ViT model data-parallel on every device (TensorCore; chip under megacore) of the slice, step by "
+                             "Fine-tunes a BERT-family, GPT-2, Llama, T5, BART or ViT model data-parallel or FSDP-sharded on every device (TensorCore; chip under megacore) of the slice, step by "
                              "step under a framework's semantics (compiles, recompiles, warm-up, host tracing, "
                              "evaluation), as docs/training.md describes.");
     s.field(&WorkloadConfig::kind, "kind").one_of({"training"}).doc("workload kind (selects this schema)");
     s.field(&WorkloadConfig::name, "name").default_value("", "file stem").doc("workload name, shown in reports");
     s.field(&WorkloadConfig::training, &TW::model, "model").doc("model preset (Hugging Face hub name), or `custom`")
         .details("Simulated: " + config::join(models::bert_preset_names()) + "; with task causal_lm " +
-                 config::join(gpt2_preset_names()) + "; with task seq2seq " + config::join(family_preset_names(models::ModelFamily::kT5)) + ", " +
+                 config::join(causal_lm_preset_names()) + "; with task seq2seq " + config::join(family_preset_names(models::ModelFamily::kT5)) + ", " +
                  config::join(family_preset_names(models::ModelFamily::kBart)) +
                  "; google/vit-base-patch16-224 with task image_classification "
                  "(`tpusim models` lists every preset). `custom` takes the whole architecture from `model_config`; the inline form `model: {layers: 4, hidden: 256, ...}` is the same as "
@@ -183,10 +184,11 @@ const Schema<WorkloadConfig>& training_schema() {
     s.section(&WorkloadConfig::training, &TW::model_config, "model_config", model_config_schema());
     s.field(&WorkloadConfig::training, &TW::task, "task").one_of(names_of(task_names()))
         .default_value("sequence_classification")
-        .doc("head and loss: BertForSequenceClassification, BertForPreTraining, GPT2LMHeadModel (causal_lm), "
-             "T5ForConditionalGeneration or BartForConditionalGeneration (seq2seq) or ViTForImageClassification")
-        .details("`causal_lm` (GPT-2 models only): GPT2LMHeadModel, the LM head tied to the token embedding and the "
-                 "shifted cross-entropy over the vocabulary at every position (models/gpt2.h). "
+        .doc("head and loss: BertForSequenceClassification, BertForPreTraining, GPT2LMHeadModel or LlamaForCausalLM "
+             "(causal_lm), T5ForConditionalGeneration or BartForConditionalGeneration (seq2seq) or ViTForImageClassification")
+        .details("`causal_lm` (GPT-2 and Llama models only): GPT2LMHeadModel (the LM head tied to the token embedding; "
+                 "models/gpt2.h) or LlamaForCausalLM (untied lm_head; models/llama.h), the shifted cross-entropy over "
+                 "the vocabulary at every position. "
                  "`seq2seq` (T5 and BART models): T5ForConditionalGeneration or BartForConditionalGeneration, an encoder over the padded source (S = "
                  "`max_length` and `padding`) and a decoder over the padded target (T = `max_target_length`, the same "
                  "padding rule), cross-entropy over the vocabulary at every target position (models/t5.h, models/bart.h); the "
@@ -370,6 +372,7 @@ const Schema<WorkloadConfig>& training_schema() {
         const std::vector<std::string> known =
             t.task == "image_classification"                          ? models::vit_module_classes()
             : is_gpt2_model(t)                                        ? models::gpt2_module_classes()
+            : is_llama_model(t)                                       ? models::llama_module_classes()
             : is_seq2seq_model(t) && preset->family == models::ModelFamily::kBart ? models::bart_module_classes()
             : is_seq2seq_model(t)                                     ? models::t5_module_classes()
             : preset && models::is_encoder_family(preset->family)     ? models::EncoderModel(*preset, 2).module_classes()
@@ -428,11 +431,13 @@ const Schema<WorkloadConfig>& training_schema() {
       }
       if ((t.model_config.hidden || t.model_config.heads) && r.heads > 0 && r.hidden % r.heads != 0)
         c.fail("model_config.heads", "must divide hidden (" + std::to_string(r.hidden) + ")");
-      // The task's head belongs to one family: causal_lm is GPT2LMHeadModel, the others BERT's heads.
-      if (known_model && (t.task == "causal_lm") != is_gpt2_model(t))
+      // The task's head belongs to one family: causal_lm is GPT2LMHeadModel or LlamaForCausalLM, the
+      // others BERT's heads.
+      if (known_model && (t.task == "causal_lm") != (is_gpt2_model(t) || is_llama_model(t)))
         c.fail("task", t.task == "causal_lm"
-                           ? "causal_lm is GPT2LMHeadModel's task: it needs a GPT-2 model (gpt2, gpt2-medium, gpt2-large)"
-                           : "is a BERT head; " + t.model + " is a GPT-2 model, simulated with task causal_lm",
+                           ? "causal_lm is GPT2LMHeadModel's and LlamaForCausalLM's task: it needs a GPT-2 or Llama "
+                             "model (" + config::join(causal_lm_preset_names()) + ")"
+                           : "is a BERT head; " + t.model + " is a causal LM, simulated with task causal_lm",
                t.task == "causal_lm" ? "use model: gpt2, or a BERT task" : "use task: causal_lm");
       if (known_model && (t.task == "seq2seq") != is_seq2seq_model(t))
         c.fail("task", t.task == "seq2seq"
@@ -723,9 +728,14 @@ bool is_seq2seq_model(const TrainingWorkload& t) {
   return p && (p->family == models::ModelFamily::kT5 || p->family == models::ModelFamily::kBart);
 }
 
+bool is_llama_model(const TrainingWorkload& t) {
+  const auto p = models::find_model_preset(t.model);
+  return p && p->family == models::ModelFamily::kLlama;
+}
+
 models::ModelPreset resolve_model_preset(const TrainingWorkload& t) {
   if (const auto v = models::find_model_preset(t.model); v && v->family == models::ModelFamily::kVit) return *v;
-  if (!is_gpt2_model(t) && !is_seq2seq_model(t)) {
+  if (!is_gpt2_model(t) && !is_llama_model(t) && !is_seq2seq_model(t)) {
     const models::BertConfig c = resolve_model(t);
     const auto preset = t.model == "custom" ? std::nullopt : models::find_model_preset(t.model);
     if (!preset || !models::is_encoder_family(preset->family)) return models::bert_model_preset(c);
@@ -740,7 +750,8 @@ models::ModelPreset resolve_model_preset(const TrainingWorkload& t) {
   if (m.layers && p.decoder_layers) p.decoder_layers = m.layers;  // T5Config: num_decoder_layers defaults to num_layers
   if (m.layers) p.layers = m.layers;
   if (m.hidden) p.hidden = m.hidden;
-  if (m.heads) p.heads = p.kv_heads = m.heads;
+  // Grouped-query attention (Llama-3) keeps the preset's heads per key/value head.
+  if (m.heads) p.kv_heads = std::max<int64_t>(1, m.heads / (p.heads / p.kv_heads)), p.heads = m.heads;
   if (m.intermediate) p.intermediate = m.intermediate;
   if (m.vocab) p.vocab = m.vocab;
   if (m.max_position) p.max_position = m.max_position;
@@ -757,6 +768,7 @@ std::unique_ptr<models::Model> make_model(const TrainingWorkload& t) {
     return std::make_unique<models::VitModel>(v);
   }
   if (is_gpt2_model(t)) return std::make_unique<models::Gpt2Model>(resolve_model_preset(t));
+  if (is_llama_model(t)) return std::make_unique<models::LlamaModel>(resolve_model_preset(t));
   if (is_seq2seq_model(t)) {
     const models::ModelPreset p = resolve_model_preset(t);
     if (p.family == models::ModelFamily::kBart) return std::make_unique<models::BartModel>(p);

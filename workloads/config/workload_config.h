@@ -125,6 +125,8 @@ models::BertConfig resolve_model(const TrainingWorkload& t);
 bool is_gpt2_model(const TrainingWorkload& t);
 // Whether it is an encoder–decoder preset (T5, BART: models/t5.h, models/bart.h; task seq2seq).
 bool is_seq2seq_model(const TrainingWorkload& t);
+// Whether it is a Llama preset (models/llama.h; task causal_lm).
+bool is_llama_model(const TrainingWorkload& t);
 // The workload's architecture as a preset of models/model_presets.h: a GPT-2 preset with
 // model_config's non-zero fields applied, or the BERT architecture (resolve_model) as its BertModel.
 // Throws ConfigError for an unknown preset.
