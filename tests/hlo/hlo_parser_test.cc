@@ -105,6 +105,24 @@ TEST(HloParser, NestedComputationsResolved) {
   EXPECT_EQ(m.entry_computation().instructions[size_t(conv.control_predecessors[0])].name, "tok.59");
 }
 
+// sort, scatter, reduce-window, select-and-scatter (select= and scatter=), map, call, async and
+// collective ops name their computations; a computation attribute after the closing brace.
+TEST(HloParser, EveryComputationValuedAttribute) {
+  const Module m = data_module("called_computations.hlo");
+  auto idx = [&](const char* c) { return int(m.find(c) - m.computations.data()); };
+  EXPECT_EQ(inst(m, "main", "sort").called, std::vector<int>{idx("less")});
+  EXPECT_EQ(inst(m, "main", "scatter").called, std::vector<int>{idx("add")});
+  EXPECT_EQ(inst(m, "main", "rw").called, std::vector<int>{idx("add")});
+  EXPECT_EQ(inst(m, "main", "sas").called, (std::vector<int>{idx("ge"), idx("add")}));
+  EXPECT_EQ(inst(m, "main", "map").called, std::vector<int>{idx("double")});
+  EXPECT_EQ(inst(m, "main", "call").called, std::vector<int>{idx("double")});
+  EXPECT_EQ(inst(m, "main", "ars").called, std::vector<int>{idx("add")});
+  EXPECT_TRUE(inst(m, "main", "a2a").called.empty());
+  ASSERT_EQ(m.find("double")->attrs.size(), 1u);
+  EXPECT_EQ(m.find("double")->attrs[0].value, "\"main\"");
+  EXPECT_EQ(m.find("less")->params.size(), 4u);
+}
+
 TEST(HloParser, ShapesDynamicTokenAndF8) {
   const Module m = data_module("jax_style.hlo");
   const Shape& dyn = inst(m, "main.50", "dyn.57").shape;
