@@ -132,7 +132,12 @@ std::string Scanner::quoted(std::string_view expected) {
 }
 
 std::string Scanner::scan_balanced(std::string_view expected, bool stop_at_top) {
-  std::vector<std::pair<char, SourcePos>> open;  // the closing bracket awaited, where it opened
+  // The closing bracket awaited and where its opening one is (line, column: no per-bracket copies).
+  struct Open {
+    char close;
+    int line, column;
+  };
+  std::vector<Open> open;
   const size_t start = pos_;
   while (!eof()) {
     const char c = peek();
@@ -145,15 +150,15 @@ std::string Scanner::scan_balanced(std::string_view expected, bool stop_at_top) 
       if (open.size() >= size_t(kMaxNesting))
         fail_value(std::string(1, c), "nests deeper than " + std::to_string(kMaxNesting) +
                                           " brackets (the parser's limit, docs/hlo.md); expected a flatter value");
-      open.push_back({c == '(' ? ')' : c == '[' ? ']' : '}', here()});
+      open.push_back({c == '(' ? ')' : c == '[' ? ']' : '}', line_, column_});
     } else if (c == ')' || c == ']' || c == '}') {
       if (open.empty()) {
         if (stop_at_top) break;
         fail("has no opening bracket; expected " + std::string(expected));
       }
-      if (c != open.back().first)
-        fail("does not match the bracket opened at line " + std::to_string(open.back().second.line) + " column " +
-             std::to_string(open.back().second.column) + "; expected '" + open.back().first + "'");
+      if (c != open.back().close)
+        fail("does not match the bracket opened at line " + std::to_string(open.back().line) + " column " +
+             std::to_string(open.back().column) + "; expected '" + open.back().close + "'");
       open.pop_back();
       if (open.empty() && !stop_at_top) {
         advance();
@@ -163,8 +168,8 @@ std::string Scanner::scan_balanced(std::string_view expected, bool stop_at_top) 
     advance();
   }
   if (!open.empty())
-    throw_hlo_error(open.back().second, std::string(1, text_[start]),
-                    std::string("is not closed before the end of the file; expected '") + open.back().first + "'");
+    throw_hlo_error({file_, open.back().line, open.back().column, instruction}, std::string(1, text_[start]),
+                    std::string("is not closed before the end of the file; expected '") + open.back().close + "'");
   return std::string(text_.substr(start, pos_ - start));
 }
 
@@ -187,7 +192,7 @@ std::string Scanner::balanced(std::string_view expected) {
 std::string Scanner::token_here() const {
   if (eof()) return "";
   std::string_view n = peek_name();
-  if (!n.empty()) return (peek() == '%' ? "%" : "") + std::string(n);
+  if (!n.empty()) return std::string(peek() == '%' ? "%" : "").append(n);  // append: GCC 12 warns falsely on operator+
   return std::string(1, peek());
 }
 
