@@ -94,6 +94,11 @@ TEST(HloErrors, FileErrorsAreConfigErrors) {
 TEST(HloErrors, LongValuesShortened) {
   const testing::ErrorAt e = error_of("HloModule m\nENTRY e {\n  ROOT a = f32[] " + std::string(10000, 'z') + "\n}\n");
   EXPECT_LT(e.message.size(), 300u) << e.message;
+  const testing::ErrorAt n = error_of("HloModule m\nENTRY e {\n  " + std::string(5000, 'n') + " = f32[] parameter(0) @\n}\n");
+  EXPECT_LT(n.message.size(), 300u) << n.message;
+  EXPECT_EQ(n.instruction.size(), 5000u);  // the whole name stays available to callers
+  // Control bytes are shown escaped.
+  EXPECT_NE(error_of(std::string("\x01HloModule m\n", 13)).message.find("value '\\x01'"), std::string::npos);
 }
 
 }  // namespace
