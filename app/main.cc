@@ -113,6 +113,7 @@ int dispatch(int argc, char** argv) {
   const Subcommand compare_cmd = add_compare_command(cli);
   const Subcommand metrics_cmd = add_metrics_command(cli);
   const Subcommand models_cmd = add_models_command(cli);
+  const Subcommand hlo_stats_cmd = add_hlo_stats_command(cli);
 
   try {
     cli.parse(argc, argv);
@@ -137,10 +138,10 @@ int dispatch(int argc, char** argv) {
     }
     return sweep(sa);
   }
-  for (const Subcommand* c : {&trace_cmd, &report_cmd, &compare_cmd, &metrics_cmd, &models_cmd})
+  for (const Subcommand* c : {&trace_cmd, &report_cmd, &compare_cmd, &metrics_cmd, &models_cmd, &hlo_stats_cmd})
     if (c->app->parsed()) return c->run();
   std::cout << cli.help();
-  std::cerr << "error: a command is required: run, validate, sweep, advise, trace, report, compare, metrics or models\n";
+  std::cerr << "error: a command is required: run, validate, sweep, advise, trace, report, compare, metrics, models or hlo-stats\n";
   return 2;
 }
 

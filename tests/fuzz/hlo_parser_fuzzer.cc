@@ -1,0 +1,85 @@
+// libFuzzer target of the HLO text parser (compiler/hlo/): any input must parse or throw HloError /
+// ConfigError (bad input), then every typed attribute reader runs on every instruction. Anything else
+// (a crash, a sanitizer report, another exception, a timeout) is a bug.
+//
+// Built with -DTPUSIM_FUZZ=ON and clang (tests/fuzz/CMakeLists.txt): libFuzzer supplies main(). Without
+// it, the same file is built as a replay driver (TPUSIM_FUZZ_REPLAY) that feeds each file or directory
+// given on the command line, which is how the ctest test runs it over the seed corpus tests/hlo/data.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "compiler/hlo/hlo_attrs.h"
+#include "compiler/hlo/hlo_error.h"
+#include "compiler/hlo/hlo_parser.h"
+
+namespace {
+
+void read_attributes(const tpusim::hlo::Module& m) {
+  using namespace tpusim::hlo;
+  for (const Computation& c : m.computations)
+    for (const Instruction& in : c.instructions) {
+      try {
+        for (const char* n : {"dimensions", "lhs_contracting_dims", "rhs_contracting_dims"}) int_list_attr(m, in, n);
+        int_attr(m, in, "index");
+        string_attr(m, in, "custom_call_target");
+        slice_attr(m, in);
+        padding_attr(m, in);
+        window_attr(m, in);
+        dim_labels_attr(m, in);
+        dot_dims(m, in);
+        replica_groups_attr(m, in);
+        source_target_pairs_attr(m, in);
+        direction_attr(m, in);
+        sharding_attr(m, in);
+        metadata_attr(m, in);
+      } catch (const tpusim::ConfigError&) {
+        // A malformed attribute value: bad input, reported.
+      }
+    }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    const tpusim::hlo::Module m = tpusim::hlo::parse_hlo_module(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.hlo");
+    read_attributes(m);
+  } catch (const tpusim::ConfigError&) {
+  }
+  return 0;
+}
+
+#ifdef TPUSIM_FUZZ_REPLAY
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <vector>
+
+// Replays files (or every file of directories) through the target; prints how many.
+int main(int argc, char** argv) {
+  std::vector<std::filesystem::path> files;
+  for (int i = 1; i < argc; ++i) {
+    if (std::filesystem::is_directory(argv[i])) {
+      for (const auto& e : std::filesystem::recursive_directory_iterator(argv[i]))
+        if (e.is_regular_file()) files.push_back(e.path());
+    } else {
+      files.emplace_back(argv[i]);
+    }
+  }
+  for (const auto& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string s = ss.str();
+    LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+    // Every prefix of the input too: truncated modules exercise each "end of text" path.
+    for (size_t n = 0; n < s.size(); n += 1 + s.size() / 512)
+      LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()), n);
+  }
+  std::cout << "replayed " << files.size() << " inputs\n";
+  return files.empty() ? 1 : 0;
+}
+#endif
