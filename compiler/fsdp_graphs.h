@@ -21,6 +21,7 @@ struct FsdpGraphs {
   FsdpStep step;  // points into this object: do not copy or move it
   size_t recomputed_nodes = 0;
   std::vector<int> recomputed_layer;  // per node of `graph`: the layer it recomputes, else -1
+  uint64_t recompute_flops = 0;       // the recomputed dots' flops (per core): hardware, not model, flops
   uint64_t parameter_bytes = 0;        // per core: the parameter slices
   uint64_t optimizer_state_bytes = 0;  // per core: the optimizer-state slices
 };

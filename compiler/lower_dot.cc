@@ -174,7 +174,7 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
   const int64_t K = product(ls, dot.dot.lhs_contract);
   const int64_t M = models::num_elements(ls) / (B * K);
   const int64_t N = models::num_elements(rs) / (B * K);
-  cx.flops += uint64_t(2 * B * M * K * N);
+  cx.flops += models::dot_flops(g, dot);  // = 2 B M K N
 
   const int64_t R_ = core.mxu.rows, C_ = core.mxu.cols;
   const uint32_t n_mxu = core.mxu.count;

@@ -151,4 +151,12 @@ class Graph {
   std::vector<int> outputs_;
 };
 
+// The flops of a kDot node: a multiply-add (2 flop) per output element per contracted element,
+// 2 x B x M x N x K = 2 x (output elements) x K.
+inline uint64_t dot_flops(const Graph& g, const Node& n) {
+  int64_t k = 1;
+  for (int d : n.dot.lhs_contract) k *= g.node(n.inputs[0]).shape.at(d);
+  return uint64_t(2 * num_elements(n.shape) * k);
+}
+
 }  // namespace tpusim::models

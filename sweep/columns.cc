@@ -22,7 +22,7 @@ const std::vector<FigureColumn>& figure_columns() {
       {"warmup_time_s", "training", "/summary/warmup_time_s", "s", "start to the first steady train step"},
       {"peak_hbm_bytes", "training", "/summary/peak_hbm_bytes", "bytes", "peak HBM use per device (core; chip under megacore)"},
       {"mxu_utilization", "training", "/summary/mxu_utilization", "fraction", "flops over device time at the bf16 MXU peak"},
-      {"mfu", "training", "/summary/mfu", "fraction", "model flops over steady step time at the bf16 peak of every core"},
+      {"mfu", "training", "/summary/mfu", "fraction", "model flops (no recomputation) over steady step time at the bf16 peak of every core"},
       {"allreduce_share", "training", "/summary/allreduce_share", "fraction", "exposed all-reduce time over steady device time"},
       {"collective_share", "training", "/summary/collective_share", "fraction",
        "exposed time of every collective (FSDP all-gathers, reduce-scatters too) over steady device time"},

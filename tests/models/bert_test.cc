@@ -112,12 +112,6 @@ TEST(BertGraph, GradientShapesEqualParameterShapes) {
   }
 }
 
-uint64_t dot_flops(const Graph& g, const Node& n) {
-  int64_t k = 1;
-  for (int d : n.dot.lhs_contract) k *= g.node(n.inputs[0]).shape[d];
-  return 2 * uint64_t(num_elements(n.shape)) * uint64_t(k);
-}
-
 // docs/sources.md: per layer and step 3·(24·B·S·H² + 4·B·S²·H) matmul FLOPs (forward + both backward
 // dots of every encoder matmul); bert-base at B=32, S=128 is ≈2.15 TFLOP.
 TEST(BertFlops, TrainingStepMatchesClosedForm) {

@@ -77,12 +77,6 @@ TEST(EncoderModels, AlbertSharesOneLayer) {
   EXPECT_EQ(g.modules->module_class("albert.encoder.albert_layer_groups.0"), "AlbertLayerGroup");
 }
 
-uint64_t dot_flops(const Graph& g, const Node& n) {
-  int64_t k = 1;
-  for (int d : n.dot.lhs_contract) k *= g.node(n.inputs[0]).shape[d];
-  return 2 * uint64_t(num_elements(n.shape)) * uint64_t(k);
-}
-
 // One layer's forward matmuls: q, k, v, output 4·2·B·S·H², FFN 2·2·B·S·H·I, scores and context
 // 2·2·B·S²·H. ALBERT's shared layer: `layers` times that under its one prefix.
 TEST(EncoderModels, LayerForwardFlopsMatchClosedForm) {

@@ -13,12 +13,6 @@ namespace {
 
 ModelPreset preset(const std::string& name) { return find_model_preset(name).value(); }
 
-uint64_t dot_flops(const Graph& g, const Node& n) {
-  int64_t k = 1;
-  for (int d : n.dot.lhs_contract) k *= g.node(n.inputs[0]).shape[d];
-  return 2 * uint64_t(num_elements(n.shape)) * uint64_t(k);
-}
-
 // The graph holds GPT2LMHeadModel's parameters, the LM head tied to wte (counted once): 124,439,808
 // for gpt2 (sum(p.numel() for p in GPT2LMHeadModel.from_pretrained("gpt2").parameters())).
 TEST(Gpt2, ParameterCountsMatchPresets) {

@@ -16,12 +16,6 @@ namespace {
 
 ModelPreset preset(const std::string& name) { return find_model_preset(name).value(); }
 
-uint64_t dot_flops(const Graph& g, const Node& n) {
-  int64_t k = 1;
-  for (int d : n.dot.lhs_contract) k *= g.node(n.inputs[0]).shape[d];
-  return 2 * uint64_t(num_elements(n.shape)) * uint64_t(k);
-}
-
 int find_node(const Graph& g, const std::string& name) {
   for (const auto& n : g.nodes())
     if (n.name == name) return n.id;

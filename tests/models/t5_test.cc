@@ -17,12 +17,6 @@ namespace {
 
 ModelPreset preset(const std::string& name) { return find_model_preset(name).value(); }
 
-uint64_t dot_flops(const Graph& g, const Node& n) {
-  int64_t k = 1;
-  for (int d : n.dot.lhs_contract) k *= g.node(n.inputs[0]).shape[d];
-  return 2 * uint64_t(num_elements(n.shape)) * uint64_t(k);
-}
-
 // T5ForConditionalGeneration holds `shared` once (the encoder's and decoder's embed_tokens and the
 // LM head are tied to it): 60,506,624 for t5-small (sum(p.numel() for p in model.parameters())).
 TEST(T5, ParameterCountsMatchPresets) {

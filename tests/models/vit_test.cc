@@ -28,12 +28,6 @@ TEST(Vit, ParametersMatchClosedForm) {
   EXPECT_EQ(vit_classification_parameters(vit_base(1000)), 86567656u);
 }
 
-uint64_t dot_flops(const Graph& g, const Node& n) {
-  int64_t k = 1;
-  for (int d : n.dot.lhs_contract) k *= g.node(n.inputs[0]).shape[d];
-  return 2 * uint64_t(num_elements(n.shape)) * uint64_t(k);
-}
-
 // One encoder layer's forward: q, k, v and the attention output (4 Linear(H, H)) and the MLP
 // (Linear(H, I), Linear(I, H)) on B·S rows, and the two attention dots (scores and context,
 // 2·B·S²·H each): 2·B·S·(4·H² + 2·H·I) + 4·B·S²·H. The patch projection: 2·B·N·(C·p²)·H.

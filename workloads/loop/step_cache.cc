@@ -107,6 +107,7 @@ BuiltStep& StepPrograms::get(const StepVariant& v) {
   s.graph_nodes = i.graph_nodes;
   s.parameter_bytes = i.parameter_bytes;
   s.optimizer_state_bytes = i.optimizer_state_bytes;
+  if (sg->fsdp) s.recompute_flops = sg->fsdp->recompute_flops;
   if (sg->fsdp) {
     s.compiled = compiler::compile_fsdp_step(sg->fsdp->step, hw_, s.name);
     s.memory = compiler::breakdown_at_peak(s.compiled.memory);

@@ -46,6 +46,9 @@ struct BuiltStep {
   uint64_t graph_nodes = 0;         // nodes the host traces
   uint64_t parameter_bytes = 0;     // per device: trainable parameters in HBM
   uint64_t optimizer_state_bytes = 0;  // per device (incl. .grad buffers of gradient accumulation)
+  // Per core program: flops of activation recomputation (gradient checkpointing), part of
+  // compiled.program.info.flops but not of the model's flops (MFU counts the model's).
+  uint64_t recompute_flops = 0;
 };
 
 struct DeviceRun {

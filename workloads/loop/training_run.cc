@@ -61,10 +61,12 @@ void add_collectives(TrainingRunResult& r, const compiler::CompiledStep& c, cons
 
 // A device's useful flops per execution: the per-core program's on each of its cores. A megacore
 // device with an odd batch B runs ceil(B/2) examples on each core; only B of them are useful.
-uint64_t device_flops(const BuiltStep& s, const HwConfig& hw) {
+// `recompute`: without the flops of activation recomputation (the model's flops, for MFU).
+uint64_t device_flops(const BuiltStep& s, const HwConfig& hw, bool recompute = true) {
+  const uint64_t f = s.compiled.program.info.flops - (recompute ? 0 : std::min(s.recompute_flops, s.compiled.program.info.flops));
   const uint64_t c = cores_per_device(hw.chip), b = s.variant.batch, per_core = (b + c - 1) / c;
-  if (c == 1 || per_core == 0 || per_core * c == b) return s.compiled.program.info.flops * c;
-  return uint64_t(double(s.compiled.program.info.flops) * double(b) / double(per_core));
+  if (c == 1 || per_core == 0 || per_core * c == b) return f * c;
+  return uint64_t(double(f) * double(b) / double(per_core));
 }
 
 double median(std::vector<double> v) {
@@ -439,6 +441,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   rec.device_s = run.device_s;
   rec.replayed = run.replayed;
   rec.flops = device_flops(prog, hw_);
+  rec.model_flops = device_flops(prog, hw_, /*recompute=*/false);
   rec.allreduce_s = std::min(run.device_s, run.allreduce_s);
   rec.collective_s = std::min(run.device_s, run.collective_s);
   rec.collectives = run.collectives;
@@ -577,7 +580,7 @@ void Loop::finish() {
     if (!warm) r_.warmup_time_s = i ? r_.steps[i - 1].end_s : 0;
     warm = true;
     steady.push_back(s.step_time_s);
-    steady_flops += double(s.flops);
+    steady_flops += double(s.model_flops);
     steady_time += s.step_time_s;
     steady_device += s.device_s;
     steady_allreduce += s.allreduce_s;

@@ -70,6 +70,7 @@ struct StepRecord {
   double step_time_s = 0;   // s: end_s - previous step's end_s
   bool replayed = false;    // device time replayed from an identical earlier execution
   uint64_t flops = 0;       // per device: useful flops of the step's program (both cores of a megacore)
+  uint64_t model_flops = 0; // per device: the same without activation recomputation (what MFU counts)
 };
 
 struct ProgramRecord {
