@@ -42,9 +42,21 @@ void add_collectives(TrainingRunResult& r, const compiler::CompiledStep& c, cons
   r.reducescatter_bytes += c.reducescatter_bytes;
 }
 
+// What to change after an out-of-HBM failure, given what the workload already does.
+std::string out_of_hbm_advice(const TrainingWorkload& t) {
+  std::string a = "Reduce per_device_batch_size or max_length";
+  if (t.choices.precision == Precision::kFp32) a += ", use precision: bf16";
+  if (t.choices.sharding == Sharding::kDataParallel)
+    a += ", or shard parameters, gradients and optimizer state with sharding: fsdp (and fsdp_grad_ckpt: true)";
+  else if (!t.fsdp_grad_ckpt)
+    a += ", or recompute activations with fsdp_grad_ckpt: true";
+  return a;
+}
+
 // XLA's "Resource exhausted" error, naming the largest buffer live at the peak. `elapsed_s`: the
 // run's time until the failing execution (for auto_find_batch_size).
-[[noreturn]] void out_of_hbm(const BuiltStep& s, uint64_t capacity, bool megacore, double elapsed_s) {
+[[noreturn]] void out_of_hbm(const BuiltStep& s, uint64_t capacity, bool megacore, double elapsed_s,
+                             const std::string& advice) {
   const compiler::MemoryPlan& m = s.compiled.memory;
   const compiler::HbmBuffer* big = m.live_at_peak.empty() ? nullptr : &m.buffers[m.live_at_peak.front()];
   const uint64_t big_bytes = big ? big->bytes * big->copies : 0;  // a megacore: per-core buffers on both cores
@@ -53,10 +65,10 @@ void add_collectives(TrainingRunResult& r, const compiler::CompiledStep& c, cons
   throw OutOfHbmError(fmt::format(
       "Resource exhausted: out of HBM running program '{}' on each {}: attempting to allocate {} ({} bytes) "
       "for {} '{}', {} ({} bytes) free of the {}'s {}; the program needs {} at its peak ({} parameters and "
-      "optimizer state). Reduce per_device_batch_size or max_length, or use precision: bf16",
+      "optimizer state). {}",
       s.name, megacore ? "chip (megacore: both TensorCores)" : "TensorCore", gib(big_bytes), big_bytes,
       big ? compiler::buffer_kind_name(big->kind) : "buffer", big ? big->name : "?", gib(free_bytes), free_bytes,
-      megacore ? "chip" : "core", gib(capacity), gib(m.peak_bytes), gib(m.persistent_bytes)), elapsed_s);
+      megacore ? "chip" : "core", gib(capacity), gib(m.peak_bytes), gib(m.persistent_bytes), advice), elapsed_s);
 }
 
 // A device's useful flops per execution: the per-core program's on each of its cores. A megacore
@@ -419,7 +431,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   for (const Process& pr : procs_) host_ready = std::max(host_ready, pr.host_t);
   // The program was compiled (the host paid for it); allocating its buffers fails.
   if (prog.compiled.memory.peak_bytes > r_.hbm_bytes_per_core)
-    out_of_hbm(prog, r_.hbm_bytes_per_core, hw_.chip.megacore, std::max(host_ready, dev_t_));
+    out_of_hbm(prog, r_.hbm_bytes_per_core, hw_.chip.megacore, std::max(host_ready, dev_t_), out_of_hbm_advice(t_));
 
   rec.start_s = std::max(host_ready, dev_t_);
   if (executed_.insert(key).second) {
