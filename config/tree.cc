@@ -116,7 +116,17 @@ std::string Node::flow() const {
 
 namespace {
 
-Node convert(const YAML::Node& y, const std::string& file, int line, const std::string& path) {
+// `nodes`: the nodes converted so far (the alias-expansion budget); `depth`: this node's nesting.
+Node convert(const YAML::Node& y, const std::string& file, int line, const std::string& path, size_t& nodes,
+             int depth) {
+  if (depth > kMaxYamlDepth)
+    throw ConfigError({file, path, line > 0 ? line : y.Mark().line + 1, "",
+                       "nests deeper than " + std::to_string(kMaxYamlDepth) + " levels (a recursive alias such as `a: &a [*a]`?)",
+                       "flatten the structure; an alias may not contain itself"});
+  if (++nodes > kMaxYamlNodes)
+    throw ConfigError({file, path, line > 0 ? line : y.Mark().line + 1, "",
+                       "expands to more than " + std::to_string(kMaxYamlNodes) + " values (aliases referring to aliases?)",
+                       "write the values out, or use fewer nested aliases"});
   Node n;
   n.file = file;
   n.line = line > 0 ? line : y.Mark().line + 1;
@@ -129,7 +139,7 @@ Node convert(const YAML::Node& y, const std::string& file, int line, const std::
       break;
     case YAML::NodeType::Sequence:
       n.kind = Node::Kind::Sequence;
-      for (size_t i = 0; i < y.size(); ++i) n.items.push_back(convert(y[i], file, 0, path + "[" + std::to_string(i) + "]"));
+      for (size_t i = 0; i < y.size(); ++i) n.items.push_back(convert(y[i], file, 0, path + "[" + std::to_string(i) + "]", nodes, depth + 1));
       break;
     case YAML::NodeType::Map:
       n.kind = Node::Kind::Map;
@@ -141,7 +151,7 @@ Node convert(const YAML::Node& y, const std::string& file, int line, const std::
         const std::string key_path = path.empty() ? key : path + "." + key;
         if (n.find(key))
           throw ConfigError({file, key_path, key_line, "", "duplicate key (it is already set above in this mapping)", ""});
-        n.entries.push_back(Entry{key, key_line, convert(it->second, file, key_line, key_path)});
+        n.entries.push_back(Entry{key, key_line, convert(it->second, file, key_line, key_path, nodes, depth + 1)});
       }
       break;
   }
@@ -151,13 +161,18 @@ Node convert(const YAML::Node& y, const std::string& file, int line, const std::
 }  // namespace
 
 Node parse_yaml(const std::string& text, const std::string& file) {
-  YAML::Node y;
+  std::vector<YAML::Node> docs;
   try {
-    y = YAML::Load(text);
+    docs = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     throw ConfigError({file, "", e.mark.is_null() ? 0 : e.mark.line + 1, "", "YAML syntax error: " + e.msg, ""});
   }
-  Node n = convert(y, file, 0, "");
+  if (docs.size() > 1)  // a second document would be silently ignored
+    throw ConfigError({file, "", docs[1].Mark().line + 1, "---", "a config file holds one YAML document; this is a second one",
+                       "remove the `---` and what follows, or put it in its own file"});
+  const YAML::Node y = docs.empty() ? YAML::Node() : docs.front();
+  size_t nodes = 0;
+  Node n = convert(y, file, 0, "", nodes, 0);
   if (n.kind == Node::Kind::Map && n.line <= 0) n.line = 1;
   return n;
 }

@@ -42,6 +42,13 @@ struct Entry {
 // Parses YAML text. Syntax errors and duplicate keys become ConfigError with file:line.
 Node parse_yaml(const std::string& text, const std::string& file);
 
+// Limits of a config file's tree (docs: README, "Limits"), so that a hostile file cannot recurse or
+// expand without bound: nesting depth (a self-referencing alias `a: &a [*a]` is infinitely deep)
+// and the nodes after alias expansion (a "billion laughs" alias bomb is small text but exponential
+// nodes). The shipped configs are under 10 levels and 2,000 nodes.
+inline constexpr int kMaxYamlDepth = 64;
+inline constexpr size_t kMaxYamlNodes = size_t(1) << 20;
+
 // Reads a file; "file not found" is a ConfigError whose suggestion the caller provides.
 std::string read_file(const std::string& path, const std::string& not_found_suggestion = {});
 

@@ -293,3 +293,52 @@ TEST(Suggest, ClosestName) {
 
 }  // namespace
 }  // namespace tpusim::config
+
+// Hostile YAML is bounded (config/tree.h): a self-referencing alias is infinitely deep, an alias
+// bomb is small text with exponentially many nodes, a second document would be ignored.
+namespace tpusim::config {
+namespace {
+
+ConfigError yaml_error(const std::string& text) {
+  try {
+    parse_yaml(text, "h.yaml");
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no error for: " << text;
+  return ConfigError({});
+}
+
+TEST(Tree, RecursiveAliasIsADepthError) {
+  const ConfigError e = yaml_error("a: &a [*a]\n");
+  EXPECT_EQ(e.info().file, "h.yaml");
+  EXPECT_EQ(e.info().line, 1);
+  EXPECT_NE(e.info().rule.find("nests deeper than 64 levels"), std::string::npos) << e.what();
+}
+
+TEST(Tree, AliasBombIsANodeBudgetError) {
+  std::string s = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'h'; ++c) {  // 10^8 values after expansion
+    s += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 10; ++i) s += std::string(i ? ", " : "") + "*" + char(c - 1);
+    s += "]\n";
+  }
+  const ConfigError e = yaml_error(s);
+  EXPECT_NE(e.info().rule.find("expands to more than 1048576 values"), std::string::npos) << e.what();
+}
+
+TEST(Tree, DeepButFiniteNestingWithinTheLimitParses) {
+  std::string s = "a: ";
+  for (int i = 0; i < 60; ++i) s += "[";
+  for (int i = 0; i < 60; ++i) s += "]";
+  EXPECT_NO_THROW(parse_yaml(s + "\n", "h.yaml"));
+}
+
+TEST(Tree, SecondDocumentIsAnError) {
+  const ConfigError e = yaml_error("kind: kernel\n---\nkind: training\n");
+  EXPECT_EQ(e.info().line, 3);
+  EXPECT_NE(e.info().rule.find("one YAML document"), std::string::npos) << e.what();
+}
+
+}  // namespace
+}  // namespace tpusim::config
