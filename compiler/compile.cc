@@ -6,6 +6,7 @@
 #include "compiler/layout.h"
 #include "compiler/lowering.h"
 #include "compiler/memory_plan.h"
+#include "config/config_error.h"
 #include "models/kernels.h"
 #include "sim/hbm/hbm_timing.h"
 
@@ -51,7 +52,25 @@ isa::Program compile_graph(const models::Graph& g, const HwConfig& hw, const std
 
 isa::Program compile_kernel(const KernelRequest& req, const HwConfig& hw) {
   models::KernelArgs args{req.kernel, req.shape, req.dtype, req.precision};
-  models::Graph g = models::build_kernel(args);
+  std::string shape_text;
+  for (const auto& [k, v] : req.shape) shape_text += (shape_text.empty() ? "" : ", ") + k + ": " + std::to_string(v);
+  models::Graph g;
+  try {
+    g = models::build_kernel(args);
+  } catch (const std::length_error& e) {
+    throw ConfigError({"", "shape", 0, "{" + shape_text + "}", std::string("is too large: ") + e.what(),
+                       "use dimensions whose tensors fit in HBM"});
+  }
+  // Every tensor of a kernel is resident in the core's HBM.
+  const uint64_t hbm = device_hbm_bytes(hw.chip);
+  for (const auto& n : g.nodes()) {
+    const uint64_t bytes = uint64_t(models::num_elements(n.shape)) * models::dtype_bytes(n.dtype);
+    if (hbm > 0 && bytes > hbm)
+      throw ConfigError({"", "shape", 0, "{" + shape_text + "}",
+                         "is too large: tensor '" + n.name + "' needs " + std::to_string(bytes >> 20) + " MiB, more than the " +
+                             std::to_string(hbm >> 20) + " MiB of HBM a core of TPU " + hw.chip.generation + " holds",
+                         "use smaller dimensions"});
+  }
   std::string name = req.kernel;
   for (const auto& [k, v] : req.shape) name += "_" + k + std::to_string(v);
   return compile_graph(g, hw, name, req.chip, req.core);

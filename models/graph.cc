@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <stdexcept>
 
 namespace tpusim::models {
 
@@ -13,6 +14,12 @@ bool is_scalar_constant(const Node& n) { return n.kind == OpKind::kConstant; }
 }  // namespace
 
 int Graph::add(Node n) {
+  // Shapes come from user sizes: an overflowing or impossible element count is refused here,
+  // before any product of it is taken (std::length_error; compile_kernel names the shape keys).
+  int64_t elements = 1;
+  for (int64_t d : n.shape)
+    if (d < 0 || __builtin_mul_overflow(elements, d, &elements) || elements > kMaxTensorElements)
+      throw std::length_error("tensor '" + n.name + "' has more than 2^40 elements");
   n.id = int(nodes_.size());
   nodes_.push_back(std::move(n));
   return nodes_.back().id;

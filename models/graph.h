@@ -99,6 +99,10 @@ struct Node {
   bool materialize = false;
 };
 
+// No tensor has more elements than this: 2^40 (a TiB of bytes) exceeds the HBM of any TPU chip
+// (95 GiB on v5p), and keeps element and byte counts far from int64 overflow.
+inline constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+
 inline int64_t num_elements(const Dims& d) {
   int64_t n = 1;
   for (int64_t x : d) n *= x;

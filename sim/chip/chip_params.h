@@ -68,6 +68,13 @@ inline double core_peak_hbm_gbyte_per_s(const ChipParams& chip) {
   return g;
 }
 
+// HBM bytes one device holds: the chip's on a megacore (and wherever the cores share it), a core's
+// share with per_core ownership (v2/v3: each TensorCore has its own HBM stacks).
+inline uint64_t device_hbm_bytes(const ChipParams& chip) {
+  const uint64_t bytes = uint64_t(chip.hbm.size_gib) << 30;
+  return chip.hbm.ownership == "per_core" && chip.cores > 0 ? bytes / chip.cores : bytes;
+}
+
 // Whether the chip has a CMEM that DMAs may name.
 inline bool has_cmem(const ChipParams& chip) { return chip.cmem && chip.cmem->size_mib > 0; }
 // CMEM capacity per chip (0 without one).

@@ -128,3 +128,30 @@ TEST(Lowering, Deterministic) {
 
 }  // namespace
 }  // namespace tpusim::compiler
+
+namespace tpusim::compiler {
+namespace {
+
+// Issue 15's reproducers: m = 2^63-1 overflowed int64 products (SIGFPE in the dot lowering), m = 2^40
+// ran for minutes in the tiling search, 2^20 per dimension exhausted memory. Each is a ConfigError
+// on `shape` now, before any lowering.
+TEST(Lowering, ImpossibleKernelShapesAreConfigErrors) {
+  HwConfig hw = load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v3-8.yaml");
+  auto rule_of = [&](std::map<std::string, uint64_t> shape) {
+    try {
+      compile_kernel({"matmul", std::move(shape), models::DType::kF32, models::DotPrecision::kDefault}, hw);
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.info().yaml_path, "shape");
+      return e.info().rule;
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(rule_of({{"m", 9223372036854775807ull}, {"k", 512}, {"n", 512}}).find("more than 2^40 elements"), std::string::npos);
+  EXPECT_NE(rule_of({{"m", 18446744073709551615ull}, {"k", 512}, {"n", 512}}).find("more than 2^40 elements"), std::string::npos);
+  EXPECT_NE(rule_of({{"m", 1ull << 40}, {"k", 512}, {"n", 512}}).find("more than 2^40 elements"), std::string::npos);
+  const std::string hbm = rule_of({{"m", 1ull << 20}, {"k", 1ull << 20}, {"n", 1ull << 20}});
+  EXPECT_NE(hbm.find("more than the 16384 MiB of HBM a core of TPU v3 holds"), std::string::npos) << hbm;
+}
+
+}  // namespace
+}  // namespace tpusim::compiler

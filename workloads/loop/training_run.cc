@@ -27,12 +27,6 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// HBM of one device: the chip's on a megacore, a core's share with per_core ownership (v2/v3).
-uint64_t hbm_bytes_per_device(const HwConfig& hw) {
-  const uint64_t chip = uint64_t(hw.chip.hbm.size_gib) << 30;
-  return hw.chip.hbm.ownership == "per_core" ? chip / hw.chip.cores : chip;
-}
-
 std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / kGiB); }
 
 void add_collectives(TrainingRunResult& r, const compiler::CompiledStep& c, const CollectiveStats& t) {
@@ -206,7 +200,7 @@ void Loop::run() {
                               "jit_compile: false has no effect under TPUStrategy: every step is XLA-compiled", 0});
   r_.engine = o_.engine;
   r_.full_sim = o_.full_sim;
-  r_.hbm_bytes_per_core = hbm_bytes_per_device(hw_);
+  r_.hbm_bytes_per_core = device_hbm_bytes(hw_.chip);
   r_.megacore = hw_.chip.megacore;
 
   data::LoaderOptions lo;
