@@ -83,9 +83,15 @@ std::vector<Token> tokenize(const std::string& s) {
   return out;
 }
 
+// Bounds on an expression (docs/config-sweep.md): the parser and the evaluator recurse once per level
+// of parentheses, `not` and unary minus and once per operator of a chain, so a hostile constraint
+// (10,000 nested parentheses overflowed the stack) is refused instead.
+constexpr size_t kMaxExprChars = 10000;
+constexpr int kMaxExprDepth = 64;
+
 class Parser {
  public:
-  Parser(const std::string& text, const std::vector<std::string>& names) : toks_(tokenize(text)), names_(names) {}
+  Parser(const std::string& text, const std::vector<std::string>& names) : toks_(checked_tokens(text)), names_(names) {}
 
   std::unique_ptr<Node> parse() {
     auto e = parse_or();
@@ -120,8 +126,27 @@ class Parser {
     while (accept("and")) e = binary(Op::And, std::move(e), parse_not());
     return e;
   }
+  // Counts one level of recursion for its lifetime; past kMaxExprDepth the expression is refused.
+  struct Level {
+    explicit Level(Parser& p) : p_(p) {
+      if (++p_.depth_ > kMaxExprDepth)
+        throw ExprError("nests deeper than " + std::to_string(kMaxExprDepth) + " levels of parentheses, not or unary minus",
+                        p_.peek().column);
+    }
+    ~Level() { --p_.depth_; }
+    Parser& p_;
+  };
+  static std::vector<Token> checked_tokens(const std::string& text) {
+    if (text.size() > kMaxExprChars)
+      throw ExprError("is longer than " + std::to_string(kMaxExprChars) + " characters", kMaxExprChars);
+    return tokenize(text);
+  }
+
   std::unique_ptr<Node> parse_not() {
-    if (accept("not")) return binary(Op::Not, parse_not(), nullptr);
+    if (accept("not")) {
+      Level level(*this);
+      return binary(Op::Not, parse_not(), nullptr);
+    }
     return parse_cmp();
   }
   std::unique_ptr<Node> parse_cmp() {
@@ -150,7 +175,10 @@ class Parser {
     }
   }
   std::unique_ptr<Node> parse_unary() {
-    if (accept("-")) return binary(Op::Neg, parse_unary(), nullptr);
+    if (accept("-")) {
+      Level level(*this);
+      return binary(Op::Neg, parse_unary(), nullptr);
+    }
     return parse_atom();
   }
   std::unique_ptr<Node> parse_atom() {
@@ -189,6 +217,7 @@ class Parser {
       }
       case Token::Kind::Symbol:
         if (t.text == "(") {
+          Level level(*this);  // an error points at this parenthesis
           ++pos_;
           auto e = parse_or();
           if (!accept(")")) throw ExprError("expected ')'", peek().column);
@@ -202,6 +231,7 @@ class Parser {
 
   std::vector<Token> toks_;
   size_t pos_ = 0;
+  int depth_ = 0;
   const std::vector<std::string>& names_;
 };
 

@@ -55,6 +55,22 @@ std::string parse_error(const std::string& expr, size_t* column = nullptr) {
   return "";
 }
 
+// Issue 15: 10,000 nested parentheses overflowed the stack of the recursive-descent parser.
+TEST(Constraint, NestingAndLengthAreBounded) {
+  const std::string deep = std::string(4000, '(') + "rows" + std::string(4000, ')') + " > 1";
+  size_t column = 0;
+  EXPECT_EQ(parse_error(deep, &column), "nests deeper than 64 levels of parentheses, not or unary minus");
+  EXPECT_EQ(column, 64u);
+  std::string nots;
+  for (int i = 0; i < 100; ++i) nots += "not ";
+  EXPECT_EQ(parse_error(nots + "wrap"), "nests deeper than 64 levels of parentheses, not or unary minus");
+  EXPECT_EQ(parse_error(std::string(100, '-') + "rows > 1"), "nests deeper than 64 levels of parentheses, not or unary minus");
+  EXPECT_TRUE(holds(std::string(60, '(') + "rows" + std::string(60, ')') + " == 128", kPoint));
+  std::string chain = "rows";
+  while (chain.size() < 10001) chain += " + 1";
+  EXPECT_EQ(parse_error(chain), "is longer than 10000 characters");
+}
+
 std::string eval_error(const std::string& expr) {
   try {
     holds(expr, kPoint);
