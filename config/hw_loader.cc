@@ -80,6 +80,8 @@ HwConfig load_hw_ref(const std::string& ref, const std::string& base_dir,
   if (name.ends_with(".yaml")) name.resize(name.size() - 5);
   if (std::find(names.begin(), names.end(), name) != names.end()) return load_builtin_hw(name, embedded, overrides, origin);
   where.value = ref;
+  if (fs::exists(path, ec))  // a directory or a device: say what it is (read_file's rule)
+    config::read_file(path);
   where.rule = "is neither a hardware file (no file '" + path + "') nor a built-in hardware name";
   const auto near = config::closest(name, names);
   where.suggestion = (near ? "did you mean '" + *near + "'? " : std::string()) + "built-in: " + config::join(names);

@@ -179,7 +179,15 @@ Node parse_yaml(const std::string& text, const std::string& file) {
 
 std::string read_file(const std::string& path, const std::string& not_found_suggestion) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw ConfigError({path, "", 0, "", "file not found", not_found_suggestion});
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::is_directory(st)) {
+    const std::vector<std::string> yamls = yaml_files_in(path);
+    throw ConfigError({path, "", 0, "", "is a directory, not a file",
+                       yamls.empty() ? "give the path of a YAML file" : "give a file; in it: " + join(yamls)});
+  }
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    throw ConfigError({path, "", 0, "", "is not a regular file (a device or a pipe)", "give the path of a YAML file"});
+  if (!fs::is_regular_file(st)) throw ConfigError({path, "", 0, "", "file not found", not_found_suggestion});
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError({path, "", 0, "", "cannot be read (permission denied?)", ""});
   std::ostringstream ss;
@@ -276,6 +284,11 @@ Node load_include(const Node& inc, const Node& owner, const std::string& dir, co
   }
   if (!found) {
     std::error_code ec;
+    if (fs::is_directory(resolved, ec)) {
+      const std::vector<std::string> in = yaml_files_in(resolved);
+      throw ConfigError({inc.file, where, inc.line, written, "is a directory ('" + resolved + "'), not a file",
+                         in.empty() ? "include a YAML file" : "include a file; in it: " + join(in)});
+    }
     if (!fs::is_regular_file(resolved, ec)) {
       std::vector<std::string> near;
       for (const auto& f : yaml_files_in(fs::path(resolved).parent_path().string())) near.push_back(f);

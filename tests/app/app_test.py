@@ -203,6 +203,16 @@ def copy_hw_tree(tmp):
     return os.path.join(dst, os.path.basename(HW))
 
 
+def test_paths_that_are_not_files(tmp):
+    """Issue 15: paths that exist but are not files said "file not found" (and suggested an unrelated file)."""
+    expect_bad_input(tmp, ["run", "--workload", os.path.join(SRC, "configs", "workloads")],
+                     ["is a directory, not a file", "kernel_matmul_512.yaml"])
+    expect_bad_input(tmp, ["run", "--hw", os.path.join(SRC, "configs", "hw")], ["is a directory, not a file", "v3-8.yaml"])
+    expect_bad_input(tmp, ["run", "--workload", "/dev/null"], ["/dev/null: is not a regular file"])
+    hw = write(tmp, "hw.yaml", "chip:\n  include: {}\n".format(os.path.join(SRC, "configs", "hw", "chips")))
+    expect_bad_input(tmp, ["run", "--hw", hw], ["hw.yaml:2", "chip.include", "is a directory", "tpu_v3.yaml"])
+
+
 def test_bad_hw_key(tmp):
     """An unknown (misspelled) key in a hardware file: exit 2, the file and a 'did you mean'."""
     path = copy_hw_tree(tmp)
