@@ -29,6 +29,11 @@ std::string shipped_generations() {
   return s;
 }
 
+// An option naming a file or directory must name one: `--out ''` wrote nothing and exited 0.
+CLI::Validator non_empty_path() {
+  return CLI::Validator([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); }, "PATH");
+}
+
 int dispatch(int argc, char** argv) {
   CLI::App cli{"tpusim " TPUSIM_VERSION " — a cycle-approximate simulator of Google " + shipped_generations(), "tpusim"};
   cli.require_subcommand(0, 1);
@@ -52,7 +57,8 @@ int dispatch(int argc, char** argv) {
       ->allow_extra_args(false)
       ->type_name("PATH=VALUE");
   run_cmd->add_option("--out", ra.out_dir, "Write DIR/report.json (and DIR/trace.json with --trace)")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->check(non_empty_path());
   run_cmd->add_flag("--trace", ra.trace, "Write a Chrome/Perfetto trace to DIR/trace.json (DIR defaults to out/)");
   run_cmd->add_option("--trace-steps", ra.trace_steps,
                       "Training: trace steps [A, B) (step slices, engine detail); default: the first 5 steps and "
@@ -80,7 +86,7 @@ int dispatch(int argc, char** argv) {
       ->type_name("FILE");
   advise_cmd->add_option("--set", aa.sets, "Override a config key before advising: PATH=VALUE (repeatable)")
       ->type_name("PATH=VALUE");
-  advise_cmd->add_option("--out", aa.out_dir, "Also write DIR/advice.json")->type_name("DIR");
+  advise_cmd->add_option("--out", aa.out_dir, "Also write DIR/advice.json")->type_name("DIR")->check(non_empty_path());
   advise_cmd->add_flag("-q,--quiet", aa.quiet, "Print nothing on success");
 
   SweepArgs sa;
@@ -89,8 +95,10 @@ int dispatch(int argc, char** argv) {
                "process each (docs/sweeps.md). Exit 0: every point ok; 4: some failed (see results.csv)");
   sweep_cmd->add_option("FILE", sa.file, "Sweep YAML (configs/sweeps/)");
   sweep_cmd->add_option("-j,--jobs", sa.jobs, "Points run in parallel (default: the CPUs this process may use)")
-      ->type_name("N");
-  sweep_cmd->add_option("--out", sa.out_dir, "Output directory (default: out/sweeps/NAME)")->type_name("DIR");
+      ->type_name("N")
+      ->check(CLI::Range(1, 4096));  // 0 used to mean the default, silently
+  sweep_cmd->add_option("--out", sa.out_dir, "Output directory (default: out/sweeps/NAME)")->type_name("DIR")
+      ->check(non_empty_path());
   sweep_cmd->add_flag("--resume", sa.resume, "Keep the points DIR already has for the same configuration; run the rest");
   sweep_cmd->add_option("--shard", sa.shard, "Run the I-th of N deterministic slices of the points (combine with "
                                              "'tpusim sweep merge')")

@@ -213,6 +213,13 @@ def test_paths_that_are_not_files(tmp):
     expect_bad_input(tmp, ["run", "--hw", hw], ["hw.yaml:2", "chip.include", "is a directory", "tpu_v3.yaml"])
 
 
+def test_empty_and_zero_flags(tmp):
+    """Issue 15: `--out ''` wrote nothing and exited 0; `--jobs 0` silently meant the default."""
+    expect_bad_input(tmp, ["run", "--out", ""], ["--out: must not be empty"])
+    expect_bad_input(tmp, ["sweep", os.path.join(SRC, "configs", "sweeps", "mxu.yaml"), "--dry-run", "--jobs", "0"],
+                     ["--jobs", "not in range 1 to 4096"])
+
+
 def test_bad_hw_key(tmp):
     """An unknown (misspelled) key in a hardware file: exit 2, the file and a 'did you mean'."""
     path = copy_hw_tree(tmp)
