@@ -30,7 +30,7 @@ const char* kCollectivesNote =
     "FSDP's all-gathers and reduce-scatters) when it lowers the graph.";
 
 std::string export_training(const ExportHloArgs& a, const WorkloadConfig& w, const HwConfig& hw,
-                            const std::string& origin) {
+                            const std::string& origin, const std::string& hw_origin) {
   const TrainingWorkload& t = w.training;
   StepVariant v;
   if (a.variant == "eval") {
@@ -60,11 +60,11 @@ std::string export_training(const ExportHloArgs& a, const WorkloadConfig& w, con
 
   hlo::HloExportOptions o;
   o.module_name = fmt::format("{}_{}", w.name, graph_kind_name(v.kind));
-  const uint32_t per_core = (v.batch + cores_per_device(hw.chip) - 1) / cores_per_device(hw.chip);
-  o.comment.push_back(fmt::format("Exported by tpusim export-hlo from {}: the {} step{} at B={} S={}{}, the program of one core "
-                                  "({} examples per core), forward{} as tpusim simulates it.",
-                                  origin, graph_kind_name(v.kind), v.grad_buffers ? " (with .grad buffers)" : "", v.batch,
-                                  v.seq, v.target ? fmt::format(" T={}", v.target) : "", per_core,
+  o.comment.push_back(fmt::format("Exported by tpusim export-hlo from {} on {}: the {} step{} at B={} S={}{} per device, the "
+                                  "program of one core{}: forward{} as tpusim simulates it.",
+                                  origin, hw_origin, graph_kind_name(v.kind), v.grad_buffers ? " (with .grad buffers)" : "",
+                                  v.batch, v.seq, v.target ? fmt::format(" T={}", v.target) : "",
+                                  cores_per_device(hw.chip) > 1 ? " (the device's cores split the batch)" : "",
                                   v.kind == GraphKind::kEval ? "" : ", backward and optimizer update"));
   o.comment.push_back(kCollectivesNote);
   const models::Graph* g = &sg->fwd.graph;
@@ -91,7 +91,7 @@ int export_hlo_command(const ExportHloArgs& a) {
 
   std::string text;
   if (w.kind == "training") {
-    text = export_training(a, w, hw, origin);
+    text = export_training(a, w, hw, origin, hw_origin);
   } else {
     if (a.variant != "train" || a.batch || a.seq || a.target)
       throw input_error("--workload", "--variant, --batch, --seq and --target apply to a training workload", origin,
