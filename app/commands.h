@@ -81,6 +81,7 @@ Subcommand add_compare_command(CLI::App& cli);  // tpusim compare (cmd_compare.c
 Subcommand add_metrics_command(CLI::App& cli);  // tpusim metrics (cmd_metrics.cc)
 Subcommand add_models_command(CLI::App& cli);   // tpusim models (cmd_models.cc)
 Subcommand add_hlo_stats_command(CLI::App& cli);  // tpusim hlo-stats (cmd_hlo_stats.cc)
+Subcommand add_export_hlo_command(CLI::App& cli);  // tpusim export-hlo (cmd_export_hlo.cc)
 
 // DIR/report.json of a `tpusim run --out DIR`, parsed. Throws ConfigError naming DIR or the file:
 // no such directory, no report.json, not JSON, not a tpusim report (cmd_report.cc).

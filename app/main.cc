@@ -122,6 +122,7 @@ int dispatch(int argc, char** argv) {
   const Subcommand metrics_cmd = add_metrics_command(cli);
   const Subcommand models_cmd = add_models_command(cli);
   const Subcommand hlo_stats_cmd = add_hlo_stats_command(cli);
+  const Subcommand export_hlo_cmd = add_export_hlo_command(cli);
 
   try {
     cli.parse(argc, argv);
@@ -146,10 +147,10 @@ int dispatch(int argc, char** argv) {
     }
     return sweep(sa);
   }
-  for (const Subcommand* c : {&trace_cmd, &report_cmd, &compare_cmd, &metrics_cmd, &models_cmd, &hlo_stats_cmd})
+  for (const Subcommand* c : {&trace_cmd, &report_cmd, &compare_cmd, &metrics_cmd, &models_cmd, &hlo_stats_cmd, &export_hlo_cmd})
     if (c->app->parsed()) return c->run();
   std::cout << cli.help();
-  std::cerr << "error: a command is required: run, validate, sweep, advise, trace, report, compare, metrics, models or hlo-stats\n";
+  std::cerr << "error: a command is required: run, validate, sweep, advise, trace, report, compare, metrics, models, hlo-stats or export-hlo\n";
   return 2;
 }
 

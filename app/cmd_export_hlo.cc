@@ -1,0 +1,135 @@
+// `tpusim export-hlo --workload FILE [--set PATH=VALUE]... [--variant train|eval] [-o OUT.hlo]`: the
+// graph tpusim simulates for a workload, as XLA HLO text (compiler/hlo/hlo_export.h, docs/hlo.md
+// "Export"). A training workload gives one device core's step program; a kernel workload its kernel.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "app/commands.h"
+#include "compiler/hlo/hlo_export.h"
+#include "models/kernels.h"
+#include "workloads/loop/framework.h"
+#include "workloads/loop/kernel_run.h"
+#include "workloads/loop/step_builder.h"
+
+namespace tpusim::app {
+namespace {
+
+struct ExportHloArgs {
+  RunArgs run;  // --hw, --workload, --set
+  std::string out;
+  std::string variant = "train";
+  uint32_t batch = 0, seq = 0, target = 0;  // 0: the workload's largest shape
+};
+
+const char* kCollectivesNote =
+    "Collectives are not in this module: tpusim's compiler adds them (the data-parallel gradient all-reduce; "
+    "FSDP's all-gathers and reduce-scatters) when it lowers the graph.";
+
+std::string export_training(const ExportHloArgs& a, const WorkloadConfig& w, const HwConfig& hw,
+                            const std::string& origin, const std::string& hw_origin) {
+  const TrainingWorkload& t = w.training;
+  StepVariant v;
+  if (a.variant == "eval") {
+    v.kind = GraphKind::kEval;
+    v.batch = t.eval_per_device_batch_size ? t.eval_per_device_batch_size : t.per_device_batch_size;
+  } else {
+    // The first optimizer step: its own graph when the framework creates the optimizer state in
+    // it (torch.optim); it reads the .grad buffers when micro-steps accumulated into them.
+    v.kind = framework_personality(t).lazy_optimizer_state ? GraphKind::kTrainFirstStep : GraphKind::kTrain;
+    v.batch = t.per_device_batch_size;
+    v.grad_buffers = t.gradient_accumulation_steps > 1;
+  }
+  // The largest padded shape, which is every batch's under padding: max_length (an image task has
+  // one length); --batch/--seq/--target pick another.
+  const uint32_t image = image_tokens(t);
+  v.seq = image ? image : t.max_length;
+  v.target = t.choices.task == Task::kSeq2seq ? t.max_target_length : 0;
+  if (a.batch) v.batch = a.batch;
+  if (a.seq) v.seq = a.seq;
+  if (a.target) {
+    if (t.choices.task != Task::kSeq2seq)
+      throw input_error("--target", "applies to a seq2seq workload only (task: seq2seq)", std::to_string(a.target), "drop --target");
+    v.target = a.target;
+  }
+  const std::unique_ptr<models::Model> model = make_model(t);
+  const std::unique_ptr<StepGraph> sg = build_step_graph(*model, t, hw, v);
+
+  hlo::HloExportOptions o;
+  o.module_name = fmt::format("{}_{}", w.name, graph_kind_name(v.kind));
+  o.comment.push_back(fmt::format("Exported by tpusim export-hlo from {} on {}: the {} step{} at B={} S={}{} per device, the "
+                                  "program of one core{}: forward{} as tpusim simulates it.",
+                                  origin, hw_origin, graph_kind_name(v.kind), v.grad_buffers ? " (with .grad buffers)" : "",
+                                  v.batch, v.seq, v.target ? fmt::format(" T={}", v.target) : "",
+                                  cores_per_device(hw.chip) > 1 ? " (the device's cores split the batch)" : "",
+                                  v.kind == GraphKind::kEval ? "" : ", backward and optimizer update"));
+  o.comment.push_back(kCollectivesNote);
+  const models::Graph* g = &sg->fwd.graph;
+  if (sg->fsdp) {
+    g = &sg->fsdp->graph;
+    o.comment.push_back(
+        "FSDP: ENTRY is the forward and backward on the full parameters (each unit's gathered before use), every "
+        "gradient an output; %optimizer_update, not called from ENTRY, is the update of this core's parameter "
+        "slices (a program of its own in tpusim).");
+    if (!sg->fsdp->optimizer.graph.nodes().empty()) o.extra.push_back({"optimizer_update", &sg->fsdp->optimizer.graph});
+  }
+  return hlo::export_hlo(*g, o);
+}
+
+int export_hlo_command(const ExportHloArgs& a) {
+  if (a.variant != "train" && a.variant != "eval")
+    throw input_error("--variant", "must be train or eval", a.variant, "--variant train (the first optimizer step) or --variant eval");
+  std::vector<Override> all;
+  for (const auto& s : a.run.sets) all.push_back(parse_override(s));
+  const SplitOverrides split = split_overrides(all);
+  std::string hw_origin, origin;
+  const WorkloadConfig w = load_workload(a.run, split.workload, &origin);
+  const HwConfig hw = load_hw(a.run, split.hw, &hw_origin, &w);
+
+  std::string text;
+  if (w.kind == "training") {
+    text = export_training(a, w, hw, origin, hw_origin);
+  } else {
+    if (a.variant != "train" || a.batch || a.seq || a.target)
+      throw input_error("--workload", "--variant, --batch, --seq and --target apply to a training workload", origin,
+                        "drop them for a kernel workload");
+    const compiler::KernelRequest req = kernel_request(w.kernel);
+    const models::Graph g = models::build_kernel({req.kernel, req.shape, req.dtype, req.precision});
+    hlo::HloExportOptions o;
+    o.module_name = w.name.empty() ? req.kernel : w.name;
+    o.comment.push_back(fmt::format("Exported by tpusim export-hlo from {}: the {} kernel as tpusim simulates it.", origin, req.kernel));
+    text = hlo::export_hlo(g, o);
+  }
+  if (a.out.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  std::ofstream f(a.out, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) throw input_error("-o", "cannot be written", a.out, "give a writable file path");
+  return 0;
+}
+
+}  // namespace
+
+Subcommand add_export_hlo_command(CLI::App& cli) {
+  auto args = std::make_shared<ExportHloArgs>();
+  CLI::App* cmd = cli.add_subcommand(
+      "export-hlo", "Write the graph tpusim simulates for a training or kernel workload as XLA HLO text (docs/hlo.md)");
+  cmd->add_option("--hw", args->run.hw_file, "Hardware YAML or built-in name (default: the workload's hw:, else v3-8)")
+      ->type_name("FILE|NAME");
+  cmd->add_option("--workload", args->run.workload_file, "Workload YAML (training or kernel)")->required()->type_name("FILE");
+  cmd->add_option("--set", args->run.sets, "Override a config key first: PATH=VALUE (repeatable)")->type_name("PATH=VALUE");
+  cmd->add_option("--variant", args->variant, "train (the first optimizer step, default) or eval");
+  cmd->add_option("--batch", args->batch, "Examples per device (default: per_device_batch_size)");
+  cmd->add_option("--seq", args->seq, "Padded tokens per example (default: max_length)");
+  cmd->add_option("--target", args->target, "seq2seq: padded target tokens (default: max_target_length)");
+  cmd->add_option("-o,--out", args->out, "Write the module here instead of standard output")->type_name("OUT.hlo");
+  return {cmd, [args] { return export_hlo_command(*args); }};
+}
+
+}  // namespace tpusim::app

@@ -1,0 +1,326 @@
+#include "compiler/hlo/hlo_export.h"
+
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace tpusim::hlo {
+namespace {
+
+using models::DType;
+using models::EwOp;
+using models::Node;
+using models::OpKind;
+
+std::string shape_str(const models::Dims& dims, const char* type) {
+  // Default (row-major) layout: minor_to_major {n-1, ..., 0}; XLA prints none for a scalar.
+  std::string s = fmt::format("{}[{}]", type, fmt::join(dims, ","));
+  if (dims.empty()) return s;
+  s += '{';
+  for (size_t i = dims.size(); i-- > 0;) s += fmt::format("{}{}", i + 1 == dims.size() ? "" : ",", i);
+  return s + '}';
+}
+std::string shape_str(const models::Dims& dims, DType t) { return shape_str(dims, models::dtype_name(t)); }
+
+std::string sanitize(const std::string& name) {
+  std::string s;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+    s += ok ? c : '_';
+  }
+  if (s.empty() || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_')) s.insert(0, 1, '_');
+  return s;
+}
+
+// A quoted HLO string: the name as given, quotes, backslashes and control bytes escaped.
+std::string quoted(const std::string& s) {
+  std::string q = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') q += {'\\', char(c)};
+    else if (c < 0x20 || c == 0x7f) q += fmt::format("\\x{:02x}", c);
+    else q += char(c);
+  }
+  return q + '"';
+}
+
+// A scalar literal as XLA prints one: integers for s32, shortest round-trip decimals, inf/nan.
+std::string literal(double v, DType t) {
+  if (t == DType::kS32) return fmt::format("{}", int64_t(v));
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{}", v);
+}
+
+std::string ints(const std::vector<int>& v) { return fmt::format("{{{}}}", fmt::join(v, ",")); }
+std::vector<int> range(int from, int to) {
+  std::vector<int> r;
+  for (int i = from; i < to; ++i) r.push_back(i);
+  return r;
+}
+
+const char* ew_opcode(EwOp op) {
+  switch (op) {
+    case EwOp::kAdd: return "add";
+    case EwOp::kSub: return "subtract";
+    case EwOp::kMul: return "multiply";
+    case EwOp::kDiv: return "divide";
+    case EwOp::kMax: return "maximum";
+    case EwOp::kExp: return "exponential";
+    case EwOp::kRsqrt: return "rsqrt";
+    case EwOp::kNeg: return "negate";
+    case EwOp::kTanh: return "tanh";
+    case EwOp::kErf: return "erf";
+    case EwOp::kLog: return "log";
+    case EwOp::kSqrt: return "sqrt";
+    case EwOp::kRelu: return "maximum";  // max(x, 0)
+    case EwOp::kCmpEq: case EwOp::kCmpGt: return "convert";  // compare, then the 0/1 convert
+    case EwOp::kDropoutMask: return "select";  // rng, compare, select
+  }
+  throw std::logic_error("hlo export: unknown element-wise op");
+}
+
+// One computation's instructions from one graph.
+class ComputationWriter {
+ public:
+  ComputationWriter(const models::Graph& g, std::set<std::string>& reducers) : g_(g), reducers_(reducers) {}
+
+  // `header`: "ENTRY %main" or "%name".
+  std::string write(const std::string& header) {
+    std::vector<std::string> params, outs;
+    for (const Node& n : g_.nodes()) {
+      if (n.kind == OpKind::kParameter) params.push_back(fmt::format("{}: {}", name(n), shape_str(n.shape, n.dtype)));
+      emit(n);
+    }
+    std::vector<std::string> out_shapes;
+    for (int o : g_.outputs()) {
+      outs.push_back(fmt::format("%{}", name(g_.node(o))));
+      out_shapes.push_back(shape_str(g_.node(o).shape, g_.node(o).dtype));
+    }
+    const std::string tuple_shape = fmt::format("({})", fmt::join(out_shapes, ", "));
+    body_ += fmt::format("  ROOT %output_tuple = {} tuple({})\n", tuple_shape, fmt::join(outs, ", "));
+    return fmt::format("{} ({}) -> {} {{\n{}}}\n", header, fmt::join(params, ", "), tuple_shape, body_);
+  }
+
+ private:
+  static std::string name(const Node& n) { return hlo_instruction_name(n); }
+
+  // One instruction line: `%inst = shape opcode(operands)[, attrs], metadata={op_name=...}`.
+  void line(const Node& n, const std::string& inst, const std::string& shape, const std::string& opcode,
+            const std::vector<std::string>& operands, const std::string& attrs = "") {
+    std::vector<std::string> ops;
+    for (const std::string& o : operands) ops.push_back(fmt::format("%{}", o));
+    // parameter(N) and constant(V) come with their parenthesis.
+    const std::string call = opcode.back() == ')' ? opcode : fmt::format("{}({})", opcode, fmt::join(ops, ", "));
+    body_ += fmt::format("  %{} = {} {}{}{}, metadata={{op_name={}}}\n", inst, shape, call, attrs.empty() ? "" : ", ",
+                         attrs, quoted(n.name));
+  }
+  // A helper instruction of node n: `<name>.<id>.<suffix>`.
+  std::string helper(const Node& n, const std::string& suffix) { return name(n) + "." + suffix; }
+  std::string scalar(const Node& n, const std::string& suffix, double v, DType t) {
+    const std::string h = helper(n, suffix);
+    line(n, h, shape_str({}, t), fmt::format("constant({})", literal(v, t)), {});
+    return h;
+  }
+  std::string splat(const Node& n, const std::string& suffix, const std::string& scalar_inst, DType t) {
+    const std::string h = helper(n, suffix);
+    line(n, h, shape_str(n.shape, t), "broadcast", {scalar_inst}, "dimensions={}");
+    return h;
+  }
+  // The element-wise node's operand j in the node's shape and in `t`: a scalar constant broadcast,
+  // an operand of another type converted (HLO's element-wise ops take one shape and one type).
+  std::string ew_operand(const Node& n, size_t j, DType t) {
+    const Node& in = g_.node(n.inputs[j]);
+    std::string src = name(in);
+    if (in.kind == OpKind::kConstant) {
+      if (in.dtype != t) src = scalar(n, fmt::format("c{}", j), in.constant, t);
+      return splat(n, fmt::format("b{}", j), src, t);
+    }
+    if (in.dtype != t) {
+      const std::string h = helper(n, fmt::format("cv{}", j));
+      line(n, h, shape_str(n.shape, t), "convert", {src});
+      return h;
+    }
+    return src;
+  }
+  std::string reducer(bool max, DType t) {
+    const std::string r = fmt::format("{}.{}", max ? "max" : "add", models::dtype_name(t));
+    reducers_.insert(r);
+    return r;
+  }
+
+  void emit(const Node& n) {
+    const std::string me = name(n), sh = shape_str(n.shape, n.dtype);
+    auto in = [&](size_t j) { return name(g_.node(n.inputs.at(j))); };
+    switch (n.kind) {
+      case OpKind::kParameter:
+        line(n, me, sh, fmt::format("parameter({})", param_++), {});
+        return;
+      case OpKind::kConstant:
+        line(n, me, sh, fmt::format("constant({})", literal(n.constant, n.dtype)), {});
+        return;
+      case OpKind::kDot: {
+        std::string attrs;
+        auto dims = [&](const char* key, const std::vector<int>& v) {
+          if (v.empty()) return;  // XLA prints the non-empty dimension lists only
+          attrs += fmt::format("{}{}={}", attrs.empty() ? "" : ", ", key, ints(v));
+        };
+        dims("lhs_batch_dims", n.dot.lhs_batch);
+        dims("lhs_contracting_dims", n.dot.lhs_contract);
+        dims("rhs_batch_dims", n.dot.rhs_batch);
+        dims("rhs_contracting_dims", n.dot.rhs_contract);
+        if (n.precision != models::DotPrecision::kDefault) {
+          const char* p = models::dot_precision_name(n.precision);
+          attrs += fmt::format("{}operand_precision={{{},{}}}", attrs.empty() ? "" : ", ", p, p);
+        }
+        line(n, me, sh, "dot", {in(0), in(1)}, attrs);
+        return;
+      }
+      case OpKind::kElementwise:
+        emit_elementwise(n);
+        return;
+      case OpKind::kBroadcast:
+        line(n, me, sh, "broadcast", {in(0)}, "dimensions=" + ints(n.broadcast_dims));
+        return;
+      case OpKind::kReduce: {
+        const bool max = n.reduce == models::ReduceOp::kMax;
+        // The identity of the reduction: 0 for a sum, -inf (the smallest s32) for a max.
+        const double init = !max ? 0 : n.dtype == DType::kS32 ? -2147483648.0 : -INFINITY;
+        const std::string i = scalar(n, "init", init, n.dtype);
+        line(n, me, sh, "reduce", {in(0), i}, fmt::format("dimensions={{{}}}, to_apply=%{}", n.reduce_dim, reducer(max, n.dtype)));
+        return;
+      }
+      case OpKind::kReshape:
+        line(n, me, sh, "reshape", {in(0)});
+        return;
+      case OpKind::kTranspose:
+        line(n, me, sh, "transpose", {in(0)}, "dimensions=" + ints(n.permutation));
+        return;
+      case OpKind::kConvert:
+        line(n, me, sh, "convert", {in(0)});
+        return;
+      case OpKind::kIota:
+        line(n, me, sh, "iota", {}, fmt::format("iota_dimension={}", n.iota_dim));
+        return;
+      case OpKind::kGather: {
+        // Rows of table [R, rest...] at ids (rank k, an implicit trailing index vector of one):
+        // out = ids.shape ++ rest, one row per id.
+        const Node& table = g_.node(n.inputs[0]);
+        const int k = int(g_.node(n.inputs[1]).shape.size()), rest = int(table.shape.size()) - 1;
+        std::vector<int64_t> sizes = table.shape;
+        sizes[0] = 1;
+        line(n, me, sh, "gather", {in(0), in(1)},
+             fmt::format("offset_dims={}, collapsed_slice_dims={{0}}, start_index_map={{0}}, index_vector_dim={}, "
+                         "slice_sizes={{{}}}",
+                         ints(range(k, k + rest)), k, fmt::join(sizes, ",")));
+        return;
+      }
+      case OpKind::kScatterAdd: {
+        // zeros [rows, rest...]; row ids[i...] += updates[i..., rest...] (the gather's transpose).
+        const int k = int(g_.node(n.inputs[1]).shape.size()), rest = int(n.shape.size()) - 1;
+        const std::string z = splat(n, "zeros", scalar(n, "zero", 0, n.dtype), n.dtype);
+        line(n, me, sh, "scatter", {z, in(1), in(0)},
+             fmt::format("update_window_dims={}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, "
+                         "index_vector_dim={}, to_apply=%{}",
+                         ints(range(k, k + rest)), k, reducer(false, n.dtype)));
+        return;
+      }
+      case OpKind::kSlice: {
+        const models::Dims& src = g_.node(n.inputs[0]).shape;
+        std::vector<std::string> ranges;
+        for (size_t d = 0; d < src.size(); ++d)
+          ranges.push_back(int(d) == n.axis ? fmt::format("[{}:{}]", n.start, n.start + n.shape[d]) : fmt::format("[0:{}]", src[d]));
+        line(n, me, sh, "slice", {in(0)}, fmt::format("slice={{{}}}", fmt::join(ranges, ", ")));
+        return;
+      }
+      case OpKind::kConcatenate: {
+        std::vector<std::string> ops;
+        for (size_t j = 0; j < n.inputs.size(); ++j) ops.push_back(in(j));
+        line(n, me, sh, "concatenate", ops, fmt::format("dimensions={{{}}}", n.axis));
+        return;
+      }
+    }
+    throw std::logic_error("hlo export: unknown op kind");
+  }
+
+  void emit_elementwise(const Node& n) {
+    const std::string me = name(n), sh = shape_str(n.shape, n.dtype);
+    switch (n.ew) {
+      case EwOp::kRelu: {
+        const std::string z = splat(n, "zeros", scalar(n, "zero", 0, n.dtype), n.dtype);
+        line(n, me, sh, "maximum", {ew_operand(n, 0, n.dtype), z});
+        return;
+      }
+      case EwOp::kCmpEq:
+      case EwOp::kCmpGt: {
+        // The graph's compare is XLA's pred compare followed by the convert to a 0/1 mask.
+        const std::string a = ew_operand(n, 0, n.dtype), b = ew_operand(n, 1, n.dtype), c = helper(n, "cmp");
+        line(n, c, shape_str(n.shape, "pred"), "compare", {a, b},
+             fmt::format("direction={}", n.ew == EwOp::kCmpEq ? "EQ" : "GT"));
+        line(n, me, sh, "convert", {c});
+        return;
+      }
+      case EwOp::kDropoutMask: {
+        // keep = uniform[0, 1) >= rate; mask = keep ? 1/(1-rate) : 0 (the graph's operand gives
+        // only the shape: the mask does not depend on its values).
+        const std::string lo = scalar(n, "lo", 0, n.dtype), hi = scalar(n, "hi", 1, n.dtype);
+        const std::string u = helper(n, "uniform");
+        line(n, u, sh, "rng", {lo, hi}, "distribution=rng_uniform");
+        const std::string rate = splat(n, "rateb", scalar(n, "rate", n.rate, n.dtype), n.dtype);
+        const std::string keep = helper(n, "keep");
+        line(n, keep, shape_str(n.shape, "pred"), "compare", {u, rate}, "direction=GE");
+        const std::string scale = splat(n, "scaleb", scalar(n, "scale", 1 / (1 - n.rate), n.dtype), n.dtype);
+        line(n, me, sh, "select", {keep, scale, splat(n, "zeros", lo, n.dtype)});
+        return;
+      }
+      default: {
+        std::vector<std::string> ops;
+        for (size_t j = 0; j < n.inputs.size(); ++j) ops.push_back(ew_operand(n, j, n.dtype));
+        line(n, me, sh, ew_opcode(n.ew), ops);
+        return;
+      }
+    }
+  }
+
+  const models::Graph& g_;
+  std::set<std::string>& reducers_;
+  std::string body_;
+  int param_ = 0;
+};
+
+// `%add.f32 (add.f32.x: f32[], add.f32.y: f32[]) -> f32[] { ... }`: the to_apply of reduce/scatter.
+std::string reducer_computation(const std::string& r) {
+  const std::string type = r.substr(r.find('.') + 1), op = r.rfind("max", 0) == 0 ? "maximum" : "add";
+  return fmt::format(
+      "%{0} ({0}.x: {1}[], {0}.y: {1}[]) -> {1}[] {{\n"
+      "  %{0}.x = {1}[] parameter(0)\n"
+      "  %{0}.y = {1}[] parameter(1)\n"
+      "  ROOT %{0}.r = {1}[] {2}(%{0}.x, %{0}.y)\n"
+      "}}\n",
+      r, type, op);
+}
+
+}  // namespace
+
+std::string hlo_instruction_name(const models::Node& n) { return fmt::format("{}.{}", sanitize(n.name), n.id); }
+
+std::string export_hlo(const models::Graph& g, const HloExportOptions& options) {
+  std::set<std::string> reducers;  // sorted: deterministic order
+  std::vector<std::string> extra;
+  for (const ExtraComputation& e : options.extra)
+    extra.push_back(ComputationWriter(*e.graph, reducers).write(fmt::format("%{}", sanitize(e.name))));
+  const std::string entry = ComputationWriter(g, reducers).write("ENTRY %main");
+  std::string out;
+  for (const std::string& c : options.comment) {
+    std::string line = c;  // one comment line per line of the text
+    for (size_t p = line.find('\n'); p != std::string::npos; p = line.find('\n', p + 4)) line.replace(p, 1, "\n// ");
+    out += fmt::format("// {}\n", line);
+  }
+  out += "HloModule " + sanitize(options.module_name) + "\n\n";
+  for (const std::string& r : reducers) out += reducer_computation(r) + "\n";
+  for (const std::string& e : extra) out += e + "\n";
+  return out + entry;
+}
+
+}  // namespace tpusim::hlo
