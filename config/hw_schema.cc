@@ -135,7 +135,7 @@ const Schema<XferParams>& xfer_schema() {
 const Schema<CoreParams>& core_schema() {
   static const Schema<CoreParams> s = [] {
     Schema<CoreParams> s("TensorCore", "One TensorCore; every core of a chip is identical (declared once, replicated `cores` times).");
-    s.field(&CoreParams::clock_mhz, "clock_mhz").unit("MHz").greater_than(0).max(1e4).doc("core clock").source(kNorrie);
+    s.field(&CoreParams::clock_mhz, "clock_mhz").unit("MHz").min(1).max(1e4).doc("core clock").source(kNorrie);
     s.section(&CoreParams::sequencer, "sequencer", sequencer_schema());
     s.section(&CoreParams::mxu, "mxu", mxu_schema());
     s.section(&CoreParams::vpu, "vpu", vpu_schema());

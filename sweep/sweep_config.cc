@@ -111,6 +111,14 @@ const Schema<SweepAxis>& axis_schema() {
 
 std::vector<std::string> plot_kinds() { return {std::begin(kPlotKinds), std::end(kPlotKinds)}; }
 
+// A name that becomes a file or directory name under the output folder: no '/', no '..' (a sweep
+// `name: ../../x` wrote outside it).
+bool is_file_stem(const std::string& n) {
+  return !n.empty() && std::all_of(n.begin(), n.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-';
+  });
+}
+
 const Schema<SweepPlot>& plot_schema() {
   static const Schema<SweepPlot> s = [] {
     Schema<SweepPlot> s("Plot",
@@ -135,10 +143,7 @@ const Schema<SweepPlot>& plot_schema() {
     s.field(&SweepPlot::xlabel, "xlabel").default_value("", "the x column").doc("x axis label");
     s.field(&SweepPlot::ylabel, "ylabel").default_value("", "the y column").doc("y axis label");
     s.check([](const SweepPlot& p, const CheckContext& c) {
-      if (p.name.empty() || !std::all_of(p.name.begin(), p.name.end(), [](char ch) {
-            return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-';
-          }))
-        c.fail("name", "must be a file stem: letters, digits, _ and -");
+      if (!is_file_stem(p.name)) c.fail("name", "must be a file stem: letters, digits, _ and -");
       if (p.kind == "roofline") return;
       if (p.x.empty()) c.fail_missing("x", "a " + p.kind + " plot needs an x column");
       if (p.kind == "line" && p.x.size() != 1) c.fail("x", "a line plot takes exactly one x column");
@@ -238,7 +243,8 @@ const Schema<SweepConfig>& sweep_schema() {
     Schema<SweepConfig> s("Sweep",
                           "A performance-exploration sweep: `tpusim sweep FILE` runs the base hardware and workload "
                           "once per point of the axes (docs/sweeps.md).");
-    s.field(&SweepConfig::name, "name").default_value("", "file stem").doc("sweep name (default output directory out/sweeps/NAME)");
+    s.field(&SweepConfig::name, "name").default_value("", "file stem")
+        .doc("sweep name (default output directory out/sweeps/NAME): letters, digits, _ and -");
     s.field(&SweepConfig::description, "description").default_value("", "none").doc("what the sweep asks, for people");
     s.field(&SweepConfig::hw, "hw").default_value("", "the workload's hw:")
         .doc("base hardware: a YAML file relative to the sweep file's directory, or a built-in name (`v3-32`); "
@@ -260,6 +266,10 @@ const Schema<SweepConfig>& sweep_schema() {
         .doc("at most this many points run in parallel, whatever --jobs says: for points that need much memory "
              "(a BERT-base step on v3-128 takes ~8 GiB)");
     s.section_list(&SweepConfig::plots, "plots", plot_schema(), 0, 64);
+    s.check([](const SweepConfig& w, const CheckContext& c) {
+      if (!w.name.empty() && !is_file_stem(w.name))
+        c.fail("name", "must be a file stem: letters, digits, _ and - (it names the directory out/sweeps/NAME)");
+    });
     return s;
   }();
   return s;

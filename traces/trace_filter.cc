@@ -86,6 +86,10 @@ LanePatterns parse_lane_patterns(std::string_view text, const std::string& flag)
     if (g.empty())
       throw TraceError(flag, "must be a comma-separated list of lane patterns without empty entries",
                        std::string(text), "e.g. " + flag + " 'core0.*,host*'");
+    // Only * and ? are wildcards: a bracket class or a brace list would silently match nothing.
+    if (const size_t bad = g.find_first_of("[]{}"); bad != std::string_view::npos)
+      throw TraceError(flag, std::string("patterns take * and ? as wildcards only; '") + g[bad] + "' is not supported",
+                       std::string(text), "e.g. " + flag + " 'core0.*,host*'");
     p.globs.emplace_back(g);
     start = comma + 1;
   }

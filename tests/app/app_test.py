@@ -220,6 +220,23 @@ def test_empty_and_zero_flags(tmp):
                      ["--jobs", "not in range 1 to 4096"])
 
 
+def test_hostile_values(tmp):
+    """Issue 15, part 5: values that were silently accepted or escaped the output folder."""
+    kernel = os.path.join(SRC, "configs", "workloads", "kernel_matmul_512.yaml")
+    expect_bad_input(tmp, ["run", "--workload", kernel, "--set", "hw.chip.core.clock_mhz=1e-300"],
+                     ["chip.core.clock_mhz", "must be a number in [1, 10000]"])
+    expect_bad_input(tmp, ["run", "--workload", kernel, "--trace", "--trace-lanes", "[", "--out", os.path.join(tmp, "t")],
+                     ["--trace-lanes", "'[' is not supported"])
+    sweep = write(tmp, "escape.yaml", """name: ../../escape
+hw: v3-8
+workload: {}
+axes:
+  - {{path: workload.shape.m, values: [128]}}
+""".format(kernel))
+    expect_bad_input(tmp, ["sweep", sweep, "--dry-run"], ["escape.yaml:1", "name", "must be a file stem"])
+    check(not os.path.exists(os.path.join(tmp, "..", "escape")), "nothing written outside", "")
+
+
 def test_bad_hw_key(tmp):
     """An unknown (misspelled) key in a hardware file: exit 2, the file and a 'did you mean'."""
     path = copy_hw_tree(tmp)

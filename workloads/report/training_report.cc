@@ -14,12 +14,16 @@ namespace {
 
 using nlohmann::json;
 
-// Seconds for people: "412 ms", "3.21 s", "2 min 05 s".
+// Seconds for people: "412 ms", "3.21 s", "2 min 05 s", "31.2 h", "2.1e+03 days". No integer
+// conversion of a double (a huge time printed as -2147483648 min).
 std::string dur(double s) {
+  if (!std::isfinite(s)) return fmt::format("{} s", s);
   if (s < 1e-3) return fmt::format("{:.1f} µs", s * 1e6);
   if (s < 1) return fmt::format("{:.1f} ms", s * 1e3);
   if (s < 120) return fmt::format("{:.2f} s", s);
-  return fmt::format("{} min {:04.1f} s", int(s / 60), std::fmod(s, 60.0));
+  if (s < 3 * 3600) return fmt::format("{:.0f} min {:04.1f} s", std::floor(s / 60), std::fmod(s, 60.0));
+  if (s < 3 * 86400) return fmt::format("{:.1f} h", s / 3600);
+  return fmt::format("{:.3g} days", s / 86400);
 }
 
 std::string gib(uint64_t b) { return fmt::format("{:.2f} GiB", double(b) / (1024.0 * 1024.0 * 1024.0)); }
