@@ -117,7 +117,9 @@ std::function<HwConfig(const std::string&, const WorkloadConfig&, const std::vec
 void check_workload_hw(const WorkloadConfig& workload) {
   if (workload.hw.empty()) return;
   std::string origin;
-  load_hw(RunArgs{}, {}, &origin, &workload);
+  const HwConfig hw = load_hw(RunArgs{}, {}, &origin, &workload);
+  check_num_processes(hw, workload);
+  check_kernel_placement(hw, workload);
 }
 
 WorkloadConfig load_workload(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin) {
@@ -255,6 +257,7 @@ RunOutput run_core(const RunArgs& a, const RunSources& sources, bool want_report
                                 : load_workload(a, split.workload, &ctx.workload_file);
   HwConfig hw = sources.hw ? load_hw_text(*sources.hw, split.hw, &ctx.hw_file) : load_hw(a, split.hw, &ctx.hw_file, &workload);
   check_num_processes(hw, workload);
+  check_kernel_placement(hw, workload);
   if (!a.engine.empty()) check_engine(a.engine);
   ctx.hw_dump = dump_hw_config(hw);
   ctx.workload_dump = dump_workload_config(workload);

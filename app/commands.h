@@ -61,7 +61,8 @@ HwConfig load_hw(const RunArgs& a, const std::vector<Override>& overrides, std::
                  const WorkloadConfig* workload = nullptr);
 // load_hw as a sweep plan calls it (sweep::PlanOptions::load_hw): REF is the point's --hw ("" = none).
 std::function<HwConfig(const std::string&, const WorkloadConfig&, const std::vector<Override>&, std::string*)> sweep_hw_loader();
-// The hardware a workload names with `hw:`, checked (tpusim validate); nothing when it names none.
+// The hardware a workload names with `hw:`, checked (tpusim validate) with the workload against it
+// (num_processes, a kernel's chip and core); nothing when it names none.
 void check_workload_hw(const WorkloadConfig& workload);
 WorkloadConfig load_workload(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin);
 // Dataset length tables: configs/datasets/ of the source tree when present, else the embedded copies.

@@ -235,6 +235,12 @@ axes:
 """.format(kernel))
     expect_bad_input(tmp, ["sweep", sweep, "--dry-run"], ["escape.yaml:1", "name", "must be a file stem"])
     check(not os.path.exists(os.path.join(tmp, "..", "escape")), "nothing written outside", "")
+    # A kernel on a chip or core the slice lacks was exit 3 without file or line.
+    expect_bad_input(tmp, ["run", "--workload", kernel, "--set", "workload.chip=99"],
+                     ["--set: chip: value '99' is not a chip of v3-8: it has 4 chips (0 to 3)"])
+    core7 = write(tmp, "core7.yaml", "kind: kernel\nhw: v3-8\nkernel: matmul\nshape: {m: 128, k: 128, n: 128}\ncore: 7\n")
+    expect_bad_input(tmp, ["validate", core7], ["core7.yaml:5: core: value '7' is not a core of a v3 chip"])
+    expect_bad_input(tmp, ["run", "--workload", core7], ["core7.yaml:5: core: value '7'"])
 
 
 def test_bad_hw_key(tmp):

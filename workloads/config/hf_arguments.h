@@ -59,5 +59,7 @@ std::string hf_arguments_markdown();
 // framework.h). Throws ConfigError naming the key's file and line when they differ. Defined in
 // hf_processes.cc (it needs the hardware model).
 void check_num_processes(const HwConfig& hw, const WorkloadConfig& w);
+// A kernel's chip and core exist in the slice (ConfigError naming the key where it was written).
+void check_kernel_placement(const HwConfig& hw, const WorkloadConfig& w);
 
 }  // namespace tpusim

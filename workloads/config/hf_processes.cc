@@ -1,4 +1,5 @@
-// Accelerate `num_processes` against the slice (hf_arguments.h): the hardware decides the processes.
+// Workload settings checked against the slice (hf_arguments.h): Accelerate `num_processes` (the hardware
+// decides the processes) and a kernel's chip and core.
 #include <fmt/format.h>
 
 #include "config/config_error.h"
@@ -20,6 +21,20 @@ void check_num_processes(const HwConfig& hw, const WorkloadConfig& w) {
                                  "({} chips x {} per chip)",
                                  hw.name, devices, hw.slice.chips(), devices / hw.slice.chips()),
                      fmt::format("use num_processes: {} (or remove it)", devices)});
+}
+
+void check_kernel_placement(const HwConfig& hw, const WorkloadConfig& w) {
+  if (w.kind != "kernel") return;
+  const KernelWorkload& k = w.kernel;
+  if (k.chip >= hw.slice.chips())
+    throw ConfigError({k.chip_file, "chip", k.chip_line, std::to_string(k.chip),
+                       fmt::format("is not a chip of {}: it has {} chips (0 to {})", hw.name, hw.slice.chips(), hw.slice.chips() - 1),
+                       "use a chip index below " + std::to_string(hw.slice.chips())});
+  if (k.core >= hw.chip.cores)
+    throw ConfigError({k.core_file, "core", k.core_line, std::to_string(k.core),
+                       fmt::format("is not a core of a {} chip: it has {} TensorCores (0 to {})", hw.chip.generation,
+                                   hw.chip.cores, hw.chip.cores - 1),
+                       "use a core index below " + std::to_string(hw.chip.cores)});
 }
 
 }  // namespace tpusim

@@ -24,6 +24,9 @@ struct KernelWorkload {
   std::string precision = "default";       // fp32 matmul passes: default (1) | high (3) | highest (6)
   uint32_t chip = 0;                       // which chip and core run it
   uint32_t core = 0;
+  // Where chip and core were written (file or "--set", line; 0: defaulted), for errors against the slice.
+  std::string chip_file, core_file;
+  int chip_line = 0, core_line = 0;
 };
 
 // kind: training — the `dataset:` section: references as in workloads/data/dataset.h
