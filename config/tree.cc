@@ -1,5 +1,6 @@
 #include "config/tree.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -164,6 +165,9 @@ Node parse_yaml(const std::string& text, const std::string& file) {
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(text);
+  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's own guard (its message is "bad file")
+    throw ConfigError({file, "", e.mark.is_null() ? 0 : e.mark.line + 1, "",
+                       "nests deeper than " + std::to_string(kMaxYamlDepth) + " levels", "flatten the structure"});
   } catch (const YAML::Exception& e) {
     throw ConfigError({file, "", e.mark.is_null() ? 0 : e.mark.line + 1, "", "YAML syntax error: " + e.msg, ""});
   }

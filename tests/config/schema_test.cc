@@ -334,6 +334,12 @@ TEST(Tree, DeepButFiniteNestingWithinTheLimitParses) {
   EXPECT_NO_THROW(parse_yaml(s + "\n", "h.yaml"));
 }
 
+TEST(Tree, YamlCppsOwnDepthGuardIsNamed) {  // it said "YAML syntax error: bad file"
+  const ConfigError e = yaml_error("a: " + std::string(500, '[') + std::string(500, ']') + "\n");
+  EXPECT_EQ(e.info().line, 1);
+  EXPECT_NE(e.info().rule.find("nests deeper than 64 levels"), std::string::npos) << e.what();
+}
+
 TEST(Tree, SecondDocumentIsAnError) {
   const ConfigError e = yaml_error("kind: kernel\n---\nkind: training\n");
   EXPECT_EQ(e.info().line, 3);
