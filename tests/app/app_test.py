@@ -241,6 +241,12 @@ axes:
     core7 = write(tmp, "core7.yaml", "kind: kernel\nhw: v3-8\nkernel: matmul\nshape: {m: 128, k: 128, n: 128}\ncore: 7\n")
     expect_bad_input(tmp, ["validate", core7], ["core7.yaml:5: core: value '7' is not a core of a v3 chip"])
     expect_bad_input(tmp, ["run", "--workload", core7], ["core7.yaml:5: core: value '7'"])
+    # An unknown dataset and a cache directory that is a file named no file or line (the latter an internal key).
+    ds = write(tmp, "ds.yaml", "kind: training\nmodel: bert-base-cased\nper_device_batch_size: 4\ndataset:\n  train: glue_nope/train/bert-base-cased\n")
+    expect_bad_input(tmp, ["run", "--workload", ds], ["ds.yaml:5: dataset.train: value 'glue_nope/train/bert-base-cased' is not a known dataset"])
+    afile = write(tmp, "afile", "")
+    expect_bad_input(tmp, ["run", "--set", "compile_cache.persistent_dir=" + afile],
+                     ["--set: compile_cache.persistent_dir: value", "cannot be created as a directory"])
 
 
 def test_bad_hw_key(tmp):

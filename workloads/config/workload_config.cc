@@ -657,6 +657,16 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
   w.training.ignored_keys = hf.ignored_keys;
   if (const config::Node* n = root.find("num_processes")) w.training.num_processes_file = n->file, w.training.num_processes_line = n->line;
   if (const config::Node* n = root.find("chip")) w.kernel.chip_file = n->file, w.kernel.chip_line = n->line;
+  for (const std::string path : {"dataset.train", "dataset.eval", "dataset.train_target", "dataset.eval_target",
+                                  "compile_cache.persistent_dir"}) {
+    const config::Node* n = &root;
+    for (size_t from = 0; n && from <= path.size();) {
+      const size_t dot = std::min(path.find('.', from), path.size());
+      n = n->is_map() ? n->find(path.substr(from, dot - from)) : nullptr;
+      from = dot + 1;
+    }
+    if (n) w.training.origins[path] = {n->file, n->line};
+  }
   if (const config::Node* n = root.find("core")) w.kernel.core_file = n->file, w.kernel.core_line = n->line;
   w.hw = hw_ref.hw, w.hw_dir = hw_ref.hw_dir, w.hw_origin = hw_ref.hw_origin, w.hw_line = hw_ref.hw_line;
   if (w.name.empty()) w.name = config::file_stem(origin);

@@ -39,6 +39,13 @@ struct TrainingDatasets {
   std::string train_target, eval_target;  // seq2seq only: the targets' lengths
 };
 
+// Where a key's value was written (file or "--set", 1-based line; empty: defaulted), for errors
+// found after loading (an unknown dataset, a cache directory that cannot be made).
+struct KeyOrigin {
+  std::string file;
+  int line = 0;
+};
+
 // kind: training — `model_config:`, an inline architecture: each non-zero field replaces the named
 // preset's (model: custom starts from nothing and needs layers, hidden, heads, intermediate, vocab).
 struct ModelConfig {
@@ -105,6 +112,9 @@ struct TrainingWorkload {
   // (resolve_choices, workloads/config/training_choices.h). Code past the loader reads these; whoever
   // changes one of those strings afterwards (the advisor) resolves again.
   TrainingChoices choices;
+  // Where the keys checked after loading were written: dataset.train, dataset.eval,
+  // dataset.train_target, dataset.eval_target, compile_cache.persistent_dir.
+  std::map<std::string, KeyOrigin> origins;
 };
 
 struct WorkloadConfig {

@@ -65,6 +65,19 @@ std::string out_of_hbm_advice(const TrainingWorkload& t) {
       megacore ? "chip" : "core", gib(capacity), gib(m.peak_bytes), gib(m.persistent_bytes), advice), elapsed_s);
 }
 
+// A process's compile cache; a persistent directory that cannot be made is bad input at the key
+// where the workload wrote it.
+compiler::CompileCache make_compile_cache(const TrainingWorkload& t) {
+  try {
+    return compiler::CompileCache(t.compile_cache.capacity, t.compile_cache.persistent_dir);
+  } catch (const ConfigError& e) {
+    ConfigErrorInfo i = e.info();
+    i.yaml_path = "compile_cache.persistent_dir";
+    if (const auto o = t.origins.find(i.yaml_path); o != t.origins.end()) i.file = o->second.file, i.line = o->second.line;
+    throw ConfigError(i);
+  }
+}
+
 // A device's useful flops per execution: the per-core program's on each of its cores. A megacore
 // device with an odd batch B runs ceil(B/2) examples on each core; only B of them are useful.
 // `recompute`: without the flops of activation recomputation (the model's flops, for MFU).
@@ -123,7 +136,7 @@ class Loop {
     const uint32_t n = fw_.client_count(hw);
     procs_.reserve(n);
     for (uint32_t c = 0; c < n; ++c)
-      procs_.push_back({compiler::CompileCache(t_.compile_cache.capacity, t_.compile_cache.persistent_dir),
+      procs_.push_back({make_compile_cache(t_),
                         fw_.first_device(hw, c), fw_.device_count(hw, c), fw_.host_of(hw, c)});
   }
 
@@ -175,7 +188,9 @@ data::Dataset Loop::load(const std::string& ref, const std::string& key, uint64_
   d.seed = t_.seed;
   d.image_tokens = image_tokens(t_);
   if (default_count) d.default_count = default_count;
-  const data::ErrorWhere where{"workload", "dataset." + key, 0};
+  const auto o = t_.origins.find("dataset." + key);
+  const data::ErrorWhere where{o != t_.origins.end() ? o->second.file : "workload", "dataset." + key,
+                               o != t_.origins.end() ? o->second.line : 0};
   const data::DatasetRef parsed = data::parse_dataset_ref(ref, where);
   if (!o_.tables.empty()) return data::load_dataset(parsed, o_.tables, d, where);
   return data::load_dataset(parsed, d, where);
