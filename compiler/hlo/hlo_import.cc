@@ -122,7 +122,7 @@ const std::map<std::string_view, EwMap>& ew_table() {
 }
 
 // Why an opcode with no graph counterpart is not modelled (the default names the opcode).
-std::string no_op_reason(const Instruction& in) {
+std::string no_op_reason(const Module& m, const Instruction& in) {
   const std::string& op = in.opcode;
   static const std::set<std::string_view> collectives = {
       "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "all-reduce-start",
@@ -136,11 +136,28 @@ std::string no_op_reason(const Instruction& in) {
   else if (op == "convolution")
     why = "the graph has no convolution op (its flops are in convolution_flops)";
   else if (op == "custom-call")
-    why = "custom-call target '" + (in.attr("custom_call_target") ? in.attr("custom_call_target")->value : "") +
-          "' is not known";
+    why = "custom-call target '" + string_attr(m, in, "custom_call_target").value_or("") + "' is not known";
   else
     why = "the graph has no op for '" + op + "'";
   return why + "; an input of its result shape stands in";
+}
+
+// Why build() declined an opcode it knows: the instruction's form is outside what the graph holds.
+std::string form_reason(const std::string& op) {
+  std::string why = "this form of " + op + " is not modelled";
+  if (op == "reduce") why += " (one operand and a to_apply of add, maximum or minimum are)";
+  if (op == "slice") why += " (strides of 1 are)";
+  if (op == "gather") why += " (whole rows of a table picked by ids, an embedding lookup, are)";
+  if (op == "dot") why += " (dimension numbers within the operands' ranks are)";
+  return why + "; an input of its result shape stands in";
+}
+
+// The opcodes build() maps (besides the element-wise table).
+bool is_built(const std::string& op) {
+  static const std::set<std::string_view> ops = {
+      "constant", "power", "compare", "select", "clamp", "convert", "copy", "bitcast-convert", "broadcast",
+      "reshape", "bitcast", "transpose", "dot", "reduce", "iota", "slice", "concatenate", "gather"};
+  return ops.count(op) || ew_table().count(op);
 }
 
 // A value of the HLO program: a graph node, a tuple of values, or nothing (token, zero-size).
@@ -263,8 +280,17 @@ class Importer {
         return stand_in(in, "inlining limit reached (call depth 64 or 4M graph nodes); an input stands in");
       std::vector<Value> call_args;
       for (int o : in.operands) call_args.push_back(vals[o]);
-      return import_computation(in.called[0], &call_args, depth + 1);
+      Value v = import_computation(in.called[0], &call_args, depth + 1);
+      if (!matches(v, in.shape))
+        return stand_in(in, "the called computation's result does not have the declared shape " +
+                                in.shape.to_string() + "; an input stands in");
+      return v;
     }
+    // Sharding annotations: on one core the value itself.
+    if (in.opcode == "custom-call" && string_attr(m_, in, "custom_call_target").value_or("") == "Sharding" &&
+        in.operands.size() == 1 && matches(vals[in.operands[0]], in.shape))
+      return vals[in.operands[0]];
+    if (!is_built(in.opcode)) return stand_in(in, no_op_reason(m_, in));
 
     const bool tuple_result = in.shape.is_tuple();
     const std::optional<TypeMap> t = tuple_result ? std::nullopt : map_type(in.shape.type);
@@ -288,13 +314,25 @@ class Importer {
     } catch (const std::exception& e) {
       return stand_in(in, std::string("operands do not fit (") + e.what() + "); an input stands in");
     }
-    if (!node) return stand_in(in, no_op_reason(in));
+    if (!node) return stand_in(in, form_reason(in.opcode));
     if (*node < 0) return stand_in(in, "an operand has no graph value; an input stands in");
     if (g_.node(*node).shape != in.shape.dims)
       return stand_in(in, "the imported op's shape differs from the declared " + in.shape.to_string() +
                               "; an input stands in");
     if (!approx.empty()) note(in, approx);
     return Value{*node, false, {}};
+  }
+
+  // Whether `v` holds nodes of the dimensions of `s` (leaves without a node match any shape).
+  bool matches(const Value& v, const Shape& s) const {
+    if (v.tuple != s.is_tuple()) return false;
+    if (v.tuple) {
+      if (v.elems.size() != s.tuple.size()) return false;
+      for (size_t i = 0; i < v.elems.size(); ++i)
+        if (!matches(v.elems[i], s.tuple[i])) return false;
+      return true;
+    }
+    return v.node < 0 || g_.node(v.node).shape == s.dims;
   }
 
   static int64_t rank_of(const Graph& g, int n) { return int64_t(g.node(n).shape.size()); }
