@@ -4,6 +4,7 @@
 #include <cctype>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -161,20 +162,22 @@ bool is_built(const std::string& op) {
 }
 
 // A value of the HLO program: a graph node, a tuple of values, or nothing (token, zero-size).
+// Tuple elements are shared, not copied: `t2 = tuple(t1, t1)` nested would double per level.
 struct Value {
   int node = -1;
   bool tuple = false;
-  std::vector<Value> elems;
+  std::shared_ptr<std::vector<Value>> elems;
+  size_t size() const { return elems ? elems->size() : 0; }
+  const Value& at(size_t i) const { return elems->at(i); }
 };
+Value make_tuple() { return Value{-1, true, std::make_shared<std::vector<Value>>()}; }
 
-// Inlined call/fusion bodies multiply (a computation calling another twice, nested): a bound on the
-// graph's size keeps any module finite; beyond it a call stands in as an input.
-constexpr size_t kMaxGraphNodes = size_t(1) << 22;
 constexpr int kMaxInlineDepth = 64;
 
 class Importer {
  public:
-  Importer(const Module& m, Graph& g, HloStats& st) : m_(m), g_(g), st_(st) {
+  Importer(const Module& m, Graph& g, HloStats& st, size_t max_imported)
+      : m_(m), g_(g), st_(st), max_imported_(max_imported) {
     for (const InputOutputAlias& a : m.input_output_alias) aliased_.insert({a.parameter, a.parameter_index});
   }
 
@@ -187,7 +190,8 @@ class Importer {
  private:
   void mark_outputs(const Value& v, std::set<int>& marked) {
     if (v.tuple) {
-      for (const Value& e : v.elems) mark_outputs(e, marked);
+      if (!v.elems || !seen_tuples_.insert(v.elems.get()).second) return;  // each shared tuple once
+      for (const Value& e : *v.elems) mark_outputs(e, marked);
     } else if (v.node >= 0 && g_.node(v.node).kind != models::OpKind::kConstant && marked.insert(v.node).second) {
       g_.mark_output(v.node);
     }
@@ -202,10 +206,10 @@ class Importer {
   Value inputs_of(const Shape& s, const std::string& name, int64_t entry_param, std::vector<int64_t>& path) {
     Value v;
     if (s.is_tuple()) {
-      v.tuple = true;
+      v = make_tuple();
       for (size_t i = 0; i < s.tuple.size(); ++i) {
         path.push_back(int64_t(i));
-        v.elems.push_back(inputs_of(s.tuple[i], name + "." + std::to_string(i), entry_param, path));
+        v.elems->push_back(inputs_of(s.tuple[i], name + "." + std::to_string(i), entry_param, path));
         path.pop_back();
       }
       return v;
@@ -242,7 +246,7 @@ class Importer {
         for (int o : c.instructions[i].operands) live.at(o) = 1;
     std::vector<Value> vals(c.instructions.size());
     for (size_t i = 0; i < c.instructions.size(); ++i)
-      if (live[i]) vals[i] = import_instruction(c, c.instructions[i], vals, args, depth);
+      if (live[i]) ++imported_, vals[i] = import_instruction(c, c.instructions[i], vals, args, depth);
     return vals[c.root];
   }
 
@@ -258,16 +262,15 @@ class Importer {
       return inputs_of(in.shape, in.name, n, path);
     }
     if (in.opcode == "tuple") {
-      Value v;
-      v.tuple = true;
-      for (int o : in.operands) v.elems.push_back(vals[o]);
+      Value v = make_tuple();
+      for (int o : in.operands) v.elems->push_back(vals[o]);
       return v;
     }
     if (in.opcode == "get-tuple-element") {
       const std::optional<int64_t> idx = int_attr(m_, in, "index");
       if (in.operands.size() == 1 && idx && vals[in.operands[0]].tuple && *idx >= 0 &&
-          *idx < int64_t(vals[in.operands[0]].elems.size()))
-        return vals[in.operands[0]].elems[*idx];
+          *idx < int64_t(vals[in.operands[0]].size()))
+        return vals[in.operands[0]].at(size_t(*idx));
       return stand_in(in, "get-tuple-element of a value that is not such a tuple; an input stands in");
     }
     // Ordering and identity ops: no data, no cost.
@@ -276,8 +279,9 @@ class Importer {
       return vals[in.operands[0]];
     if (in.opcode == "call" || in.opcode == "fusion") {
       if (in.called.empty()) return stand_in(in, "a call without a computation; an input stands in");
-      if (depth >= kMaxInlineDepth || g_.nodes().size() >= kMaxGraphNodes)
-        return stand_in(in, "inlining limit reached (call depth 64 or 4M graph nodes); an input stands in");
+      if (depth >= kMaxInlineDepth || imported_ >= max_imported_)
+        return stand_in(in, "inlining limit reached (call depth 64 or " + std::to_string(max_imported_) +
+                                " instructions imported); an input stands in");
       std::vector<Value> call_args;
       for (int o : in.operands) call_args.push_back(vals[o]);
       Value v = import_computation(in.called[0], &call_args, depth + 1);
@@ -320,16 +324,16 @@ class Importer {
       return stand_in(in, "the imported op's shape differs from the declared " + in.shape.to_string() +
                               "; an input stands in");
     if (!approx.empty()) note(in, approx);
-    return Value{*node, false, {}};
+    return Value{*node, false, nullptr};
   }
 
   // Whether `v` holds nodes of the dimensions of `s` (leaves without a node match any shape).
   bool matches(const Value& v, const Shape& s) const {
     if (v.tuple != s.is_tuple()) return false;
     if (v.tuple) {
-      if (v.elems.size() != s.tuple.size()) return false;
-      for (size_t i = 0; i < v.elems.size(); ++i)
-        if (!matches(v.elems[i], s.tuple[i])) return false;
+      if (v.size() != s.tuple.size()) return false;
+      for (size_t i = 0; i < v.size(); ++i)
+        if (!matches(v.at(i), s.tuple[i])) return false;
       return true;
     }
     return v.node < 0 || g_.node(v.node).shape == s.dims;
@@ -519,6 +523,9 @@ class Importer {
   Graph& g_;
   HloStats& st_;
   std::set<std::pair<int64_t, std::vector<int64_t>>> aliased_;
+  std::set<const void*> seen_tuples_;
+  size_t max_imported_;
+  size_t imported_ = 0;  // instructions imported, inlined copies included
 };
 
 uint64_t dot_flops_of(const Module& m, const Computation& c, const Instruction& in) {
@@ -569,10 +576,10 @@ HloStats hlo_statistics(const Module& m) {
   return st;
 }
 
-HloImport import_hlo(const Module& m) {
+HloImport import_hlo(const Module& m, const ImportOptions& options) {
   HloImport r;
   r.stats = hlo_statistics(m);
-  Importer(m, r.graph, r.stats).run();
+  Importer(m, r.graph, r.stats, options.max_instructions).run();
   return r;
 }
 

@@ -40,9 +40,17 @@ struct HloImport {
   HloStats stats;
 };
 
+struct ImportOptions {
+  // Inlined call/fusion bodies multiply (a computation calling another twice, nested): past this
+  // many instructions imported (inlined copies counted; ~1 GB of graph at the default) a call
+  // stands in as an input, so any module imports in bounded time and memory. The largest
+  // pre-optimization training steps have a few 10^5 instructions.
+  size_t max_instructions = size_t(1) << 21;
+};
+
 // The module's statistics without the graph's unmodelled list (cheap; no graph built).
 HloStats hlo_statistics(const Module& m);
 // The ENTRY computation as a graph, with the full statistics.
-HloImport import_hlo(const Module& m);
+HloImport import_hlo(const Module& m, const ImportOptions& options = {});
 
 }  // namespace tpusim::hlo

@@ -171,6 +171,27 @@ TEST(HloImport, NonsenseStandsIn) {
   for (const char* n : {"c", "d", "t", "z", "x"}) EXPECT_NE(unmodelled(r.stats, n), nullptr) << n;
 }
 
+// Tuples of tuples and calls of calls, doubling per level: shared, bounded, quick.
+TEST(HloImport, DoublingTuplesAndCallsStayBounded) {
+  std::string text = "HloModule m\nc0 {\n  p = f32[2] parameter(0)\n  ROOT n = f32[2] negate(p)\n}\n";
+  for (int i = 1; i <= 40; ++i)
+    text += "c" + std::to_string(i) + " {\n  p = f32[2] parameter(0)\n  a = f32[2] call(p), to_apply=c" +
+            std::to_string(i - 1) + "\n  ROOT b = f32[2] call(a), to_apply=c" + std::to_string(i - 1) + "\n}\n";
+  text += "ENTRY e {\n  x = f32[2] parameter(0)\n  t0 = (f32[2], f32[2]) tuple(x, x)\n";
+  std::string shape = "(f32[2], f32[2])";
+  for (int i = 1; i <= 12; ++i) {
+    const std::string prev = "t" + std::to_string(i - 1);
+    shape = "(" + shape + ", " + shape + ")";
+    text += "  t" + std::to_string(i) + " = " + shape + " tuple(" + prev + ", " + prev + ")\n";
+  }
+  text += "  y = f32[2] call(x), to_apply=c40\n  ROOT r = (f32[2], " + shape + ") tuple(y, t12)\n}\n";
+  const HloImport r = import_hlo(parse_hlo_module(text, "t.hlo"), {.max_instructions = 5000});
+  EXPECT_LE(r.graph.nodes().size(), 5000u + 64);
+  bool limited = false;
+  for (const Unmodelled& u : r.stats.unmodelled) limited |= u.reason.find("inlining limit") != std::string::npos;
+  EXPECT_TRUE(limited);
+}
+
 // An imported module simulates like the same program built natively (models/kernels.cc).
 double device_time(const models::Graph& g, const HwConfig& hw) {
   return make_engine("analytical", hw)->run(compiler::compile_graph(g, hw, "k", 0, 0), nullptr).device_time_s;
