@@ -50,6 +50,7 @@ nlohmann::ordered_json stats_json(const hlo::HloStats& st) {
 
 struct Simulated {
   RunResult run;
+  OpProfile profile;  // grouped as the run summaries list it (op_group_name: "dot.12" -> "dot.*")
   size_t graph_nodes = 0;
   std::string hw_origin;
 };
@@ -61,6 +62,7 @@ Simulated simulate(const HloStatsArgs& a, const hlo::HloImport& imp, const std::
   const HwConfig hw = load_hw(ra, {}, &s.hw_origin);
   const isa::Program p = compiler::compile_graph(imp.graph, hw, name, 0, 0);
   s.run = make_engine("analytical", hw)->run(p, nullptr);
+  s.profile = group_op_profile(s.run.op_profile);
   s.graph_nodes = imp.graph.nodes().size();
   return s;
 }
@@ -106,7 +108,7 @@ int hlo_stats(const HloStatsArgs& a) {
     j["hlo"] = stats_json(imp.stats);
     if (sim) {
       nlohmann::ordered_json top = nlohmann::ordered_json::array();
-      const std::vector<OpProfileEntry>& e = sim->run.op_profile.entries;
+      const std::vector<OpProfileEntry>& e = sim->profile.entries;
       for (size_t i = 0; i < std::min(e.size(), kTopKernels); ++i)
         top.push_back({{"name", e[i].name}, {"count", e[i].count}, {"time_s", e[i].time_s}, {"flops", e[i].flops},
                        {"hbm_bytes", e[i].hbm_bytes}, {"bound", op_bound_name(e[i].bound)}});
@@ -149,7 +151,7 @@ int hlo_stats(const HloStatsArgs& a) {
               << "  device time  " << std::setprecision(6) << sim->run.device_time_s * 1e6 << " us ("
               << sim->run.device_cycles << " cycles)\n"
               << "  top kernels\n";
-    const std::vector<OpProfileEntry>& e = sim->run.op_profile.entries;
+    const std::vector<OpProfileEntry>& e = sim->profile.entries;
     for (size_t i = 0; i < std::min(e.size(), kTopKernels); ++i)
       std::cout << "    " << std::left << std::setw(40) << e[i].name << std::right << std::setw(12)
                 << e[i].time_s * 1e6 << " us  x" << e[i].count << "  " << op_bound_name(e[i].bound) << "\n";

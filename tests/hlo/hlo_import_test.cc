@@ -221,7 +221,7 @@ TEST(HloImport, MatchesNativeKernels) {
     EXPECT_TRUE(r.stats.unmodelled.empty()) << c.native.kernel;
     const double imported = device_time(r.graph, hw), native = device_time(models::build_kernel(c.native), hw);
     EXPECT_GT(native, 0);
-    std::printf("%s: imported %.4g s, native %.4g s\n", c.native.kernel.c_str(), imported, native);
+    std::printf("%s: imported %.9g s, native %.9g s\n", c.native.kernel.c_str(), imported, native);
     EXPECT_NEAR(imported / native, 1.0, 0.02) << c.native.kernel << ": " << imported << " s vs " << native << " s";
   }
 }
