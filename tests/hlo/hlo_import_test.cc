@@ -211,11 +211,28 @@ TEST(HloImport, MatchesNativeKernels) {
       "  e = f32[256,512] exponential(shift)\n  zero = f32[] constant(0)\n"
       "  s = f32[256] reduce(e, zero), dimensions={1}, to_apply=add_f\n"
       "  sb = f32[256,512] broadcast(s), dimensions={0}\n  ROOT y = f32[256,512] divide(e, sb)\n}\n";
+  // Batched dots with the kernel's dimension numbers, the scale as a broadcast scalar, bf16.
+  const std::string attention =
+      "HloModule attention\nmax_f {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n  ROOT m = bf16[] maximum(a, b)\n}\n"
+      "add_f {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n  ROOT s = bf16[] add(a, b)\n}\n"
+      "ENTRY main {\n  q = bf16[8,256,64] parameter(0)\n  k = bf16[8,256,64] parameter(1)\n  v = bf16[8,256,64] parameter(2)\n"
+      "  s = bf16[8,256,256] dot(k, q), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+      "rhs_contracting_dims={2}\n"
+      "  c = bf16[] constant(0.125)\n  cb = bf16[8,256,256] broadcast(c), dimensions={}\n"
+      "  sc = bf16[8,256,256] multiply(s, cb)\n  ninf = bf16[] constant(-inf)\n"
+      "  m = bf16[8,256] reduce(sc, ninf), dimensions={1}, to_apply=max_f\n"
+      "  mb = bf16[8,256,256] broadcast(m), dimensions={0,2}\n  sh = bf16[8,256,256] subtract(sc, mb)\n"
+      "  e = bf16[8,256,256] exponential(sh)\n  zero = bf16[] constant(0)\n"
+      "  t = bf16[8,256] reduce(e, zero), dimensions={1}, to_apply=add_f\n"
+      "  tb = bf16[8,256,256] broadcast(t), dimensions={0,2}\n  p = bf16[8,256,256] divide(e, tb)\n"
+      "  ROOT o = bf16[8,64,256] dot(v, p), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, "
+      "rhs_contracting_dims={1}\n}\n";
   struct Case {
     std::string hlo;
     models::KernelArgs native;
   } cases[] = {{matmul, {"matmul", {{"m", 512}, {"k", 256}, {"n", 384}}}},
-               {softmax, {"softmax", {{"rows", 256}, {"cols", 512}}}}};
+               {softmax, {"softmax", {{"rows", 256}, {"cols", 512}}}},
+               {attention, {"attention", {{"heads", 8}, {"seq", 256}, {"head_dim", 64}}, models::DType::kBF16}}};
   for (const Case& c : cases) {
     const HloImport r = import_hlo(parse_hlo_module(c.hlo, c.native.kernel + ".hlo"));
     EXPECT_TRUE(r.stats.unmodelled.empty()) << c.native.kernel;
