@@ -237,13 +237,17 @@ class Importer {
 
   Value import_computation(int ci, const std::vector<Value>* args, int depth) {
     const Computation& c = m_.computations.at(ci);
-    // Only what the root reaches (HLO is printed in post-order: operands come first).
-    std::vector<char> live(c.instructions.size(), 0);
     if (c.root < 0) return {};
-    live[c.root] = 1;
-    for (size_t i = c.instructions.size(); i-- > 0;)
-      if (live[i])
-        for (int o : c.instructions[i].operands) live.at(o) = 1;
+    // Only what the root reaches (HLO is printed in post-order: operands come first); once per
+    // computation however often it is inlined.
+    std::vector<char>& live = live_[ci];
+    if (live.empty()) {
+      live.assign(c.instructions.size(), 0);
+      live[c.root] = 1;
+      for (size_t i = c.instructions.size(); i-- > 0;)
+        if (live[i])
+          for (int o : c.instructions[i].operands) live.at(o) = 1;
+    }
     std::vector<Value> vals(c.instructions.size());
     for (size_t i = 0; i < c.instructions.size(); ++i)
       if (live[i]) ++imported_, vals[i] = import_instruction(c, c.instructions[i], vals, args, depth);
@@ -311,6 +315,7 @@ class Importer {
 
     std::string approx;  // set when the op is a stand-in of the same cost class
     std::optional<int> node;
+    const int first_new = int(g_.nodes().size());
     try {
       node = build(in, ops, t ? t->dtype : DType::kF32, approx);
     } catch (const HloError&) {
@@ -324,6 +329,9 @@ class Importer {
       return stand_in(in, "the imported op's shape differs from the declared " + in.shape.to_string() +
                               "; an input stands in");
     if (!approx.empty()) note(in, approx);
+    // A node built for this instruction (not an operand passed through) takes its name, as do the
+    // kernels the compiler makes of it.
+    if (*node >= first_new && g_.node(*node).kind != models::OpKind::kConstant) g_.set_name(*node, in.name);
     return Value{*node, false, nullptr};
   }
 
@@ -525,6 +533,7 @@ class Importer {
   std::set<std::pair<int64_t, std::vector<int64_t>>> aliased_;
   std::set<const void*> seen_tuples_;
   size_t max_imported_;
+  std::map<int, std::vector<char>> live_;  // per computation: the instructions its root reaches
   size_t imported_ = 0;  // instructions imported, inlined copies included
 };
 

@@ -85,6 +85,7 @@ TEST(HloImport, ShapeOpsTuplesCallsAndAliases) {
   EXPECT_EQ(named(g, "cat").kind, OpKind::kConcatenate);
   EXPECT_EQ(named(g, "cat").shape, (models::Dims{4, 3}));
   ASSERT_EQ(count_kind(g, OpKind::kIota), 1);
+  EXPECT_EQ(named(g, "io").kind, OpKind::kIota);  // named after its instruction
   for (const models::Node& n : g.nodes())
     if (n.kind == OpKind::kIota) EXPECT_EQ(n.iota_dim, 1);
   // The call is inlined: the callee's multiply reads the bitcast through the tuple.
