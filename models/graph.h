@@ -140,6 +140,9 @@ class Graph {
   // A tensor of `shape` filled with `value` (a broadcast scalar constant).
   int full(double value, Dims shape, DType dtype);
   void set_stop_gradient(int id) { nodes_.at(id).stop_gradient = true; }
+  // Names a node after the fact (builders without a name argument; the HLO import names nodes
+  // after their instructions so that kernels are named so).
+  void set_name(int id, std::string name) { nodes_.at(id).name = std::move(name); }
   void set_materialize(int id) { nodes_.at(id).materialize = true; }
   // Appends a copy of `n` (any op, already checked by the graph it came from) with a new id; its
   // inputs must be ids of this graph. For graph rewrites (models/recompute.h).

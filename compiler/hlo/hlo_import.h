@@ -1,0 +1,56 @@
+// Import of a parsed HLO module (hlo_ast.h) into the compiler's op graph (models/graph.h), for one
+// core, and the module's op statistics (docs/hlo.md, "Import"). The ENTRY computation is followed
+// from its root through the operands; `call` and `fusion` bodies are inlined. What the graph cannot
+// express exactly is listed in HloStats::unmodelled with the reason: an op of the same cost class
+// stands in for it, or, for ops with no counterpart (while, sort, convolution, collectives,
+// custom-call, ...), an input tensor of its result shape, so that its consumers still cost.
+// Never throws on a module the parser accepted (the importer is fed fuzzed text).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/hlo/hlo_ast.h"
+#include "models/graph.h"
+
+namespace tpusim::hlo {
+
+struct Unmodelled {
+  std::string instruction;  // the instruction's name
+  std::string opcode;
+  int line = 0;
+  std::string reason;  // what stands in for it and why
+};
+
+struct HloStats {
+  std::map<std::string, int64_t> instructions;  // count by opcode over every computation
+  // 2 x output elements x contracted size over every `dot` of the module (models::dot_flops' rule),
+  // from the text's shapes, imported or not.
+  uint64_t dot_flops = 0;
+  // 2 x output elements x kernel spatial size x input features / feature_group_count per convolution.
+  uint64_t convolution_flops = 0;
+  uint64_t parameter_bytes = 0;  // the ENTRY parameters (tuple leaves summed)
+  uint64_t output_bytes = 0;     // the ENTRY root's shape
+  std::vector<Unmodelled> unmodelled;  // in import order (operands before users)
+};
+
+struct HloImport {
+  models::Graph graph;
+  HloStats stats;
+};
+
+struct ImportOptions {
+  // Inlined call/fusion bodies multiply (a computation calling another twice, nested): past this
+  // many instructions imported (inlined copies counted; ~1 GB of graph at the default) a call
+  // stands in as an input, so any module imports in bounded time and memory. The largest
+  // pre-optimization training steps have a few 10^5 instructions.
+  size_t max_instructions = size_t(1) << 21;
+};
+
+// The module's statistics without the graph's unmodelled list (cheap; no graph built).
+HloStats hlo_statistics(const Module& m);
+// The ENTRY computation as a graph, with the full statistics.
+HloImport import_hlo(const Module& m, const ImportOptions& options = {});
+
+}  // namespace tpusim::hlo
