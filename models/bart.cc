@@ -29,11 +29,9 @@ class BartBuilder {
       : p_(p), s_(s), t_(s.dtype), B_(s.batch), S_(s.seq), T_(s.target), H_(p.hidden) {}
 
   ModelGraph build() {
-    const double lowest = double(std::numeric_limits<float>::max());
     int x = embed("model.encoder", "input_ids", S_);
     const int mask = input("attention_mask", {B_, S_});
-    padding_ = g().ew(EwOp::kMul, g().ew(EwOp::kSub, g().convert(mask, t_), c(1.0), "model.encoder.padding_mask"),
-                      c(lowest), "model.encoder.padding_bias");
+    padding_ = layers::padding_bias(cx(), mask, "model.encoder");
     out_.units.push_back({"model.encoder.embed", 0, last()});
     for (int64_t l = 0; l < p_.layers; ++l) {
       const std::string name = "model.encoder.layers." + std::to_string(l);
@@ -43,9 +41,7 @@ class BartBuilder {
     }
     const int mid = next();
     int y = embed("model.decoder", "decoder_input_ids", T_);
-    int later = g().ew(EwOp::kCmpGt, g().iota({T_, T_}, 1, DType::kS32), g().iota({T_, T_}, 0, DType::kS32),
-                       "model.decoder.causal_mask");
-    causal_ = g().ew(EwOp::kMul, g().convert(later, t_), c(-lowest), "model.decoder.causal_bias");
+    causal_ = layers::causal_bias(cx(), T_, "model.decoder");
     out_.units.push_back({"model.decoder.embed", mid, last()});
     for (int64_t l = 0; l < p_.decoder_layers; ++l) {
       const std::string name = "model.decoder.layers." + std::to_string(l);

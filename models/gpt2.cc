@@ -82,13 +82,8 @@ class Gpt2Builder {
   // mask_value = finfo.min and the model's extended attention mask): the causal mask [S, S] is
   // finfo.min where key j > query i, the padding mask [B, S] where attention_mask is 0.
   void causal_and_padding_masks() {
-    const double lowest = double(std::numeric_limits<float>::max());
-    int later = g().ew(EwOp::kCmpGt, g().iota({S_, S_}, 1, DType::kS32), g().iota({S_, S_}, 0, DType::kS32),
-                       "transformer.causal_mask");
-    causal_ = g().ew(EwOp::kMul, g().convert(later, t_), c(-lowest), "transformer.causal_bias");
-    int m = g().convert(mask_, t_);
-    padding_ = g().ew(EwOp::kMul, g().ew(EwOp::kSub, m, c(1.0), "transformer.padding_mask"), c(lowest),
-                      "transformer.padding_bias");
+    causal_ = layers::causal_bias(cx(), S_, "transformer");
+    padding_ = layers::padding_bias(cx(), mask_, "transformer");
   }
 
   // Rows [k*H, (k+1)*H) of c_attn's [H, 3H] weight (and its bias) as the query, key or value

@@ -1,6 +1,7 @@
 #include "models/layers.h"
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 namespace tpusim::models::layers {
@@ -63,6 +64,22 @@ int rms_norm(const LayerContext& cx, int x, double eps, const std::string& name)
   int rstd = g.ew(EwOp::kRsqrt, g.ew(EwOp::kAdd, ms, constant(cx, eps), name + ".ms_eps"), -1, name + ".rstd");
   int y = g.ew_bcast(EwOp::kMul, x, rstd, {0}, name + ".normalize");
   return g.ew_bcast(EwOp::kMul, y, gamma, {1}, name);
+}
+
+int causal_bias(const LayerContext& cx, int64_t length, const std::string& prefix) {
+  Graph& g = cx.g;
+  const double lowest = double(std::numeric_limits<float>::max());
+  int later = g.ew(EwOp::kCmpGt, g.iota({length, length}, 1, DType::kS32), g.iota({length, length}, 0, DType::kS32),
+                   prefix + ".causal_mask");
+  return g.ew(EwOp::kMul, g.convert(later, cx.dtype), constant(cx, -lowest), prefix + ".causal_bias");
+}
+
+int padding_bias(const LayerContext& cx, int mask, const std::string& prefix) {
+  Graph& g = cx.g;
+  const double lowest = double(std::numeric_limits<float>::max());
+  int m = g.convert(mask, cx.dtype);
+  return g.ew(EwOp::kMul, g.ew(EwOp::kSub, m, constant(cx, 1.0), prefix + ".padding_mask"), constant(cx, lowest),
+              prefix + ".padding_bias");
 }
 
 int dropout(const LayerContext& cx, int x, double rate, const std::string& name) {

@@ -43,6 +43,13 @@ int layer_norm(const LayerContext& cx, int x, double eps, const std::string& nam
 // RMSNorm over the last dim of rows [rows, H], weight only (LlamaRMSNorm, T5LayerNorm):
 // y = x * rsqrt(mean(x^2) + eps) * weight. Zhang & Sennrich, "Root Mean Square Layer Normalization" (2019).
 int rms_norm(const LayerContext& cx, int x, double eps, const std::string& name);
+// Additive attention-score biases, as transformers' eager attention applies its masks (finfo.min
+// where masked; GPT2Attention's torch.where, the extended attention mask of every family):
+// causal_bias [L, L] is -max where key j > query i (nodes PREFIX.causal_mask, PREFIX.causal_bias);
+// padding_bias [B, S] is -max where the attention_mask input `mask` is 0 (PREFIX.padding_mask,
+// PREFIX.padding_bias).
+int causal_bias(const LayerContext& cx, int64_t length, const std::string& prefix);
+int padding_bias(const LayerContext& cx, int mask, const std::string& prefix);
 // nn.Dropout(rate); nothing in evaluation graphs or at rate 0.
 int dropout(const LayerContext& cx, int x, double rate, const std::string& name);
 // Hugging Face's "gelu": the exact form x * 0.5 * (1 + erf(x / sqrt(2))).

@@ -69,12 +69,8 @@ class LlamaBuilder {
   // Additive score biases as models/gpt2.cc builds them (finfo.min where key j > query i, and where
   // attention_mask is 0): transformers' causal mask for eager attention.
   void causal_and_padding_masks() {
-    const double lowest = double(std::numeric_limits<float>::max());
-    int later = g().ew(EwOp::kCmpGt, g().iota({S_, S_}, 1, DType::kS32), g().iota({S_, S_}, 0, DType::kS32),
-                       "model.causal_mask");
-    causal_ = g().ew(EwOp::kMul, g().convert(later, t_), c(-lowest), "model.causal_bias");
-    int m = g().convert(mask_, t_);
-    padding_ = g().ew(EwOp::kMul, g().ew(EwOp::kSub, m, c(1.0), "model.padding_mask"), c(lowest), "model.padding_bias");
+    causal_ = layers::causal_bias(cx(), S_, "model");
+    padding_ = layers::padding_bias(cx(), mask_, "model");
   }
 
   // LlamaRotaryEmbedding's cos and sin [S, hd] (see models/llama.h for why they are inputs).

@@ -33,9 +33,7 @@ class T5Builder {
     mask_ = input("attention_mask", {B_, S_});
     // The encoder's padding bias (finfo.min where attention_mask is 0), shared by the encoder's
     // self-attention and the decoder's cross-attention (T5Stack's extended attention mask).
-    const double lowest = double(std::numeric_limits<float>::max());
-    padding_ = g().ew(EwOp::kMul, g().ew(EwOp::kSub, g().convert(mask_, t_), c(1.0), "encoder.padding_mask"), c(lowest),
-                      "encoder.padding_bias");
+    padding_ = layers::padding_bias(cx(), mask_, "encoder");
     out_.units.push_back({"encoder.embed_tokens", enc_first, last()});
     int enc_bias = -1;
     for (int64_t l = 0; l < p_.layers; ++l) {
@@ -48,10 +46,7 @@ class T5Builder {
     const int mid_first = next();
     const int enc_out = dropout(rms_norm(x, "encoder.final_layer_norm"), "encoder.dropout");
     int y = embed("decoder_input_ids", T_, nullptr);
-    // Causal: finfo.min where key j > query i.
-    int later = g().ew(EwOp::kCmpGt, g().iota({T_, T_}, 1, DType::kS32), g().iota({T_, T_}, 0, DType::kS32),
-                       "decoder.causal_mask");
-    causal_ = g().ew(EwOp::kMul, g().convert(later, t_), c(-lowest), "decoder.causal_bias");
+    causal_ = layers::causal_bias(cx(), T_, "decoder");
     out_.units.push_back({"decoder.embed_tokens", mid_first, last()});
     int dec_bias = -1;
     for (int64_t l = 0; l < p_.decoder_layers; ++l) {
