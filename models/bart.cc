@@ -32,36 +32,34 @@ class BartBuilder {
     int x = embed("model.encoder", "input_ids", S_);
     const int mask = input("attention_mask", {B_, S_});
     padding_ = layers::padding_bias(cx(), mask, "model.encoder");
-    out_.units.push_back({"model.encoder.embed", 0, last()});
+    add_unit(out_, "model.encoder.embed", 0);
     for (int64_t l = 0; l < p_.layers; ++l) {
       const std::string name = "model.encoder.layers." + std::to_string(l);
       const int first = next();
       x = encoder_layer(x, name);
-      out_.units.push_back({name, first, last(), /*layer=*/true});
+      add_unit(out_, name, first, /*layer=*/true);
     }
     const int mid = next();
     int y = embed("model.decoder", "decoder_input_ids", T_);
     causal_ = layers::causal_bias(cx(), T_, "model.decoder");
-    out_.units.push_back({"model.decoder.embed", mid, last()});
+    add_unit(out_, "model.decoder.embed", mid);
     for (int64_t l = 0; l < p_.decoder_layers; ++l) {
       const std::string name = "model.decoder.layers." + std::to_string(l);
       const int first = next();
       y = decoder_layer(y, x, name);
-      out_.units.push_back({name, first, last(), /*layer=*/true});
+      add_unit(out_, name, first, /*layer=*/true);
     }
     const int heads_first = next();
     lm_head_and_loss(y);
-    out_.units.push_back({"heads", heads_first, last()});
+    add_unit(out_, "heads", heads_first);
     out_.modules = std::make_shared<BartModel>(p_);
-    out_.graph.mark_output(out_.loss);
-    if (!s_.training) out_.graph.mark_output(out_.logits);
+    mark_outputs(out_, s_.training);
     return std::move(out_);
   }
 
  private:
   Graph& g() { return out_.graph; }
   int next() { return int(g().nodes().size()); }
-  int last() { return int(g().nodes().size()) - 1; }
   layers::LayerContext cx() { return {g(), out_.params, out_.inputs, t_, s_.param_dtype, s_.precision, s_.training}; }
   int input(const std::string& name, Dims shape) { return layers::input(cx(), name, std::move(shape), DType::kS32); }
   int c(double v) { return layers::constant(cx(), v); }

@@ -31,10 +31,9 @@ class BertBuilder {
       classification_head(pooled);
     else
       pretraining_heads(seq_out, pooled);
-    out_.units.push_back({"heads", heads_first, int(g().nodes().size()) - 1, false});
+    add_unit(out_, "heads", heads_first);
     out_.modules = std::make_shared<BertModel>(cfg_, o_.head, o_.max_predictions_per_seq);
-    out_.graph.mark_output(out_.loss);
-    if (!o_.training) out_.graph.mark_output(out_.logits);
+    mark_outputs(out_, o_.training);
     return std::move(out_);
   }
 
@@ -78,12 +77,12 @@ class BertBuilder {
     int m = g().convert(mask_, t_);
     additive_mask_ = g().ew(EwOp::kMul, g().ew(EwOp::kSub, m, c(1.0), "bert.extended_attention_mask"),
                             c(double(std::numeric_limits<float>::max())), "bert.extended_attention_mask");
-    out_.units.push_back({"bert.embeddings", 0, int(g().nodes().size()) - 1, false});
+    add_unit(out_, "bert.embeddings", 0);
     for (int64_t l = 0; l < cfg_.layers; ++l) {
       const std::string name = "bert.encoder.layer." + std::to_string(l);
       const int first = int(g().nodes().size());
       x = layer(x, name);
-      out_.units.push_back({name, first, int(g().nodes().size()) - 1, /*layer=*/true});
+      add_unit(out_, name, first, /*layer=*/true);
     }
     return x;
   }

@@ -41,10 +41,9 @@ class EncoderBuilder {
     x = encoder(x);
     const int heads_first = int(g().nodes().size());
     head(x);
-    out_.units.push_back({"heads", heads_first, int(g().nodes().size()) - 1, false});
+    add_unit(out_, "heads", heads_first);
     out_.modules = std::make_shared<EncoderModel>(p_, labels_, masked_lm_ ? EncoderHead::kMaskedLm : EncoderHead::kSequenceClassification);
-    out_.graph.mark_output(out_.loss);
-    if (!s_.training) out_.graph.mark_output(out_.logits);
+    mark_outputs(out_, s_.training);
     return std::move(out_);
   }
 
@@ -110,7 +109,7 @@ class EncoderBuilder {
                             c(double(std::numeric_limits<float>::max())), base() + ".extended_attention_mask");
     if (p_.family == ModelFamily::kAlbert)  // ALBERT's projection runs in the encoder; BERT-style units keep it with the embeddings
       x = linear(x, p_.embedding_size, H_, "albert.encoder.embedding_hidden_mapping_in");
-    out_.units.push_back({base() + ".embeddings", 0, int(g().nodes().size()) - 1, false});
+    add_unit(out_, base() + ".embeddings", 0);
     for (int64_t l = 0; l < p_.layers; ++l) {
       const int first = int(g().nodes().size());
       std::string prefix, unit;
@@ -130,7 +129,7 @@ class EncoderBuilder {
              ".attention.output.LayerNorm", ".intermediate.dense", ".output.dense", ".output.LayerNorm"};
       }
       x = layer(x, prefix, n);
-      out_.units.push_back({unit, first, int(g().nodes().size()) - 1, /*layer=*/true});
+      add_unit(out_, unit, first, /*layer=*/true);
     }
     return x;
   }

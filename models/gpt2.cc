@@ -29,20 +29,19 @@ class Gpt2Builder {
 
   ModelGraph build() {
     int x = embeddings();
-    out_.units.push_back({"transformer.embeddings", 0, int(g().nodes().size()) - 1, false});
+    add_unit(out_, "transformer.embeddings", 0);
     causal_and_padding_masks();
     for (int64_t l = 0; l < p_.layers; ++l) {
       const std::string name = "transformer.h." + std::to_string(l);
       const int first = int(g().nodes().size());
       x = block(x, name);
-      out_.units.push_back({name, first, int(g().nodes().size()) - 1, /*layer=*/true});
+      add_unit(out_, name, first, /*layer=*/true);
     }
     const int heads_first = int(g().nodes().size());
     lm_head_and_loss(layer_norm(x, "transformer.ln_f"));
-    out_.units.push_back({"heads", heads_first, int(g().nodes().size()) - 1, false});
+    add_unit(out_, "heads", heads_first);
     out_.modules = std::make_shared<Gpt2Model>(p_);
-    out_.graph.mark_output(out_.loss);
-    if (!s_.training) out_.graph.mark_output(out_.logits);
+    mark_outputs(out_, s_.training);
     return std::move(out_);
   }
 

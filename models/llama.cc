@@ -29,19 +29,18 @@ class LlamaBuilder {
     int x = embeddings();
     causal_and_padding_masks();
     rope_tables();
-    out_.units.push_back({"model.embed_tokens", 0, int(g().nodes().size()) - 1, false});
+    add_unit(out_, "model.embed_tokens", 0);
     for (int64_t l = 0; l < p_.layers; ++l) {
       const std::string name = "model.layers." + std::to_string(l);
       const int first = int(g().nodes().size());
       x = decoder_layer(x, name);
-      out_.units.push_back({name, first, int(g().nodes().size()) - 1, /*layer=*/true});
+      add_unit(out_, name, first, /*layer=*/true);
     }
     const int heads_first = int(g().nodes().size());
     lm_head_and_loss(rms_norm(x, "model.norm"));
-    out_.units.push_back({"heads", heads_first, int(g().nodes().size()) - 1, false});
+    add_unit(out_, "heads", heads_first);
     out_.modules = std::make_shared<LlamaModel>(p_);
-    out_.graph.mark_output(out_.loss);
-    if (!s_.training) out_.graph.mark_output(out_.logits);
+    mark_outputs(out_, s_.training);
     return std::move(out_);
   }
 

@@ -65,6 +65,16 @@ struct StepShape {
   DotPrecision precision = DotPrecision::kDefault;  // dot precision
 };
 
+// What every builder does with the graph it builds: record the forward nodes built since `first` as a
+// unit (ModelGraph::units), and mark the outputs at the end (the loss; evaluation graphs the logits too).
+inline void add_unit(ModelGraph& m, std::string name, int first, bool layer = false) {
+  m.units.push_back({std::move(name), first, int(m.graph.nodes().size()) - 1, layer});
+}
+inline void mark_outputs(ModelGraph& m, bool training) {
+  m.graph.mark_output(m.loss);
+  if (!training) m.graph.mark_output(m.logits);
+}
+
 class Model : public ModuleTree {
  public:
   virtual std::string name() const = 0;

@@ -34,41 +34,39 @@ class T5Builder {
     // The encoder's padding bias (finfo.min where attention_mask is 0), shared by the encoder's
     // self-attention and the decoder's cross-attention (T5Stack's extended attention mask).
     padding_ = layers::padding_bias(cx(), mask_, "encoder");
-    out_.units.push_back({"encoder.embed_tokens", enc_first, last()});
+    add_unit(out_, "encoder.embed_tokens", enc_first);
     int enc_bias = -1;
     for (int64_t l = 0; l < p_.layers; ++l) {
       const std::string name = "encoder.block." + std::to_string(l);
       const int first = next();
       if (l == 0) enc_bias = position_bias(S_, S_, /*bidirectional=*/true, name + ".layer.0.SelfAttention");
       x = encoder_block(x, name, enc_bias);
-      out_.units.push_back({name, first, last(), /*layer=*/true});
+      add_unit(out_, name, first, /*layer=*/true);
     }
     const int mid_first = next();
     const int enc_out = dropout(rms_norm(x, "encoder.final_layer_norm"), "encoder.dropout");
     int y = embed("decoder_input_ids", T_, nullptr);
     causal_ = layers::causal_bias(cx(), T_, "decoder");
-    out_.units.push_back({"decoder.embed_tokens", mid_first, last()});
+    add_unit(out_, "decoder.embed_tokens", mid_first);
     int dec_bias = -1;
     for (int64_t l = 0; l < p_.decoder_layers; ++l) {
       const std::string name = "decoder.block." + std::to_string(l);
       const int first = next();
       if (l == 0) dec_bias = position_bias(T_, T_, /*bidirectional=*/false, name + ".layer.0.SelfAttention");
       y = decoder_block(y, enc_out, name, dec_bias);
-      out_.units.push_back({name, first, last(), /*layer=*/true});
+      add_unit(out_, name, first, /*layer=*/true);
     }
     const int heads_first = next();
     lm_head_and_loss(dropout(rms_norm(y, "decoder.final_layer_norm"), "decoder.dropout"));
-    out_.units.push_back({"heads", heads_first, last()});
+    add_unit(out_, "heads", heads_first);
     out_.modules = std::make_shared<T5Model>(p_);
-    out_.graph.mark_output(out_.loss);
-    if (!s_.training) out_.graph.mark_output(out_.logits);
+    mark_outputs(out_, s_.training);
     return std::move(out_);
   }
 
  private:
   Graph& g() { return out_.graph; }
   int next() { return int(g().nodes().size()); }
-  int last() { return int(g().nodes().size()) - 1; }
   layers::LayerContext cx() { return {g(), out_.params, out_.inputs, t_, s_.param_dtype, s_.precision, s_.training}; }
   int input(const std::string& name, Dims shape) { return layers::input(cx(), name, std::move(shape), DType::kS32); }
   int c(double v) { return layers::constant(cx(), v); }

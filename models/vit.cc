@@ -30,19 +30,18 @@ class VitBuilder {
 
   ModelGraph build() {
     int x = embeddings();
-    out_.units.push_back({"vit.embeddings", 0, int(g().nodes().size()) - 1, false});
+    add_unit(out_, "vit.embeddings", 0);
     for (int64_t l = 0; l < cfg_.arch.layers; ++l) {
       const std::string name = "vit.encoder.layer." + std::to_string(l);
       const int first = int(g().nodes().size());
       x = layer(x, name);
-      out_.units.push_back({name, first, int(g().nodes().size()) - 1, /*layer=*/true});
+      add_unit(out_, name, first, /*layer=*/true);
     }
     const int heads_first = int(g().nodes().size());
     head(layer_norm(x, "vit.layernorm"));
-    out_.units.push_back({"heads", heads_first, int(g().nodes().size()) - 1, false});
+    add_unit(out_, "heads", heads_first);
     out_.modules = std::make_shared<VitModel>(cfg_);
-    out_.graph.mark_output(out_.loss);
-    if (!s_.training) out_.graph.mark_output(out_.logits);
+    mark_outputs(out_, s_.training);
     return std::move(out_);
   }
 
