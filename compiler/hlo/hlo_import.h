@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,9 @@ struct ImportOptions {
   // stands in as an input, so any module imports in bounded time and memory. The largest
   // pre-optimization training steps have a few 10^5 instructions.
   size_t max_instructions = size_t(1) << 21;
+  // The iterations of a `while` whose trip count cannot be read from the loop itself (the workload's
+  // `while_trip_count`); unset: such a loop is imported once and listed as unmodelled.
+  std::optional<int64_t> while_trip_count;
 };
 
 // The module's statistics without the graph's unmodelled list (cheap; no graph built).

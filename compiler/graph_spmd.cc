@@ -1,0 +1,49 @@
+#include "compiler/graph_spmd.h"
+
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "compiler/fusion.h"
+#include "compiler/lowering.h"
+#include "compiler/memory_plan.h"
+#include "compiler/program_builder.h"
+#include "compiler/replicas.h"
+
+namespace tpusim::compiler {
+
+SpmdProgram compile_graph_spmd(const models::Graph& g, const HwConfig& hw, const std::string& name,
+                               const std::vector<CoreId>& cores) {
+  if (cores.empty()) throw std::invalid_argument("compile_graph_spmd: no cores");
+  std::set<std::pair<uint32_t, uint32_t>> seen;
+  std::map<uint32_t, uint32_t> on_chip;
+  uint32_t sharers = 0;  // the most of `cores` on one chip: they share its CMEM
+  for (const CoreId& c : cores) {
+    if (!seen.insert({c.chip, c.core}).second)
+      throw std::invalid_argument("compile_graph_spmd: core " + std::to_string(c.chip) + "." +
+                                  std::to_string(c.core) + " listed twice");
+    sharers = std::max(sharers, ++on_chip[c.chip]);
+  }
+  SpmdProgram out;
+  isa::Program& prog = out.program;
+  prog.name = name;
+  ReplicaStreams streams(prog, cores, hw.chip.core.vmem.size_bytes());
+  ProgramBuilder& b0 = streams.main();
+  FusionPlan plan = plan_fusions(g);
+  out.kernels = uint32_t(plan.fusions.size());
+  // The module's inputs are where the framework's runtime put them (HBM), as for a training step.
+  MemoryPlan mp = plan_memory(g, plan, [&](int id) { return buffer_kind_of_role(g.node(id).role); });
+  place_in_cmem(mp, g.nodes().size(), hw.chip, sharers, /*inputs_in_hbm=*/true);
+  LowerContext cx{g, plan, hw, b0};
+  cx.cmem_node = &mp.cmem_node;
+  for (const auto& f : plan.fusions) lower_fusion(cx, f);
+  streams.finish();
+  prog.info.flops = cx.flops;
+  prog.info.hbm_bytes = cx.hbm_bytes;
+  prog.info.cmem_bytes = cx.cmem_bytes;
+  prog.info.cmem_resident_bytes = mp.cmem_peak_bytes;
+  prog.info.fusions = out.kernels;
+  return out;
+}
+
+}  // namespace tpusim::compiler
