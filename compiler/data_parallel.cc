@@ -122,6 +122,13 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
       return b.kind == BufferKind::kParameter || b.kind == BufferKind::kOptimizerState || once.count(b.node) > 0;
     });
   }
+  // Lowering a program that cannot be allocated would only spend time and memory (a 10^12-parameter
+  // custom model lowers to billions of instructions).
+  if (out.memory.peak_bytes > device_hbm_bytes(hw.chip)) {
+    out.lowered = false;
+    prog.cores.clear();
+    return out;
+  }
   LowerContext cx{g, plan, hw, b0};
   cx.cmem_node = &out.memory.cmem_node;
   // The optimizer's kernels on a megacore: each core updates its share of every parameter.

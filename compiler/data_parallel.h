@@ -66,6 +66,10 @@ struct CompiledStep {
   uint64_t allgather_bytes = 0;      // FSDP (compiler/fsdp.h): gathered bytes per core and step
   uint64_t reducescatter_bytes = 0;  // FSDP: reduce-scattered (full gradient) bytes per core and step
   uint64_t infeed_bytes = 0;  // per core and step
+  // False when the memory plan's peak exceeds the device's HBM: such a program cannot run (the
+  // runtime's allocation fails, which the training loop reports from `memory`), so it is not
+  // lowered and `program` is empty; the rest (memory, key, ops, kernels) is filled in.
+  bool lowered = true;
 };
 
 // The step's XLA-style compilation cache key (graph, shapes, donation), without lowering it.

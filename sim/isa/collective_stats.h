@@ -38,6 +38,7 @@ struct CollectiveKindStats {
   double busy_s = 0, exposed_s = 0;
 
   CollectiveKindStats& operator+=(const CollectiveKindStats& o);
+  bool operator==(const CollectiveKindStats&) const = default;
 };
 
 struct CollectiveStats {
@@ -48,6 +49,7 @@ struct CollectiveStats {
   CollectiveKindStats& operator[](isa::Collective k) { return kinds[size_t(k)]; }
   // Sums every kind's figures (a run's total over its steps).
   CollectiveStats& operator+=(const CollectiveStats& o);
+  bool operator==(const CollectiveStats&) const = default;
 };
 
 const char* collective_kind_name(isa::Collective k);  // "all-reduce", ...; "none"

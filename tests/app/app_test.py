@@ -249,6 +249,60 @@ axes:
                      ["--set: compile_cache.persistent_dir: value", "cannot be created as a directory"])
 
 
+def test_run_length(tmp):
+    """Issue 15: `epochs: 10000` wrote a 791 MB report.json and the schema's maximum took 4 GB. A run
+    is at most 2^20 steps, refused before anything runs; past 10,000 records identical steps fold
+    into one (`repeat`), with the same summary as when every step is listed."""
+    expect_bad_input(tmp, ["run", "--set", "epochs=10000"],
+                     ["--set: epochs: value '10000' makes a run of 1220000 steps (115 per epoch of 3668 training examples, "
+                      "plus 10000 evaluation passes of 7 steps); at most 1048576 (2^20)", "use fewer epochs"])
+    expect_bad_input(tmp, ["run", "--set", "epochs=1048576"], ["makes a run of 127926272 steps"])
+    reps = {}
+    for epochs in (80, 100):  # 9760 and 12200 steps
+        out = os.path.join(tmp, "len{}".format(epochs))
+        run(["run", "--quiet", "--set", "epochs={}".format(epochs), "--out", out], tmp)
+        with open(os.path.join(out, "report.json")) as f:
+            reps[epochs] = json.load(f)
+    listed = reps[80]["steps"]
+    check(len(listed) == 9760 and all("repeat" not in s for s in listed), "a short run lists every step", "")
+    folded = reps[100]["steps"]
+    check(10000 < len(folded) < 10500, "a long run folds identical steps: {} records".format(len(folded)), "")
+    nxt = 0
+    for s in folded:
+        check(s["index"] == nxt, "records follow one another", str(s["index"]))
+        nxt = s["index"] + s.get("repeat", 1)
+    check(nxt == 12200, "the records stand for every step", str(nxt))
+    # The summary counts every step a record stands for.
+    for rep in reps.values():
+        steady = [s for s in rep["steps"] if s["kind"] == "train" and s["compile"] == "cached" and not s["first_execution"]]
+        times = sorted(t for s in steady for t in [s["step_time_s"]] * s.get("repeat", 1))
+        median = (times[(len(times) - 1) // 2] + times[len(times) // 2]) / 2
+        coll = sum(s["collective_s"] * s.get("repeat", 1) for s in steady)
+        dev = sum(s["device_s"] * s.get("repeat", 1) for s in steady)
+        summ = rep["summary"]
+        check(abs(summ["steady_step_time_s"] - median) <= 1e-9 * median, "steady step from the records",
+              "{} vs {}".format(summ["steady_step_time_s"], median))
+        check(abs(summ["collective_share"] - coll / dev) <= 1e-9, "collective share from the records",
+              "{} vs {}".format(summ["collective_share"], coll / dev))
+
+
+def test_huge_model(tmp):
+    """Issue 15: the largest in-range model_config took 2.4 GB and exited 1 (std::bad_alloc). A step
+    program that cannot be allocated is not lowered: exit 3, XLA's out-of-HBM error, and advice that
+    fits (the weights alone do not fit: no smaller batch helps)."""
+    sets = ["workload.model=custom", "workload.model_config.layers=2", "workload.model_config.hidden=65536",
+            "workload.model_config.heads=1024", "workload.model_config.intermediate=262144",
+            "workload.model_config.vocab=4194304", "workload.model_config.max_position=65536"]
+    args = ["run", "--quiet", "--out", os.path.join(tmp, "huge")]
+    for x in sets:
+        args += ["--set", x]
+    proc, where = run(args, tmp, expect=3)
+    for n in ["Resource exhausted: out of HBM", "The parameters and optimizer state alone exceed the device's HBM",
+              "sharding: fsdp"]:
+        check(n in proc.stderr, "message lacks {!r}".format(n), where)
+    check("Reduce per_device_batch_size" not in proc.stderr, "no batch advice when the weights alone do not fit", where)
+
+
 def test_bad_hw_key(tmp):
     """An unknown (misspelled) key in a hardware file: exit 2, the file and a 'did you mean'."""
     path = copy_hw_tree(tmp)

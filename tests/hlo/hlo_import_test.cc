@@ -198,7 +198,7 @@ TEST(HloImport, DoublingTuplesAndCallsStayBounded) {
   }
   t << "  y = f32[2] call(x), to_apply=c40\n  ROOT r = (f32[2], " << shape << ") tuple(y, t12)\n}\n";
   const std::string text = t.str();
-  const HloImport r = import_hlo(parse_hlo_module(text, "t.hlo"), {.max_instructions = 5000});
+  const HloImport r = import_hlo(parse_hlo_module(text, "t.hlo"), {.max_instructions = 5000, .while_trip_count = {}});
   EXPECT_LE(r.graph.nodes().size(), 5000u + 64);
   bool limited = false;
   for (const Unmodelled& u : r.stats.unmodelled) limited |= u.reason.find("inlining limit") != std::string::npos;

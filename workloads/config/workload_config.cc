@@ -658,7 +658,7 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
   if (const config::Node* n = root.find("num_processes")) w.training.num_processes_file = n->file, w.training.num_processes_line = n->line;
   if (const config::Node* n = root.find("chip")) w.kernel.chip_file = n->file, w.kernel.chip_line = n->line;
   for (const std::string path : {"dataset.train", "dataset.eval", "dataset.train_target", "dataset.eval_target",
-                                  "compile_cache.persistent_dir"}) {
+                                  "compile_cache.persistent_dir", "epochs", "steps"}) {
     const config::Node* n = &root;
     for (size_t from = 0; n && from <= path.size();) {
       const size_t dot = std::min(path.find('.', from), path.size());

@@ -113,7 +113,7 @@ struct TrainingWorkload {
   // changes one of those strings afterwards (the advisor) resolves again.
   TrainingChoices choices;
   // Where the keys checked after loading were written: dataset.train, dataset.eval,
-  // dataset.train_target, dataset.eval_target, compile_cache.persistent_dir.
+  // dataset.train_target, dataset.eval_target, compile_cache.persistent_dir, epochs, steps.
   std::map<std::string, KeyOrigin> origins;
 };
 

@@ -130,6 +130,7 @@ DeviceRun StepPrograms::execute(BuiltStep& s, TraceSink* trace) {
     }
   }
   const auto t0 = Clock::now();
+  if (!s.compiled.lowered) throw std::logic_error("step program '" + s.name + "' does not fit in HBM and was not lowered");
   RunResult rr = engine_->run(s.compiled.program, trace);
   simulate_wall_s_ += since(t0);
   ++simulations_;

@@ -37,7 +37,13 @@ void add_collectives(TrainingRunResult& r, const compiler::CompiledStep& c, cons
 }
 
 // What to change after an out-of-HBM failure, given what the workload already does.
-std::string out_of_hbm_advice(const TrainingWorkload& t) {
+std::string out_of_hbm_advice(const TrainingWorkload& t, bool state_alone_too_big) {
+  // The weights and optimizer state alone do not fit: a smaller batch cannot help.
+  if (state_alone_too_big)
+    return std::string("The parameters and optimizer state alone exceed the device's HBM: ") +
+           (t.choices.sharding == Sharding::kDataParallel ? "shard them with sharding: fsdp over enough devices"
+                                                          : "shard them over more devices (a larger slice)") +
+           (t.choices.precision == Precision::kFp32 ? ", use precision: bf16" : "") + ", or train a smaller model";
   std::string a = "Reduce per_device_batch_size or max_length";
   if (t.choices.precision == Precision::kFp32) a += ", use precision: bf16";
   if (t.choices.sharding == Sharding::kDataParallel)
@@ -176,6 +182,10 @@ class Loop {
   std::set<std::string> executed_;   // program keys already executed once (loaded, allocated)
   std::map<std::string, size_t> program_index_;
   double dev_t_ = 0;                 // s: the device clock
+  uint64_t steps_run_ = 0;           // steps executed (r_.steps may fold repeats: record_step)
+  double end_before_last_ = 0;       // s: the end of the step before the last one
+  void record_step(StepRecord rec);
+  void check_run_length(const data::Dataset& train, const data::Dataset& eval, const data::LoaderOptions& lo);
   uint64_t real_tokens_ = 0, padded_tokens_ = 0;
   uint64_t flops_ = 0;
   double device_sum_s_ = 0;
@@ -261,6 +271,8 @@ void Loop::run() {
           ram.copies, gib(ram.model_bytes), processes, gib(ram.need_bytes), gib(ram.have_bytes)));
   }
 
+  check_run_length(train, eval, lo);
+
   uint64_t train_steps = 0;
   uint32_t micro_steps = 0;  // micro-steps since the last optimizer step (gradient accumulation)
   bool capped = false;
@@ -300,6 +312,37 @@ void Loop::run() {
   finish();
 }
 
+// The run's steps (train and eval), from the loaders' closed-form counts, against kMaxRunSteps:
+// refused before anything is simulated.
+void Loop::check_run_length(const data::Dataset& train, const data::Dataset& eval, const data::LoaderOptions& lo) {
+  const data::EpochCounts per_epoch = data::count_epoch(train.size(), lo, true);
+  using u128 = unsigned __int128;
+  u128 train_total = u128(per_epoch.steps) * t_.epochs;
+  if (t_.steps) train_total = std::min<u128>(train_total, t_.steps);
+  const uint64_t epochs_run = per_epoch.steps ? uint64_t(std::min<u128>(t_.epochs, (train_total + per_epoch.steps - 1) / per_epoch.steps)) : 0;
+  u128 eval_passes = 0;
+  if (!eval.empty() && t_.choices.eval_strategy == EvalStrategy::kEpoch) eval_passes = epochs_run;
+  if (!eval.empty() && t_.choices.eval_strategy == EvalStrategy::kSteps && t_.eval_steps > 0 && per_epoch.steps)
+    eval_passes = train_total * per_epoch.optimizer_steps / per_epoch.steps / t_.eval_steps;
+  const u128 eval_per_pass = eval_passes ? data::plan_eval(eval, lo, t_.eval_per_device_batch_size).steps.size() : 0;
+  const u128 total = train_total + eval_passes * eval_per_pass;
+  if (total <= kMaxRunSteps) return;
+  const bool by_steps = t_.steps && train_total == t_.steps;
+  const std::string key = by_steps ? "steps" : "epochs";
+  ConfigErrorInfo i{"workload", key, 0, by_steps ? std::to_string(t_.steps) : std::to_string(t_.epochs),
+                      fmt::format("makes a run of {} steps ({} per epoch of {} training examples{}); at most {} (2^20) "
+                                  "are simulated, more than the longest published training schedules",
+                                  uint64_t(std::min<u128>(total, UINT64_MAX)), per_epoch.steps, train.size(),
+                                  eval_passes ? fmt::format(", plus {} evaluation passes of {} steps", uint64_t(eval_passes),
+                                                            uint64_t(eval_per_pass))
+                                              : "",
+                                  kMaxRunSteps),
+                      by_steps ? "simulate fewer steps: the steady step time does not change after the first few hundred"
+                               : "use fewer epochs, or `steps:` to stop after a number of steps"};
+  if (const auto o = t_.origins.find(key); o != t_.origins.end()) i.file = o->second.file, i.line = o->second.line;
+  throw ConfigError(i);
+}
+
 void Loop::evaluate(const data::Dataset& eval, const data::LoaderOptions& lo, uint32_t epoch) {
   if (o_.on_stage)
     o_.on_stage(t_.choices.eval_strategy == EvalStrategy::kSteps ? fmt::format("evaluation after optimizer step {}", r_.optimizer_steps)
@@ -320,7 +363,7 @@ void Loop::host_side(GraphKind kind, bool grad_buffers, const data::Step& st, bo
                      TrainingTracer& tracer) {
   // The host runs at most one step ahead: tracing step n waits for step n-2 to complete (the
   // parallel loader's mark_step hands step n-1 to the device while n is traced).
-  const double ahead = r_.steps.size() >= 2 ? r_.steps[r_.steps.size() - 2].end_s : 0;
+  const double ahead = steps_run_ >= 2 ? end_before_last_ : 0;
   const size_t breaks = eval ? 0 : breaks_.size();
   struct Lookup {
     const StepInfo* info = nullptr;
@@ -423,7 +466,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   const std::string key = prog.compiled.key.hex();
 
   StepRecord rec;
-  rec.index = r_.steps.size();
+  rec.index = steps_run_;
   rec.kind = eval ? "eval" : "train";
   rec.graph = graph_kind_name(kind);
   rec.grad_buffers = grad_buffers;
@@ -440,7 +483,8 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
   for (const Process& pr : procs_) host_ready = std::max(host_ready, pr.host_t);
   // The program was compiled (the host paid for it); allocating its buffers fails.
   if (prog.compiled.memory.peak_bytes > r_.hbm_bytes_per_core)
-    out_of_hbm(prog, r_.hbm_bytes_per_core, hw_.chip.megacore, std::max(host_ready, dev_t_), out_of_hbm_advice(t_));
+    out_of_hbm(prog, r_.hbm_bytes_per_core, hw_.chip.megacore, std::max(host_ready, dev_t_),
+               out_of_hbm_advice(t_, prog.compiled.memory.persistent_bytes > r_.hbm_bytes_per_core));
 
   rec.start_s = std::max(host_ready, dev_t_);
   if (executed_.insert(key).second) {
@@ -547,7 +591,33 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
     r_.peak_hbm_bytes = std::max(r_.peak_hbm_bytes, p.peak_hbm_bytes);
   }
   ++r_.programs[it->second].executions;
-  r_.steps.push_back(rec);
+  record_step(std::move(rec));
+}
+
+namespace {
+bool near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
+// `b` is `a` again, apart from its place in the run (index, start and end) and rounding.
+bool same_step(const StepRecord& a, const StepRecord& b) {
+  return a.kind == b.kind && a.graph == b.graph && a.grad_buffers == b.grad_buffers && a.epoch == b.epoch &&
+         a.batch == b.batch && a.seq == b.seq && a.examples == b.examples && !b.compiled && !a.compiled &&
+         !b.persistent_hit && !a.persistent_hit && !b.first_execution && !a.first_execution &&
+         a.compiling_processes == b.compiling_processes && a.flops == b.flops && a.model_flops == b.model_flops &&
+         near(a.host_s, b.host_s) && near(a.compile_s, b.compile_s) && near(a.setup_s, b.setup_s) &&
+         near(a.device_s, b.device_s) && near(a.allreduce_s, b.allreduce_s) && near(a.collective_s, b.collective_s) &&
+         near(a.step_time_s, b.step_time_s) && a.collectives == b.collectives;
+}
+}  // namespace
+
+void Loop::record_step(StepRecord rec) {
+  end_before_last_ = r_.steps.empty() ? 0 : r_.steps.back().end_s;
+  ++steps_run_;
+  if (r_.steps.size() >= kStepsListedInFull && same_step(r_.steps.back(), rec)) {
+    StepRecord& last = r_.steps.back();
+    ++last.repeat;
+    last.end_s = rec.end_s;
+    return;
+  }
+  r_.steps.push_back(std::move(rec));
 }
 
 // A synchronous device->host read inside the loop (a graph break's fallback tensor, a logged loss):
@@ -600,12 +670,13 @@ void Loop::finish() {
     if (s.kind != "train" || s.compiled || s.persistent_hit || s.first_execution) continue;
     if (!warm) r_.warmup_time_s = i ? r_.steps[i - 1].end_s : 0;
     warm = true;
-    steady.push_back(s.step_time_s);
-    steady_flops += double(s.model_flops);
-    steady_time += s.step_time_s;
-    steady_device += s.device_s;
-    steady_allreduce += s.allreduce_s;
-    steady_collective += s.collective_s;
+    const double n = double(s.repeat);
+    steady.insert(steady.end(), s.repeat, s.step_time_s);
+    steady_flops += n * double(s.model_flops);
+    steady_time += n * s.step_time_s;
+    steady_device += n * s.device_s;
+    steady_allreduce += n * s.allreduce_s;
+    steady_collective += n * s.collective_s;
   }
   // Flops and peaks of a device (both cores of a megacore).
   const double device_peak = core_peak_tflop_per_s(hw_.chip) * cores_per_device(hw_.chip) * 1e12;

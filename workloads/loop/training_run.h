@@ -47,8 +47,19 @@ struct TrainingRunOptions {
   TrainingTraceOptions trace_steps;
 };
 
+// A run's length is bounded (ConfigError on `epochs`/`steps` past it): 2^20 steps, more than the
+// longest published schedules of the families tpusim models (BERT pre-training: 10^6 steps, Devlin
+// et al. 2019; T5: 2^19), so that no configuration can make the loop run for hours.
+inline constexpr uint64_t kMaxRunSteps = uint64_t(1) << 20;
+// Past this many records, a step identical to the one before (same epoch, program, shapes and
+// times, to rounding) extends that record (`repeat`) instead of adding one: memory and report.json
+// grow with what changes, not with the run's length (a 10^6-step run of one program keeps a few
+// records per epoch). Shorter runs list every step.
+inline constexpr size_t kStepsListedInFull = 10000;
+
 struct StepRecord {
-  uint64_t index = 0;       // position in the run (train and eval steps interleaved)
+  uint64_t index = 0;       // position in the run (train and eval steps interleaved); the first it stands for
+  uint64_t repeat = 1;      // consecutive identical steps this record stands for (kStepsListedInFull)
   std::string kind;         // "train" | "eval"
   std::string graph;        // graph_kind_name: train | train_first_step | accumulate | eval
   bool grad_buffers = false;  // gradient accumulation: the graph reads the .grad buffers

@@ -175,7 +175,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                      {"rewrite", d.rewrite}, {"message", d.message}, {"occurrences", d.occurrences}});
   j["diagnostics"] = diags;
   json steps = json::array();
-  for (const StepRecord& s : r.steps)
+  for (const StepRecord& s : r.steps) {
     steps.push_back({{"index", s.index},         {"kind", s.kind},
                      {"graph", s.graph},         {"grad_buffers", s.grad_buffers},
                      {"epoch", s.epoch},         {"compiling_processes", s.compiling_processes},
@@ -187,6 +187,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                      {"allreduce_s", s.allreduce_s}, {"collective_s", s.collective_s}, {"start_s", s.start_s},
                      {"collectives_s", collective_times_json(s.collectives)},
                      {"end_s", s.end_s},         {"step_time_s", s.step_time_s}});
+    if (s.repeat > 1) steps.back()["repeat"] = s.repeat;
+  }
   j["steps"] = steps;
   json programs = json::array();
   for (const ProgramRecord& p : r.programs) {
@@ -255,7 +257,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"summary.collectives.*.time_s", "s (the profiled core, all train steps)"},
             {"summary.collectives.*.exposed_s", "s (the profiled core, all train steps)"},
             {"summary.collectives.*.bytes", "bytes (per core, all train steps)"},
-            {"steps[].step_time_s", "s"}, {"programs[].batch", "examples (per device)"}, {"programs[].seq", "tokens"},
+            {"steps[].step_time_s", "s"}, {"steps[].repeat", "steps"}, {"programs[].batch", "examples (per device)"}, {"programs[].seq", "tokens"},
             {"programs[].graph_nodes", "count"}, {"programs[].hlo_ops", "count"}, {"programs[].kernels", "count"},
             {"programs[].persistent_bytes", "bytes (per device)"}, {"programs[].peak_hbm_bytes", "bytes (per device)"},
             {"programs[].cmem_bytes_per_chip", "bytes (per chip)"},
