@@ -120,6 +120,7 @@ void check_workload_hw(const WorkloadConfig& workload) {
   const HwConfig hw = load_hw(RunArgs{}, {}, &origin, &workload);
   check_num_processes(hw, workload);
   check_kernel_placement(hw, workload);
+  check_kernel_shape(hw, workload);
 }
 
 WorkloadConfig load_workload(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin) {
@@ -258,6 +259,7 @@ RunOutput run_core(const RunArgs& a, const RunSources& sources, bool want_report
   HwConfig hw = sources.hw ? load_hw_text(*sources.hw, split.hw, &ctx.hw_file) : load_hw(a, split.hw, &ctx.hw_file, &workload);
   check_num_processes(hw, workload);
   check_kernel_placement(hw, workload);
+  check_kernel_shape(hw, workload);
   if (!a.engine.empty()) check_engine(a.engine);
   ctx.hw_dump = dump_hw_config(hw);
   ctx.workload_dump = dump_workload_config(workload);

@@ -50,7 +50,7 @@ isa::Program compile_graph(const models::Graph& g, const HwConfig& hw, const std
   return prog;
 }
 
-isa::Program compile_kernel(const KernelRequest& req, const HwConfig& hw) {
+models::Graph build_kernel_graph(const KernelRequest& req, const HwConfig& hw) {
   models::KernelArgs args{req.kernel, req.shape, req.dtype, req.precision};
   std::string shape_text;
   for (const auto& [k, v] : req.shape) shape_text += (shape_text.empty() ? "" : ", ") + k + ": " + std::to_string(v);
@@ -71,6 +71,11 @@ isa::Program compile_kernel(const KernelRequest& req, const HwConfig& hw) {
                              std::to_string(hbm >> 20) + " MiB of HBM a core of TPU " + hw.chip.generation + " holds",
                          "use smaller dimensions"});
   }
+  return g;
+}
+
+isa::Program compile_kernel(const KernelRequest& req, const HwConfig& hw) {
+  const models::Graph g = build_kernel_graph(req, hw);
   std::string name = req.kernel;
   for (const auto& [k, v] : req.shape) name += "_" + k + std::to_string(v);
   return compile_graph(g, hw, name, req.chip, req.core);

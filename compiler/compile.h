@@ -19,7 +19,12 @@ struct KernelRequest {
   uint32_t core = 0;
 };
 
-// Builds the kernel's graph (models/), lowers it for `hw` and returns the Program for one core.
+// The kernel's graph (models/), checked: ConfigError at yaml path "shape" when a tensor has more
+// than 2^40 elements or does not fit in a core's HBM (what compile_kernel lowers; validate runs it
+// alone, without lowering).
+models::Graph build_kernel_graph(const KernelRequest& req, const HwConfig& hw);
+
+// Builds the kernel's graph (build_kernel_graph), lowers it for `hw` and returns the Program for one core.
 // Throws ConfigError for an unknown kernel or a missing/zero shape key (models::build_kernel).
 isa::Program compile_kernel(const KernelRequest& req, const HwConfig& hw);
 

@@ -249,6 +249,18 @@ axes:
                      ["--set: compile_cache.persistent_dir: value", "cannot be created as a directory"])
 
 
+def test_kernel_shape_errors(tmp):
+    """Issue 15: shape.m = 2^63-1 crashed (SIGFPE) and validate said ok; 2^40 hung; 2^20 per dimension
+    took 4.1 GB. Now exit 2 from run and validate, naming the key, its file and line."""
+    kernel = os.path.join(SRC, "configs", "workloads", "kernel_matmul_512.yaml")
+    for m in ("9223372036854775807", "18446744073709551615", "1099511627776"):
+        expect_bad_input(tmp, ["run", "--workload", kernel, "--set", "shape.m=" + m, "--out", os.path.join(tmp, "k")],
+                         ["--set: shape.m: value '{}".format(m), "more than 2^40 elements"])
+    big = write(tmp, "big.yaml", "kind: kernel\nhw: v3-8\nkernel: matmul\nshape: {m: 1048576, k: 1048576, n: 1048576}\n")
+    for cmd in (["validate", big], ["run", "--workload", big, "--out", os.path.join(tmp, "k")]):
+        expect_bad_input(tmp, cmd, ["big.yaml:4: shape.", "is too large", "of HBM a core of TPU v3 holds"])
+
+
 def test_run_length(tmp):
     """Issue 15: `epochs: 10000` wrote a 791 MB report.json and the schema's maximum took 4 GB. A run
     is at most 2^20 steps, refused before anything runs; past 10,000 records identical steps fold

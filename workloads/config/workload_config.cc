@@ -668,6 +668,9 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
     if (n) w.training.origins[path] = {n->file, n->line};
   }
   if (const config::Node* n = root.find("core")) w.kernel.core_file = n->file, w.kernel.core_line = n->line;
+  if (const config::Node* sh = root.find("shape"); sh && sh->is_map())
+    for (const auto& [k, v] : w.kernel.shape)
+      if (const config::Node* n = sh->find(k)) w.kernel.shape_origins[k] = {n->file, n->line};
   w.hw = hw_ref.hw, w.hw_dir = hw_ref.hw_dir, w.hw_origin = hw_ref.hw_origin, w.hw_line = hw_ref.hw_line;
   if (w.name.empty()) w.name = config::file_stem(origin);
   if (w.kind == "training" && w.training.eval_per_device_batch_size == 0)

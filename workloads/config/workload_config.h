@@ -16,6 +16,13 @@
 
 namespace tpusim {
 
+// Where a key's value was written (file or "--set", 1-based line; empty: defaulted), for errors
+// found after loading (an unknown dataset, a cache directory that cannot be made).
+struct KeyOrigin {
+  std::string file;
+  int line = 0;
+};
+
 // kind: kernel — run one kernel once on one core.
 struct KernelWorkload {
   std::string kernel;                      // matmul | layernorm | softmax | attention | encoder_block
@@ -27,6 +34,7 @@ struct KernelWorkload {
   // Where chip and core were written (file or "--set", line; 0: defaulted), for errors against the slice.
   std::string chip_file, core_file;
   int chip_line = 0, core_line = 0;
+  std::map<std::string, KeyOrigin> shape_origins;  // each shape key's, for shape errors found by the compiler
 };
 
 // kind: training — the `dataset:` section: references as in workloads/data/dataset.h
@@ -39,12 +47,6 @@ struct TrainingDatasets {
   std::string train_target, eval_target;  // seq2seq only: the targets' lengths
 };
 
-// Where a key's value was written (file or "--set", 1-based line; empty: defaulted), for errors
-// found after loading (an unknown dataset, a cache directory that cannot be made).
-struct KeyOrigin {
-  std::string file;
-  int line = 0;
-};
 
 // kind: training — `model_config:`, an inline architecture: each non-zero field replaces the named
 // preset's (model: custom starts from nothing and needs layers, hidden, heads, intermediate, vocab).

@@ -11,7 +11,32 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The compiler's shape error names the whole `shape` map without a file: point it at the key the
+// user wrote with the largest value (the dimension that overflows or makes a tensor too large).
+[[noreturn]] void rethrow_at_shape_key(const ConfigError& e, const KernelWorkload& k) {
+  ConfigErrorInfo i = e.info();
+  const std::string* largest = nullptr;
+  for (const auto& [key, v] : k.shape)
+    if (!largest || v > k.shape.at(*largest)) largest = &key;
+  if (largest) {
+    i.yaml_path = "shape." + *largest;
+    i.value = std::to_string(k.shape.at(*largest)) + " (shape " + i.value + ")";
+    if (const auto o = k.shape_origins.find(*largest); o != k.shape_origins.end()) i.file = o->second.file, i.line = o->second.line;
+  }
+  throw ConfigError(i);
+}
+
 }  // namespace
+
+void check_kernel_shape(const HwConfig& hw, const WorkloadConfig& w) {
+  if (w.kind != "kernel") return;
+  try {
+    (void)compiler::build_kernel_graph(kernel_request(w.kernel), hw);
+  } catch (const ConfigError& e) {
+    if (e.info().yaml_path != "shape") throw;
+    rethrow_at_shape_key(e, w.kernel);
+  }
+}
 
 compiler::KernelRequest kernel_request(const KernelWorkload& k) {
   compiler::KernelRequest req;
@@ -42,7 +67,13 @@ KernelRunResult run_kernel(const HwConfig& hw, const WorkloadConfig& workload, c
 
   if (opts.on_stage) opts.on_stage("compile");
   auto t0 = std::chrono::steady_clock::now();
-  isa::Program program = compiler::compile_kernel(kernel_request(workload.kernel), hw);
+  isa::Program program;
+  try {
+    program = compiler::compile_kernel(kernel_request(workload.kernel), hw);
+  } catch (const ConfigError& e) {
+    if (e.info().yaml_path != "shape") throw;
+    rethrow_at_shape_key(e, workload.kernel);
+  }
   r.ideal = compiler::ideal_cycles(program, hw);
   r.compile_wall_s = seconds_since(t0);
 

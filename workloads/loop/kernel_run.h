@@ -42,4 +42,9 @@ KernelRunResult run_kernel(const HwConfig& hw, const WorkloadConfig& workload, c
 // The compiler request for a kernel workload (exposed for benchmarks and tests).
 compiler::KernelRequest kernel_request(const KernelWorkload& k);
 
+// A kernel workload's shape against `hw` without lowering it (tpusim validate, and run before
+// compiling): a tensor past 2^40 elements or larger than a core's HBM is a ConfigError at the shape
+// key with the largest value, with its file and line. Other kinds: nothing to check.
+void check_kernel_shape(const HwConfig& hw, const WorkloadConfig& w);
+
 }  // namespace tpusim
