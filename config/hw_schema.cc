@@ -328,6 +328,12 @@ const Schema<SliceParams>& slice_schema() {
     s.field(&SliceParams::hosts, "hosts").range(1, 1 << 16).doc("host machines");
     s.field(&SliceParams::chips_per_host, "chips_per_host").range(1, 64).doc("chips attached to each host over PCIe");
     s.check([](const SliceParams& sl, const CheckContext& c) {
+      // The largest slice joined by ICI is a TPU v5p pod, 8,960 chips (Google Cloud TPU v5p
+      // documentation); twice that leaves room for designs and keeps every run's memory bounded.
+      constexpr uint64_t kMaxChips = 16384;
+      if (sl.chips() > kMaxChips)
+        c.fail("topology.dims", fmt::format("makes {} chips; a slice has at most {} (the largest built, a TPU v5p pod, "
+                                            "has 8,960)", sl.chips(), kMaxChips));
       const uint64_t hosted = uint64_t(sl.hosts) * sl.chips_per_host;
       if (hosted != sl.chips())
         c.fail("hosts", fmt::format("hosts × chips_per_host = {} × {} = {} must equal the chips of topology.dims ({})",

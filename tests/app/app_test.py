@@ -235,6 +235,9 @@ axes:
 """.format(kernel))
     expect_bad_input(tmp, ["sweep", sweep, "--dry-run"], ["escape.yaml:1", "name", "must be a file stem"])
     check(not os.path.exists(os.path.join(tmp, "..", "escape")), "nothing written outside", "")
+    # A slice of 128 x 256 chips (32,768) grew without bound: at most 16,384 chips.
+    expect_bad_input(tmp, ["run", "--set", "slice.topology.dims=[128,256]", "--set", "slice.hosts=8192"],
+                     ["slice.topology.dims: value '[128, 256]' makes 32768 chips; a slice has at most 16384"])
     # A kernel on a chip or core the slice lacks was exit 3 without file or line.
     expect_bad_input(tmp, ["run", "--workload", kernel, "--set", "workload.chip=99"],
                      ["--set: chip: value '99' is not a chip of v3-8: it has 4 chips (0 to 3)"])
