@@ -13,7 +13,7 @@
 namespace tpusim::compiler {
 
 SpmdProgram compile_graph_spmd(const models::Graph& g, const HwConfig& hw, const std::string& name,
-                               const std::vector<CoreId>& cores) {
+                               const std::vector<CoreId>& cores, const SpmdOptions& options) {
   if (cores.empty()) throw std::invalid_argument("compile_graph_spmd: no cores");
   std::set<std::pair<uint32_t, uint32_t>> seen;
   std::map<uint32_t, uint32_t> on_chip;
@@ -33,10 +33,25 @@ SpmdProgram compile_graph_spmd(const models::Graph& g, const HwConfig& hw, const
   out.kernels = uint32_t(plan.fusions.size());
   // The module's inputs are where the framework's runtime put them (HBM), as for a training step.
   MemoryPlan mp = plan_memory(g, plan, [&](int id) { return buffer_kind_of_role(g.node(id).role); });
-  place_in_cmem(mp, g.nodes().size(), hw.chip, sharers, /*inputs_in_hbm=*/true);
+  // A collective's operand and result stay in HBM, where its transfers read and write them.
+  std::vector<int> transferred;
+  for (const auto& f : plan.fusions)
+    if (f.kind == FusionKind::kCollective) {
+      transferred.push_back(f.root);
+      transferred.insert(transferred.end(), f.inputs.begin(), f.inputs.end());
+    }
+  place_in_cmem(mp, g.nodes().size(), hw.chip, sharers, /*inputs_in_hbm=*/true, transferred);
   LowerContext cx{g, plan, hw, b0};
   cx.cmem_node = &mp.cmem_node;
-  for (const auto& f : plan.fusions) lower_fusion(cx, f);
+  CollectiveOptions copt;
+  copt.piece_bytes = options.piece_bytes;
+  copt.algorithm = options.algorithm;
+  for (const auto& f : plan.fusions) {
+    if (f.kind == FusionKind::kCollective)
+      out.collectives.push_back(emit_graph_collective(streams, cx, f, cores, copt));
+    else
+      lower_fusion(cx, f);
+  }
   streams.finish();
   prog.info.flops = cx.flops;
   prog.info.hbm_bytes = cx.hbm_bytes;

@@ -240,6 +240,24 @@ class ComputationWriter {
         line(n, me, sh, "concatenate", ops, fmt::format("dimensions={{{}}}", n.axis));
         return;
       }
+      case OpKind::kCollective: {  // the form hlo_import_collectives.cc reads back
+        const models::CollectiveAttrs& c = n.collective;
+        std::vector<std::string> attrs;
+        if (c.op == models::CollectiveOp::kCollectivePermute) {
+          std::vector<std::string> p;
+          for (const auto& [s, t] : c.pairs) p.push_back(fmt::format("{{{},{}}}", s, t));
+          attrs.push_back(fmt::format("source_target_pairs={{{}}}", fmt::join(p, ",")));
+        } else {
+          std::vector<std::string> gs;
+          for (const auto& grp : c.groups) gs.push_back(fmt::format("{{{}}}", fmt::join(grp, ",")));
+          attrs.push_back(fmt::format("replica_groups={{{}}}", fmt::join(gs, ",")));
+        }
+        if (c.dim >= 0) attrs.push_back(fmt::format("dimensions={{{}}}", c.dim));
+        if (c.op == models::CollectiveOp::kAllReduce || c.op == models::CollectiveOp::kReduceScatter)
+          attrs.push_back("to_apply=%" + reducer(c.reduce == models::ReduceOp::kMax, n.dtype));
+        line(n, me, sh, models::collective_op_name(c.op), {in(0)}, fmt::format("{}", fmt::join(attrs, ", ")));
+        return;
+      }
     }
     throw std::logic_error("hlo export: unknown op kind");
   }
