@@ -1,5 +1,6 @@
 #include "compiler/hlo/hlo_export.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <stdexcept>
@@ -335,7 +336,12 @@ std::string export_hlo(const models::Graph& g, const HloExportOptions& options) 
     for (size_t p = line.find('\n'); p != std::string::npos; p = line.find('\n', p + 4)) line.replace(p, 1, "\n// ");
     out += fmt::format("// {}\n", line);
   }
-  out += "HloModule " + sanitize(options.module_name) + "\n\n";
+  // The replicas of the graph's collectives (their ids), so that the import reads them back.
+  int64_t replicas = 1;
+  for (const models::Node& n : g.nodes())
+    if (n.kind == OpKind::kCollective) replicas = std::max(replicas, n.collective.replicas);
+  out += "HloModule " + sanitize(options.module_name) + (replicas > 1 ? fmt::format(", replica_count={}", replicas) : "") +
+         "\n\n";
   for (const std::string& r : reducers) out += reducer_computation(r) + "\n";
   for (const std::string& e : extra) out += e + "\n";
   return out + entry;

@@ -3,9 +3,11 @@
 // (compiler/graph_spmd.h) and simulated; an imported all-reduce against the data-parallel one.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "compiler/graph_spmd.h"
+#include "compiler/hlo/hlo_export.h"
 #include "compiler/hlo/hlo_import.h"
 #include "compiler/hlo/hlo_parser.h"
 #include "config/hw_loader.h"
@@ -102,6 +104,30 @@ ENTRY main {
   // ImportOptions::replicas overrides the module's count: 2 replicas, so groups of 2 gather 12.
   const HloImport r2 = import_hlo(parse_hlo_module(text, "t.hlo"), {.max_instructions = 1 << 20, .while_trip_count = {}, .replicas = 2});
   EXPECT_EQ(one_named(r2.graph, "wrong_shape").kind, OpKind::kCollective);
+}
+
+// Exported (compiler/hlo/hlo_export.h) and imported back: the same collectives.
+TEST(HloImportCollectives, ExportRoundTrip) {
+  const HloImport a = import_hlo(data_module("import_collectives.hlo"));
+  const std::string text = export_hlo(a.graph);
+  const HloImport b = import_hlo(parse_hlo_module(text, "exported.hlo"));
+  EXPECT_TRUE(b.stats.unmodelled.empty()) << text;
+  std::vector<const models::Node*> ca, cb;
+  for (const models::Node& n : a.graph.nodes())
+    if (n.kind == OpKind::kCollective) ca.push_back(&n);
+  for (const models::Node& n : b.graph.nodes())
+    if (n.kind == OpKind::kCollective) cb.push_back(&n);
+  ASSERT_EQ(ca.size(), cb.size());
+  for (size_t i = 0; i < ca.size(); ++i) {
+    const models::CollectiveAttrs &x = ca[i]->collective, &y = cb[i]->collective;
+    EXPECT_EQ(ca[i]->shape, cb[i]->shape) << ca[i]->name;
+    EXPECT_EQ(x.op, y.op) << ca[i]->name;
+    EXPECT_EQ(x.replicas, y.replicas) << ca[i]->name;
+    EXPECT_EQ(x.groups, y.groups) << ca[i]->name;
+    EXPECT_EQ(x.dim, y.dim) << ca[i]->name;
+    EXPECT_EQ(x.reduce, y.reduce) << ca[i]->name;
+    EXPECT_EQ(x.pairs, y.pairs) << ca[i]->name;
+  }
 }
 
 // The whole module compiled across the 8 cores of a v3-8 and simulated on both engines: every
