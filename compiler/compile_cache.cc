@@ -80,6 +80,7 @@ CacheKey graph_cache_key(const models::Graph& g, const std::vector<int>& donated
         h.pod(uint8_t(c.reduce));
         h.pod(c.replicas);
         h.pod(c.dim);
+        h.pod(uint8_t(c.async));
         h.pod(uint64_t(c.groups.size()));
         for (const auto& grp : c.groups) h.vec(grp);
         h.pod(uint64_t(c.pairs.size()));

@@ -31,7 +31,7 @@ CollectiveKind kind_of(CollectiveOp op) {
 std::vector<uint32_t> emit_permute(std::vector<ProgramBuilder*>& b, const std::vector<CoreId>& cores,
                                    const std::vector<std::pair<int64_t, int64_t>>& pairs, uint64_t bytes,
                                    const isa::Deps& after, const std::string& kernel, uint64_t piece_bytes,
-                                   uint32_t tag_base, uint32_t* tags_used) {
+                                   uint32_t tag_base, bool background, uint32_t* tags_used) {
   const size_t n = cores.size();
   std::vector<int64_t> to(n, -1), from(n, -1);
   for (const auto& [s, t] : pairs)
@@ -45,7 +45,11 @@ std::vector<uint32_t> emit_permute(std::vector<ProgramBuilder*>& b, const std::v
   for (size_t i = 0; i < n; ++i) {
     ProgramBuilder& B = *b[i];
     B.begin_kernel(kernel, isa::Collective::kCollectivePermute);
-    B.alloc(staging_bytes(piece), "staging");
+    B.set_async(background);
+    if (background)
+      B.alloc_top(staging_bytes(piece), "staging");
+    else
+      B.alloc(staging_bytes(piece), "staging");
     const uint32_t start = B.vpu({}, after, kernel + " start");
     isa::Deps landed;
     for (uint64_t p = 0; p < pieces; ++p) {
@@ -60,6 +64,7 @@ std::vector<uint32_t> emit_permute(std::vector<ProgramBuilder*>& b, const std::v
     }
     done[i] = B.vpu({}, landed, kernel + " done");
     B.end_kernel();
+    B.set_async(false);
   }
   *tags_used = uint32_t(pieces);
   return done;
@@ -93,7 +98,7 @@ void lower_collective_alone(LowerContext& cx, const Fusion& f) {
 }
 
 GraphCollective emit_graph_collective(ReplicaStreams& streams, LowerContext& cx, const Fusion& f,
-                                      const std::vector<CoreId>& cores, CollectiveOptions& opt) {
+                                      const std::vector<CoreId>& cores, CollectiveOptions& opt, uint32_t previous) {
   const models::Node& n = cx.graph.node(f.root);
   const models::CollectiveAttrs& a = n.collective;
   if (a.replicas != int64_t(cores.size()))
@@ -112,10 +117,14 @@ GraphCollective emit_graph_collective(ReplicaStreams& streams, LowerContext& cx,
     return out;
   }
   const isa::Deps entry = streams.main().entry_deps();
+  isa::Deps wait = entry;
+  out.background = opt.background = a.async;
+  if (a.async && previous != kNoInstr && std::find(wait.begin(), wait.end(), previous) == wait.end())
+    wait.push_back(previous);
   std::vector<ProgramBuilder*> b = streams.begin_section();
   uint32_t tags = 0;
   if (permute) {
-    emit_permute(b, cores, a.pairs, out.bytes, entry, f.name, opt.piece_bytes, opt.tag_base, &tags);
+    out.done = emit_permute(b, cores, a.pairs, out.bytes, wait, f.name, opt.piece_bytes, opt.tag_base, a.async, &tags)[0];
     uint64_t sent = 0;
     for (const auto& [s, t] : a.pairs) sent = std::max<uint64_t>(sent, s != t ? out.bytes : 0);
     out.bytes_sent_per_core = sent;
@@ -123,7 +132,7 @@ GraphCollective emit_graph_collective(ReplicaStreams& streams, LowerContext& cx,
     // The groups are disjoint: their collectives run at once, each an emit_collective over the
     // cores of its replicas (in group order: the ring's neighbours), with the same tags (peers of
     // different groups never meet).
-    const std::vector<uint32_t> wait(entry.begin(), entry.end());
+    const std::vector<uint32_t> after_all(wait.begin(), wait.end());
     for (const auto& grp : groups) {
       std::vector<ProgramBuilder*> gb;
       std::vector<CoreId> gc;
@@ -131,8 +140,10 @@ GraphCollective emit_graph_collective(ReplicaStreams& streams, LowerContext& cx,
         gb.push_back(b[size_t(r)]);
         gc.push_back(cores[size_t(r)]);
       }
-      const std::vector<std::vector<uint32_t>> after(gb.size(), wait);
+      const std::vector<std::vector<uint32_t>> after(gb.size(), after_all);
       const CollectiveResult r = emit_collective(kind_of(a.op), gb, gc, cx.hw, out.bytes, after, opt);
+      if (std::find(grp.begin(), grp.end(), 0) != grp.end())
+        out.done = r.done[size_t(std::find(grp.begin(), grp.end(), 0) - grp.begin())];
       tags = std::max(tags, r.tags_used);
       out.algorithm = r.algorithm;
       out.bytes_sent_per_core = std::max(out.bytes_sent_per_core, r.bytes_sent_per_core);
@@ -140,6 +151,8 @@ GraphCollective emit_graph_collective(ReplicaStreams& streams, LowerContext& cx,
   }
   streams.end_section();
   opt.tag_base += tags;
+  opt.background = false;
+  if (a.async) streams.main().set_entry_deps(entry);  // the next kernel runs meanwhile
   return out;
 }
 

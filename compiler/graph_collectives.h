@@ -39,14 +39,21 @@ struct GraphCollective {
   uint32_t groups = 1;           // groups running at once
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;  // as emitted (all-reduce & co)
   uint64_t bytes_sent_per_core = 0;  // the busiest core's
+  bool background = false;           // run asynchronously (models::CollectiveAttrs::async)
+  uint32_t done = kNoInstr;          // the stream index (every core's) of the instruction ending it
 };
 
 // Emits the collective of fusion `f` for every replica (replica i = cores[i]) in one section of
 // `streams`, after main()'s current kernel: each group's collective over the cores of its
-// replicas, the groups at once; the kernels after it wait for it (it ends the section's kernel on
-// every core). `opt.tag_base` is advanced past the tags used. Throws std::invalid_argument when
-// the collective's replica count differs from cores.size().
+// replicas, the groups at once. Synchronous, the kernels after it wait for it (it ends the
+// section's kernel on every core). Asynchronous (CollectiveAttrs::async), it runs on the cores'
+// background queues with its staging at the top of VMEM, after `previous` (the last background
+// collective's done, kNoInstr: none; they run one at a time), and the next kernel waits for the
+// kernel before it: the caller makes the kernels reading the result wait for `done` and compiles
+// the kernels meanwhile with the staging reserved. `opt.tag_base` is advanced past the tags used.
+// Throws std::invalid_argument when the collective's replica count differs from cores.size().
 GraphCollective emit_graph_collective(ReplicaStreams& streams, LowerContext& cx, const Fusion& f,
-                                      const std::vector<CoreId>& cores, CollectiveOptions& opt);
+                                      const std::vector<CoreId>& cores, CollectiveOptions& opt,
+                                      uint32_t previous = kNoInstr);
 
 }  // namespace tpusim::compiler

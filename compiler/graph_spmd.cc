@@ -1,5 +1,6 @@
 #include "compiler/graph_spmd.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -46,11 +47,26 @@ SpmdProgram compile_graph_spmd(const models::Graph& g, const HwConfig& hw, const
   CollectiveOptions copt;
   copt.piece_bytes = options.piece_bytes;
   copt.algorithm = options.algorithm;
+  // Asynchronous collectives (XLA's -start/-done): per node, the instruction ending it; a kernel
+  // reading one waits for it, the kernels in between run with its staging VMEM reserved.
+  std::vector<uint32_t> async_done(g.nodes().size(), kNoInstr);
+  uint32_t previous = kNoInstr;  // the last asynchronous collective: they run one at a time
   for (const auto& f : plan.fusions) {
-    if (f.kind == FusionKind::kCollective)
-      out.collectives.push_back(emit_graph_collective(streams, cx, f, cores, copt));
-    else
+    isa::Deps entry = b0.entry_deps();
+    for (int in : f.inputs)
+      if (async_done[size_t(in)] != kNoInstr && std::find(entry.begin(), entry.end(), async_done[size_t(in)]) == entry.end())
+        entry.push_back(async_done[size_t(in)]);
+    b0.set_entry_deps(entry);
+    if (f.kind != FusionKind::kCollective) {
       lower_fusion(cx, f);
+      continue;
+    }
+    out.collectives.push_back(emit_graph_collective(streams, cx, f, cores, copt, previous));
+    const GraphCollective& c = out.collectives.back();
+    if (c.background && c.done != kNoInstr) {
+      async_done[size_t(f.root)] = previous = c.done;
+      b0.reserve_vmem_top(staging_bytes(copt.piece_bytes));
+    }
   }
   streams.finish();
   prog.info.flops = cx.flops;

@@ -92,6 +92,9 @@ struct CollectiveAttrs {
   int dim = -1;                       // kAllGather, kReduceScatter, kAllToAll
   ReduceOp reduce = ReduceOp::kSum;   // kAllReduce, kReduceScatter (XLA's to_apply)
   std::vector<std::pair<int64_t, int64_t>> pairs;  // kCollectivePermute: (source, target) replica ids
+  // Asynchronous (XLA's -start/-done pairs): the collective runs in the background from where its
+  // operand is ready until a kernel reads its result; the kernels in between run meanwhile.
+  bool async = false;
 
   int64_t group_size() const { return groups.empty() ? replicas : int64_t(groups.front().size()); }
   // The groups with the empty form spelled out: {{0, 1, ..., replicas-1}}.

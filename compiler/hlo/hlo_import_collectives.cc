@@ -97,6 +97,7 @@ ImportedCollective import_collective(const Module& m, const Instruction& in, con
   models::CollectiveAttrs a;
   a.op = *op;
   a.replicas = replicas;
+  a.async = is_start(in.opcode);
   if (*op == CollectiveOp::kCollectivePermute) {
     a.pairs = source_target_pairs_attr(m, in).value_or(std::vector<std::pair<int64_t, int64_t>>{});
   } else {

@@ -272,6 +272,48 @@ TEST(GraphCollective, ConsumersWaitForIt) {
   EXPECT_THROW(compile_graph_spmd(g, hw, "deps", {cores[0], cores[1]}), std::invalid_argument);
 }
 
+// An asynchronous collective (XLA's -start/-done) runs in the background while the kernels that do
+// not read its result compute: the step takes about the longer of the two, not their sum.
+TEST(GraphCollective, AsyncOverlapsIndependentKernels) {
+  const HwConfig hw = hw_of("v3-8.yaml");
+  const std::vector<CoreId> cores = ring_order(hw);
+  // (The matmul's nodes come first: the fusion plan then orders the collective's kernel first.)
+  const auto build = [&](bool async, bool with_collective, bool with_dot) {
+    models::Graph g;
+    const int y = g.parameter("y", {2048, 2048}, models::DType::kBF16);  // compute bound
+    const int w = g.parameter("w", {2048, 2048}, models::DType::kBF16);
+    const int mm = with_dot ? g.dot(y, w, {{}, {}, {1}, {0}}, models::DotPrecision::kDefault, "mm") : -1;
+    const int x = g.parameter("x", {32768, 128}, models::DType::kF32);  // 16 MiB
+    int c = -1;
+    if (with_collective) {
+      CollectiveAttrs a = attrs(CollectiveOp::kAllReduce, 8);
+      a.async = async;
+      c = g.collective(x, a, "ar");
+    }
+    if (c >= 0 && mm >= 0)
+      g.mark_output(g.ew(models::EwOp::kAdd, c, g.reshape(g.convert(mm, models::DType::kF32), {32768, 128}), "consumer"));
+    else
+      g.mark_output(c >= 0 ? g.ew(models::EwOp::kTanh, c, -1, "consumer") : g.convert(mm, models::DType::kF32));
+    return compile_graph_spmd(g, hw, "async", cores);
+  };
+  const SpmdProgram sync = build(false, true, true), async = build(true, true, true);
+  // The collective is emitted before the matmul (the fusion plan's order), the consumer after.
+  const auto& ks = async.program.cores[0].kernels;
+  ASSERT_EQ(ks.size(), 3u);
+  EXPECT_EQ(ks[0].collective, isa::Collective::kAllReduce);
+  EXPECT_TRUE(async.collectives[0].background);
+  for (const char* engine : {"analytical", "systemc"}) {
+    const double t_sync = double(cycles(engine, hw, sync.program)), t_async = double(cycles(engine, hw, async.program));
+    const double t_ar = double(cycles(engine, hw, build(false, true, false).program));
+    const double t_mm = double(cycles(engine, hw, build(false, false, true).program));
+    std::printf("[ figures  ] %s: all-reduce %.0f, matmul %.0f, both sync %.0f, async %.0f cycles\n", engine, t_ar,
+                t_mm, t_sync, t_async);
+    EXPECT_GE(t_sync, 0.98 * std::max(t_ar, t_mm) + 0.5 * std::min(t_ar, t_mm)) << engine;
+    EXPECT_LT(t_async, 0.85 * t_sync) << engine;
+    EXPECT_GE(t_async, 0.98 * std::max(t_ar, t_mm)) << engine;
+  }
+}
+
 TEST(GraphSpmd, RejectsNoCoresAndDuplicates) {
   const HwConfig hw = hw_of("v3-8.yaml");
   const models::Graph g = matmul_graph(256);

@@ -68,6 +68,8 @@ TEST(HloImportCollectives, EveryForm) {
   EXPECT_EQ(one_named(g, "ars").collective.op, CollectiveOp::kAllReduce);
   EXPECT_EQ(one_named(g, "ags").shape, (models::Dims{32, 1024}));
   EXPECT_EQ(one_named(g, "cps").collective.pairs, (std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {4, 0}}));
+  for (const char* n : {"ars", "ags", "cps"}) EXPECT_TRUE(one_named(g, n).collective.async) << n;
+  for (const char* n : {"ar", "ag", "rs", "a2a", "cp"}) EXPECT_FALSE(one_named(g, n).collective.async) << n;
   std::set<int> outputs(g.outputs().begin(), g.outputs().end());
   for (const char* n : {"ag", "rs", "a2a", "cp", "ars", "ags", "cps"}) EXPECT_TRUE(outputs.count(one_named(g, n).id)) << n;
   // Only the multiply reduction is an approximation.
