@@ -74,6 +74,10 @@ enum class OpKind : uint8_t {
 //                       split_dimension = concat_dimension); g must divide dimension `dim`
 //   kCollectivePermute  out = operand: each source replica sends it to its target; a replica that
 //                       is no pair's target gets zeros (XLA)
+// The compiler keeps a collective a kernel of its own (compiler/fusion.h). compile_graph_spmd runs
+// it across the cores (compiler/graph_collectives.h); a program of one core (compile_graph) holds
+// it as a zero-cost marked kernel: exact for a group of one replica (the identity), and for a larger
+// group listed but not run (there is nobody to talk to). docs/hlo.md, "Collectives".
 enum class CollectiveOp : uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kCollectivePermute };
 const char* collective_op_name(CollectiveOp op);  // "all-reduce", ... (XLA's opcodes)
 
