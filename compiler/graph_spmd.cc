@@ -63,6 +63,9 @@ SpmdProgram compile_graph_spmd(const models::Graph& g, const HwConfig& hw, const
     }
     out.collectives.push_back(emit_graph_collective(streams, cx, f, cores, copt, previous));
     const GraphCollective& c = out.collectives.back();
+    // The emitters name the kernel after its kind; the op profile and trace show the instruction's
+    // name (unique in the plan), as for every other kernel.
+    if (!prog.cores[0].kernels.empty()) prog.cores[0].kernels.back().name = isa::Label(f.name);
     if (c.background && c.done != kNoInstr) {
       async_done[size_t(f.root)] = previous = c.done;
       b0.reserve_vmem_top(staging_bytes(copt.piece_bytes));

@@ -262,6 +262,7 @@ TEST(GraphCollective, ConsumersWaitForIt) {
     size_t ci = 0;
     while (ci < ks.size() && ks[ci].collective != isa::Collective::kAllReduce) ++ci;
     ASSERT_TRUE(ci > 0 && ci + 1 < ks.size());
+    EXPECT_EQ(std::string(ks[ci].name.view()), "ar");  // the node's name, as any kernel's
     // The collective's first instruction waits for the kernel before it, the next kernel's first
     // instruction for the collective's last.
     for (uint32_t d : s.instrs[ks[ci].first_instr].deps) EXPECT_LE(d, ks[ci - 1].last_instr);
