@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "compiler/fusion.h"
+#include "compiler/graph_collectives.h"
 #include "compiler/layout.h"
 #include "compiler/lowering.h"
 #include "compiler/memory_plan.h"
@@ -14,7 +15,9 @@ namespace tpusim::compiler {
 
 void lower_fusion(LowerContext& cx, const Fusion& f) {
   const uint64_t flops = cx.flops, hbm_bytes = cx.hbm_bytes;
-  if (f.kind == FusionKind::kDot)
+  if (f.kind == FusionKind::kCollective)
+    lower_collective_alone(cx, f);  // across replicas: compile_graph_spmd
+  else if (f.kind == FusionKind::kDot)
     lower_dot_kernel(cx, f);
   else
     lower_vector_kernel(cx, f);

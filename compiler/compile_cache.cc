@@ -74,6 +74,22 @@ CacheKey graph_cache_key(const models::Graph& g, const std::vector<int>& donated
         break;
       case models::OpKind::kConcatenate: h.pod(n.axis); break;
       case models::OpKind::kConstant: h.pod(n.constant); break;  // literals are part of HLO
+      case models::OpKind::kCollective: {
+        const models::CollectiveAttrs& c = n.collective;
+        h.pod(uint8_t(c.op));
+        h.pod(uint8_t(c.reduce));
+        h.pod(c.replicas);
+        h.pod(c.dim);
+        h.pod(uint8_t(c.async));
+        h.pod(uint64_t(c.groups.size()));
+        for (const auto& grp : c.groups) h.vec(grp);
+        h.pod(uint64_t(c.pairs.size()));
+        for (const auto& [s, t] : c.pairs) {
+          h.pod(s);
+          h.pod(t);
+        }
+        break;
+      }
       default: break;
     }
   }

@@ -83,9 +83,11 @@ FusionPlan plan_fusions(const models::Graph& g) {
       case OpKind::kParameter: mat[v] = true; break;
       case OpKind::kConstant: break;
       case OpKind::kReduce: mat[v] = true; break;
+      case OpKind::kCollective:
       case OpKind::kGather:
       case OpKind::kScatterAdd:
-        // Indexed row moves are their own kernels, reading materialized operands (seen through views).
+        // Indexed row moves and collectives are their own kernels, reading materialized operands
+        // (seen through views).
         mat[v] = true;
         for (int in : node.inputs) {
           int src = in;
@@ -158,7 +160,9 @@ FusionPlan plan_fusions(const models::Graph& g) {
         ++dots;
       }
     if (dots > 1) throw std::logic_error("fusion: two dots in one kernel at " + f.name);
-    if (nodes[v].kind == OpKind::kReduce)
+    if (nodes[v].kind == OpKind::kCollective)
+      f.kind = FusionKind::kCollective;
+    else if (nodes[v].kind == OpKind::kReduce)
       f.kind = FusionKind::kReduce;
     else if (f.dot >= 0)
       f.kind = FusionKind::kDot;
@@ -176,7 +180,7 @@ FusionPlan plan_fusions(const models::Graph& g) {
     if (f.kind == FusionKind::kReduce && f.nodes.size() == 1 && f.inputs.size() == 1) {
       const int x = f.inputs[0];
       auto producer = std::find_if(merged.begin(), merged.end(), [&](const Fusion& p) { return p.root == x; });
-      if (producer != merged.end() && producer->kind != FusionKind::kReduce &&
+      if (producer != merged.end() && producer->kind != FusionKind::kReduce && producer->kind != FusionKind::kCollective &&
           reduce_fits_producer(g, *producer, nodes[f.root])) {
         producer->merged_reduces.push_back(f.root);
         continue;

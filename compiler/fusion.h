@@ -15,6 +15,9 @@
 //  * Producer-consumer multi-output fusion: a reduction that reads nothing but the value another
 //    kernel produces is computed in that kernel as a second output, saving a pass over HBM
 //    (for a dot producer, the reduced extent must fit one output tile).
+//  * A collective (models::OpKind::kCollective) is a kernel of its own (FusionKind::kCollective):
+//    its operand (seen through reshapes) and its result are materialized in HBM, where the
+//    transfers between cores read and write them; nothing fuses into it or it into anything.
 #pragma once
 #include <string>
 #include <vector>
@@ -28,7 +31,7 @@ namespace tpusim::compiler {
 // The HLO-like module: the op graph as a Boost graph (edge u->v: v reads u).
 using HloGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
 
-enum class FusionKind { kLoop, kReduce, kDot };
+enum class FusionKind { kLoop, kReduce, kDot, kCollective };
 
 struct Fusion {
   FusionKind kind = FusionKind::kLoop;

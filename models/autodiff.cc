@@ -160,6 +160,8 @@ class Backward {
         break;
       }
       case OpKind::kParameter: case OpKind::kConstant: case OpKind::kIota: break;
+      case OpKind::kCollective:  // imported modules carry their own backward pass
+        throw std::invalid_argument("autodiff: no gradient of a collective (" + n.name + ")");
     }
   }
 

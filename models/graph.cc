@@ -253,6 +253,76 @@ int Graph::concatenate(const std::vector<int>& xs, int axis, const std::string& 
   return add(std::move(n));
 }
 
+const char* collective_op_name(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce: return "all-reduce";
+    case CollectiveOp::kAllGather: return "all-gather";
+    case CollectiveOp::kReduceScatter: return "reduce-scatter";
+    case CollectiveOp::kAllToAll: return "all-to-all";
+    case CollectiveOp::kCollectivePermute: return "collective-permute";
+  }
+  return "collective";
+}
+
+std::vector<std::vector<int64_t>> CollectiveAttrs::resolved_groups() const {
+  if (!groups.empty()) return groups;
+  std::vector<int64_t> all;
+  for (int64_t r = 0; r < replicas; ++r) all.push_back(r);
+  return {all};
+}
+
+int Graph::collective(int x, CollectiveAttrs a, const std::string& name) {
+  const Node& in = node(x);
+  const std::string what = std::string(collective_op_name(a.op)) + ": ";
+  require(a.replicas >= 1 && a.replicas <= kMaxReplicas, what + "the replica count must be 1.." + std::to_string(kMaxReplicas));
+  std::vector<char> seen(size_t(a.replicas), 0);
+  size_t members = 0;
+  for (const auto& grp : a.groups) {
+    require(!grp.empty() && grp.size() == a.groups.front().size(), what + "replica groups must have one size");
+    for (int64_t r : grp) {
+      require(r >= 0 && r < a.replicas, what + "replica " + std::to_string(r) + " is not among the " +
+                                            std::to_string(a.replicas) + " replicas");
+      require(!seen[size_t(r)], what + "replica " + std::to_string(r) + " is in two groups");
+      seen[size_t(r)] = 1;
+      ++members;
+    }
+  }
+  require(a.groups.empty() || int64_t(members) == a.replicas, what + "replica groups must hold every replica");
+  const int64_t g = a.group_size();
+  Node n;
+  n.kind = OpKind::kCollective;
+  n.name = name.empty() ? collective_op_name(a.op) : name;
+  n.shape = in.shape;
+  n.dtype = in.dtype;
+  n.inputs = {x};
+  if (a.op == CollectiveOp::kAllGather || a.op == CollectiveOp::kReduceScatter || a.op == CollectiveOp::kAllToAll) {
+    require(a.dim >= 0 && a.dim < int(in.shape.size()), what + "dimension out of range");
+    if (a.op == CollectiveOp::kAllGather) {
+      n.shape[a.dim] *= g;
+    } else {
+      require(in.shape[a.dim] % g == 0, what + "the group size " + std::to_string(g) + " must divide dimension " +
+                                            std::to_string(a.dim) + " (" + std::to_string(in.shape[a.dim]) + ")");
+      if (a.op == CollectiveOp::kReduceScatter) n.shape[a.dim] /= g;
+    }
+  } else {
+    a.dim = -1;
+  }
+  if (a.op == CollectiveOp::kCollectivePermute) {
+    std::vector<char> src(size_t(a.replicas), 0), dst(size_t(a.replicas), 0);
+    for (const auto& [s, t] : a.pairs) {
+      require(s >= 0 && s < a.replicas && t >= 0 && t < a.replicas, what + "pair {" + std::to_string(s) + "," +
+                                                                      std::to_string(t) + "} names a replica outside 0.." +
+                                                                      std::to_string(a.replicas - 1));
+      require(!src[size_t(s)] && !dst[size_t(t)], what + "a replica is the source or the target of two pairs");
+      src[size_t(s)] = dst[size_t(t)] = 1;
+    }
+  } else {
+    require(a.pairs.empty(), what + "source-target pairs belong to collective-permute");
+  }
+  n.collective = std::move(a);
+  return add(std::move(n));
+}
+
 int Graph::full(double value, Dims shape, DType dtype) {
   // A scalar broadcast: every output dimension is new.
   return broadcast(constant(value, dtype), std::move(shape), {});

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tpusim::models {
@@ -40,6 +41,8 @@ inline std::optional<DotPrecision> parse_dot_precision(std::string_view s) {
 // donated in place when the program outputs their updated value.
 enum class ParamRole : uint8_t { kInput, kTrainable, kOptimizerState };
 
+enum class ReduceOp : uint8_t { kSum, kMax };
+
 enum class OpKind : uint8_t {
   kParameter,    // an input tensor resident in HBM
   kConstant,     // a scalar literal (free: folded into the consuming vector op)
@@ -55,6 +58,51 @@ enum class OpKind : uint8_t {
   kScatterAdd,   // zeros [R, ...] plus updates added at rows ids (the VJP of kGather)
   kSlice,        // a contiguous range [start, start + shape[axis]) of one dimension (XLA slice, stride 1)
   kConcatenate,  // operands joined along one dimension (XLA concatenate)
+  kCollective,   // a cross-replica collective (Node::collective): always a kernel of its own
+};
+
+// XLA's cross-replica collectives. The graph is the program of one replica (SPMD: every replica
+// runs it on its own data); a collective exchanges the operand with the other replicas of its
+// group. Shapes (g = the group size):
+//   kAllReduce          out = operand (the element-wise sum or max over the group)
+//   kAllGather          out = operand with dimension `dim` multiplied by g (the members' operands
+//                       concatenated along it, in group order)
+//   kReduceScatter      out = operand with dimension `dim` divided by g (it must divide): member i
+//                       keeps block i of the reduced operand
+//   kAllToAll           out = operand (`dim` split into g blocks, block j sent to member j, the
+//                       received blocks concatenated along it: XLA's array all-to-all with
+//                       split_dimension = concat_dimension); g must divide dimension `dim`
+//   kCollectivePermute  out = operand: each source replica sends it to its target; a replica that
+//                       is no pair's target gets zeros (XLA)
+// The compiler keeps a collective a kernel of its own (compiler/fusion.h). compile_graph_spmd runs
+// it across the cores (compiler/graph_collectives.h); a program of one core (compile_graph) holds
+// it as a zero-cost marked kernel: exact for a group of one replica (the identity), and for a larger
+// group listed but not run (there is nobody to talk to). docs/hlo.md, "Collectives".
+enum class CollectiveOp : uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kCollectivePermute };
+const char* collective_op_name(CollectiveOp op);  // "all-reduce", ... (XLA's opcodes)
+
+// More replicas than any slice has cores (a v5p pod: 8960 chips): keeps a fuzzed replica count from
+// sizing the checks' tables.
+inline constexpr int64_t kMaxReplicas = int64_t(1) << 20;
+
+struct CollectiveAttrs {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  // The replicas the program runs on (ids 0..replicas-1): replica i is the i-th core the SPMD
+  // compile is given (compiler/graph_spmd.h checks that they agree).
+  int64_t replicas = 1;
+  // Replica ids per group (XLA replica_groups); every group has the same size and together they
+  // hold every replica once. Empty: one group of all replicas.
+  std::vector<std::vector<int64_t>> groups;
+  int dim = -1;                       // kAllGather, kReduceScatter, kAllToAll
+  ReduceOp reduce = ReduceOp::kSum;   // kAllReduce, kReduceScatter (XLA's to_apply)
+  std::vector<std::pair<int64_t, int64_t>> pairs;  // kCollectivePermute: (source, target) replica ids
+  // Asynchronous (XLA's -start/-done pairs): the collective runs in the background from where its
+  // operand is ready until a kernel reads its result; the kernels in between run meanwhile.
+  bool async = false;
+
+  int64_t group_size() const { return groups.empty() ? replicas : int64_t(groups.front().size()); }
+  // The groups with the empty form spelled out: {{0, 1, ..., replicas-1}}.
+  std::vector<std::vector<int64_t>> resolved_groups() const;
 };
 
 // Compares produce a 0/1 mask in the operand's dtype (XLA's compare followed by a select or
@@ -64,7 +112,6 @@ enum class EwOp : uint8_t {
   kAdd, kSub, kMul, kDiv, kMax, kExp, kRsqrt, kRelu, kNeg,
   kTanh, kErf, kLog, kSqrt, kCmpEq, kCmpGt, kDropoutMask,
 };
-enum class ReduceOp : uint8_t { kSum, kMax };
 
 using Dims = std::vector<int64_t>;
 
@@ -93,6 +140,7 @@ struct Node {
   double rate = 0;                     // kElementwise kDropoutMask: drop probability
   int axis = -1;                       // kSlice, kConcatenate: the sliced or joined dimension
   int64_t start = 0;                   // kSlice: first index taken along `axis`
+  CollectiveAttrs collective;          // kCollective
   bool stop_gradient = false;          // autodiff treats this value as a constant (e.g. softmax's max)
   // The value is the result of an op that XLA does not fuse into its consumers (e.g. a batch norm
   // computed by its own emitter): the compiler materializes it in HBM (compiler/fusion.h).
@@ -137,6 +185,11 @@ class Graph {
   int slice(int x, int axis, int64_t start, int64_t limit, const std::string& name = "slice");
   // The operands (equal shapes but along `axis`, one dtype) joined along `axis`, in order.
   int concatenate(const std::vector<int>& xs, int axis, const std::string& name = "concatenate");
+  // A collective over `x` (CollectiveOp has the shape rules). Refuses (std::invalid_argument)
+  // groups that are not a partition of the replicas into groups of one size, a dimension out of
+  // range or not divisible as the op needs, a permute pair outside the replicas or a source or
+  // target named twice.
+  int collective(int x, CollectiveAttrs attrs, const std::string& name = "");
   // A tensor of `shape` filled with `value` (a broadcast scalar constant).
   int full(double value, Dims shape, DType dtype);
   void set_stop_gradient(int id) { nodes_.at(id).stop_gradient = true; }

@@ -1,5 +1,6 @@
 #include "compiler/hlo/hlo_export.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <stdexcept>
@@ -240,6 +241,24 @@ class ComputationWriter {
         line(n, me, sh, "concatenate", ops, fmt::format("dimensions={{{}}}", n.axis));
         return;
       }
+      case OpKind::kCollective: {  // the form hlo_import_collectives.cc reads back
+        const models::CollectiveAttrs& c = n.collective;
+        std::vector<std::string> attrs;
+        if (c.op == models::CollectiveOp::kCollectivePermute) {
+          std::vector<std::string> p;
+          for (const auto& [s, t] : c.pairs) p.push_back(fmt::format("{{{},{}}}", s, t));
+          attrs.push_back(fmt::format("source_target_pairs={{{}}}", fmt::join(p, ",")));
+        } else {
+          std::vector<std::string> gs;
+          for (const auto& grp : c.groups) gs.push_back(fmt::format("{{{}}}", fmt::join(grp, ",")));
+          attrs.push_back(fmt::format("replica_groups={{{}}}", fmt::join(gs, ",")));
+        }
+        if (c.dim >= 0) attrs.push_back(fmt::format("dimensions={{{}}}", c.dim));
+        if (c.op == models::CollectiveOp::kAllReduce || c.op == models::CollectiveOp::kReduceScatter)
+          attrs.push_back("to_apply=%" + reducer(c.reduce == models::ReduceOp::kMax, n.dtype));
+        line(n, me, sh, models::collective_op_name(c.op), {in(0)}, fmt::format("{}", fmt::join(attrs, ", ")));
+        return;
+      }
     }
     throw std::logic_error("hlo export: unknown op kind");
   }
@@ -317,7 +336,12 @@ std::string export_hlo(const models::Graph& g, const HloExportOptions& options) 
     for (size_t p = line.find('\n'); p != std::string::npos; p = line.find('\n', p + 4)) line.replace(p, 1, "\n// ");
     out += fmt::format("// {}\n", line);
   }
-  out += "HloModule " + sanitize(options.module_name) + "\n\n";
+  // The replicas of the graph's collectives (their ids), so that the import reads them back.
+  int64_t replicas = 1;
+  for (const models::Node& n : g.nodes())
+    if (n.kind == OpKind::kCollective) replicas = std::max(replicas, n.collective.replicas);
+  out += "HloModule " + sanitize(options.module_name) + (replicas > 1 ? fmt::format(", replica_count={}", replicas) : "") +
+         "\n\n";
   for (const std::string& r : reducers) out += reducer_computation(r) + "\n";
   for (const std::string& e : extra) out += e + "\n";
   return out + entry;

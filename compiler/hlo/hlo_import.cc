@@ -11,6 +11,7 @@
 
 #include "compiler/hlo/hlo_attrs.h"
 #include "compiler/hlo/hlo_error.h"
+#include "compiler/hlo/hlo_import_collectives.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -133,7 +134,7 @@ std::string no_op_reason(const Module& m, const Instruction& in) {
   if (op == "while" || op == "conditional")
     why = "control flow is not simulated yet";
   else if (collectives.count(op))
-    why = "collectives of an imported module are not simulated yet (one core)";
+    why = "this collective is not modelled (all-reduce, all-gather, reduce-scatter, all-to-all and collective-permute are)";
   else if (op == "convolution")
     why = "the graph has no convolution op (its flops are in convolution_flops)";
   else if (op == "custom-call")
@@ -176,8 +177,8 @@ constexpr int kMaxInlineDepth = 64;
 
 class Importer {
  public:
-  Importer(const Module& m, Graph& g, HloStats& st, size_t max_imported)
-      : m_(m), g_(g), st_(st), max_imported_(max_imported) {
+  Importer(const Module& m, Graph& g, HloStats& st, size_t max_imported, int64_t replicas)
+      : m_(m), g_(g), st_(st), max_imported_(max_imported), replicas_(replicas) {
     for (const InputOutputAlias& a : m.input_output_alias) aliased_.insert({a.parameter, a.parameter_index});
   }
 
@@ -298,6 +299,7 @@ class Importer {
     if (in.opcode == "custom-call" && string_attr(m_, in, "custom_call_target").value_or("") == "Sharding" &&
         in.operands.size() == 1 && matches(vals[in.operands[0]], in.shape))
       return vals[in.operands[0]];
+    if (is_collective_opcode(in.opcode)) return collective(in, vals);
     if (!is_built(in.opcode)) return stand_in(in, no_op_reason(m_, in));
 
     const bool tuple_result = in.shape.is_tuple();
@@ -333,6 +335,33 @@ class Importer {
     // kernels the compiler makes of it.
     if (*node >= first_new && g_.node(*node).kind != models::OpKind::kConstant) g_.set_name(*node, in.name);
     return Value{*node, false, nullptr};
+  }
+
+  // Collectives (hlo_import_collectives.cc). A -done passes on its -start's result: the value, or
+  // element 1 of (operands, results).
+  Value collective(const Instruction& in, const std::vector<Value>& vals) {
+    if (is_collective_done(in.opcode)) {
+      if (in.operands.size() != 1) return stand_in(in, in.opcode + " without its -start operand; an input stands in");
+      const Value& s = vals[in.operands[0]];
+      return s.tuple && s.size() >= 2 ? s.at(1) : s;
+    }
+    std::vector<int> ops;
+    for (int o : in.operands) ops.push_back(vals[o].tuple ? -1 : vals[o].node);
+    const ImportedCollective r = import_collective(m_, in, ops, replicas_, g_);
+    if (!r.not_modelled.empty()) return stand_in(in, r.not_modelled + "; an input stands in");
+    for (const std::string& n : r.notes) note(in, n);
+    Value v{r.results.front(), false, nullptr};
+    if (r.tuple_result) {
+      v = make_tuple();
+      for (int x : r.results) v.elems->push_back(Value{x, false, nullptr});
+    }
+    if (!r.start_tuple) return v;
+    Value operands = make_tuple();
+    for (int o : in.operands) operands.elems->push_back(vals[o]);
+    Value t = make_tuple();
+    t.elems->push_back(operands.size() == 1 ? operands.at(0) : operands);
+    t.elems->push_back(v);
+    return t;
   }
 
   // Whether `v` holds nodes of the dimensions of `s` (leaves without a node match any shape).
@@ -533,6 +562,7 @@ class Importer {
   std::set<std::pair<int64_t, std::vector<int64_t>>> aliased_;
   std::set<const void*> seen_tuples_;
   size_t max_imported_;
+  int64_t replicas_;  // the ids of replica_groups and source_target_pairs: 0..replicas_-1
   std::map<int, std::vector<char>> live_;  // per computation: the instructions its root reaches
   size_t imported_ = 0;  // instructions imported, inlined copies included
 };
@@ -588,7 +618,10 @@ HloStats hlo_statistics(const Module& m) {
 HloImport import_hlo(const Module& m, const ImportOptions& options) {
   HloImport r;
   r.stats = hlo_statistics(m);
-  Importer(m, r.graph, r.stats, options.max_instructions).run();
+  // Clamped to the graph's limit (a larger count fails every collective's check: stand-ins).
+  const auto clamp = [](int64_t x) { return std::clamp<int64_t>(x, 1, models::kMaxReplicas + 1); };
+  const int64_t replicas = clamp(options.replicas.value_or(clamp(m.replica_count) * clamp(m.num_partitions)));
+  Importer(m, r.graph, r.stats, options.max_instructions, replicas).run();
   return r;
 }
 

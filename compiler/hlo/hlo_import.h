@@ -2,8 +2,9 @@
 // core, and the module's op statistics (docs/hlo.md, "Import"). The ENTRY computation is followed
 // from its root through the operands; `call` and `fusion` bodies are inlined. What the graph cannot
 // express exactly is listed in HloStats::unmodelled with the reason: an op of the same cost class
-// stands in for it, or, for ops with no counterpart (while, sort, convolution, collectives,
-// custom-call, ...), an input tensor of its result shape, so that its consumers still cost.
+// stands in for it, or, for ops with no counterpart (while, sort, convolution, custom-call, ...),
+// an input tensor of its result shape, so that its consumers still cost. Collectives become graph
+// collectives (hlo_import_collectives.h) for ImportOptions::replicas.
 // Never throws on a module the parser accepted (the importer is fed fuzzed text).
 #pragma once
 #include <cstdint>
@@ -50,6 +51,10 @@ struct ImportOptions {
   // The iterations of a `while` whose trip count cannot be read from the loop itself (the workload's
   // `while_trip_count`); unset: such a loop is imported once and listed as unmodelled.
   std::optional<int64_t> while_trip_count;
+  // The replicas the program runs on (the cores of compile_graph_spmd): the ids of collectives'
+  // replica_groups and source_target_pairs are 0..replicas-1, and an empty replica_groups is one
+  // group of all. Unset: the module's replica_count x num_partitions.
+  std::optional<int64_t> replicas;
 };
 
 // The module's statistics without the graph's unmodelled list (cheap; no graph built).

@@ -27,6 +27,7 @@ const char* collective_kind_name(isa::Collective k) {
     case isa::Collective::kAllGather: return "all-gather";
     case isa::Collective::kReduceScatter: return "reduce-scatter";
     case isa::Collective::kAllToAll: return "all-to-all";
+    case isa::Collective::kCollectivePermute: return "collective-permute";
   }
   return "?";
 }

@@ -82,8 +82,9 @@ struct VpuWork {
 // The collective an instruction (or kernel) belongs to, set by the compiler (compiler/collectives.h):
 // what the engines' collective statistics (sim/isa/collective_stats.h) are kept by. kNone: not
 // part of a collective (compute, infeed, barriers of the step).
-enum class Collective : uint8_t { kNone, kAllReduce, kAllGather, kReduceScatter, kAllToAll };
-inline constexpr uint32_t kCollectiveKinds = 5;  // including kNone
+// kCollectivePermute: point-to-point sends of an imported module's collective-permute.
+enum class Collective : uint8_t { kNone, kAllReduce, kAllGather, kReduceScatter, kAllToAll, kCollectivePermute };
+inline constexpr uint32_t kCollectiveKinds = 6;  // including kNone
 
 // Indices of earlier instructions in the same core stream (most instructions have 0-3).
 using Deps = SmallVector<uint32_t, 4>;
@@ -247,7 +248,8 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Collective, {{Collective::kNone, "none"},
                                           {Collective::kAllReduce, "all-reduce"},
                                           {Collective::kAllGather, "all-gather"},
                                           {Collective::kReduceScatter, "reduce-scatter"},
-                                          {Collective::kAllToAll, "all-to-all"}})
+                                          {Collective::kAllToAll, "all-to-all"},
+                                          {Collective::kCollectivePermute, "collective-permute"}})
 NLOHMANN_JSON_SERIALIZE_ENUM(MemSpace, {{MemSpace::kHbm, "hbm"}, {MemSpace::kCmem, "cmem"}})
 
 // Instr: every field, missing keys keep their defaults; `mem` is written only when it is not HBM,

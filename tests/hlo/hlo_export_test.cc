@@ -47,6 +47,7 @@ std::map<std::string, int64_t> expected_opcodes(const Graph& g) {
       case OpKind::kScatterAdd: ++c["scatter"], ++c["constant"], ++c["broadcast"]; break;  // + zeros
       case OpKind::kSlice: ++c["slice"]; break;
       case OpKind::kConcatenate: ++c["concatenate"]; break;
+      case OpKind::kCollective: ++c[models::collective_op_name(n.collective.op)]; break;
       case OpKind::kElementwise: {
         // Operands: a scalar constant is broadcast (converted first when of another type), a
         // tensor of another type converted.

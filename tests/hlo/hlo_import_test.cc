@@ -149,13 +149,16 @@ TEST(HloImport, UnmodelledOpsStandInAtTheirLines) {
   const HloImport r = import_hlo(data_module("import_unmodelled.hlo"));
   const HloStats& st = r.stats;
   const std::vector<std::pair<std::string, int>> expect = {{"conv", 20}, {"dw", 21}, {"sorted", 22},
-                                                           {"ar", 23},   {"cc", 24}, {"half", 25}};
+                                                           {"cc", 24},   {"half", 25}};
   ASSERT_EQ(st.unmodelled.size(), expect.size());
   for (size_t i = 0; i < expect.size(); ++i) {
     EXPECT_EQ(st.unmodelled[i].instruction, expect[i].first);
     EXPECT_EQ(st.unmodelled[i].line, expect[i].second);
   }
   EXPECT_NE(unmodelled(st, "cc")->reason.find("'my_kernel'"), std::string::npos);
+  // The all-reduce of a module of one replica: a collective over a group of one.
+  EXPECT_EQ(named(r.graph, "ar").kind, OpKind::kCollective);
+  EXPECT_EQ(named(r.graph, "ar").collective.group_size(), 1);
   // The stand-ins are inputs of the result shape, so the reduce of the convolution still costs.
   EXPECT_EQ(named(r.graph, "conv").kind, OpKind::kParameter);
   EXPECT_EQ(named(r.graph, "conv").shape, (models::Dims{2, 16, 16, 16}));
@@ -198,7 +201,7 @@ TEST(HloImport, DoublingTuplesAndCallsStayBounded) {
   }
   t << "  y = f32[2] call(x), to_apply=c40\n  ROOT r = (f32[2], " << shape << ") tuple(y, t12)\n}\n";
   const std::string text = t.str();
-  const HloImport r = import_hlo(parse_hlo_module(text, "t.hlo"), {.max_instructions = 5000, .while_trip_count = {}});
+  const HloImport r = import_hlo(parse_hlo_module(text, "t.hlo"), {.max_instructions = 5000, .while_trip_count = {}, .replicas = {}});
   EXPECT_LE(r.graph.nodes().size(), 5000u + 64);
   bool limited = false;
   for (const Unmodelled& u : r.stats.unmodelled) limited |= u.reason.find("inlining limit") != std::string::npos;

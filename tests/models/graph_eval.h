@@ -173,6 +173,8 @@ inline std::vector<Tensor> evaluate(const models::Graph& g, const std::map<int, 
         }
         break;
       }
+      case OpKind::kCollective:  // one replica's values alone cannot give another's
+        throw std::runtime_error("evaluate: collectives are not evaluated (" + n.name + ")");
       case OpKind::kConcatenate: {
         int64_t offset = 0;
         for (size_t k = 0; k < n.inputs.size(); ++k) {
