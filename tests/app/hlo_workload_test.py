@@ -61,6 +61,12 @@ def test_mlp(tmp):
     check(prog["executions"] == 10 and prog["op_profile"] and prog["kernels"] > 0, "programs[0]: op profile and executions")
     check(abs(sum(e["time_s"] for e in prog["op_profile"]) - s["device_time_s"]) < 1e-3 * s["device_time_s"] + 1e-12,
           "the op profile sums to the device time")
+    # torch_xla's metrics (`tpusim metrics`) and `tpusim compare` read the report as a training run's.
+    check(rep["metrics"]["UncachedCompile"] == 1 and rep["metrics"]["CachedCompile"] == 9 and
+          rep["metrics"]["ExecuteTime"]["count"] == 10, "metrics: " + str(rep["metrics"]))
+    proc, where = run(["metrics", out], tmp)
+    check("Metric: ExecuteTime\n  TotalSamples: 10" in proc.stdout and "Counter: UncachedCompile\n  Value: 1" in proc.stdout,
+          "tpusim metrics", where)
     # JAX dispatches the cached executable; PyTorch/XLA traces the whole step again every step.
     out2 = os.path.join(tmp, "torch")
     run(["run", "--workload", MLP_YAML, "--set", "framework=torch_xla", "--out", out2, "-q"], tmp)
@@ -68,6 +74,8 @@ def test_mlp(tmp):
     check(t["steps"][1]["host_s"] > steps[1]["host_s"], "torch_xla traces every step: host {} vs jax {}".format(
         t["steps"][1]["host_s"], steps[1]["host_s"]))
     check(t["summary"]["device_time_s"] == s["device_time_s"], "the framework does not change the device time")
+    proc, where = run(["compare", out, out2], tmp)
+    check("(hlo_mlp_v3-8, hlo)" in proc.stdout and "steady step time" in proc.stdout, "tpusim compare", where)
     # One replica per core of a chip: fewer replicas upload fewer parameters over a chip's PCIe link.
     out3 = os.path.join(tmp, "one")
     run(["run", "--workload", MLP_YAML, "--set", "replicas=1", "--set", "steps=2", "--out", out3, "-q"], tmp)

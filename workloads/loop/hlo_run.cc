@@ -125,7 +125,8 @@ HloRunResult run_hlo(const HwConfig& hw, const WorkloadConfig& w, const HloRunOp
   std::map<uint32_t, uint32_t> on_chip;
   uint32_t most = 0;
   for (const compiler::CoreId& c : ring) most = std::max(most, ++on_chip[c.chip]);
-  r.upload_time_s = pcie_transfer_s(hw, true, uint64_t(most) * r.stats.parameter_bytes);
+  r.upload_bytes = uint64_t(most) * r.stats.parameter_bytes;
+  r.upload_time_s = pcie_transfer_s(hw, true, r.upload_bytes);
 
   const double trace_every = trace_time_s(hw.host, p.graph_nodes);  // tracing the whole step + dispatch
   const double dispatch = trace_time_s(hw.host, 0);                 // dispatch of a cached executable

@@ -60,6 +60,19 @@ json make_hlo_report(const HwConfig& hw, const WorkloadConfig& w, const HloRunRe
                   {"mxu_utilization", r.mxu_utilization},
                   {"train_steps", r.steps.size()},
                   {"breakdown_s", {{"compile", b.compile}, {"warmup", b.warmup}, {"host", b.host}, {"device", b.device}}}};
+  // torch_xla's metrics of the run (as a training report has them: `tpusim metrics`, `tpusim compare`).
+  MetricSamples compile, execute, upload, inbound;
+  compile.add(r.compile_time_s);
+  for (const StepRecord& s : r.steps) execute.add(s.device_s);
+  upload.add(r.upload_time_s);
+  inbound.add(double(r.upload_bytes));
+  j["metrics"] = {{"CompileTime", metric_json(compile)},
+                  {"ExecuteTime", metric_json(execute)},
+                  {"TransferToDeviceTime", metric_json(upload)},
+                  {"InboundData", metric_json(inbound, "bytes")},
+                  {"UncachedCompile", 1},
+                  {"CachedCompile", r.steps.empty() ? 0 : r.steps.size() - 1},
+                  {"MarkStep", r.steps.size()}};
   json hj = hlo_stats_json(r.stats);
   hj["module"] = {{"name", r.module_name}, {"file", r.module_file}};
   hj["replicas"] = r.replicas;
@@ -81,7 +94,12 @@ json make_hlo_report(const HwConfig& hw, const WorkloadConfig& w, const HloRunRe
             {"hlo.dot_flops", "flop (per replica, every dot of the module)"},
             {"hlo.convolution_flops", "flop (per replica)"}, {"hlo.parameter_bytes", "bytes (per replica)"},
             {"hlo.output_bytes", "bytes (per replica)"}, {"hlo.unmodelled[].line", "line of the module file"},
-            {"hlo.replicas", "count (cores)"}, {"hlo.replica_count", "count"}, {"hlo.num_partitions", "count"}};
+            {"hlo.replicas", "count (cores)"}, {"hlo.replica_count", "count"}, {"hlo.num_partitions", "count"},
+            {"metrics.*.count", "count"}, {"metrics.*.total_s", "s"}, {"metrics.*.mean_s", "s"},
+            {"metrics.*.percentiles_s", "s"}, {"metrics.*.samples_s", "[s, count] pairs"},
+            {"metrics.*.total_bytes", "bytes"}, {"metrics.*.mean_bytes", "bytes"},
+            {"metrics.*.percentiles_bytes", "bytes"}, {"metrics.*.samples_bytes", "[bytes, count] pairs"},
+            {"metrics.UncachedCompile", "count"}, {"metrics.CachedCompile", "count"}, {"metrics.MarkStep", "count"}};
   u.update(step_program_units());
   j["units"] = u;
   j["config"] = {{"hw_yaml", ctx.hw_dump}, {"workload_yaml", ctx.workload_dump}};
