@@ -137,7 +137,6 @@ HloRunResult run_hlo(const HwConfig& hw, const WorkloadConfig& w, const HloRunOp
     rec.index = i;
     rec.kind = "train";
     rec.graph = "hlo";
-    rec.examples = 0;
     TrainingTracer tracer(o.trace, o.trace_steps, hw.slice.chips(), hw.chip.cores, i);
     // The host runs at most one step ahead of the device (training_run.cc, host_side).
     host_t = std::max(host_t, i >= 2 ? r.steps[i - 2].end_s : 0.0);

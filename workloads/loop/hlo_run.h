@@ -48,7 +48,7 @@ struct HloRunResult {
   double total_time_s = 0, steady_step_time_s = 0, compile_time_s = 0, warmup_time_s = 0, upload_time_s = 0;
   uint64_t upload_bytes = 0;  // parameters over the busiest chip's PCIe link at the first execution
   double device_time_s = 0;   // one step's simulated device time
-  double mxu_utilization = 0; // program flops over device time at the bf16 MXU peak of the replicas
+  double mxu_utilization = 0; // a device's program flops over device time at its bf16 MXU peak
   // Host wall time of tpusim itself (the only non-deterministic figures).
   double parse_wall_s = 0, compile_wall_s = 0, simulate_wall_s = 0;
 };
