@@ -135,6 +135,10 @@ def test_module_dir(tmp):
     rep = load_report(out)[0]
     check(rep["hlo"]["module"]["name"] == "jit_train_step" and rep["hlo"]["module"]["file"].endswith(".before_optimizations.txt"),
           "picked: " + str(rep["hlo"]["module"]))
+    # A file with a module_name that is not its module's.
+    w1 = hlo_workload(tmp, "file.yaml", "module: {}\nmodule_name: jit_eval\n".format(MLP_HLO))
+    proc, where = run(["validate", w1], tmp, expect=2)
+    check("file.yaml:3: module_name" in proc.stderr and "its HloModule is 'jit_train_step'" in proc.stderr, "module_name of a file", where)
     # Explicit: module_name picks the small one.
     out = os.path.join(tmp, "o2")
     run(["run", "--workload", w, "--set", "module_name=jit_init", "--out", out, "-q"], tmp)

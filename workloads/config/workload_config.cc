@@ -711,6 +711,7 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
   }
   if (const config::Node* n = root.find("core")) w.kernel.core_file = n->file, w.kernel.core_line = n->line;
   if (const config::Node* n = root.find("module")) w.hlo.module_origin = {n->file, n->line};
+  if (const config::Node* n = root.find("module_name")) w.hlo.module_name_origin = {n->file, n->line};
   if (const config::Node* n = root.find("replicas")) w.hlo.replicas_origin = {n->file, n->line};
   w.hw = hw_ref.hw, w.hw_dir = hw_ref.hw_dir, w.hw_origin = hw_ref.hw_origin, w.hw_line = hw_ref.hw_line;
   if (w.name.empty()) w.name = config::file_stem(origin);

@@ -91,7 +91,7 @@ std::string select_step_module(const HloWorkload& h) {
     if (!h.module_name.empty()) {
       const std::string name = module_name_of(h.module);
       if (name.find(h.module_name) == std::string::npos)
-        throw ConfigError({h.module_origin.file, "module_name", h.module_origin.line, h.module_name,
+        throw ConfigError({h.module_name_origin.file, "module_name", h.module_name_origin.line, h.module_name,
                            fmt::format("does not name the module of {} (its HloModule is '{}')", h.module,
                                        name.empty() ? "not found" : name),
                            "remove module_name, or point module at the dump directory"});
