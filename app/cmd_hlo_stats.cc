@@ -18,6 +18,7 @@
 #include "compiler/hlo/hlo_import.h"
 #include "compiler/hlo/hlo_parser.h"
 #include "sim/engine/engine.h"
+#include "workloads/report/hlo_report.h"
 
 namespace tpusim::app {
 namespace {
@@ -31,22 +32,6 @@ struct HloStatsArgs {
 
 // How many op profile entries --simulate prints.
 constexpr size_t kTopKernels = 10;
-
-nlohmann::ordered_json stats_json(const hlo::HloStats& st) {
-  nlohmann::ordered_json j;
-  nlohmann::ordered_json ops = nlohmann::ordered_json::object();
-  for (const auto& [op, n] : st.instructions) ops[op] = n;
-  j["instructions"] = ops;
-  j["dot_flops"] = st.dot_flops;
-  j["convolution_flops"] = st.convolution_flops;
-  j["parameter_bytes"] = st.parameter_bytes;
-  j["output_bytes"] = st.output_bytes;
-  nlohmann::ordered_json un = nlohmann::ordered_json::array();
-  for (const hlo::Unmodelled& u : st.unmodelled)
-    un.push_back({{"instruction", u.instruction}, {"opcode", u.opcode}, {"line", u.line}, {"reason", u.reason}});
-  j["unmodelled"] = un;
-  return j;
-}
 
 struct Simulated {
   RunResult run;
@@ -105,7 +90,7 @@ int hlo_stats(const HloStatsArgs& a) {
     nlohmann::ordered_json ops = nlohmann::ordered_json::object();
     for (const auto& [op, n] : opcodes) ops[op] = n;
     j["opcodes"] = ops;
-    j["hlo"] = stats_json(imp.stats);
+    j["hlo"] = hlo_stats_json(imp.stats);
     if (sim) {
       nlohmann::ordered_json top = nlohmann::ordered_json::array();
       const std::vector<OpProfileEntry>& e = sim->profile.entries;

@@ -21,7 +21,9 @@
 #include "sim/engine/engine.h"
 #include "traces/chrome_trace.h"
 #include "workloads/config/hf_arguments.h"
+#include "workloads/loop/hlo_run.h"
 #include "workloads/loop/kernel_run.h"
+#include "workloads/report/hlo_report.h"
 #include "workloads/report/metrics_report.h"
 #include "workloads/report/report.h"
 #include "workloads/report/training_report.h"
@@ -229,6 +231,34 @@ void run_training_workload(const RunArgs& a, const HwConfig& hw, const WorkloadC
   out.text += outputs_text(report_path, trace.get());
 }
 
+void run_hlo_workload(const RunArgs& a, const HwConfig& hw, const WorkloadConfig& workload, const std::string& out_dir,
+                      std::chrono::steady_clock::time_point t0, bool want_report, RunOutput& out) {
+  RunContext& ctx = out.ctx;
+  Progress progress(!a.quiet && ::isatty(STDERR_FILENO));
+  HloRunOptions opts;
+  opts.engine = a.engine.empty() ? kDefaultTrainingEngine : a.engine;
+  opts.on_stage = [&progress](std::string_view stage) { progress.stage(stage); };
+  if (!a.trace_steps.empty()) {
+    if (!a.trace) throw input_error("--trace-steps", "needs --trace");
+    opts.trace_steps = parse_trace_steps(a.trace_steps);
+  }
+  std::unique_ptr<ChromeTraceFile> trace =
+      open_run_trace(a, out_dir, config_hash(ctx.hw_dump, ctx.workload_dump), &opts.trace_steps);
+  opts.trace = trace.get();
+  const HloRunResult result = run_hlo(hw, workload, opts);
+  ctx.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string report_path;
+  if (want_report || !out_dir.empty()) out.report = make_hlo_report(hw, workload, result, ctx);
+  if (!out_dir.empty()) {
+    progress.stage("writing report");
+    close_trace(trace.get(), out_dir);
+    report_path = write_report(out_dir, out.report);
+  }
+  progress.clear();
+  if (a.quiet) return;
+  out.text = format_hlo_summary(hw, workload, result, ctx) + outputs_text(report_path, trace.get());
+}
+
 // A config given as text (the Python module's dicts and embedded names).
 HwConfig load_hw_text(const ConfigText& c, const std::vector<Override>& overrides, std::string* origin) {
   *origin = c.origin;
@@ -279,8 +309,13 @@ RunOutput run_core(const RunArgs& a, const RunSources& sources, bool want_report
     run_training_workload(a, hw, workload, out_dir, t0, want_report, out);
     return out;
   }
+  if (workload.kind == "hlo") {
+    if (a.full_sim) throw input_error("--full-sim", "applies to training workloads only (an hlo run simulates its one program once)");
+    run_hlo_workload(a, hw, workload, out_dir, t0, want_report, out);
+    return out;
+  }
   if (a.full_sim) throw input_error("--full-sim", "applies to training workloads only");
-  if (!a.trace_steps.empty()) throw input_error("--trace-steps", "applies to training workloads only");
+  if (!a.trace_steps.empty()) throw input_error("--trace-steps", "applies to training and hlo workloads only");
 
   std::unique_ptr<ChromeTraceFile> trace = open_run_trace(a, out_dir, config_hash(ctx.hw_dump, ctx.workload_dump), nullptr);
 

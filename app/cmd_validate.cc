@@ -14,6 +14,8 @@
 #include "config/tree.h"
 #include "sweep/plan.h"
 #include "workloads/config/workload_config.h"
+#include "workloads/loop/hlo_module.h"
+#include "workloads/loop/hlo_run.h"
 
 namespace tpusim::app {
 
@@ -65,6 +67,21 @@ ConfigKind detect(const std::string& path) {
 // load (synthetic specs are checked by the schema; their size depends on the run).
 void check_workload(const WorkloadConfig& w, const std::string& file) {
   check_workload_hw(w);
+  if (w.kind == "hlo") {
+    // The module is picked, parsed and imported (a bad one is exit 2 with its file, line and column);
+    // the replicas are checked against the workload's `hw:` when it names one (else at run time,
+    // against the slice the run uses).
+    std::string module_file;
+    const hlo::Module m = load_step_module(w.hlo, &module_file);
+    hlo::ImportOptions io;
+    if (w.hlo.while_trip_count > 0) io.while_trip_count = int64_t(w.hlo.while_trip_count);
+    (void)hlo::import_hlo(m, io);
+    if (!w.hw.empty()) {
+      std::string origin;
+      hlo_replicas(load_hw(RunArgs{}, {}, &origin, &w), w.hlo, m.replica_count, m.num_partitions);
+    }
+    return;
+  }
   if (w.kind != "training") return;
   for (const auto& [split, ref] : {std::pair{"dataset.train", w.training.dataset.train}, std::pair{"dataset.eval", w.training.dataset.eval}}) {
     if (ref.empty()) continue;

@@ -62,6 +62,12 @@ const std::vector<FigureColumn>& figure_columns() {
       {"all_cores_power_w_per_chip", "kernel", "/summary/energy/all_cores_power_w_per_chip", "W",
        "chip power if every core ran the kernel"},
       {"usd_total", "kernel", "/summary/cost/usd_total", "USD", "device time x chips x usd_per_chip_hour"},
+      // kind: hlo (docs/hlo.md, "kind: hlo")
+      {"device_time_s", "hlo", "/summary/device_time_s", "s", "simulated device time of one step of the module"},
+      {"steady_step_time_s", "hlo", "/summary/steady_step_time_s", "s", "a step after the first: max(host, device)"},
+      {"total_time_s", "hlo", "/summary/total_time_s", "s", "all steps, the first's compile included"},
+      {"compile_time_s", "hlo", "/summary/compile_time_s", "s", "the module's XLA compile (first step)"},
+      {"mxu_utilization", "hlo", "/summary/mxu_utilization", "fraction", "flops over device time at the bf16 MXU peak"},
   };
   return c;
 }

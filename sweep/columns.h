@@ -12,7 +12,7 @@ namespace tpusim::sweep {
 // A key figure taken from a point's report.json.
 struct FigureColumn {
   std::string name;     // CSV header, unit in the name: "steady_step_time_s"
-  std::string kind;     // workload kind whose report has it: "training" | "kernel"
+  std::string kind;     // workload kind whose report has it: "training" | "kernel" | "hlo"
   std::string pointer;  // JSON pointer into report.json; "" for a derived figure (see figure_value)
   std::string unit;     // for the docs ("s", "bytes", "fraction", ...)
   std::string doc;

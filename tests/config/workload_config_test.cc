@@ -72,7 +72,7 @@ TEST(WorkloadConfig, UnknownKernelAndKind) {
   e = config_error_of([] { load("kind: trainig\n"); }, &what);
   EXPECT_EQ(e.yaml_path, "kind");
   EXPECT_EQ(e.line, 1);
-  EXPECT_EQ(e.rule, "unknown kind 'trainig'; known: kernel, training") << what;
+  EXPECT_EQ(e.rule, "unknown kind 'trainig'; known: kernel, training, hlo") << what;
   EXPECT_EQ(e.suggestion, "did you mean 'training'?");
   e = config_error_of([] { load("kernel: matmul\n"); });
   EXPECT_TRUE(contains(e.rule, "missing required key")) << e.rule;

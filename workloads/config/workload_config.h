@@ -1,5 +1,6 @@
-// Workload configs (YAML `kind:` selects the schema): `kind: kernel` (one kernel on one core) and
-// `kind: training` (a whole fine-tuning run under a framework personality, workloads/loop/training_run.h).
+// Workload configs (YAML `kind:` selects the schema): `kind: kernel` (one kernel on one core),
+// `kind: training` (a whole fine-tuning run under a framework personality, workloads/loop/training_run.h)
+// and `kind: hlo` (the user's own XLA HLO step module, run for some steps: workloads/loop/hlo_run.h).
 #pragma once
 #include "models/bert_presets.h"
 #include "models/model_presets.h"
@@ -119,8 +120,23 @@ struct TrainingWorkload {
   std::map<std::string, KeyOrigin> origins;
 };
 
+// kind: hlo — an XLA HLO text module (a file, or a directory of --xla_dump_to dumps whose step module
+// is picked by name) run SPMD on `replicas` cores for `steps` steps (docs/hlo.md, "kind: hlo").
+struct HloWorkload {
+  std::string module;        // file or directory; a relative path written in the workload file is resolved
+                             // against its directory by the loader
+  std::string module_name;   // "" = pick the step module by name (workloads/loop/hlo_module.h)
+  uint32_t replicas = 0;     // 0 = the module's replica_count x num_partitions
+  uint64_t steps = 10;
+  std::string framework = "torch_xla";  // the personality: torch_xla | tf_keras | jax (framework.h)
+  uint64_t while_trip_count = 0;        // 0 = not given (hlo::ImportOptions::while_trip_count unset)
+  // Where `module`, `module_name` and `replicas` were written (file or "--set", line; empty:
+  // defaulted), for errors found after loading (no step module in the directory, more replicas than cores).
+  KeyOrigin module_origin, module_name_origin, replicas_origin;
+};
+
 struct WorkloadConfig {
-  std::string kind;  // "kernel" | "training"
+  std::string kind;  // "kernel" | "training" | "hlo"
   std::string name;  // file stem or `name:` key
   // Top-level `hw:`, the hardware the workload was written for: a path relative to the workload
   // file's directory, or a built-in name (v3-32). Outside the kinds' schemas and not dumped: what it
@@ -131,6 +147,7 @@ struct WorkloadConfig {
   int hw_line = 0;
   KernelWorkload kernel;
   TrainingWorkload training;
+  HloWorkload hlo;
 };
 
 // The training workload's architecture: the preset (or nothing, for `custom`) with model_config's

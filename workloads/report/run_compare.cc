@@ -159,7 +159,9 @@ RunComparison compare_reports(const std::vector<std::string>& labels, const std:
   for (const json& r : reports) {
     const unsigned k = kind_of(r);
     present |= k;
-    c.kinds.push_back(k == kKernel ? "kernel" : "training");
+    // A kind: hlo report has the training report's figures (hlo_report.h) and is compared as one.
+    const std::string kind = r.contains("workload") ? r["workload"].value("kind", "") : "";
+    c.kinds.push_back(k == kKernel ? "kernel" : kind == "hlo" ? "hlo" : "training");
     c.names.push_back(r.contains("workload") ? r["workload"].value("name", "") : "");
   }
   if (present == kBoth)

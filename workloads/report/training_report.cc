@@ -10,13 +10,10 @@
 #include "workloads/report/energy_report.h"
 
 namespace tpusim {
-namespace {
-
-using nlohmann::json;
 
 // Seconds for people: "412 ms", "3.21 s", "2 min 05 s", "31.2 h", "2.1e+03 days". No integer
 // conversion of a double (a huge time printed as -2147483648 min).
-std::string dur(double s) {
+std::string format_duration(double s) {
   if (!std::isfinite(s)) return fmt::format("{} s", s);
   if (s < 1e-3) return fmt::format("{:.1f} µs", s * 1e6);
   if (s < 1) return fmt::format("{:.1f} ms", s * 1e3);
@@ -25,6 +22,12 @@ std::string dur(double s) {
   if (s < 3 * 86400) return fmt::format("{:.1f} h", s / 3600);
   return fmt::format("{:.3g} days", s / 86400);
 }
+
+namespace {
+
+using nlohmann::json;
+
+std::string dur(double s) { return format_duration(s); }
 
 std::string gib(uint64_t b) { return fmt::format("{:.2f} GiB", double(b) / (1024.0 * 1024.0 * 1024.0)); }
 
@@ -68,6 +71,92 @@ json metric_json(const MetricSamples& m, const std::string& unit) {
   }
   return {{"count", v.size()}, {"total_" + unit, total}, {"mean_" + unit, v.empty() ? 0.0 : total / double(v.size())},
           {"percentiles_" + unit, pct}, {"samples_" + unit, samples}};
+}
+
+json step_json(const StepRecord& s) {
+  json j = {{"index", s.index},       {"kind", s.kind},
+          {"graph", s.graph},         {"grad_buffers", s.grad_buffers},
+          {"epoch", s.epoch},         {"compiling_processes", s.compiling_processes},
+          {"batch", s.batch},         {"seq", s.seq},
+          {"examples", s.examples},   {"compile", s.compiled ? "compiled" : s.persistent_hit ? "persistent" : "cached"},
+          {"first_execution", s.first_execution},
+          {"compile_s", s.compile_s}, {"host_s", s.host_s},
+          {"setup_s", s.setup_s},     {"device_s", s.device_s},
+          {"allreduce_s", s.allreduce_s}, {"collective_s", s.collective_s}, {"start_s", s.start_s},
+          {"collectives_s", collective_times_json(s.collectives)},
+          {"end_s", s.end_s},         {"step_time_s", s.step_time_s}};
+  if (s.repeat > 1) j["repeat"] = s.repeat;  // identical steps folded into this record (kStepsListedInFull)
+  return j;
+}
+
+json program_json(const ProgramRecord& p) {
+  json allreduces = json::array();
+  for (const auto& a : p.allreduces)
+    allreduces.push_back({{"bytes", a.bytes}, {"algorithm", a.algorithm}, {"starts_after", a.starts_after},
+                          {"overlapped", a.overlapped}});
+  json j = {{"name", p.name}, {"graph", p.graph}, {"key", p.key}, {"batch", p.batch}, {"seq", p.seq},
+            {"graph_nodes", p.graph_nodes}, {"hlo_ops", p.hlo_ops}, {"kernels", p.kernels},
+            {"persistent_bytes", p.persistent_bytes}, {"peak_hbm_bytes", p.peak_hbm_bytes},
+            {"parameter_bytes", p.parameter_bytes}, {"optimizer_state_bytes", p.optimizer_state_bytes},
+            {"cmem_bytes_per_chip", p.cmem_bytes_per_chip},
+            {"allreduce_bytes", p.allreduce_bytes}, {"allgather_bytes", p.allgather_bytes},
+            {"reducescatter_bytes", p.reducescatter_bytes},
+            {"collectives_s", collective_times_json(p.collectives)},
+            {"collectives_exposed_s", collective_times_json(p.collectives, true)}, {"memory", memory_json(p.memory)},
+            {"flops", p.flops}, {"compile_s", p.compile_s},
+            {"allreduces", allreduces}, {"device_s", p.device_s}, {"executions", p.executions},
+            {"op_profile", p.op_profile ? op_profile_json(*p.op_profile) : json::array()}};
+  if (p.op_profile) j["op_profile_core"] = {{"chip", p.op_profile->chip}, {"core", p.op_profile->core}};
+  return j;
+}
+
+json step_program_units() {
+  return {{"steps[].batch", "examples (per device)"},
+          {"steps[].seq", "tokens"},
+          {"steps[].examples", "examples"},
+          {"steps[].compile_s", "s"},
+          {"steps[].host_s", "s"},
+          {"steps[].setup_s", "s"},
+          {"steps[].device_s", "s"},
+          {"steps[].allreduce_s", "s"},
+          {"steps[].collective_s", "s"},
+          {"steps[].start_s", "s"},
+          {"steps[].end_s", "s"},
+          {"steps[].collectives_s", "s (the profiled core)"},
+          {"programs[].collectives_s", "s (the profiled core, per execution)"},
+          {"programs[].collectives_exposed_s", "s (the profiled core, per execution)"},
+          {"programs[].allgather_bytes", "bytes (per core)"},
+          {"programs[].reducescatter_bytes", "bytes (per core)"},
+          {"programs[].memory.*", "bytes (per device, at the peak)"},
+          {"steps[].step_time_s", "s"}, {"steps[].repeat", "steps"},
+          {"programs[].batch", "examples (per device)"},
+          {"programs[].seq", "tokens"},
+          {"programs[].graph_nodes", "count"},
+          {"programs[].hlo_ops", "count"},
+          {"programs[].kernels", "count"},
+          {"programs[].persistent_bytes", "bytes (per device)"},
+          {"programs[].peak_hbm_bytes", "bytes (per device)"},
+          {"programs[].cmem_bytes_per_chip", "bytes (per chip)"},
+          {"programs[].parameter_bytes", "bytes (per device)"},
+          {"programs[].optimizer_state_bytes", "bytes (per device)"},
+          {"programs[].allreduce_bytes", "bytes (per core)"},
+          {"programs[].allreduces[].bytes", "bytes (per core)"},
+          {"programs[].flops", "flop (per device)"},
+          {"programs[].compile_s", "s"},
+          {"programs[].device_s", "s"},
+          {"programs[].executions", "count"},
+          {"programs[].op_profile[].count", "count (per execution)"},
+          {"programs[].op_profile[].time_s", "s (per execution)"},
+          {"programs[].op_profile[].flops", "flop (per core, per execution)"},
+          {"programs[].op_profile[].hbm_bytes", "bytes (per core, per execution)"},
+          {"programs[].op_profile[].vpu_vreg_ops", "count (vector-register operations, per core, per execution)"},
+          {"programs[].op_profile[].ici_bytes", "bytes (sent to other chips, per core, per execution)"},
+          {"programs[].op_profile[].compute_bound_s", "s (per execution)"},
+          {"programs[].op_profile[].memory_bound_s", "s (per execution)"},
+          {"programs[].op_profile[].vpu_bound_s", "s (per execution)"},
+          {"programs[].op_profile[].ici_bound_s", "s (per execution)"},
+          {"programs[].op_profile_core", "chip and core index"},
+          {"steps[].compiling_processes", "count"}};
 }
 
 json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunResult& r,
@@ -175,42 +264,10 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                      {"rewrite", d.rewrite}, {"message", d.message}, {"occurrences", d.occurrences}});
   j["diagnostics"] = diags;
   json steps = json::array();
-  for (const StepRecord& s : r.steps) {
-    steps.push_back({{"index", s.index},         {"kind", s.kind},
-                     {"graph", s.graph},         {"grad_buffers", s.grad_buffers},
-                     {"epoch", s.epoch},         {"compiling_processes", s.compiling_processes},
-                     {"batch", s.batch},         {"seq", s.seq},
-                     {"examples", s.examples},   {"compile", s.compiled ? "compiled" : s.persistent_hit ? "persistent" : "cached"},
-                     {"first_execution", s.first_execution},
-                     {"compile_s", s.compile_s}, {"host_s", s.host_s},
-                     {"setup_s", s.setup_s},     {"device_s", s.device_s},
-                     {"allreduce_s", s.allreduce_s}, {"collective_s", s.collective_s}, {"start_s", s.start_s},
-                     {"collectives_s", collective_times_json(s.collectives)},
-                     {"end_s", s.end_s},         {"step_time_s", s.step_time_s}});
-    if (s.repeat > 1) steps.back()["repeat"] = s.repeat;
-  }
+  for (const StepRecord& s : r.steps) steps.push_back(step_json(s));
   j["steps"] = steps;
   json programs = json::array();
-  for (const ProgramRecord& p : r.programs) {
-    json allreduces = json::array();
-    for (const auto& a : p.allreduces)
-      allreduces.push_back({{"bytes", a.bytes}, {"algorithm", a.algorithm}, {"starts_after", a.starts_after},
-                            {"overlapped", a.overlapped}});
-    programs.push_back({{"name", p.name}, {"graph", p.graph}, {"key", p.key}, {"batch", p.batch}, {"seq", p.seq},
-                        {"graph_nodes", p.graph_nodes}, {"hlo_ops", p.hlo_ops}, {"kernels", p.kernels},
-                        {"persistent_bytes", p.persistent_bytes}, {"peak_hbm_bytes", p.peak_hbm_bytes},
-                        {"parameter_bytes", p.parameter_bytes}, {"optimizer_state_bytes", p.optimizer_state_bytes},
-                        {"cmem_bytes_per_chip", p.cmem_bytes_per_chip},
-                        {"allreduce_bytes", p.allreduce_bytes}, {"allgather_bytes", p.allgather_bytes},
-                        {"reducescatter_bytes", p.reducescatter_bytes},
-                        {"collectives_s", collective_times_json(p.collectives)},
-                        {"collectives_exposed_s", collective_times_json(p.collectives, true)}, {"memory", memory_json(p.memory)},
-                        {"flops", p.flops}, {"compile_s", p.compile_s},
-                        {"allreduces", allreduces}, {"device_s", p.device_s}, {"executions", p.executions},
-                        {"op_profile", p.op_profile ? op_profile_json(*p.op_profile) : json::array()}});
-    if (p.op_profile)
-      programs.back()["op_profile_core"] = {{"chip", p.op_profile->chip}, {"core", p.op_profile->core}};
-  }
+  for (const ProgramRecord& p : r.programs) programs.push_back(program_json(p));
   j["programs"] = programs;
   json procs = json::array();
   for (const ProcessRecord& p : r.process_records)
@@ -245,41 +302,15 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"metrics.*.total_bytes", "bytes"}, {"metrics.*.mean_bytes", "bytes"},
             {"metrics.*.percentiles_bytes", "bytes"}, {"metrics.*.samples_bytes", "[bytes, count] pairs"}, {"metrics.UncachedCompile", "count"},
             {"metrics.CachedCompile", "count"}, {"metrics.PersistentCacheHit", "count"}, {"metrics.MarkStep", "count"},
-            {"metrics.aten::*", "count"}, {"diagnostics[].occurrences", "count (train steps)"},
-            {"steps[].batch", "examples (per device)"}, {"steps[].seq", "tokens"}, {"steps[].examples", "examples"},
-            {"steps[].compile_s", "s"}, {"steps[].host_s", "s"}, {"steps[].setup_s", "s"}, {"steps[].device_s", "s"},
-            {"steps[].allreduce_s", "s"}, {"steps[].collective_s", "s"}, {"steps[].start_s", "s"}, {"steps[].end_s", "s"},
-            {"steps[].collectives_s", "s (the profiled core)"},
-            {"programs[].collectives_s", "s (the profiled core, per execution)"},
-            {"programs[].collectives_exposed_s", "s (the profiled core, per execution)"},
-            {"programs[].allgather_bytes", "bytes (per core)"}, {"programs[].reducescatter_bytes", "bytes (per core)"},
-            {"programs[].memory.*", "bytes (per device, at the peak)"}, {"summary.memory.*", "bytes (per device, at the peak)"},
+            {"metrics.aten::*", "count"}, {"diagnostics[].occurrences", "count (train steps)"}, {"summary.memory.*", "bytes (per device, at the peak)"},
             {"summary.collectives.*.time_s", "s (the profiled core, all train steps)"},
             {"summary.collectives.*.exposed_s", "s (the profiled core, all train steps)"},
             {"summary.collectives.*.bytes", "bytes (per core, all train steps)"},
-            {"steps[].step_time_s", "s"}, {"steps[].repeat", "steps"}, {"programs[].batch", "examples (per device)"}, {"programs[].seq", "tokens"},
-            {"programs[].graph_nodes", "count"}, {"programs[].hlo_ops", "count"}, {"programs[].kernels", "count"},
-            {"programs[].persistent_bytes", "bytes (per device)"}, {"programs[].peak_hbm_bytes", "bytes (per device)"},
-            {"programs[].cmem_bytes_per_chip", "bytes (per chip)"},
-            {"programs[].parameter_bytes", "bytes (per device)"}, {"programs[].optimizer_state_bytes", "bytes (per device)"},
-            {"programs[].allreduce_bytes", "bytes (per core)"}, {"programs[].allreduces[].bytes", "bytes (per core)"}, {"programs[].flops", "flop (per device)"},
-            {"programs[].compile_s", "s"}, {"programs[].device_s", "s"}, {"programs[].executions", "count"},
-            {"programs[].op_profile[].count", "count (per execution)"},
-            {"programs[].op_profile[].time_s", "s (per execution)"},
-            {"programs[].op_profile[].flops", "flop (per core, per execution)"},
-            {"programs[].op_profile[].hbm_bytes", "bytes (per core, per execution)"},
-            {"programs[].op_profile[].vpu_vreg_ops", "count (vector-register operations, per core, per execution)"},
-            {"programs[].op_profile[].ici_bytes", "bytes (sent to other chips, per core, per execution)"},
-            {"programs[].op_profile[].compute_bound_s", "s (per execution)"},
-            {"programs[].op_profile[].memory_bound_s", "s (per execution)"},
-            {"programs[].op_profile[].vpu_bound_s", "s (per execution)"},
-            {"programs[].op_profile[].ici_bound_s", "s (per execution)"},
-            {"programs[].op_profile_core", "chip and core index"},
             {"processes[].compiles", "count"}, {"processes[].compile_time_s", "s"},
             {"processes[].cached_compiles", "count"}, {"processes[].persistent_hits", "count"},
             {"processes[].train_examples", "examples (incl. even_batches fill)"},
-            {"processes[].eval_examples", "examples (incl. even_batches fill)"},
-            {"steps[].compiling_processes", "count"}};
+            {"processes[].eval_examples", "examples (incl. even_batches fill)"}};
+  u.update(step_program_units());
   add_energy_units(u);
   if (r.batch_search.used) {
     u["workload.per_device_batch_size_used"] = "examples";

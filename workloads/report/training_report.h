@@ -14,6 +14,15 @@ namespace tpusim {
 nlohmann::json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunResult& r,
                                     const RunContext& ctx);
 
+// Seconds for people: "412 ms", "3.21 s", "2 min 05 s", "31.2 h", "2.1e+03 days".
+std::string format_duration(double s);
+
+// One element of report.json's steps[] and programs[] (the hlo report's too: hlo_report.h).
+nlohmann::json step_json(const StepRecord& s);
+nlohmann::json program_json(const ProgramRecord& p);
+// The units of their numeric fields, by report.json path ("steps[].device_s": "s", ...).
+nlohmann::json step_program_units();
+
 // "Where did the time go": a breakdown table and the key figures.
 std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunResult& r,
                                     const RunContext& ctx);

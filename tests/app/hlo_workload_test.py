@@ -1,0 +1,253 @@
+"""`kind: hlo` workloads end to end (docs/hlo.md, "kind: hlo"): the shipped MLP example, report.json's
+hlo section and steps, the framework personalities, determinism, `validate`, the step module picked
+from a dump directory (none / ambiguous / explicit), replicas against the slice, bad modules, `--set`
+and a sweep over the kind's keys, and BERT-base's exported step run as `kind: hlo` against the native
+training step.
+Usage: hlo_workload_test.py TPUSIM SRC_DIR TEST"""
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import app_test as A  # noqa: E402  (run, check, load_report, strip_wall_time, Failure)
+
+from app_test import check, load_report, run  # noqa: E402
+
+MLP_YAML = ""    # configs/workloads/hlo_mlp_v3-8.yaml
+MLP_HLO = ""     # configs/hlo/mlp_train_step.hlo
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def hlo_workload(tmp, name, body):
+    return write(os.path.join(tmp, name), "kind: hlo\n" + body)
+
+
+def test_mlp(tmp):
+    out = os.path.join(tmp, "out")
+    proc, where = run(["run", "--workload", MLP_YAML, "--out", out], tmp)
+    check("jit_train_step" in proc.stdout and "8 cores" in proc.stdout, "summary names the module and cores", where)
+    rep, _ = load_report(out)
+    h = rep["hlo"]
+    check(h["module"]["name"] == "jit_train_step" and h["module"]["file"].endswith("mlp_train_step.hlo"), "hlo.module: " + str(h["module"]))
+    check(h["replicas"] == 8 and rep["workload"]["replicas"] == 8 and h["replica_count"] == 1, "replicas: " + str(h["replicas"]))
+    check(h["instructions"]["dot"] == 5 and h["instructions"]["parameter"] == 10, "instructions: " + str(h["instructions"]))
+    # Closed forms (2 x output elements x contracted size): the forward dots x.W1 [128,784]x[784,1024]
+    # and h.W2 [128,1024]x[1024,10]; the backward dW2 (contracting 128), dh (10) and dW1 (128).
+    flops = 2 * 128 * 1024 * 784 + 2 * 128 * 10 * 1024 + 2 * 1024 * 10 * 128 + 2 * 128 * 1024 * 10 + 2 * 784 * 1024 * 128
+    check(h["dot_flops"] == flops, "dot_flops {} != {}".format(h["dot_flops"], flops))
+    params = 4 * (784 * 1024 + 1024 + 1024 * 10 + 10 + 128 * 784 + 128 * 10)
+    check(h["parameter_bytes"] == params and h["output_bytes"] == params - 4 * (128 * 784 + 128 * 10) + 4,
+          "parameter/output bytes: {} {}".format(h["parameter_bytes"], h["output_bytes"]))
+    check(h["convolution_flops"] == 0, "convolution_flops")
+    check([(u["instruction"], u["opcode"]) for u in h["unmodelled"]] == [("select.39", "select")] and h["unmodelled"][0]["line"] == 59,
+          "unmodelled: " + str(h["unmodelled"]))
+    s = rep["summary"]
+    check(s["device_time_s"] > 0 and s["compile_time_s"] > 0 and s["total_time_s"] > s["compile_time_s"], "summary: " + str(s))
+    steps = rep["steps"]
+    check(len(steps) == 10 and steps[0]["compile"] == "compiled" and steps[0]["first_execution"], "first step compiles")
+    check(all(x["compile"] == "cached" and not x["first_execution"] for x in steps[1:]), "later steps run the cached executable")
+    check(all(abs(x["device_s"] - s["device_time_s"]) < 1e-15 for x in steps), "every step at the simulated device time")
+    check(abs(steps[-1]["step_time_s"] - s["steady_step_time_s"]) < 1e-15, "steady step time is a later step's")
+    check(abs(steps[-1]["end_s"] - s["total_time_s"]) < 1e-12, "total time ends with the last step")
+    prog = rep["programs"][0]
+    check(prog["executions"] == 10 and prog["op_profile"] and prog["kernels"] > 0, "programs[0]: op profile and executions")
+    check(abs(sum(e["time_s"] for e in prog["op_profile"]) - s["device_time_s"]) < 1e-3 * s["device_time_s"] + 1e-12,
+          "the op profile sums to the device time")
+    # torch_xla's metrics (`tpusim metrics`) and `tpusim compare` read the report as a training run's.
+    check(rep["metrics"]["UncachedCompile"] == 1 and rep["metrics"]["CachedCompile"] == 9 and
+          rep["metrics"]["ExecuteTime"]["count"] == 10, "metrics: " + str(rep["metrics"]))
+    proc, where = run(["metrics", out], tmp)
+    check("Metric: ExecuteTime\n  TotalSamples: 10" in proc.stdout and "Counter: UncachedCompile\n  Value: 1" in proc.stdout,
+          "tpusim metrics", where)
+    # JAX dispatches the cached executable; PyTorch/XLA traces the whole step again every step.
+    out2 = os.path.join(tmp, "torch")
+    run(["run", "--workload", MLP_YAML, "--set", "framework=torch_xla", "--out", out2, "-q"], tmp)
+    t = load_report(out2)[0]
+    check(t["steps"][1]["host_s"] > steps[1]["host_s"], "torch_xla traces every step: host {} vs jax {}".format(
+        t["steps"][1]["host_s"], steps[1]["host_s"]))
+    check(t["summary"]["device_time_s"] == s["device_time_s"], "the framework does not change the device time")
+    proc, where = run(["compare", out, out2], tmp)
+    check("(hlo_mlp_v3-8, hlo)" in proc.stdout and "steady step time" in proc.stdout, "tpusim compare", where)
+    # One replica per core of a chip: fewer replicas upload fewer parameters over a chip's PCIe link.
+    out3 = os.path.join(tmp, "one")
+    run(["run", "--workload", MLP_YAML, "--set", "replicas=1", "--set", "steps=2", "--out", out3, "-q"], tmp)
+    o = load_report(out3)[0]
+    check(o["hlo"]["replicas"] == 1 and len(o["steps"]) == 2 and o["summary"]["upload_time_s"] < s["upload_time_s"],
+          "replicas=1: " + str(o["summary"]))
+
+
+def test_deterministic(tmp):
+    texts = []
+    for i in range(2):
+        out = os.path.join(tmp, "r{}".format(i))
+        run(["run", "--workload", MLP_YAML, "--out", out, "--quiet"], tmp)
+        texts.append(load_report(out)[1])
+    pat = re.compile(r'\n\s*"wall_time_s": \{[^}]*\},?')
+    check(pat.sub("", texts[0]) == pat.sub("", texts[1]), "report.json bytes differ beyond run.wall_time_s")
+
+
+def test_validate(tmp):
+    proc, where = run(["validate", MLP_YAML], tmp)
+    check("ok " in proc.stdout, "validate ok", where)
+    bad = write(os.path.join(tmp, "bad.hlo"), "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT b = f32[] add(a, c)\n}\n")
+    w = hlo_workload(tmp, "bad.yaml", "module: bad.hlo\n")
+    for cmd in (["validate", w], ["run", "--workload", w]):
+        proc, where = run(cmd, tmp, expect=2)
+        check(bad + ":4: column 25, instruction 'b': value 'c' is not defined" in proc.stderr, "bad module named with line and column", where)
+    w = hlo_workload(tmp, "missing.yaml", "module: nowhere.hlo\n")
+    proc, where = run(["validate", w], tmp, expect=2)
+    check("missing.yaml" in proc.stderr and "module" in proc.stderr and "nowhere.hlo" in proc.stderr, "missing module", where)
+    w = hlo_workload(tmp, "typo.yaml", "module: x.hlo\nreplica: 2\n")
+    proc, where = run(["validate", w], tmp, expect=2)
+    check("replicas" in proc.stderr, "a misspelled key suggests replicas", where)
+
+
+def dump_dir(tmp, files):
+    d = os.path.join(tmp, "dump{}".format(len(os.listdir(tmp))))
+    os.makedirs(d)
+    with open(MLP_HLO) as f:
+        mlp = f.read()
+    for name, module in files.items():
+        write(os.path.join(d, name), mlp.replace("HloModule jit_train_step", "HloModule " + module, 1))
+    return d
+
+
+def test_module_dir(tmp):
+    small = "HloModule jit_init\n\nENTRY main.3 {\n  Arg_0.1 = f32[8]{0} parameter(0)\n  ROOT negate.2 = f32[8]{0} negate(Arg_0.1)\n}\n"
+    # The step is the largest before-optimizations module with a step's name; after_optimizations
+    # dumps and other helpers are passed over.
+    d = dump_dir(tmp, {"module_0002.jit_train_step.before_optimizations.txt": "jit_train_step",
+                       "module_0002.jit_train_step.after_optimizations.txt": "jit_train_step_after",
+                       "module_0003.rng.before_optimizations.txt": "rng_bit_generator"})
+    write(os.path.join(d, "module_0001.jit_init.before_optimizations.txt"), small)
+    write(os.path.join(d, "notes.md"), "not a module")
+    w = hlo_workload(tmp, "dir.yaml", "module: {}\nsteps: 2\nreplicas: 1\n".format(os.path.basename(d)))
+    out = os.path.join(tmp, "o1")
+    run(["run", "--workload", w, "--out", out, "-q"], tmp)
+    rep = load_report(out)[0]
+    check(rep["hlo"]["module"]["name"] == "jit_train_step" and rep["hlo"]["module"]["file"].endswith(".before_optimizations.txt"),
+          "picked: " + str(rep["hlo"]["module"]))
+    # A file with a module_name that is not its module's.
+    w1 = hlo_workload(tmp, "file.yaml", "module: {}\nmodule_name: jit_eval\n".format(MLP_HLO))
+    proc, where = run(["validate", w1], tmp, expect=2)
+    check("file.yaml:3: module_name" in proc.stderr and "its HloModule is 'jit_train_step'" in proc.stderr, "module_name of a file", where)
+    # Explicit: module_name picks the small one.
+    out = os.path.join(tmp, "o2")
+    run(["run", "--workload", w, "--set", "module_name=jit_init", "--out", out, "-q"], tmp)
+    check(load_report(out)[0]["hlo"]["module"]["name"] == "jit_init", "module_name picks jit_init")
+    proc, where = run(["run", "--workload", w, "--set", "module_name=nothing_like_it"], tmp, expect=2)
+    check("no module of the directory is named 'nothing_like_it'" in proc.stderr and "jit_train_step" in proc.stderr,
+          "unknown module_name lists what was found", where)
+    # None: no step module among the names; the message lists them.
+    d = dump_dir(tmp, {"module_0001.helper.before_optimizations.txt": "helper_fn"})
+    w = hlo_workload(tmp, "none.yaml", "module: {}\n".format(os.path.basename(d)))
+    proc, where = run(["run", "--workload", w], tmp, expect=2)
+    check("none.yaml" in proc.stderr and "holds no step module" in proc.stderr and "helper_fn" in proc.stderr, "none", where)
+    proc, where = run(["validate", w], tmp, expect=2)
+    # Ambiguous: two step modules of the same size.
+    d = dump_dir(tmp, {"module_0001.SyncTensorsGraph.11.before_optimizations.txt": "SyncTensorsGraph.11",
+                       "module_0002.SyncTensorsGraph.12.before_optimizations.txt": "SyncTensorsGraph.12"})
+    w = hlo_workload(tmp, "amb.yaml", "module: {}\n".format(os.path.basename(d)))
+    proc, where = run(["run", "--workload", w], tmp, expect=2)
+    check("more than one largest step module" in proc.stderr and "SyncTensorsGraph.11" in proc.stderr
+          and "SyncTensorsGraph.12" in proc.stderr, "ambiguous", where)
+    run(["run", "--workload", w, "--set", "module_name=SyncTensorsGraph.12", "--set", "replicas=2", "-q"], tmp)
+    # An empty directory.
+    os.makedirs(os.path.join(tmp, "empty"))
+    w = hlo_workload(tmp, "empty.yaml", "module: empty\n")
+    proc, where = run(["run", "--workload", w], tmp, expect=2)
+    check("found: none" in proc.stderr, "empty directory", where)
+
+
+def test_replicas(tmp):
+    proc, where = run(["run", "--workload", MLP_YAML, "--set", "replicas=16"], tmp, expect=2)
+    check("replicas" in proc.stderr and "16" in proc.stderr and "8 cores of v3-8" in proc.stderr, "replicas > cores", where)
+    run(["run", "--workload", MLP_YAML, "--set", "replicas=16", "--hw", "v3-32", "-q"], tmp)
+    # The module's own replica_count x num_partitions is the default, checked the same way.
+    with open(MLP_HLO) as f:
+        text = f.read().replace("HloModule jit_train_step,", "HloModule jit_train_step, replica_count=4, num_partitions=4,", 1)
+    write(os.path.join(tmp, "spmd.hlo"), text)
+    w = hlo_workload(tmp, "spmd.yaml", "module: spmd.hlo\nsteps: 2\n")
+    proc, where = run(["run", "--workload", w], tmp, expect=2)
+    check("spmd.yaml" in proc.stderr and "4 x 4 = 16" in proc.stderr, "module's replica_count x num_partitions > cores", where)
+    out = os.path.join(tmp, "o")
+    run(["run", "--workload", w, "--hw", "v3-32", "--out", out, "-q"], tmp)
+    rep = load_report(out)[0]
+    check(rep["hlo"]["replicas"] == 16 and rep["hlo"]["replica_count"] == 4 and rep["hlo"]["num_partitions"] == 4, "16 replicas")
+    w2 = hlo_workload(tmp, "spmd_hw.yaml", "hw: v3-8\nmodule: spmd.hlo\n")
+    proc, where = run(["validate", w2], tmp, expect=2)
+    check("4 x 4 = 16" in proc.stderr, "validate checks the replicas against the workload's hw", where)
+
+
+def test_sweep(tmp):
+    sweep = write(os.path.join(tmp, "sweep.yaml"),
+                  "description: MLP replicas x framework\nworkload: {}\naxes:\n  - path: workload.replicas\n    values: [1, 8]\n"
+                  "  - path: workload.framework\n    values: [jax, torch_xla]\n".format(MLP_YAML))
+    out = os.path.join(tmp, "sw")
+    run(["sweep", sweep, "--out", out], tmp)
+    with open(os.path.join(out, "results.csv")) as f:
+        rows = f.read().splitlines()
+    head = rows[0].split(",")
+    check(len(rows) == 5 and "device_time_s" in head and "steady_step_time_s" in head, "results.csv: " + rows[0])
+    i = head.index("status")
+    check(all(r.split(",")[i] == "ok" for r in rows[1:]), "every point ok: " + "\n".join(rows))
+
+
+def test_bert_round_trip(tmp):
+    """BERT-base's first training step as tpusim exports it, run as kind: hlo on one core (v5litepod-1:
+    no all-reduce), against the native step's device time."""
+    bert = os.path.join(A.SRC, "configs", "workloads", "bert_base_mrpc_v3-8.yaml")
+    hlo = os.path.join(tmp, "bert.hlo")
+    run(["export-hlo", "--workload", bert, "--hw", "v5litepod-1", "-o", hlo], tmp)
+    native = os.path.join(tmp, "native")
+    run(["run", "--workload", bert, "--hw", "v5litepod-1", "--set", "steps=1", "--set", "eval_strategy=no", "--out", native, "-q"], tmp)
+    nrep = load_report(native)[0]
+    first = [p for p in nrep["programs"] if p["graph"] == "train_first_step"][0]
+    w = hlo_workload(tmp, "bert.yaml", "module: bert.hlo\nsteps: 2\n")
+    out = os.path.join(tmp, "hlo")
+    run(["run", "--workload", w, "--hw", "v5litepod-1", "--out", out, "-q"], tmp)
+    rep = load_report(out)[0]
+    dev, ref = rep["summary"]["device_time_s"], first["device_s"]
+    ratio = dev / ref
+    print("BERT-base first step on v5litepod-1: native {:.3f} ms, kind: hlo {:.3f} ms ({:+.1f}%); import and "
+          "simulation wall {:.2f} s; {} instructions unmodelled".format(ref * 1e3, dev * 1e3, 100 * (ratio - 1),
+                                                                        rep["run"]["wall_time_s"]["total"], len(rep["hlo"]["unmodelled"])))
+    # Measured -4.6%: the export's dropout masks (38 rng) and the embedding gradients' scatters (4) are
+    # not imported yet and stand in as inputs read from HBM (docs/hlo.md); everything else round-trips.
+    check(abs(ratio - 1) < 0.08, "kind: hlo device time {} vs the native step's {} (ratio {:.3f})".format(dev, ref, ratio))
+
+
+def main():
+    global MLP_YAML, MLP_HLO
+    if len(sys.argv) < 4:
+        print(__doc__)
+        return 2
+    A.TPUSIM, A.SRC, name = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3]
+    MLP_YAML = os.path.join(A.SRC, "configs", "workloads", "hlo_mlp_v3-8.yaml")
+    MLP_HLO = os.path.join(A.SRC, "configs", "hlo", "mlp_train_step.hlo")
+    test = globals().get("test_" + name)
+    if test is None:
+        print("unknown test " + name)
+        return 2
+    tmp = tempfile.mkdtemp(prefix="tpusim_hlo_workload_test_")
+    try:
+        test(tmp)
+    except A.Failure as e:
+        print("FAIL {}: {}".format(name, e))
+        return 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("PASS " + name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
