@@ -34,6 +34,9 @@ struct HloStats {
   uint64_t parameter_bytes = 0;  // the ENTRY parameters (tuple leaves summed)
   uint64_t output_bytes = 0;     // the ENTRY root's shape
   std::vector<Unmodelled> unmodelled;  // in import order (operands before users)
+  // For the report: what the user should know about the simulation of this module (a custom-call of
+  // an unknown target, costed by its bytes only), "file:line: ...".
+  std::vector<std::string> warnings;
 };
 
 struct HloImport {
