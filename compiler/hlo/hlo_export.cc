@@ -271,8 +271,10 @@ class ComputationWriter {
         return;
       }
       case EwOp::kDropoutMask: {
-        // keep = uniform[0, 1) > rate (GT, which the importer maps exactly; u == rate has measure 0); mask = keep ? 1/(1-rate) : 0 (the graph's operand gives
-        // only the shape: the mask does not depend on its values).
+        // keep = uniform[0, 1) > rate (GT, which the importer maps exactly; u == rate has measure 0);
+        // mask = keep ? 1/(1-rate) : 0 * x. The graph's operand x gives the mask its shape and is read
+        // by the mask's kernel (not its values): the zero branch multiplies it by 0 so that the text
+        // says so and the importer gives the mask the same operand.
         const std::string lo = scalar(n, "lo", 0, n.dtype), hi = scalar(n, "hi", 1, n.dtype);
         const std::string u = helper(n, "uniform");
         line(n, u, sh, "rng", {lo, hi}, "distribution=rng_uniform");
@@ -280,7 +282,9 @@ class ComputationWriter {
         const std::string keep = helper(n, "keep");
         line(n, keep, shape_str(n.shape, "pred"), "compare", {u, rate}, "direction=GT");
         const std::string scale = splat(n, "scaleb", scalar(n, "scale", 1 / (1 - n.rate), n.dtype), n.dtype);
-        line(n, me, sh, "select", {keep, scale, splat(n, "zeros", lo, n.dtype)});
+        const std::string zero = helper(n, "zero");
+        line(n, zero, sh, "multiply", {ew_operand(n, 0, n.dtype), splat(n, "zeros", lo, n.dtype)});
+        line(n, me, sh, "select", {keep, scale, zero});
         return;
       }
       default: {

@@ -225,15 +225,20 @@ std::optional<int> build_elementwise(const OpArgs& a) {
   }
   if (op == "select" && ops.size() == 3) {
     for (size_t i = 0; i < 3; ++i) require_result_shape(a, i);
-    // A dropout mask as the export writes it: select(rng(0, 1) > rate, 1/(1-rate), 0).
+    // A dropout mask as the export writes it: select(rng(0, 1) > rate, 1/(1-rate), x * 0).
     const Node& p = g.node(ops[0]);
     if (p.kind == OpKind::kElementwise && p.ew == EwOp::kCmpGt && p.inputs.size() == 2) {
       const Node& u = g.node(p.inputs[0]);
       const Node& r = g.node(p.inputs[1]);
-      const int on = splat_constant(g, ops[1]), off = splat_constant(g, ops[2]);
+      const int on = splat_constant(g, ops[1]);
+      // The zero branch: a broadcast 0, or x * 0 (the export's, naming the operand the mask reads).
+      const Node& z = g.node(ops[2]);
+      const bool times_zero = z.kind == OpKind::kElementwise && z.ew == EwOp::kMul && z.inputs.size() == 2 &&
+                              is_scalar_constant(g, z.inputs[1]) && g.node(z.inputs[1]).constant == 0;
+      const int off = splat_constant(g, ops[2]);
       if (u.kind == OpKind::kElementwise && u.ew == EwOp::kDropoutMask && u.rate == 0 && r.kind == OpKind::kConstant &&
-          r.constant >= 0 && r.constant < 1 && on >= 0 && off >= 0 && g.node(off).constant == 0)
-        return g.dropout_mask(u.inputs[0], r.constant, name);
+          r.constant >= 0 && r.constant < 1 && on >= 0 && (times_zero || (off >= 0 && g.node(off).constant == 0)))
+        return g.dropout_mask(times_zero ? z.inputs[0] : u.inputs[0], r.constant, name);
     }
     a.approx = "as max(on_true * pred, on_false): its three operands read (pred as s32, 4 bytes for 1), two VPU "
                "ops for its one";

@@ -74,7 +74,7 @@ std::map<std::string, int64_t> expected_opcodes(const Graph& g) {
           case EwOp::kRelu: ++c["maximum"], ++c["constant"], ++c["broadcast"]; break;
           case EwOp::kCmpEq: case EwOp::kCmpGt: ++c["compare"], ++c["convert"]; break;
           case EwOp::kDropoutMask:  // lo, hi, rate, scale; rate, scale and zeros broadcast
-            ++c["rng"], ++c["compare"], ++c["select"], c["constant"] += 4, c["broadcast"] += 3;
+            ++c["rng"], ++c["compare"], ++c["select"], ++c["multiply"], c["constant"] += 4, c["broadcast"] += 3;
             break;
         }
         break;
