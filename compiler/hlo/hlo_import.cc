@@ -263,8 +263,20 @@ class Importer {
           for (int o : c.instructions[i].operands) live.at(o) = 1;
     }
     std::vector<Value> vals(c.instructions.size());
-    for (size_t i = 0; i < c.instructions.size(); ++i)
-      if (live[i]) ++imported_, vals[i] = import_instruction(c, c.instructions[i], vals, args, depth);
+    for (size_t i = 0; i < c.instructions.size(); ++i) {
+      if (!live[i]) continue;
+      ++imported_;
+      try {
+        vals[i] = import_instruction(c, c.instructions[i], vals, args, depth);
+      } catch (const HloError&) {
+        throw;
+      } catch (const std::exception& e) {
+        // A graph builder refused what an op made of its operands (models/graph.h checks shapes):
+        // the instruction's shapes do not fit together.
+        error(c.instructions[i], c.instructions[i].opcode,
+              std::string("has operands that do not fit (") + e.what() + "); expected consistent shapes");
+      }
+    }
     return vals[c.root];
   }
 

@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <iterator>
+#include <optional>
 #include <string>
 
 #include "compiler/hlo/hlo_error.h"
@@ -248,6 +252,66 @@ TEST(HloImportOps, InexpressibleFormsStandIn) {
       "  ROOT f = f32[8,8] fft(x), fft_type=FFT, fft_length={8}\n}\n");
   EXPECT_TRUE(listed(r.stats, "f"));
   EXPECT_EQ(output(r).kind, OpKind::kParameter);
+}
+
+}  // namespace
+}  // namespace tpusim::hlo
+
+namespace tpusim::hlo {
+namespace {
+
+// The importer is total: on mutated modules (a digit, an opcode or a line changed) only HloError
+// escapes, never another exception or a crash. Deterministic (a fixed linear congruential stream).
+TEST(HloImportOps, TotalOnMutatedModules) {
+  const char* files[] = {"import_elementwise.hlo", "import_shapes.hlo", "import_dot_reduce.hlo", "import_unmodelled.hlo",
+                         "called_computations.hlo", "jax_style.hlo"};
+  const char* opcodes[] = {"add", "dot", "reduce", "pad", "sort", "while", "scatter", "convolution", "select",
+                           "reverse", "dynamic-slice", "reduce-window", "tuple", "custom-call", "map", "rng"};
+  uint64_t seed = 12345;
+  auto next = [&] { return (seed = seed * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  int imported = 0;
+  for (const char* f : files) {
+    std::ifstream in(std::string(TPUSIM_HLO_DATA) + "/" + f);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(text.empty()) << f;
+    for (int k = 0; k < 300; ++k) {
+      std::string t = text;
+      for (int edits = 1 + int(next() % 3); edits-- > 0;) {
+        const size_t p = next() % t.size();
+        switch (next() % 3) {
+          case 0:
+            if (std::isdigit(static_cast<unsigned char>(t[p]))) t[p] = char('0' + next() % 10);
+            break;
+          case 1: {
+            const std::string op = opcodes[next() % std::size(opcodes)];
+            const size_t paren = t.find('(', p);
+            const size_t sp = paren == std::string::npos ? paren : t.rfind(' ', paren);
+            if (sp != std::string::npos && sp > p) t.replace(sp + 1, paren - sp - 1, op);
+            break;
+          }
+          default: {
+            const size_t eol = t.find('\n', p);
+            if (eol != std::string::npos && eol + 1 < t.size()) t.erase(p, eol - p);
+          }
+        }
+      }
+      std::optional<Module> m;
+      try {
+        m = parse_hlo_module(t, "fuzz.hlo");
+      } catch (const HloError&) {
+        continue;
+      }
+      try {
+        import_hlo(*m, {.max_instructions = 20000, .while_trip_count = std::nullopt});
+        ++imported;
+      } catch (const HloError&) {
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << f << " mutation " << k << ": " << e.what() << "\n" << t;
+        return;
+      }
+    }
+  }
+  EXPECT_GT(imported, 0);
 }
 
 }  // namespace
