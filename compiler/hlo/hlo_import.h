@@ -1,10 +1,12 @@
 // Import of a parsed HLO module (hlo_ast.h) into the compiler's op graph (models/graph.h), for one
-// core, and the module's op statistics (docs/hlo.md, "Import"). The ENTRY computation is followed
-// from its root through the operands; `call` and `fusion` bodies are inlined. What the graph cannot
-// express exactly is listed in HloStats::unmodelled with the reason: an op of the same cost class
-// stands in for it, or, for ops with no counterpart (while, sort, convolution, collectives,
-// custom-call, ...), an input tensor of its result shape, so that its consumers still cost.
-// Never throws on a module the parser accepted (the importer is fed fuzzed text).
+// core, and the module's op statistics (docs/hlo.md, "Import", has the table of how each op is
+// costed). The ENTRY computation is followed from its root through the operands; `call` and
+// `fusion` bodies are inlined, a `while` body once per iteration, a `conditional`'s costliest branch.
+// Ops the graph has no op for are compositions that cost like them (hlo_import_ops.h); what is not
+// exact is listed in HloStats::unmodelled with the reason, and ops with no counterpart
+// (collectives, fft, ...) stand in as an input of their result shape, so that consumers still cost.
+// Inconsistent modules (an unknown opcode, operand shapes that do not fit the op) raise HloError at
+// the instruction; nothing else escapes (the importer is fed fuzzed text).
 #pragma once
 #include <cstdint>
 #include <map>
