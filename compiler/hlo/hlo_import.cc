@@ -429,6 +429,15 @@ class Importer {
 
   static int64_t rank_of(const Graph& g, int n) { return int64_t(g.node(n).shape.size()); }
 
+  // The graph's element-wise ops take a tensor first operand: a scalar constant (a loop counter's
+  // arithmetic, a scalar select's branch) becomes a rank-0 broadcast, which a second operand's
+  // reader folds back (import_ops::build_elementwise).
+  std::vector<int> tensors(std::vector<int> ops) {
+    for (int& o : ops)
+      if (o >= 0 && g_.node(o).kind == models::OpKind::kConstant) o = g_.broadcast(o, {}, {});
+    return ops;
+  }
+
   // The graph op of `in`: a node id, -1 when an operand has no node, nullopt when no op fits.
   std::optional<int> build(const Instruction& in, const std::vector<int>& ops, DType dtype, std::string& approx) {
     const std::string& op = in.opcode;
@@ -441,11 +450,8 @@ class Importer {
       // An array constant's values live in HBM like an input's.
       return g_.parameter(name, in.shape.dims, dtype, models::ParamRole::kInput);
     }
-    // Element-wise ops take a tensor first operand: a scalar constant there (a loop counter's
-    // arithmetic) becomes a rank-0 broadcast.
     if (import_ops::is_elementwise(op) || op == "power" || op == "compare" || op == "select" || op == "clamp") {
-      std::vector<int> ew_ops = ops;
-      if (!ew_ops.empty() && g_.node(ew_ops[0]).kind == models::OpKind::kConstant) ew_ops[0] = g_.broadcast(ew_ops[0], {}, {});
+      const std::vector<int> ew_ops = tensors(ops);
       return import_ops::build_elementwise({m_, g_, in, ew_ops, dtype, approx});
     }
     if (op == "convert" || op == "copy" || op == "bitcast-convert") {
@@ -621,6 +627,7 @@ class Importer {
     std::vector<int> ops;
     for (int o : in.operands) ops.push_back(vals[o].tuple ? -1 : vals[o].node);
     if (std::count(ops.begin(), ops.end(), -1)) return stand_in(in, "an operand has no graph value; an input stands in");
+    ops = tensors(ops);
     if (in.opcode == "rng-bit-generator") {
       const std::optional<TypeMap> t = in.shape.tuple.size() == 2 ? map_type(in.shape.tuple[1].type) : std::nullopt;
       if (ops.size() != 1 || !t || !array_ok(in.shape.tuple[1]))

@@ -316,3 +316,19 @@ TEST(HloImportOps, TotalOnMutatedModules) {
 
 }  // namespace
 }  // namespace tpusim::hlo
+
+namespace tpusim::hlo {
+namespace {
+
+// Scalar programs (a loop's arithmetic, a scalar select of a constant) are valid, not errors.
+TEST(HloImportOps, ScalarConstantsAsOperands) {
+  const HloImport r = import_text(
+      "HloModule m\nENTRY e {\n  p = pred[] parameter(0)\n  x = f32[] parameter(1)\n  c = f32[] constant(2)\n"
+      "  s = f32[] select(p, c, x)\n  a = f32[] add(c, s)\n  k = f32[] sort(c), dimensions={}\n"
+      "  ROOT t = (f32[], f32[]) tuple(a, s)\n}\n");
+  EXPECT_EQ(output(r, 0).ew, EwOp::kAdd);
+  EXPECT_EQ(output(r, 0).shape, models::Dims{});
+}
+
+}  // namespace
+}  // namespace tpusim::hlo
