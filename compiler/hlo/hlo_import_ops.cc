@@ -129,14 +129,22 @@ std::vector<int> iota_dims(size_t n) {
   return r;
 }
 
-// `w` VPU ops per element of `x`: x broadcast along a new minor dimension of w and reduced over it
-// (the reduction kernel reads x once and writes x's shape).
+// `w` VPU ops per element of `x`: a chain of w element-wise ops over x, one loop kernel that reads x
+// once and writes x's shape. Past 64 (a window as large as a global pooling) x is broadcast along a
+// new major dimension of w and reduced over it instead, so that the graph stays small.
 int passes(Graph& g, int x, int64_t w, ReduceOp op) {
   if (w <= 1) return x;
+  const EwOp e = op == ReduceOp::kMax ? EwOp::kMax : EwOp::kAdd;
+  if (w <= 64) {
+    int cur = g.ew(e, x, x);
+    for (int64_t i = 1; i < w; ++i) cur = g.ew(e, cur, x);
+    return cur;
+  }
   Dims s = g.node(x).shape;
-  const size_t r = s.size();
-  s.push_back(w);
-  return g.reduce(g.broadcast(x, s, iota_dims(r)), int(r), op);
+  s.insert(s.begin(), w);
+  std::vector<int> dims(s.size() - 1);
+  for (size_t i = 0; i < dims.size(); ++i) dims[i] = int(i + 1);
+  return g.reduce(g.broadcast(x, s, dims), 0, op);
 }
 
 // The combiner of reduce/scatter/reduce-window: the root of `to_apply` over its two parameters.
