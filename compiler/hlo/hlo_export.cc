@@ -93,6 +93,10 @@ class ComputationWriter {
     for (const Node& n : g_.nodes()) {
       if (n.kind == OpKind::kParameter) params.push_back(fmt::format("{}: {}", name(n), shape_str(n.shape, n.dtype)));
       emit(n);
+      // A value the compiler materializes without a rule of its own (models' `materialize`, e.g.
+      // batch-norm intermediates): an optimization barrier, across which XLA fuses nothing; the
+      // importer materializes what passes one. Users read the barrier.
+      if (barrier(n)) line(n, helper(n, "mat"), shape_str(n.shape, n.dtype), "opt-barrier", {name(n)});
     }
     std::vector<std::string> out_shapes;
     for (int o : g_.outputs()) {
@@ -106,6 +110,11 @@ class ComputationWriter {
 
  private:
   static std::string name(const Node& n) { return hlo_instruction_name(n); }
+  static bool barrier(const Node& n) {
+    return n.materialize && n.kind != OpKind::kParameter && n.kind != OpKind::kConstant;
+  }
+  // The instruction a user of `n` reads: its barrier when it has one.
+  std::string use(const Node& n) { return barrier(n) ? helper(n, "mat") : name(n); }
 
   // One instruction line: `%inst = shape opcode(operands)[, attrs], metadata={op_name=...}`.
   void line(const Node& n, const std::string& inst, const std::string& shape, const std::string& opcode,
@@ -133,7 +142,7 @@ class ComputationWriter {
   // an operand of another type converted (HLO's element-wise ops take one shape and one type).
   std::string ew_operand(const Node& n, size_t j, DType t) {
     const Node& in = g_.node(n.inputs[j]);
-    std::string src = name(in);
+    std::string src = use(in);
     if (in.kind == OpKind::kConstant) {
       if (in.dtype != t) src = scalar(n, fmt::format("c{}", j), in.constant, t);
       return splat(n, fmt::format("b{}", j), src, t);
@@ -153,7 +162,7 @@ class ComputationWriter {
 
   void emit(const Node& n) {
     const std::string me = name(n), sh = shape_str(n.shape, n.dtype);
-    auto in = [&](size_t j) { return name(g_.node(n.inputs.at(j))); };
+    auto in = [&](size_t j) { return use(g_.node(n.inputs.at(j))); };
     switch (n.kind) {
       case OpKind::kParameter:
         line(n, me, sh, fmt::format("parameter({})", param_++), {});
@@ -281,16 +290,20 @@ class ComputationWriter {
         return;
       }
       case EwOp::kDropoutMask: {
-        // keep = uniform[0, 1) >= rate; mask = keep ? 1/(1-rate) : 0 (the graph's operand gives
-        // only the shape: the mask does not depend on its values).
+        // keep = uniform[0, 1) > rate (GT, which the importer maps exactly; u == rate has measure 0);
+        // mask = keep ? 1/(1-rate) : 0 * x. The graph's operand x gives the mask its shape and is read
+        // by the mask's kernel (not its values): the zero branch multiplies it by 0 so that the text
+        // says so and the importer gives the mask the same operand.
         const std::string lo = scalar(n, "lo", 0, n.dtype), hi = scalar(n, "hi", 1, n.dtype);
         const std::string u = helper(n, "uniform");
         line(n, u, sh, "rng", {lo, hi}, "distribution=rng_uniform");
         const std::string rate = splat(n, "rateb", scalar(n, "rate", n.rate, n.dtype), n.dtype);
         const std::string keep = helper(n, "keep");
-        line(n, keep, shape_str(n.shape, "pred"), "compare", {u, rate}, "direction=GE");
+        line(n, keep, shape_str(n.shape, "pred"), "compare", {u, rate}, "direction=GT");
         const std::string scale = splat(n, "scaleb", scalar(n, "scale", 1 / (1 - n.rate), n.dtype), n.dtype);
-        line(n, me, sh, "select", {keep, scale, splat(n, "zeros", lo, n.dtype)});
+        const std::string zero = helper(n, "zero");
+        line(n, zero, sh, "multiply", {ew_operand(n, 0, n.dtype), splat(n, "zeros", lo, n.dtype)});
+        line(n, me, sh, "select", {keep, scale, zero});
         return;
       }
       default: {

@@ -5,8 +5,9 @@
 // [A-Za-z0-9_.-] become '_') with metadata={op_name="<node name>"}. Where HLO needs more than one
 // instruction for a node, the node's own name is on the last (the value its users read) and the
 // helpers carry a suffix after it (`%x.7.zero`, `%x.7.cmp`): the scalar constants and broadcasts of
-// an implicit scalar operand, the pred compare before the 0/1 convert, the rng and compare of a
-// dropout mask, a reduce's or scatter's init value. Parameters are numbered in graph order; the
+// an implicit scalar operand, the pred compare before the 0/1 convert, the rng, compare and zero
+// branch of a dropout mask, a reduce's or scatter's init value, the opt-barrier (`.mat`) after a
+// value the compiler materializes (which its users then read). Parameters are numbered in graph order; the
 // ROOT is a tuple of the graph's outputs in order. The output is a pure function of the graph.
 #pragma once
 #include <string>

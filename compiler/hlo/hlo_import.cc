@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -12,6 +13,9 @@
 #include "compiler/hlo/hlo_attrs.h"
 #include "compiler/hlo/hlo_error.h"
 #include "compiler/hlo/hlo_import_collectives.h"
+#include "compiler/hlo/hlo_import_ops.h"
+#include "compiler/hlo/hlo_loop_bounds.h"
+#include "compiler/hlo/hlo_validate.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -69,60 +73,6 @@ std::optional<TypeMap> map_type(ElementType t) {
   }
 }
 
-// Element-wise opcodes: the graph op, its arity, and, when it is not exact, why the stand-in costs the
-// same (docs/hlo.md lists the table). Compare and select are handled apart.
-struct EwMap {
-  EwOp op;
-  int arity;
-  const char* approx;  // nullptr: exact
-};
-const std::map<std::string_view, EwMap>& ew_table() {
-  static const std::map<std::string_view, EwMap> t = {
-      {"add", {EwOp::kAdd, 2, nullptr}},
-      {"subtract", {EwOp::kSub, 2, nullptr}},
-      {"multiply", {EwOp::kMul, 2, nullptr}},
-      {"divide", {EwOp::kDiv, 2, nullptr}},
-      {"maximum", {EwOp::kMax, 2, nullptr}},
-      {"exponential", {EwOp::kExp, 1, nullptr}},
-      {"log", {EwOp::kLog, 1, nullptr}},
-      {"sqrt", {EwOp::kSqrt, 1, nullptr}},
-      {"rsqrt", {EwOp::kRsqrt, 1, nullptr}},
-      {"negate", {EwOp::kNeg, 1, nullptr}},
-      {"tanh", {EwOp::kTanh, 1, nullptr}},
-      {"erf", {EwOp::kErf, 1, nullptr}},
-      {"minimum", {EwOp::kMax, 2, "as maximum (one VPU ALU op either way)"}},
-      {"and", {EwOp::kMax, 2, "as maximum (one VPU ALU op)"}},
-      {"or", {EwOp::kMax, 2, "as maximum (one VPU ALU op)"}},
-      {"xor", {EwOp::kMax, 2, "as maximum (one VPU ALU op)"}},
-      {"shift-left", {EwOp::kMax, 2, "as maximum (one VPU ALU op)"}},
-      {"shift-right-arithmetic", {EwOp::kMax, 2, "as maximum (one VPU ALU op)"}},
-      {"shift-right-logical", {EwOp::kMax, 2, "as maximum (one VPU ALU op)"}},
-      {"remainder", {EwOp::kDiv, 2, "as divide (a division on the VPU)"}},
-      {"atan2", {EwOp::kDiv, 2, "as divide (a division on the VPU; the arctangent's EUP op not counted)"}},
-      {"abs", {EwOp::kNeg, 1, "as negate (one VPU ALU op)"}},
-      {"sign", {EwOp::kNeg, 1, "as negate (one VPU ALU op)"}},
-      {"not", {EwOp::kNeg, 1, "as negate (one VPU ALU op)"}},
-      {"floor", {EwOp::kNeg, 1, "as negate (one VPU ALU op)"}},
-      {"ceil", {EwOp::kNeg, 1, "as negate (one VPU ALU op)"}},
-      {"round-nearest-afz", {EwOp::kNeg, 1, "as negate (one VPU ALU op)"}},
-      {"round-nearest-even", {EwOp::kNeg, 1, "as negate (one VPU ALU op)"}},
-      {"is-finite", {EwOp::kNeg, 1, "as negate (one VPU ALU op)"}},
-      {"popcnt", {EwOp::kNeg, 1, "as negate (one VPU ALU op)"}},
-      {"count-leading-zeros", {EwOp::kNeg, 1, "as negate (one VPU ALU op)"}},
-      {"real", {EwOp::kNeg, 1, "as negate (one VPU ALU op)"}},
-      {"imag", {EwOp::kNeg, 1, "as negate (one VPU ALU op)"}},
-      {"exponential-minus-one", {EwOp::kExp, 1, "as exponential (one EUP op)"}},
-      {"log-plus-one", {EwOp::kLog, 1, "as log (one EUP op)"}},
-      {"logistic", {EwOp::kTanh, 1, "as tanh (one EUP op)"}},
-      {"sine", {EwOp::kTanh, 1, "as tanh (one EUP transcendental)"}},
-      {"cosine", {EwOp::kTanh, 1, "as tanh (one EUP transcendental)"}},
-      {"tan", {EwOp::kTanh, 1, "as tanh (one EUP transcendental)"}},
-      {"cbrt", {EwOp::kTanh, 1, "as tanh (one EUP transcendental)"}},
-      {"erf-inv", {EwOp::kTanh, 1, "as tanh (one EUP transcendental)"}},
-  };
-  return t;
-}
-
 // Why an opcode with no graph counterpart is not modelled (the default names the opcode).
 std::string no_op_reason(const Module& m, const Instruction& in) {
   const std::string& op = in.opcode;
@@ -131,14 +81,10 @@ std::string no_op_reason(const Module& m, const Instruction& in) {
       "all-reduce-done", "all-gather-start", "all-gather-done", "collective-permute-start",
       "collective-permute-done", "collective-broadcast"};
   std::string why;
-  if (op == "while" || op == "conditional")
-    why = "control flow is not simulated yet";
+  if (op == "convolution")
+    why = "the graph has no convolution op (its flops are in convolution_flops)";
   else if (collectives.count(op))
     why = "this collective is not modelled (all-reduce, all-gather, reduce-scatter, all-to-all and collective-permute are)";
-  else if (op == "convolution")
-    why = "the graph has no convolution op (its flops are in convolution_flops)";
-  else if (op == "custom-call")
-    why = "custom-call target '" + string_attr(m, in, "custom_call_target").value_or("") + "' is not known";
   else
     why = "the graph has no op for '" + op + "'";
   return why + "; an input of its result shape stands in";
@@ -151,6 +97,8 @@ std::string form_reason(const std::string& op) {
   if (op == "slice") why += " (strides of 1 are)";
   if (op == "gather") why += " (whole rows of a table picked by ids, an embedding lookup, are)";
   if (op == "dot") why += " (dimension numbers within the operands' ranks are)";
+  if (op == "convolution") why += " (dim_labels and batch_group_count=1 are; its flops are in convolution_flops)";
+  if (op == "scatter") why += " (one operand, indices and updates are)";
   return why + "; an input of its result shape stands in";
 }
 
@@ -158,8 +106,68 @@ std::string form_reason(const std::string& op) {
 bool is_built(const std::string& op) {
   static const std::set<std::string_view> ops = {
       "constant", "power", "compare", "select", "clamp", "convert", "copy", "bitcast-convert", "broadcast",
-      "reshape", "bitcast", "transpose", "dot", "reduce", "iota", "slice", "concatenate", "gather"};
-  return ops.count(op) || ew_table().count(op);
+      "reshape", "bitcast", "transpose", "dot", "reduce", "iota", "slice", "concatenate", "gather",
+      "scatter", "pad", "reverse", "dynamic-slice", "dynamic-update-slice", "convolution", "reduce-window",
+      "select-and-scatter", "rng"};
+  return ops.count(op) || import_ops::is_elementwise(op);
+}
+
+// Every opcode of XLA's HLO (xla/hlo/ir/hlo_opcode.h) as printed: anything else is bad input.
+bool is_hlo_opcode(const std::string& op) {
+  static const std::set<std::string_view> ops = {
+      "abs", "add", "add-dependency", "after-all", "all-gather", "all-gather-done", "all-gather-start", "all-reduce",
+      "all-reduce-done", "all-reduce-start", "all-to-all", "and", "async-done", "async-start", "async-update", "atan2",
+      "batch-norm-grad", "batch-norm-inference", "batch-norm-training", "bitcast", "bitcast-convert", "broadcast",
+      "call", "cbrt", "ceil", "cholesky", "clamp", "collective-broadcast", "collective-permute",
+      "collective-permute-done", "collective-permute-start", "compare", "complex", "concatenate", "conditional",
+      "constant", "convert", "convolution", "copy", "copy-done", "copy-start", "cosine", "count-leading-zeros",
+      "custom-call", "divide", "domain", "dot", "dynamic-reshape", "dynamic-slice", "dynamic-update-slice", "erf",
+      "erf-inv", "exponential", "exponential-minus-one", "fft", "floor", "fusion", "gather", "get-dimension-size",
+      "get-tuple-element", "imag", "infeed", "iota", "is-finite", "log", "log-plus-one", "logistic", "map", "maximum",
+      "minimum", "multiply", "negate", "not", "opt-barrier", "or", "outfeed", "pad", "parameter", "partition-id",
+      "popcnt", "power", "ragged-all-to-all", "real", "recv", "recv-done", "reduce", "reduce-precision",
+      "reduce-scatter", "reduce-window", "remainder", "replica-id", "reshape", "reverse", "rng", "rng-bit-generator",
+      "rng-get-and-update-state", "round-nearest-afz", "round-nearest-even", "rsqrt", "scatter", "select",
+      "select-and-scatter", "send", "send-done", "set-dimension-size", "shift-left", "shift-right-arithmetic",
+      "shift-right-logical", "sign", "sine", "slice", "sort", "sqrt", "stochastic-convert", "subtract", "tan", "tanh",
+      "topk", "transpose", "triangular-solve", "tuple", "while", "xor"};
+  return ops.count(op) > 0;
+}
+
+// Custom-call targets that are no op on one core: SPMD sharding markers.
+bool is_sharding_marker(const std::string& target) {
+  return target == "Sharding" || target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape";
+}
+
+uint64_t dot_flops_of(const Module& m, const Computation& c, const Instruction& in) {
+  if (in.operands.empty()) return 0;
+  const Shape& lhs = operand_shape(c, in, 0);
+  unsigned __int128 k = 1;
+  for (int64_t d : dot_dims(m, in).lhs_contracting) {
+    if (d < 0 || d >= int64_t(lhs.dims.size())) return 0;
+    k = std::min<unsigned __int128>(k * uint64_t(std::max<int64_t>(lhs.dims[d], 0)), std::numeric_limits<uint64_t>::max());
+  }
+  return sat(2 * (unsigned __int128)uint64_t(std::max<int64_t>(in.shape.elements(), 0)) * k);
+}
+
+uint64_t convolution_flops_of(const Module& m, const Computation& c, const Instruction& in) {
+  const std::optional<DimLabels> labels = dim_labels_attr(m, in);
+  if (!labels || in.operands.size() < 2 || in.shape.is_tuple()) return 0;
+  const Shape& lhs = operand_shape(c, in, 0);
+  const Shape& rhs = operand_shape(c, in, 1);
+  if (labels->lhs.size() != lhs.dims.size() || labels->rhs.size() != rhs.dims.size()) return 0;
+  unsigned __int128 spatial = 1;
+  for (size_t i = 0; i < rhs.dims.size(); ++i)
+    if (std::isdigit(static_cast<unsigned char>(labels->rhs[i])))
+      spatial = std::min<unsigned __int128>(spatial * uint64_t(std::max<int64_t>(rhs.dims[i], 0)),
+                                            std::numeric_limits<uint64_t>::max());
+  const size_t f = labels->lhs.find('f');
+  if (f == std::string::npos) return 0;
+  const int64_t groups = std::max<int64_t>(int_attr(m, in, "feature_group_count").value_or(1), 1);
+  const uint64_t in_features = uint64_t(std::max<int64_t>(lhs.dims[f], 0)) / uint64_t(groups);
+  return sat(std::min<unsigned __int128>(2 * (unsigned __int128)uint64_t(std::max<int64_t>(in.shape.elements(), 0)) * spatial,
+                                         std::numeric_limits<uint64_t>::max()) *
+             in_features);
 }
 
 // A value of the HLO program: a graph node, a tuple of values, or nothing (token, zero-size).
@@ -177,8 +185,8 @@ constexpr int kMaxInlineDepth = 64;
 
 class Importer {
  public:
-  Importer(const Module& m, Graph& g, HloStats& st, size_t max_imported, int64_t replicas)
-      : m_(m), g_(g), st_(st), max_imported_(max_imported), replicas_(replicas) {
+  Importer(const Module& m, Graph& g, HloStats& st, const ImportOptions& options, int64_t replicas)
+      : m_(m), g_(g), st_(st), options_(options), max_imported_(options.max_instructions), replicas_(replicas) {
     for (const InputOutputAlias& a : m.input_output_alias) aliased_.insert({a.parameter, a.parameter_index});
   }
 
@@ -225,8 +233,12 @@ class Importer {
   }
 
   static bool array_ok(const Shape& s) {
-    for (int64_t d : s.dims)
+    unsigned __int128 n = 1;
+    for (int64_t d : s.dims) {
       if (d <= 0) return false;
+      n *= uint64_t(d);
+      if (n > uint64_t(models::kMaxTensorElements)) return false;  // beyond any chip's HBM
+    }
     return true;
   }
 
@@ -234,6 +246,10 @@ class Importer {
     note(in, std::move(reason));
     std::vector<int64_t> path;
     return inputs_of(in.shape, in.name, -1, path);
+  }
+
+  [[noreturn]] void error(const Instruction& in, std::string value, std::string rule) const {
+    import_ops::shape_error(m_, in, std::move(value), std::move(rule));
   }
 
   Value import_computation(int ci, const std::vector<Value>* args, int depth) {
@@ -250,9 +266,47 @@ class Importer {
           for (int o : c.instructions[i].operands) live.at(o) = 1;
     }
     std::vector<Value> vals(c.instructions.size());
-    for (size_t i = 0; i < c.instructions.size(); ++i)
-      if (live[i]) ++imported_, vals[i] = import_instruction(c, c.instructions[i], vals, args, depth);
+    for (size_t i = 0; i < c.instructions.size(); ++i) {
+      if (!live[i]) continue;
+      ++imported_;
+      try {
+        vals[i] = import_instruction(c, c.instructions[i], vals, args, depth);
+      } catch (const HloError&) {
+        throw;
+      } catch (const std::exception& e) {
+        // A graph builder refused what an op made of its operands (models/graph.h checks shapes):
+        // the instruction's shapes do not fit together.
+        error(c.instructions[i], c.instructions[i].opcode,
+              std::string("has operands that do not fit (") + e.what() + "); expected consistent shapes");
+      }
+    }
     return vals[c.root];
+  }
+
+  // The called computation of `in` named by attribute `attr` (-1 when absent).
+  int called(const Instruction& in, std::string_view attr) const {
+    size_t k = 0;
+    for (const Attribute& a : in.attrs) {
+      if (!is_computation_attr(a.name)) continue;
+      if (a.name == attr) return k < in.called.size() ? in.called[k] : -1;
+      ++k;  // one computation per attribute but branch_computations, which comes alone
+    }
+    return -1;
+  }
+
+  bool inline_limit(int depth) const { return depth >= kMaxInlineDepth || imported_ >= max_imported_; }
+  std::string limit_reason() const {
+    return "inlining limit reached (call depth 64 or " + std::to_string(max_imported_) + " instructions imported)";
+  }
+
+  // The array leaves of a value, in order.
+  static void leaves(const Value& v, std::vector<int>& out, int depth = 0) {
+    if (depth > 64) return;
+    if (!v.tuple) {
+      if (v.node >= 0) out.push_back(v.node);
+      return;
+    }
+    for (size_t i = 0; i < v.size(); ++i) leaves(v.at(i), out, depth + 1);
   }
 
   Value import_instruction(const Computation& c, const Instruction& in, const std::vector<Value>& vals,
@@ -273,20 +327,34 @@ class Importer {
     }
     if (in.opcode == "get-tuple-element") {
       const std::optional<int64_t> idx = int_attr(m_, in, "index");
-      if (in.operands.size() == 1 && idx && vals[in.operands[0]].tuple && *idx >= 0 &&
-          *idx < int64_t(vals[in.operands[0]].size()))
-        return vals[in.operands[0]].at(size_t(*idx));
-      return stand_in(in, "get-tuple-element of a value that is not such a tuple; an input stands in");
+      if (in.operands.size() != 1 || !idx) error(in, in.opcode, "has no single operand and index; expected get-tuple-element(t), index=N");
+      const Shape& ts = operand_shape(c, in, 0);
+      if (!ts.is_tuple() || *idx < 0 || *idx >= int64_t(ts.tuple.size()))
+        error(in, "index=" + std::to_string(*idx),
+              "is outside operand '" + in.operand_names[0] + "' of shape " + ts.to_string() + "; expected an index below " +
+                  std::to_string(ts.is_tuple() ? ts.tuple.size() : 0) + " of a tuple");
+      if (!ts.tuple[size_t(*idx)].same_type_and_dims(in.shape))
+        error(in, in.shape.to_string(), "is not element " + std::to_string(*idx) + " of " + ts.to_string() +
+                                            "; expected the element's shape");
+      const Value& t = vals[in.operands[0]];
+      if (t.tuple && *idx < int64_t(t.size())) return t.at(size_t(*idx));
+      return stand_in(in, "the tuple has no graph value; an input stands in");
     }
     // Ordering and identity ops: no data, no cost.
     if (in.opcode == "after-all" || in.opcode == "partition-id" || in.opcode == "replica-id") return {};
-    if ((in.opcode == "opt-barrier" || in.opcode == "add-dependency" || in.opcode == "domain") && !in.operands.empty())
+    if ((in.opcode == "add-dependency" || in.opcode == "domain") && !in.operands.empty()) return vals[in.operands[0]];
+    // An optimization barrier: nothing moves across it, so its values are materialized in HBM (the
+    // export writes one after each value tpusim materializes; rematerialization pins values so).
+    if (in.opcode == "opt-barrier" && !in.operands.empty()) {
+      std::vector<int> ls;
+      leaves(vals[in.operands[0]], ls);
+      for (int n : ls)
+        if (g_.node(n).kind != models::OpKind::kParameter && g_.node(n).kind != models::OpKind::kConstant) g_.set_materialize(n);
       return vals[in.operands[0]];
+    }
     if (in.opcode == "call" || in.opcode == "fusion") {
       if (in.called.empty()) return stand_in(in, "a call without a computation; an input stands in");
-      if (depth >= kMaxInlineDepth || imported_ >= max_imported_)
-        return stand_in(in, "inlining limit reached (call depth 64 or " + std::to_string(max_imported_) +
-                                " instructions imported); an input stands in");
+      if (inline_limit(depth)) return stand_in(in, limit_reason() + "; an input stands in");
       std::vector<Value> call_args;
       for (int o : in.operands) call_args.push_back(vals[o]);
       Value v = import_computation(in.called[0], &call_args, depth + 1);
@@ -295,18 +363,24 @@ class Importer {
                                 in.shape.to_string() + "; an input stands in");
       return v;
     }
-    // Sharding annotations: on one core the value itself.
-    if (in.opcode == "custom-call" && string_attr(m_, in, "custom_call_target").value_or("") == "Sharding" &&
-        in.operands.size() == 1 && matches(vals[in.operands[0]], in.shape))
-      return vals[in.operands[0]];
     if (is_collective_opcode(in.opcode)) return collective(in, vals);
+    if (in.opcode == "while") return import_while(c, in, vals, depth);
+    if (in.opcode == "conditional") return import_conditional(in, vals, depth);
+    if (in.opcode == "custom-call") {
+      const std::string target = string_attr(m_, in, "custom_call_target").value_or("");
+      // Sharding annotations: on one core the value itself.
+      if (is_sharding_marker(target) && in.operands.size() == 1 && matches(vals[in.operands[0]], in.shape))
+        return vals[in.operands[0]];
+      return import_custom_call(in, vals, target);
+    }
+    if (in.opcode == "rng-bit-generator" || in.opcode == "sort" || in.opcode == "map") return import_multi(c, in, vals);
     if (!is_built(in.opcode)) return stand_in(in, no_op_reason(m_, in));
 
     const bool tuple_result = in.shape.is_tuple();
     const std::optional<TypeMap> t = tuple_result ? std::nullopt : map_type(in.shape.type);
     if (!tuple_result && (!t || !array_ok(in.shape))) {
-      note(in, "shape " + in.shape.to_string() + " has no graph value (element type, zero or unbounded size); its "
-               "consumers stand in");
+      note(in, "shape " + in.shape.to_string() + " has no graph value (element type, zero, unbounded or over 2^40 "
+               "elements); its consumers stand in");
       return {};
     }
     if (t && !t->exact)
@@ -321,15 +395,23 @@ class Importer {
     try {
       node = build(in, ops, t ? t->dtype : DType::kF32, approx);
     } catch (const HloError&) {
-      throw;  // malformed attribute text: the parser's error, with line and column
+      throw;  // malformed attribute text or inconsistent shapes, at the instruction
     } catch (const std::exception& e) {
-      return stand_in(in, std::string("operands do not fit (") + e.what() + "); an input stands in");
+      // The graph's builders check operand shapes (models/graph.h): they do not fit the op.
+      error(in, in.opcode, std::string("has operands that do not fit (") + e.what() + "); expected operand shapes "
+                                                                                       "consistent with the op and its result " +
+                               in.shape.to_string());
     }
     if (!node) return stand_in(in, form_reason(in.opcode));
     if (*node < 0) return stand_in(in, "an operand has no graph value; an input stands in");
-    if (g_.node(*node).shape != in.shape.dims)
-      return stand_in(in, "the imported op's shape differs from the declared " + in.shape.to_string() +
-                              "; an input stands in");
+    if (g_.node(*node).shape != in.shape.dims) {
+      Shape got;
+      got.type = in.shape.type;
+      got.dims = g_.node(*node).shape;
+      got.dynamic.assign(got.dims.size(), false);
+      error(in, in.shape.to_string(), "is not the shape the op gives its operands (" + got.to_string() +
+                                          "); expected the declared shape to be the op's result");
+    }
     if (!approx.empty()) note(in, approx);
     // A node built for this instruction (not an operand passed through) takes its name, as do the
     // kernels the compiler makes of it.
@@ -378,45 +460,30 @@ class Importer {
 
   static int64_t rank_of(const Graph& g, int n) { return int64_t(g.node(n).shape.size()); }
 
+  // The graph's element-wise ops take a tensor first operand: a scalar constant (a loop counter's
+  // arithmetic, a scalar select's branch) becomes a rank-0 broadcast, which a second operand's
+  // reader folds back (import_ops::build_elementwise).
+  std::vector<int> tensors(std::vector<int> ops) {
+    for (int& o : ops)
+      if (o >= 0 && g_.node(o).kind == models::OpKind::kConstant) o = g_.broadcast(o, {}, {});
+    return ops;
+  }
+
   // The graph op of `in`: a node id, -1 when an operand has no node, nullopt when no op fits.
   std::optional<int> build(const Instruction& in, const std::vector<int>& ops, DType dtype, std::string& approx) {
     const std::string& op = in.opcode;
     for (int o : ops)
       if (o < 0) return -1;
     const std::string name = in.name;
+    const import_ops::OpArgs a{m_, g_, in, ops, dtype, approx};
     if (op == "constant") {
       if (in.literal && in.literal->scalar && in.shape.dims.empty()) return g_.constant(*in.literal->scalar, dtype);
       // An array constant's values live in HBM like an input's.
       return g_.parameter(name, in.shape.dims, dtype, models::ParamRole::kInput);
     }
-    if (auto it = ew_table().find(op); it != ew_table().end()) {
-      const EwMap& e = it->second;
-      if (int(ops.size()) != e.arity) return std::nullopt;
-      if (e.approx) approx = e.approx;
-      return g_.ew(e.op, ops[0], e.arity == 2 ? ops[1] : -1, name);
-    }
-    if (op == "power" && ops.size() == 2) {
-      approx = "as exp(y * log x), XLA's own expansion on the VPU";
-      return g_.ew(EwOp::kExp, g_.ew(EwOp::kMul, g_.ew(EwOp::kLog, ops[0], -1, name + ".log"), ops[1], name + ".mul"), -1,
-                   name);
-    }
-    if (op == "compare" && ops.size() == 2) {
-      const std::string dir = direction_attr(m_, in).value_or("");
-      if (dir == "EQ") return g_.ew(EwOp::kCmpEq, ops[0], ops[1], name);
-      if (dir == "GT") return g_.ew(EwOp::kCmpGt, ops[0], ops[1], name);
-      if (dir == "LT") return g_.ew(EwOp::kCmpGt, ops[1], ops[0], name);
-      approx = "compare " + dir + " as " + (dir == "NE" ? "EQ" : "GT") + " (one VPU compare)";
-      return g_.ew(dir == "NE" ? EwOp::kCmpEq : EwOp::kCmpGt, ops[0], ops[1], name);
-    }
-    if (op == "select" && ops.size() == 3) {
-      approx = "as maximum of the two branches (one VPU op; the predicate's read is not counted)";
-      return g_.ew(EwOp::kMax, ops[1], ops[2], name);
-    }
-    if (op == "clamp" && ops.size() == 3) {
-      approx = "as two maximum ops (one VPU ALU op each)";
-      const models::Dims& x = g_.node(ops[1]).shape;
-      auto fit = [&](int b) { return g_.node(b).shape.empty() && !x.empty() ? g_.broadcast(b, x, {}) : b; };
-      return g_.ew(EwOp::kMax, g_.ew(EwOp::kMax, ops[1], fit(ops[0]), name + ".lo"), fit(ops[2]), name);
+    if (import_ops::is_elementwise(op) || op == "power" || op == "compare" || op == "select" || op == "clamp") {
+      const std::vector<int> ew_ops = tensors(ops);
+      return import_ops::build_elementwise({m_, g_, in, ew_ops, dtype, approx});
     }
     if (op == "convert" || op == "copy" || op == "bitcast-convert") {
       if (ops.size() != 1) return std::nullopt;
@@ -427,30 +494,48 @@ class Importer {
     }
     if (op == "broadcast" && ops.size() == 1) {
       const std::vector<int64_t> d = int_list_attr(m_, in, "dimensions").value_or(std::vector<int64_t>{});
+      if (!dims_in_range(to_int(d), int64_t(in.shape.dims.size())) || d.size() != g_.node(ops[0]).shape.size())
+        error(in, "dimensions", "do not map each operand dimension to one of the result " + in.shape.to_string() +
+                                    "; expected one result dimension per operand dimension");
       return g_.broadcast(ops[0], in.shape.dims, to_int(d));
     }
-    if ((op == "reshape" || op == "bitcast") && ops.size() == 1) return g_.reshape(ops[0], in.shape.dims);
+    if ((op == "reshape" || op == "bitcast") && ops.size() == 1) {
+      if (models::num_elements(g_.node(ops[0]).shape) != models::num_elements(in.shape.dims))
+        error(in, in.shape.to_string(), "has another element count than operand '" + in.operand_names[0] +
+                                            "'; expected a " + op + " to keep the element count");
+      return g_.reshape(ops[0], in.shape.dims);
+    }
     if (op == "transpose" && ops.size() == 1) {
       const std::vector<int> p = to_int(int_list_attr(m_, in, "dimensions").value_or(std::vector<int64_t>{}));
-      if (!is_permutation(p, rank_of(g_, ops[0]))) return std::nullopt;
+      if (!is_permutation(p, rank_of(g_, ops[0])))
+        error(in, "dimensions", "is not a permutation of the operand's " + std::to_string(rank_of(g_, ops[0])) +
+                                    " dimensions; expected each dimension once");
       return g_.transpose(ops[0], p);
     }
     if (op == "dot" && ops.size() == 2) {
       const DotDims d = dot_dims(m_, in);
       models::DotDims gd{to_int(d.lhs_batch), to_int(d.rhs_batch), to_int(d.lhs_contracting), to_int(d.rhs_contracting)};
-      if (!dims_in_range(gd.lhs_batch, ops[0]) || !dims_in_range(gd.lhs_contract, ops[0]) ||
-          !dims_in_range(gd.rhs_batch, ops[1]) || !dims_in_range(gd.rhs_contract, ops[1]))
+      if (!dims_in_range(gd.lhs_batch, rank_of(g_, ops[0])) || !dims_in_range(gd.lhs_contract, rank_of(g_, ops[0])) ||
+          !dims_in_range(gd.rhs_batch, rank_of(g_, ops[1])) || !dims_in_range(gd.rhs_contract, rank_of(g_, ops[1])))
         return std::nullopt;
+      for (size_t i = 0; i < gd.lhs_contract.size() && i < gd.rhs_contract.size(); ++i) {
+        const int64_t l = g_.node(ops[0]).shape[gd.lhs_contract[i]], r = g_.node(ops[1]).shape[gd.rhs_contract[i]];
+        if (l != r)
+          error(in, std::to_string(l) + " vs " + std::to_string(r),
+                "are the sizes of contracting dimensions " + std::to_string(gd.lhs_contract[i]) + " of '" +
+                    in.operand_names[0] + "' and " + std::to_string(gd.rhs_contract[i]) + " of '" + in.operand_names[1] +
+                    "'; expected equal contracted sizes");
+      }
       return g_.dot(ops[0], ops[1], std::move(gd), precision(in), name);
     }
-    if (op == "reduce") return build_reduce(in, ops, approx);
+    if (op == "reduce") return import_ops::build_reduce(a);
     if (op == "iota" && ops.empty()) {
       const int64_t d = int_attr(m_, in, "iota_dimension").value_or(-1);
       return g_.iota(in.shape.dims, int(std::clamp<int64_t>(d, -1, 64)), dtype);
     }
     if (op == "slice" && ops.size() == 1) {
       const std::optional<std::vector<SliceDim>> s = slice_attr(m_, in);
-      const models::Dims& x = g_.node(ops[0]).shape;
+      const models::Dims x = g_.node(ops[0]).shape;
       if (!s || s->size() != x.size()) return std::nullopt;
       int cur = ops[0];
       for (size_t i = 0; i < s->size(); ++i) {
@@ -465,8 +550,154 @@ class Importer {
       if (d.size() != 1 || d[0] < 0 || d[0] >= rank_of(g_, ops[0])) return std::nullopt;
       return g_.concatenate(ops, int(d[0]), name);
     }
-    if (op == "gather" && ops.size() == 2) return build_gather(in, ops);
+    if (op == "gather") return import_ops::build_gather(a);
+    if (op == "scatter") return import_ops::build_scatter(a);
+    if (op == "pad" || op == "reverse" || op == "dynamic-slice" || op == "dynamic-update-slice")
+      return import_ops::build_movement(a);
+    if (op == "convolution") return import_ops::build_convolution(a);
+    if (op == "reduce-window" || op == "select-and-scatter") return import_ops::build_window(a);
+    if (op == "rng") return import_ops::random_draw(g_, in.shape.dims, dtype, name);
     return std::nullopt;
+  }
+
+  // while: the body imported once per iteration, the trip count from the loop's own bounds (the
+  // condition compares a counter in the carried tuple against a constant; the counter starts at a
+  // constant and steps by one), else XLA's known_trip_count annotation, else
+  // ImportOptions::while_trip_count, else once (listed). Bounded by the instruction limit.
+  Value import_while(const Computation& c, const Instruction& in, const std::vector<Value>& vals, int depth) {
+    const int cond = called(in, "condition"), body = called(in, "body");
+    if (cond < 0 || body < 0 || in.operands.size() != 1)
+      error(in, in.opcode, "has no single operand, condition= and body=; expected while(init), condition=C, body=B");
+    std::optional<int64_t> trips = loop_trip_count(m_, c, in, cond, body);
+    if (!trips) trips = annotated_trip_count(in);
+    if (!trips) trips = options_.while_trip_count;
+    if (!trips)
+      note(in, "trip count unknown (no counter compared against a constant and stepped by a constant, no "
+               "known_trip_count, no while_trip_count given); the body is imported once");
+    const int64_t n = std::max<int64_t>(trips.value_or(1), 0);
+    Value carried = vals[in.operands[0]];
+    for (int64_t i = 0; i < n; ++i) {
+      if (inline_limit(depth)) {
+        note(in, limit_reason() + ": " + std::to_string(i) + " of " + std::to_string(n) + " iterations imported");
+        break;
+      }
+      const std::vector<Value> args{carried};
+      carried = import_computation(body, &args, depth + 1);
+    }
+    if (!matches(carried, in.shape))
+      return stand_in(in, "the body's result does not have the loop's shape " + in.shape.to_string() + "; an input stands in");
+    return carried;
+  }
+
+  // conditional: the most expensive branch (dot and convolution flops, then bytes its instructions
+  // write) stands for the op; which branch runs is data the import does not have.
+  Value import_conditional(const Instruction& in, const std::vector<Value>& vals, int depth) {
+    std::vector<int> branches = in.called;
+    if (const int t = called(in, "true_computation"), f = called(in, "false_computation"); t >= 0 && f >= 0) branches = {t, f};
+    if (branches.empty() || in.operands.size() != branches.size() + 1)
+      error(in, std::to_string(in.operands.size()) + " operands",
+            "are not the predicate or index and one operand per branch (" + std::to_string(branches.size()) +
+                " branches); expected one operand per branch after the first");
+    size_t pick = 0;
+    std::pair<uint64_t, uint64_t> best{0, 0};
+    for (size_t j = 0; j < branches.size(); ++j) {
+      std::pair<uint64_t, uint64_t> cost{0, 0};
+      const Computation& b = m_.computations.at(branches[j]);
+      for (const Instruction& i : b.instructions) {
+        if (i.opcode == "dot") cost.first = sat_add(cost.first, dot_flops_of(m_, b, i));
+        if (i.opcode == "convolution") cost.first = sat_add(cost.first, convolution_flops_of(m_, b, i));
+        if (i.opcode != "parameter" && i.opcode != "constant") cost.second = sat_add(cost.second, shape_bytes(i.shape));
+      }
+      if (j == 0 || cost > best) best = cost, pick = j;
+    }
+    if (inline_limit(depth)) return stand_in(in, limit_reason() + "; an input stands in");
+    if (branches.size() > 1)
+      note(in, "branch '" + m_.computations.at(branches[pick]).name + "' imported, the most expensive of " +
+                   std::to_string(branches.size()) + " (flops, then bytes written); which branch runs is not known");
+    const std::vector<Value> args{vals[in.operands[pick + 1]]};
+    Value v = import_computation(branches[pick], &args, depth + 1);
+    if (!matches(v, in.shape))
+      return stand_in(in, "the branch's result does not have the declared shape " + in.shape.to_string() +
+                              "; an input stands in");
+    return v;
+  }
+
+  // A custom-call the import does not know: an op reading its operands and writing its result
+  // (listed, and a warning for the report); a sharding marker whose shapes differ, a copy.
+  Value import_custom_call(const Instruction& in, const std::vector<Value>& vals, const std::string& target) {
+    std::vector<int> ops;
+    for (int o : in.operands) leaves(vals[o], ops);
+    if (is_sharding_marker(target)) {
+      note(in, "sharding marker '" + target + "' with a result shape other than its operand's: a pass reading the "
+               "operand and writing the result");
+    } else {
+      note(in, "custom-call target '" + target + "' is not known: costed as reading its operands and writing its result");
+      st_.warnings.push_back(m_.file + ":" + std::to_string(in.line) + ": custom-call '" + in.name + "' has target '" +
+                             target + "', which tpusim does not model: costed as moving its operands' and results' bytes");
+    }
+    bool first = true;
+    std::function<Value(const Shape&, int)> result = [&](const Shape& s, int level) -> Value {
+      if (s.is_tuple()) {
+        Value v = make_tuple();
+        for (const Shape& e : s.tuple) v.elems->push_back(level < 64 ? result(e, level + 1) : Value{});
+        return v;
+      }
+      const std::optional<TypeMap> t = map_type(s.type);
+      if (!t || !array_ok(s)) return {};
+      const int n = import_ops::touch(g_, first ? ops : std::vector<int>{}, s.dims, t->dtype, in.name);
+      first = false;
+      return Value{n, false, nullptr};
+    };
+    return result(in.shape, 0);
+  }
+
+  // Ops of several results or a called computation the graph expresses by cost: rng-bit-generator
+  // (the state passed through, the bits a random draw), sort (log2 n compare passes per operand),
+  // map (the body's ops per element).
+  Value import_multi(const Computation& c, const Instruction& in, const std::vector<Value>& vals) {
+    std::vector<int> ops;
+    for (int o : in.operands) ops.push_back(vals[o].tuple ? -1 : vals[o].node);
+    if (std::count(ops.begin(), ops.end(), -1)) return stand_in(in, "an operand has no graph value; an input stands in");
+    ops = tensors(ops);
+    if (in.opcode == "rng-bit-generator") {
+      const std::optional<TypeMap> t = in.shape.tuple.size() == 2 ? map_type(in.shape.tuple[1].type) : std::nullopt;
+      if (ops.size() != 1 || !t || !array_ok(in.shape.tuple[1]))
+        return stand_in(in, "not (state, bits) of one state operand; an input stands in");
+      Value v = make_tuple();
+      v.elems->push_back(vals[in.operands[0]]);
+      v.elems->push_back(Value{import_ops::random_draw(g_, in.shape.tuple[1].dims, t->dtype, in.name), false, nullptr});
+      return v;
+    }
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (g_.node(ops[i]).shape != g_.node(ops[0]).shape)
+        error(in, operand_shape(c, in, i).to_string(), "is the shape of operand " + std::to_string(i) + " '" +
+                                                        in.operand_names[i] + "'; expected every operand of " +
+                                                        in.opcode + " to have the first's dimensions");
+    if (ops.empty()) return stand_in(in, in.opcode + " without operands; an input stands in");
+    const models::Dims x = g_.node(ops[0]).shape;
+    if (in.opcode == "map") {
+      if (in.shape.is_tuple() || x != in.shape.dims || in.called.empty())
+        error(in, in.shape.to_string(), "is not the operands' shape; expected map's result to have its operands' dimensions");
+      int64_t body = 0;
+      for (const Instruction& i : m_.computations.at(in.called[0]).instructions) body += i.opcode != "parameter";
+      note(in, "as " + std::to_string(std::max<int64_t>(body, 1)) + " VPU ops per element (the body's instructions)");
+      return Value{import_ops::map_cost(g_, ops, body, in.name), false, nullptr};
+    }
+    const std::vector<int64_t> d = int_list_attr(m_, in, "dimensions").value_or(std::vector<int64_t>{});
+    if (d.size() != 1 || d[0] < 0 || d[0] >= int64_t(x.size()))
+      error(in, "dimensions", "does not name one dimension of the operands' rank " + std::to_string(x.size()) +
+                                  "; expected dimensions={d}");
+    const bool tuple = in.shape.is_tuple();
+    if (tuple ? in.shape.tuple.size() != ops.size() : ops.size() != 1)
+      error(in, in.shape.to_string(), "is not one result per operand; expected sort's result to be its operands' shapes");
+    note(in, "as log2(n) VPU compare passes over each operand (n log2 n compares per sorted row)");
+    Value v = tuple ? make_tuple() : Value{};
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const int n = import_ops::sort_cost(g_, ops[i], int(d[0]), in.name);
+      if (!tuple) return Value{n, false, nullptr};
+      v.elems->push_back(Value{n, false, nullptr});
+    }
+    return v;
   }
 
   static std::vector<int> to_int(const std::vector<int64_t>& v) {
@@ -474,9 +705,9 @@ class Importer {
     for (int64_t x : v) r.push_back(int(std::clamp<int64_t>(x, -1, 1 << 20)));
     return r;
   }
-  bool dims_in_range(const std::vector<int>& d, int n) const {
+  static bool dims_in_range(const std::vector<int>& d, int64_t rank) {
     for (int x : d)
-      if (x < 0 || x >= rank_of(g_, n)) return false;
+      if (x < 0 || x >= rank) return false;
     return true;
   }
   static bool is_permutation(const std::vector<int>& p, int64_t rank) {
@@ -500,102 +731,40 @@ class Importer {
     return DotPrecision::kDefault;
   }
 
-  // reduce(x, init), dimensions={...}, to_apply=add|maximum (of its two parameters): one graph
-  // reduce per dimension, highest first so the lower indices stay valid. The init value is taken
-  // to be the op's identity (0, -inf), as every framework writes it.
-  std::optional<int> build_reduce(const Instruction& in, const std::vector<int>& ops, std::string& approx) {
-    if (ops.size() != 2 || in.called.empty()) return std::nullopt;
-    const Computation& f = m_.computations.at(in.called[0]);
-    const Instruction& r = f.root_instruction();
-    if (r.operands.size() != 2 || f.instructions.at(r.operands[0]).opcode != "parameter" ||
-        f.instructions.at(r.operands[1]).opcode != "parameter")
-      return std::nullopt;
-    ReduceOp rop;
-    if (r.opcode == "add") {
-      rop = ReduceOp::kSum;
-    } else if (r.opcode == "maximum") {
-      rop = ReduceOp::kMax;
-    } else if (r.opcode == "minimum") {
-      rop = ReduceOp::kMax;
-      approx = "reduce-min as reduce-max (same VPU and cross-lane work)";
-    } else {
-      return std::nullopt;
-    }
-    std::vector<int64_t> dims = int_list_attr(m_, in, "dimensions").value_or(std::vector<int64_t>{});
-    std::sort(dims.rbegin(), dims.rend());
-    if (std::adjacent_find(dims.begin(), dims.end()) != dims.end()) return std::nullopt;
-    int cur = ops[0];
-    for (int64_t d : dims) {
-      if (d < 0 || d >= rank_of(g_, cur)) return std::nullopt;
-      cur = g_.reduce(cur, int(d), rop);
-    }
-    return cur;
-  }
-
-  // Embedding lookups: whole rows of a table [R, ...] picked by ids (offset_dims the trailing
-  // dims, collapsed_slice_dims={0}, start_index_map={0}, slice_sizes={1, the rest of the table}).
-  std::optional<int> build_gather(const Instruction& in, const std::vector<int>& ops) {
-    const models::Dims& table = g_.node(ops[0]).shape;
-    models::Dims ids = g_.node(ops[1]).shape;
-    const auto list = [&](const char* n) { return int_list_attr(m_, in, n).value_or(std::vector<int64_t>{-1}); };
-    const std::vector<int64_t> collapsed = list("collapsed_slice_dims"), start_map = list("start_index_map"),
-                               sizes = list("slice_sizes"), offset = list("offset_dims");
-    const int64_t ivd = int_attr(m_, in, "index_vector_dim").value_or(int64_t(ids.size()));
-    if (table.empty() || collapsed != std::vector<int64_t>{0} || start_map != std::vector<int64_t>{0}) return std::nullopt;
-    if (sizes.size() != table.size() || sizes[0] != 1 || !std::equal(sizes.begin() + 1, sizes.end(), table.begin() + 1))
-      return std::nullopt;
-    int id_node = ops[1];
-    if (ivd != int64_t(ids.size())) {  // an explicit index vector of one component: the last dim
-      if (ivd != int64_t(ids.size()) - 1 || ids.back() != 1) return std::nullopt;
-      ids.pop_back();
-      id_node = g_.reshape(ops[1], ids);
-    }
-    for (size_t i = 0; i < offset.size(); ++i)
-      if (offset[i] != int64_t(ids.size() + i)) return std::nullopt;
-    if (offset.size() != table.size() - 1) return std::nullopt;
-    return g_.gather(ops[0], id_node, in.name);
-  }
-
   const Module& m_;
   Graph& g_;
   HloStats& st_;
   std::set<std::pair<int64_t, std::vector<int64_t>>> aliased_;
   std::set<const void*> seen_tuples_;
+  const ImportOptions& options_;
   size_t max_imported_;
   int64_t replicas_;  // the ids of replica_groups and source_target_pairs: 0..replicas_-1
   std::map<int, std::vector<char>> live_;  // per computation: the instructions its root reaches
   size_t imported_ = 0;  // instructions imported, inlined copies included
 };
 
-uint64_t dot_flops_of(const Module& m, const Computation& c, const Instruction& in) {
-  if (in.operands.empty()) return 0;
-  const Shape& lhs = operand_shape(c, in, 0);
-  unsigned __int128 k = 1;
-  for (int64_t d : dot_dims(m, in).lhs_contracting) {
-    if (d < 0 || d >= int64_t(lhs.dims.size())) return 0;
-    k = std::min<unsigned __int128>(k * uint64_t(std::max<int64_t>(lhs.dims[d], 0)), std::numeric_limits<uint64_t>::max());
+// The nodes the outputs use, and every parameter (the module's inputs), in their order: the import
+// leaves behind what a matched pattern folded (a dropout mask's draw and compare, the init value of a
+// reduce), which no kernel computes but which would count as graph ops.
+Graph live_graph(const Graph& g) {
+  const std::vector<models::Node>& nodes = g.nodes();
+  std::vector<char> live(nodes.size(), 0);
+  for (int o : g.outputs()) live.at(size_t(o)) = 1;
+  for (size_t i = nodes.size(); i-- > 0;) {
+    if (nodes[i].kind == models::OpKind::kParameter) live[i] = 1;
+    if (live[i])
+      for (int in : nodes[i].inputs) live.at(size_t(in)) = 1;
   }
-  return sat(2 * (unsigned __int128)uint64_t(std::max<int64_t>(in.shape.elements(), 0)) * k);
-}
-
-uint64_t convolution_flops_of(const Module& m, const Computation& c, const Instruction& in) {
-  const std::optional<DimLabels> labels = dim_labels_attr(m, in);
-  if (!labels || in.operands.size() < 2 || in.shape.is_tuple()) return 0;
-  const Shape& lhs = operand_shape(c, in, 0);
-  const Shape& rhs = operand_shape(c, in, 1);
-  if (labels->lhs.size() != lhs.dims.size() || labels->rhs.size() != rhs.dims.size()) return 0;
-  unsigned __int128 spatial = 1;
-  for (size_t i = 0; i < rhs.dims.size(); ++i)
-    if (std::isdigit(static_cast<unsigned char>(labels->rhs[i])))
-      spatial = std::min<unsigned __int128>(spatial * uint64_t(std::max<int64_t>(rhs.dims[i], 0)),
-                                            std::numeric_limits<uint64_t>::max());
-  const size_t f = labels->lhs.find('f');
-  if (f == std::string::npos) return 0;
-  const int64_t groups = std::max<int64_t>(int_attr(m, in, "feature_group_count").value_or(1), 1);
-  const uint64_t in_features = uint64_t(std::max<int64_t>(lhs.dims[f], 0)) / uint64_t(groups);
-  return sat(std::min<unsigned __int128>(2 * (unsigned __int128)uint64_t(std::max<int64_t>(in.shape.elements(), 0)) * spatial,
-                                         std::numeric_limits<uint64_t>::max()) *
-             in_features);
+  Graph r;
+  std::vector<int> id(nodes.size(), -1);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!live[i]) continue;
+    models::Node n = nodes[i];
+    for (int& in : n.inputs) in = id.at(size_t(in));
+    id[i] = r.append_copy(std::move(n));
+  }
+  for (int o : g.outputs()) r.mark_output(id.at(size_t(o)));
+  return r;
 }
 
 }  // namespace
@@ -616,12 +785,19 @@ HloStats hlo_statistics(const Module& m) {
 }
 
 HloImport import_hlo(const Module& m, const ImportOptions& options) {
+  for (const Computation& c : m.computations)
+    for (const Instruction& in : c.instructions)
+      if (!is_hlo_opcode(in.opcode))
+        throw_hlo_error(SourcePos{&m.file, in.line, in.column, in.name}, in.opcode,
+                        "is not an HLO opcode; expected one of XLA's opcodes (docs/hlo.md lists how each is imported)");
   HloImport r;
   r.stats = hlo_statistics(m);
   // Clamped to the graph's limit (a larger count fails every collective's check: stand-ins).
   const auto clamp = [](int64_t x) { return std::clamp<int64_t>(x, 1, models::kMaxReplicas + 1); };
   const int64_t replicas = clamp(options.replicas.value_or(clamp(m.replica_count) * clamp(m.num_partitions)));
-  Importer(m, r.graph, r.stats, options.max_instructions, replicas).run();
+  Graph g;
+  Importer(m, g, r.stats, options, replicas).run();
+  r.graph = live_graph(g);
   return r;
 }
 

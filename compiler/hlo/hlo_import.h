@@ -1,11 +1,13 @@
 // Import of a parsed HLO module (hlo_ast.h) into the compiler's op graph (models/graph.h), for one
-// core, and the module's op statistics (docs/hlo.md, "Import"). The ENTRY computation is followed
-// from its root through the operands; `call` and `fusion` bodies are inlined. What the graph cannot
-// express exactly is listed in HloStats::unmodelled with the reason: an op of the same cost class
-// stands in for it, or, for ops with no counterpart (while, sort, convolution, custom-call, ...),
-// an input tensor of its result shape, so that its consumers still cost. Collectives become graph
-// collectives (hlo_import_collectives.h) for ImportOptions::replicas.
-// Never throws on a module the parser accepted (the importer is fed fuzzed text).
+// core, and the module's op statistics (docs/hlo.md, "Import", has the table of how each op is
+// costed). The ENTRY computation is followed from its root through the operands; `call` and
+// `fusion` bodies are inlined, a `while` body once per iteration, a `conditional`'s costliest branch.
+// Ops the graph has no op for are compositions that cost like them (hlo_import_ops.h); what is not
+// exact is listed in HloStats::unmodelled with the reason, and ops with no counterpart
+// (fft, ...) stand in as an input of their result shape, so that consumers still cost. Collectives
+// become graph collectives (hlo_import_collectives.h) over ImportOptions::replicas.
+// Inconsistent modules (an unknown opcode, operand shapes that do not fit the op) raise HloError at
+// the instruction; nothing else escapes (the importer is fed fuzzed text).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -35,6 +37,9 @@ struct HloStats {
   uint64_t parameter_bytes = 0;  // the ENTRY parameters (tuple leaves summed)
   uint64_t output_bytes = 0;     // the ENTRY root's shape
   std::vector<Unmodelled> unmodelled;  // in import order (operands before users)
+  // For the report: what the user should know about the simulation of this module (a custom-call of
+  // an unknown target, costed by its bytes only), "file:line: ...".
+  std::vector<std::string> warnings;
 };
 
 struct HloImport {

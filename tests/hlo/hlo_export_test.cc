@@ -17,7 +17,7 @@
 #include "config/hw_loader.h"
 #include "config/override.h"
 #include "models/kernels.h"
-#include "workloads/loop/step_builder.h"
+#include "tests/hlo/hlo_step_util.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -26,13 +26,15 @@ using models::EwOp;
 using models::Graph;
 using models::Node;
 using models::OpKind;
-
-const std::string kConfigs = std::string(TPUSIM_SOURCE_DIR) + "/configs/";
+using testing::Step;
+using testing::step;
 
 // The instructions docs/hlo.md lists for each node, by opcode.
 std::map<std::string, int64_t> expected_opcodes(const Graph& g) {
   std::map<std::string, int64_t> c;
   for (const Node& n : g.nodes()) {
+    // A materialized value's barrier (the users read it).
+    if (n.materialize && n.kind != OpKind::kParameter && n.kind != OpKind::kConstant) ++c["opt-barrier"];
     switch (n.kind) {
       case OpKind::kParameter: ++c["parameter"]; break;
       case OpKind::kConstant: ++c["constant"]; break;
@@ -73,7 +75,7 @@ std::map<std::string, int64_t> expected_opcodes(const Graph& g) {
           case EwOp::kRelu: ++c["maximum"], ++c["constant"], ++c["broadcast"]; break;
           case EwOp::kCmpEq: case EwOp::kCmpGt: ++c["compare"], ++c["convert"]; break;
           case EwOp::kDropoutMask:  // lo, hi, rate, scale; rate, scale and zeros broadcast
-            ++c["rng"], ++c["compare"], ++c["select"], c["constant"] += 4, c["broadcast"] += 3;
+            ++c["rng"], ++c["compare"], ++c["select"], ++c["multiply"], c["constant"] += 4, c["broadcast"] += 3;
             break;
         }
         break;
@@ -113,7 +115,10 @@ void check_computation(const Module& m, const Computation& comp, const Graph& g)
       EXPECT_EQ(d.rhs_batch, as64(n.dot.rhs_batch)) << in->name;
       EXPECT_EQ(d.lhs_contracting, as64(n.dot.lhs_contract)) << in->name;
       EXPECT_EQ(d.rhs_contracting, as64(n.dot.rhs_contract)) << in->name;
-      for (size_t j = 0; j < 2; ++j) EXPECT_EQ(comp.instructions[in->operands[j]].name, hlo_instruction_name(g.node(n.inputs[j])));
+      for (size_t j = 0; j < 2; ++j) {
+        const Node& op = g.node(n.inputs[j]);
+        EXPECT_EQ(comp.instructions[in->operands[j]].name, hlo_instruction_name(op) + (op.materialize && op.kind != OpKind::kParameter ? ".mat" : ""));
+      }
       const Attribute* p = in->attr("operand_precision");
       if (n.precision == models::DotPrecision::kDefault) {
         EXPECT_EQ(p, nullptr) << in->name;
@@ -134,28 +139,6 @@ Module export_and_parse(const Graph& g, const HloExportOptions& o = {}) {
   const std::string text = export_hlo(g, o);
   EXPECT_EQ(text, export_hlo(g, o)) << "deterministic";
   return parse_hlo_module(text, "export.hlo");
-}
-
-struct Step {
-  WorkloadConfig w;
-  HwConfig hw;
-  std::unique_ptr<models::Model> model;
-  std::unique_ptr<StepGraph> sg;
-};
-
-std::unique_ptr<Step> step(const std::string& workload, const std::string& hw, const std::vector<std::string>& sets,
-                           GraphKind kind = GraphKind::kTrain) {
-  auto s = std::make_unique<Step>();
-  std::vector<Override> ovs;
-  for (const std::string& o : sets) ovs.push_back(parse_override(o));
-  s->w = load_workload_config(kConfigs + "workloads/" + workload + ".yaml", ovs);
-  s->hw = load_hw_config(kConfigs + "hw/" + hw + ".yaml");
-  s->model = make_model(s->w.training);
-  const TrainingWorkload& t = s->w.training;
-  StepVariant v{kind, t.per_device_batch_size, image_tokens(t) ? image_tokens(t) : t.max_length};
-  if (t.choices.task == Task::kSeq2seq) v.target = t.max_target_length;
-  s->sg = build_step_graph(*s->model, t, s->hw, v);
-  return s;
 }
 
 void check_step(const Step& s) {
@@ -230,6 +213,7 @@ TEST(HloExport, EveryOpForm) {
   const int f = g.convert(c, models::DType::kF32);
   const int mixed = g.ew(EwOp::kAdd, f, c);  // bf16 operand of an f32 add: converted
   const int half = g.ew(EwOp::kMul, mixed, g.constant(0.5, models::DType::kBF16));
+  g.set_materialize(half);  // written with an opt-barrier its users read
   const int eq = g.ew(EwOp::kCmpEq, ids, g.constant(3, models::DType::kS32));
   const int d = g.dropout_mask(half, 0.1);
   const int mx = g.reduce(g.ew(EwOp::kMul, half, d), 1, models::ReduceOp::kMax);
@@ -247,7 +231,10 @@ TEST(HloExport, EveryOpForm) {
   EXPECT_EQ(ranges[1].limit, 5);
   EXPECT_EQ(int_list_attr(m, *e.find(hlo_instruction_name(g.node(c))), "dimensions"), std::vector<int64_t>{1});
   EXPECT_EQ(direction_attr(m, *e.find(hlo_instruction_name(g.node(eq)) + ".cmp")), "EQ");
-  EXPECT_EQ(direction_attr(m, *e.find(hlo_instruction_name(g.node(d)) + ".keep")), "GE");
+  EXPECT_EQ(direction_attr(m, *e.find(hlo_instruction_name(g.node(d)) + ".keep")), "GT");
+  const Instruction& bar = *e.find(hlo_instruction_name(g.node(half)) + ".mat");
+  EXPECT_EQ(bar.opcode, "opt-barrier");
+  EXPECT_EQ(e.instructions[e.find(hlo_instruction_name(g.node(mx)))->operands[0]].operand_names[0], bar.name);
   ASSERT_NE(m.find("max.f32"), nullptr);
   ASSERT_NE(m.find("add.f32"), nullptr);
   EXPECT_EQ(string_attr(m, *e.find(hlo_instruction_name(g.node(sc))), "to_apply"), "add.f32");
