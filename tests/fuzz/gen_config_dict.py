@@ -32,7 +32,8 @@ def schema_keys():
 
 
 def escape(token):
-    return token.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n")
+    # libFuzzer dictionaries know \\, \" and \xNN escapes only.
+    return token.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\x0A")
 
 
 def render():
