@@ -1,6 +1,7 @@
 // `tpusim sweep FILE` and `tpusim sweep merge OUT DIR...`: the command-line side of sweep/ (plan,
 // run, merge); this file parses flags and prints what happened.
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -68,6 +69,53 @@ void print_dry_run(const sweep::SweepPlan& plan) {
   }
 }
 
+// SIGINT (Ctrl-C) and SIGTERM (kill, Slurm's scancel, a CI timeout) while points run: the handler
+// only records the signal; run_sweep sees it within 100 ms, kills the points' process groups, reaps
+// them and writes the finished rows. The previous dispositions come back when the run ends.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+// A word of the resume command, quoted for a POSIX shell when it needs to be.
+std::string shell_word(const std::string& w) {
+  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == std::string::npos)
+    return w;
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// The command that finishes a stopped sweep: the same one with --resume and an explicit --out.
+std::string resume_command(const SweepArgs& a, const std::string& out_dir) {
+  std::string cmd = "tpusim sweep " + shell_word(a.file);
+  for (const auto& s : a.sets) cmd += " --set " + shell_word(s);
+  if (!a.shard.empty()) cmd += " --shard " + shell_word(a.shard);
+  if (a.jobs) cmd += " --jobs " + std::to_string(a.jobs);
+  if (a.no_plots) cmd += " --no-plots";
+  return cmd + " --out " + shell_word(out_dir) + " --resume";
+}
+
 }  // namespace
 
 int sweep(const SweepArgs& a) {
@@ -89,6 +137,8 @@ int sweep(const SweepArgs& a) {
   opt.plots = !a.no_plots;
   opt.plot_script = plot_script();
   opt.quiet = a.quiet;
+  const StopSignals stop_signals;
+  opt.stop_signal = [] { return int(g_stop_signal); };
   const sweep::SweepRunSummary s = sweep::run_sweep(plan, opt);
 
   if (!a.quiet) {
@@ -106,6 +156,15 @@ int sweep(const SweepArgs& a) {
     if (s.failures.size() > kShown) std::cout << fmt::format("{:<10} ... {} more in results.csv\n", "", s.failures.size() - kShown);
   }
   print_plots(s.plots, s.plots_skipped, a.quiet);
+  if (s.stopped_by) {
+    // Said even with --quiet: the run did not do what was asked.
+    std::cerr << fmt::format("sweep stopped by {}: {} of {} points finished and recorded in {}; {} not run (running "
+                             "points were killed and are not recorded)\nresume with: {}\n",
+                             s.stopped_by == SIGINT ? "SIGINT" : s.stopped_by == SIGTERM ? "SIGTERM" : "signal " + std::to_string(s.stopped_by),
+                             s.points - s.not_run, s.points, (fs::path(s.out_dir) / sweep::kResultsCsv).string(),
+                             s.not_run, resume_command(a, s.out_dir));
+    return 128 + s.stopped_by;  // what a shell reports for a process ended by that signal
+  }
   return s.failed ? kExitSomePointsFailed : 0;
 }
 

@@ -1,9 +1,11 @@
 #include "config/tree.h"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -118,6 +120,40 @@ std::string Node::flow() const {
 namespace {
 
 // `nodes`: the nodes converted so far (the alias-expansion budget); `depth`: this node's nesting.
+// The offset of the first byte of `s` that is not valid UTF-8 (RFC 3629: no overlong forms, no
+// surrogates, at most U+10FFFF), or npos. yaml-cpp passes such bytes through from the file, and a
+// config's strings end up in JSON (report.json, sweep results), which must be UTF-8.
+size_t invalid_utf8_at(const std::string& s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  for (size_t i = 0, n = s.size(); i < n;) {
+    const unsigned c = p[i];
+    size_t len = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+    if (c < 0x80) len = 1;
+    else if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    else if (c >= 0xF0 && c <= 0xF4) len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    else return i;
+    if (i + len > n) return i;
+    for (size_t k = 1; k < len; ++k) {
+      const unsigned b = p[i + k];
+      if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) return i;
+    }
+    i += len;
+  }
+  return std::string::npos;
+}
+
+void require_utf8(const std::string& text, const std::string& file, const std::string& path, int line, const char* what) {
+  const size_t bad = invalid_utf8_at(text);
+  if (bad == std::string::npos) return;
+  char byte[8];
+  std::snprintf(byte, sizeof(byte), "0x%02X", unsigned(static_cast<unsigned char>(text[bad])));
+  throw ConfigError({file, path, line, "",
+                     std::string(what) + " is not valid UTF-8 text (byte " + byte + " at offset " + std::to_string(bad) + ")",
+                     "save the file as UTF-8"});
+}
+
 Node convert(const YAML::Node& y, const std::string& file, int line, const std::string& path, size_t& nodes,
              int depth) {
   if (depth > kMaxYamlDepth)
@@ -137,6 +173,7 @@ Node convert(const YAML::Node& y, const std::string& file, int line, const std::
     case YAML::NodeType::Scalar:
       n.kind = Node::Kind::Scalar;
       n.scalar = y.Scalar();
+      require_utf8(n.scalar, file, path, n.line, "the value");
       break;
     case YAML::NodeType::Sequence:
       n.kind = Node::Kind::Sequence;
@@ -149,6 +186,7 @@ Node convert(const YAML::Node& y, const std::string& file, int line, const std::
         if (!it->first.IsScalar())
           throw ConfigError({file, path, key_line, "", "keys must be plain names, not lists or mappings", ""});
         const std::string key = it->first.Scalar();
+        require_utf8(key, file, path, key_line, "a key");
         const std::string key_path = path.empty() ? key : path + "." + key;
         if (n.find(key))
           throw ConfigError({file, key_path, key_line, "", "duplicate key (it is already set above in this mapping)", ""});
@@ -161,20 +199,69 @@ Node convert(const YAML::Node& y, const std::string& file, int line, const std::
 
 }  // namespace
 
+namespace {
+
+// Where each document of a stream starts, and where its root node is (nothing else is kept).
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts, roots;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { node(m); }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { node(m); }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { node(m); }
+  void OnMapEnd() override {}
+
+ private:
+  void node(const YAML::Mark& m) {
+    if (roots.size() < starts.size()) roots.push_back(m);
+  }
+};
+
+// The documents of `text`: at most two are read (a second one is an error), because yaml-cpp's
+// LoadAll never returns on some malformed streams: a stray flow token (`, a`, found by the config
+// fuzz target) ends every document without being consumed, so it yields empty documents forever,
+// allocating as it goes. A document that starts where the one before it started is that case: a
+// syntax error at the token.
+struct Documents {
+  YAML::Node first;
+  int second_line = 0;  // 1-based line where a second document starts; 0: none
+};
+
+Documents load_documents(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts marks;
+  while (marks.starts.size() < 2 && parser.HandleNextDocument(marks)) {
+  }
+  if (marks.starts.size() == 2 && marks.starts[1].pos <= marks.starts[0].pos)
+    throw ConfigError({file, "", marks.starts[1].line + 1, "", "YAML syntax error: unexpected token outside a flow collection",
+                       "a ',', ']' or '}' without its '[' or '{'?"});
+  Documents d;
+  d.first = YAML::Load(text);  // the first document only
+  if (marks.starts.size() == 2) d.second_line = (marks.roots.size() == 2 ? marks.roots[1] : marks.starts[1]).line + 1;
+  return d;
+}
+
+}  // namespace
+
 Node parse_yaml(const std::string& text, const std::string& file) {
-  std::vector<YAML::Node> docs;
+  Documents docs;
   try {
-    docs = YAML::LoadAll(text);
+    docs = load_documents(text, file);
   } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's own guard (its message is "bad file")
     throw ConfigError({file, "", e.mark.is_null() ? 0 : e.mark.line + 1, "",
                        "nests deeper than " + std::to_string(kMaxYamlDepth) + " levels", "flatten the structure"});
   } catch (const YAML::Exception& e) {
     throw ConfigError({file, "", e.mark.is_null() ? 0 : e.mark.line + 1, "", "YAML syntax error: " + e.msg, ""});
   }
-  if (docs.size() > 1)  // a second document would be silently ignored
-    throw ConfigError({file, "", docs[1].Mark().line + 1, "---", "a config file holds one YAML document; this is a second one",
+  if (docs.second_line)  // a second document would be silently ignored
+    throw ConfigError({file, "", docs.second_line, "---", "a config file holds one YAML document; this is a second one",
                        "remove the `---` and what follows, or put it in its own file"});
-  const YAML::Node y = docs.empty() ? YAML::Node() : docs.front();
+  const YAML::Node& y = docs.first;
   size_t nodes = 0;
   Node n = convert(y, file, 0, "", nodes, 0);
   if (n.kind == Node::Kind::Map && n.line <= 0) n.line = 1;

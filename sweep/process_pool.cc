@@ -37,17 +37,30 @@ pid_t spawn(const Job& job, std::string* error) {
   posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, job.stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  // Each child leads its own process group: a terminal's Ctrl-C reaches only the sweep (which then
+  // stops the points itself), and killing the group also ends anything a point started.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   std::vector<char*> argv;
   for (const auto& a : job.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  const int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
   if (rc != 0) {
     *error = "cannot start " + job.argv[0] + ": " + std::strerror(rc);
     return -1;
   }
   return pid;
+}
+
+// SIGKILL to the child's process group (it leads one: spawn); to the child alone should the group be
+// gone already (ESRCH cannot happen while the child is unreaped, but kill(pid) costs nothing).
+void kill_group(pid_t pid) {
+  if (::kill(-pid, SIGKILL) != 0) ::kill(pid, SIGKILL);
 }
 
 }  // namespace
@@ -66,11 +79,12 @@ unsigned available_cpus() {
 void ProcessPool::run(const std::vector<Job>& jobs, const std::function<void(const JobResult&)>& on_done,
                       const std::function<void(size_t)>& on_tick) {
   std::map<pid_t, Running> running;
-  // A callback that throws (the Python module's Ctrl-C check) ends the run: no child outlives it.
+  // A callback that throws (a Ctrl-C or SIGTERM check: `tpusim sweep`, the Python module) ends the
+  // run: every point's process group is killed and each child reaped, so none outlives it.
   struct KillOnUnwind {
     std::map<pid_t, Running>& running;
     ~KillOnUnwind() {
-      for (const auto& [pid, r] : running) ::kill(pid, SIGKILL);
+      for (const auto& [pid, r] : running) kill_group(pid);
       for (const auto& [pid, r] : running) ::waitpid(pid, nullptr, 0);
     }
   } kill_on_unwind{running};
@@ -132,7 +146,7 @@ void ProcessPool::run(const std::vector<Job>& jobs, const std::function<void(con
     }
     for (auto& [pid, r] : running) {
       if (r.job->timeout_s > 0 && !r.killed_for_timeout && seconds_since(r.start) > r.job->timeout_s) {
-        ::kill(pid, SIGKILL);
+        kill_group(pid);
         r.killed_for_timeout = true;
       }
     }

@@ -1,6 +1,7 @@
 // Runs commands as child processes, at most N at a time: each sweep point is its own `tpusim run`
 // process (one SystemC kernel per process). Children get /dev/null as stdin and stdout and a file as
-// stderr; a child running past its timeout is killed (SIGKILL). Results are handed back in the
+// stderr; each child leads its own process group, and a child running past its timeout is killed with
+// its group (SIGKILL). Results are handed back in the
 // calling thread, in completion order.
 #pragma once
 #include <cstdint>
@@ -37,7 +38,8 @@ class ProcessPool {
 
   // Runs every job; `on_done` is called as each finishes, `on_tick` about every 100 ms with the
   // number of running children (for progress displays). Returns when all have finished. If a
-  // callback throws, the running children are killed (SIGKILL) and reaped before it propagates.
+  // callback throws, the running children are killed with their process groups (SIGKILL) and reaped
+  // before it propagates: no child outlives run().
   void run(const std::vector<Job>& jobs, const std::function<void(const JobResult&)>& on_done,
            const std::function<void(size_t running)>& on_tick = {});
 

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "config/config_error.h"
+#include "sweep/out_lock.h"
 #include "sweep/process_pool.h"
 #include "sweep/progress.h"
 #include "sweep/results.h"
@@ -97,6 +98,25 @@ bool is_final(const ojson& record) {
   return status == "ok" || status == "failed";
 }
 
+// OUT that is one of the inputs would be rewritten while it is merged (and lose its own rows if
+// the merge failed half-way). Compared as canonical paths, so `.`, `..` and symlinks do not hide it.
+void refuse_input_as_output(const std::string& out_dir, const std::vector<std::string>& dirs) {
+  std::error_code ec;
+  const fs::path out = fs::weakly_canonical(out_dir, ec);
+  if (ec) return;  // not resolvable: make_dir reports it
+  for (const std::string& d : dirs) {
+    const fs::path in = fs::weakly_canonical(d, ec);
+    if (ec || in != out) continue;
+    ConfigErrorInfo e;
+    e.file = "merge OUT";
+    e.value = out_dir;
+    e.rule = d == out_dir ? "is also an input directory: OUT must not be one of the merged directories"
+                          : fmt::format("is the input directory {} ({}): OUT must not be one of the merged directories", d, in.string());
+    e.suggestion = "merge into a new directory, e.g. tpusim sweep merge " + (out.parent_path() / (out.filename().string() + "-merged")).string() + " DIR...";
+    throw ConfigError(e);
+  }
+}
+
 }  // namespace
 
 std::string default_out_dir(const std::string& sweep_name) { return (fs::path("out") / "sweeps" / sweep_name).string(); }
@@ -109,6 +129,7 @@ SweepRunSummary run_sweep(const SweepPlan& plan, const SweepRunOptions& opt) {
   if (plan.config.max_jobs) sum.jobs = std::min(sum.jobs, plan.config.max_jobs);
   const std::string& dir = sum.out_dir;
   make_dir(dir, "--out");
+  const OutDirLock lock(dir, "--out");  // before anything in DIR is read or replaced
 
   const std::vector<SweepPoint> all_points = [&] {
     std::vector<SweepPoint> v;
@@ -189,20 +210,39 @@ SweepRunSummary run_sweep(const SweepPlan& plan, const SweepRunOptions& opt) {
 
   ProcessPool pool(sum.jobs);
   size_t running = 0;
-  pool.run(
-      jobs,
-      [&](const JobResult& r) {
-        const PlannedPoint& p = *by_id.at(r.id);
-        const std::string pdir = (fs::path(dir) / "points" / point_dir_name(r.id, plan.grid_points)).string();
-        add(p, outcome_of(r, pdir, plan.config.timeout_s));
-        progress.update(done, failed, running ? running - 1 : 0);
-      },
-      [&](size_t n) {
-        running = n;
-        progress.update(done, failed, n);
-        if (opt.poll) opt.poll();
-      });
+  // Thrown out of the pool's tick to stop it (it kills and reaps the running points as it unwinds).
+  struct Stop {
+    int signal;
+  };
+  auto check_stop = [&] {
+    if (const int sig = opt.stop_signal ? opt.stop_signal() : 0) throw Stop{sig};
+  };
+  try {
+    check_stop();  // a signal while the sweep was planned: start nothing
+    pool.run(
+        jobs,
+        [&](const JobResult& r) {
+          const PlannedPoint& p = *by_id.at(r.id);
+          const std::string pdir = (fs::path(dir) / "points" / point_dir_name(r.id, plan.grid_points)).string();
+          add(p, outcome_of(r, pdir, plan.config.timeout_s));
+          progress.update(done, failed, running ? running - 1 : 0);
+        },
+        [&](size_t n) {
+          running = n;
+          progress.update(done, failed, n);
+          check_stop();
+          if (opt.poll) opt.poll();
+        });
+  } catch (const Stop& s) {
+    sum.stopped_by = s.signal;
+  } catch (...) {
+    // Stopped from `poll`: the finished points are already appended; leave them sorted too.
+    progress.finish();
+    write_sorted(dir, plan.columns, records);
+    throw;
+  }
   progress.finish();
+  sum.not_run = sum.points - done;
 
   // The deterministic files: every record of this run, sorted by point id.
   write_sorted(dir, plan.columns, records);
@@ -221,7 +261,7 @@ SweepRunSummary run_sweep(const SweepPlan& plan, const SweepRunOptions& opt) {
                                        status == "failed" ? "" : status + ", ", r.value("exit_code", 0), r.value("error", "")));
   }
 
-  sum.plots_skipped = !opt.plots || opt.shard_count > 1 || plan.config.plots.empty();
+  sum.plots_skipped = !opt.plots || opt.shard_count > 1 || plan.config.plots.empty() || sum.stopped_by;
   if (!sum.plots_skipped) sum.plots = render_plots(dir, opt.plot_script);
   sum.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return sum;
@@ -231,6 +271,7 @@ MergeSummary merge_sweeps(const std::string& out_dir, const std::vector<std::str
                           const std::string& plot_script) {
   MergeSummary sum;
   sum.out_dir = out_dir;
+  refuse_input_as_output(out_dir, dirs);
   ojson desc;
   std::string first_dir;
   std::map<uint64_t, std::pair<ojson, std::string>> by_id;  // record, the directory it came from
@@ -273,6 +314,7 @@ MergeSummary merge_sweeps(const std::string& out_dir, const std::vector<std::str
     }
   }
   make_dir(out_dir, "merge OUT");
+  const OutDirLock lock(out_dir, "merge OUT");
   std::vector<ojson> records;
   for (auto& [id, rd] : by_id) {
     if (rd.first.value("status", "") != "ok") ++sum.failed;

@@ -24,8 +24,13 @@ struct SweepRunOptions {
   bool quiet = false;            // no progress display
   std::FILE* progress = stderr;
   // Called about every 100 ms while points run (the Python module checks for Ctrl-C here). An
-  // exception from it stops the sweep: the running points are killed and it propagates.
+  // exception from it stops the sweep: the running points are killed, the finished ones written
+  // (sorted) to the result files, and it propagates.
   std::function<void()> poll;
+  // Called as often: a signal number (SIGINT, SIGTERM) that the sweep was asked to stop by, or 0.
+  // Nonzero: the running points are killed with their process groups and reaped, the finished ones
+  // written (sorted), and run_sweep returns with `stopped_by` set (no plots); --resume runs the rest.
+  std::function<int()> stop_signal;
 };
 
 struct SweepRunSummary {
@@ -39,11 +44,14 @@ struct SweepRunSummary {
   std::vector<std::string> failures;  // "point 3 (rows=256): exit 3: <error>", in point order
   bool plots_skipped = false;         // no plots: --no-plots, a shard, or none declared
   PlotResult plots;
+  int stopped_by = 0;                 // the signal that stopped the sweep early (stop_signal), 0 if none
+  size_t not_run = 0;                 // points of this run left for --resume (stopped early)
 };
 
 std::string default_out_dir(const std::string& sweep_name);
 
-// Throws ConfigError for an unusable output directory; point failures are in the summary.
+// Throws ConfigError for an unusable output directory, or one that another sweep or merge is writing
+// (DIR/.tpusim-sweep.lock: sweep/out_lock.h); point failures are in the summary.
 SweepRunSummary run_sweep(const SweepPlan& plan, const SweepRunOptions& options);
 
 struct MergeSummary {
@@ -57,8 +65,9 @@ struct MergeSummary {
 };
 
 // `tpusim sweep merge OUT DIR...`: combines the result files of shards (or partial runs) of one sweep
-// into OUT, sorted by point id. Inputs from different sweeps (sweep_hash), or two different results
-// for one point, are a ConfigError.
+// into OUT, sorted by point id. Inputs from different sweeps (sweep_hash), two different results for
+// one point, and an OUT that is one of the inputs (it would be overwritten while read) are a
+// ConfigError.
 MergeSummary merge_sweeps(const std::string& out_dir, const std::vector<std::string>& dirs, bool plots,
                           const std::string& plot_script);
 

@@ -1127,6 +1127,143 @@ def test_sweep_shard_merge(tmp):
     expect_bad_input(tmp, ["sweep", "merge", os.path.join(tmp, "bad"), tmp], ["not a sweep output directory"])
 
 
+# Two kernel points (milliseconds) then two training points that take seconds (padding to the
+# longest example compiles a program per length): with --jobs 2 the slow ones are running once the
+# fast ones have their rows.
+STOP_SWEEP = """name: stop
+hw: {src}/configs/hw/v3-8.yaml
+workload: {src}/configs/workloads/kernel_matmul_512.yaml
+engine: analytical
+axes:
+  - path: workload
+    values: [{src}/configs/workloads/kernel_matmul_512.yaml, {src}/configs/workloads/kernel_matmul_1024.yaml,
+             {src}/configs/workloads/bert_base_mrpc_v3-8_longest.yaml, {src}/configs/workloads/bert_base_mrpc_v3-8_longest.yaml]
+"""
+
+
+def children_of(pid):
+    """The pids of the live (not zombie) processes whose parent is `pid`."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/{}/stat".format(entry)) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            out.append(int(entry))
+    return out
+
+
+def alive(pid):
+    try:
+        with open("/proc/{}/stat".format(pid)) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_for(cond, what, seconds=60):
+    import time
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        value = cond()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise Failure("timed out waiting for " + what)
+
+
+def start_sweep(args, tmp):
+    return subprocess.Popen([TPUSIM, "sweep"] + args, cwd=tmp, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def stop_sweep(proc, sig, expect):
+    """Sends `sig` to a running sweep once its two slow points run; checks they are gone afterwards."""
+    children = wait_for(lambda: len(children_of(proc.pid)) == 2 and children_of(proc.pid), "two running points")
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    where = "--- exit {}\n--- stdout\n{}--- stderr\n{}".format(proc.returncode, out, err)
+    check(proc.returncode == expect, "exit code {} (expected {})".format(proc.returncode, expect), where)
+    import time
+    time.sleep(0.1)
+    survivors = [c for c in children if alive(c)]
+    check(not survivors, "point processes {} survived the sweep".format(survivors), where)
+    return out, err, where
+
+
+def test_sweep_interrupt(tmp):
+    """SIGINT, then SIGTERM on --resume: the running points are killed (none survives), the finished
+    rows are kept (sorted), the killed ones are not recorded, the resume command is printed, the exit
+    codes are 130 and 143; the resumed run keeps the rows of the first."""
+    import signal
+    sweep = write(tmp, "stop.yaml", STOP_SWEEP.format(src=SRC))
+    out = os.path.join(tmp, "out dir")  # a space: the printed command must quote it
+    proc = start_sweep([sweep, "--jobs", "2", "--out", out, "--no-plots"], tmp)
+    wait_for(lambda: os.path.exists(os.path.join(out, "results.jsonl")) and
+             len(read_jsonl(os.path.join(out, "results.jsonl"))) == 2, "the two kernel rows")
+    stdout, stderr, where = stop_sweep(proc, signal.SIGINT, 130)
+    _, rows = read_csv(os.path.join(out, "results.csv"))
+    check([r["point"] for r in rows] == ["0", "1"] and all(r["status"] == "ok" for r in rows), "rows " + str(rows), where)
+    check([r["point"] for r in read_jsonl(os.path.join(out, "results.jsonl"))] == [0, 1], "jsonl rows", where)
+    check("sweep stopped by SIGINT: 2 of 4 points finished" in stderr and "2 not run" in stderr, "stop message", where)
+    resume = "resume with: tpusim sweep {} --jobs 2 --no-plots --out '{}' --resume".format(sweep, out)
+    check(resume in stderr, "resume command", where)
+    check("Traceback" not in stderr and "terminate" not in stderr, "crash", where)
+    # The printed command resumes: the two rows are kept; SIGTERM stops it the same way.
+    proc = start_sweep([sweep, "--jobs", "2", "--no-plots", "--out", out, "--resume"], tmp)
+    stdout, stderr, where = stop_sweep(proc, signal.SIGTERM, 143)
+    check("4 points (2 ok, 0 failed, 2 resumed)" in stdout, "resumed summary", where)
+    check("sweep stopped by SIGTERM: 2 of 4 points finished" in stderr, "stop message", where)
+    check([r["point"] for r in read_jsonl(os.path.join(out, "results.jsonl"))] == [0, 1], "rows after SIGTERM", where)
+
+
+def test_sweep_lock(tmp):
+    """A second sweep on an output directory in use exits 2 naming it and the first one's pid; the
+    lock file left by a killed sweep does not block the next."""
+    import signal
+    # Two slow points only: both start at once, and nothing starts after them.
+    sweep = write(tmp, "slow.yaml", STOP_SWEEP.format(src=SRC).replace(
+        "{0}/configs/workloads/kernel_matmul_512.yaml, {0}/configs/workloads/kernel_matmul_1024.yaml,\n".format(SRC), ""))
+    out = os.path.join(tmp, "out")
+    first = start_sweep([sweep, "--jobs", "2", "--out", out, "--no-plots"], tmp)
+    points = []
+    try:
+        points = wait_for(lambda: len(children_of(first.pid)) == 2 and children_of(first.pid), "the first sweep's points")
+        expect_bad_input(tmp, ["sweep", kernel_sweep(tmp), "--out", out, "--no-plots"],
+                         ["--out", out, "another tpusim sweep", "pid {}".format(first.pid), "another directory"])
+    finally:
+        first.kill()  # SIGKILL: no chance to clean up; the kernel drops the lock
+        first.communicate(timeout=60)
+        for c in points:  # orphaned by the SIGKILL: ours to end
+            if alive(c):
+                os.kill(c, signal.SIGKILL)
+    check(os.path.exists(os.path.join(out, ".tpusim-sweep.lock")), "no lock file")
+    proc, where = run(["sweep", kernel_sweep(tmp), "--out", out, "--no-plots"], tmp)
+    check("7 points (7 ok, 0 failed)" in proc.stdout, "sweep after a killed one", where)
+
+
+def test_sweep_merge_into_input(tmp):
+    """`sweep merge` refuses an OUT that is one of its inputs, also through a symlink or another
+    spelling of the path, and leaves the input as it was."""
+    sweep = kernel_sweep(tmp)
+    a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+    run(["sweep", sweep, "--shard", "0/2", "--out", a, "-q"], tmp)
+    run(["sweep", sweep, "--shard", "1/2", "--out", b, "-q"], tmp)
+    with open(os.path.join(a, "results.jsonl")) as f:
+        before = f.read()
+    os.symlink(a, os.path.join(tmp, "link"))
+    for out in (a, os.path.join(tmp, "link"), os.path.join(tmp, "b", "..", "a") + "/"):
+        expect_bad_input(tmp, ["sweep", "merge", out, a, b, "--no-plots"],
+                         ["merge OUT", "must not be one of the merged directories", "merge into a new directory"])
+    with open(os.path.join(a, "results.jsonl")) as f:
+        check(f.read() == before, "the input was changed")
+    run(["sweep", "merge", os.path.join(tmp, "m"), a, b, "--no-plots", "-q"], tmp)
+
+
 def is_png(path):
     with open(path, "rb") as f:
         return f.read(8) == b"\x89PNG\r\n\x1a\n"

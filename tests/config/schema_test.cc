@@ -340,6 +340,29 @@ TEST(Tree, YamlCppsOwnDepthGuardIsNamed) {  // it said "YAML syntax error: bad f
   EXPECT_NE(e.info().rule.find("nests deeper than 64 levels"), std::string::npos) << e.what();
 }
 
+// yaml-cpp's LoadAll loops forever on a stray flow token, yielding empty documents and allocating
+// (found by tests/fuzz/config_loader_fuzzer: `tpusim validate` of this 8-byte file ran until killed).
+TEST(Tree, StrayFlowTokenIsASyntaxErrorNotAHang) {
+  for (const char* text : {", Att# e", "a: 1\n,\n", "]", "}\nb: 2\n"}) {
+    const ConfigError e = yaml_error(text);
+    EXPECT_EQ(e.info().file, "h.yaml");
+    EXPECT_GE(e.info().line, 1) << e.what();
+    EXPECT_NE(e.info().rule.find("YAML syntax error"), std::string::npos) << e.what();
+  }
+}
+
+// Strings of a config reach JSON (report.json), which must be UTF-8: a workload `name: "\xff"` was an
+// internal error (exit 1) when the report was written (found by tests/fuzz/config_loader_fuzzer).
+TEST(Tree, TextThatIsNotUtf8IsAnError) {
+  const ConfigError e = yaml_error("kind: kernel\nname: \"ok \xff\xfe\"\n");
+  EXPECT_EQ(e.info().line, 2);
+  EXPECT_EQ(e.info().yaml_path, "name");
+  EXPECT_NE(e.info().rule.find("not valid UTF-8 text (byte 0xFF at offset 3)"), std::string::npos) << e.what();
+  EXPECT_NE(yaml_error("\xc0\xaf: 1\n").info().rule.find("a key is not valid UTF-8"), std::string::npos);  // overlong '/'
+  EXPECT_NE(yaml_error("a: \"\xed\xa0\x80\"\n").info().rule.find("UTF-8"), std::string::npos);  // a surrogate
+  EXPECT_NO_THROW(parse_yaml("name: \"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"\n", "h.yaml"));  // é € 😀
+}
+
 TEST(Tree, SecondDocumentIsAnError) {
   const ConfigError e = yaml_error("kind: kernel\n---\nkind: training\n");
   EXPECT_EQ(e.info().line, 3);

@@ -3,8 +3,8 @@
 // (a crash, a sanitizer report, another exception, a timeout) is a bug.
 //
 // Built with -DTPUSIM_FUZZ=ON and clang (tests/fuzz/CMakeLists.txt): libFuzzer supplies main(). Without
-// it, the same file is built as a replay driver (TPUSIM_FUZZ_REPLAY) that feeds each file or directory
-// given on the command line, which is how the ctest test runs it over the seed corpus tests/hlo/data.
+// it, the same file is linked with fuzz_replay.cc, a driver that feeds each file or directory given on
+// the command line, which is how the ctest test runs it over the seed corpus tests/hlo/data.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -50,36 +50,3 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
-
-#ifdef TPUSIM_FUZZ_REPLAY
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <sstream>
-#include <vector>
-
-// Replays files (or every file of directories) through the target; prints how many.
-int main(int argc, char** argv) {
-  std::vector<std::filesystem::path> files;
-  for (int i = 1; i < argc; ++i) {
-    if (std::filesystem::is_directory(argv[i])) {
-      for (const auto& e : std::filesystem::recursive_directory_iterator(argv[i]))
-        if (e.is_regular_file()) files.push_back(e.path());
-    } else {
-      files.emplace_back(argv[i]);
-    }
-  }
-  for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string s = ss.str();
-    LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()), s.size());
-    // Every prefix of the input too: truncated modules exercise each "end of text" path.
-    for (size_t n = 0; n < s.size(); n += 1 + s.size() / 512)
-      LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()), n);
-  }
-  std::cout << "replayed " << files.size() << " inputs\n";
-  return files.empty() ? 1 : 0;
-}
-#endif

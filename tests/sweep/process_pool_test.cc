@@ -1,5 +1,5 @@
 // The process pool with /bin/sh children: exit codes, signals, timeouts, stderr capture, a program
-// that cannot start, the bound on parallel children, and a callback that throws.
+// that cannot start, the bound on parallel children, a callback that throws, and process groups.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -122,6 +122,35 @@ TEST_F(Fixture, AThrowingCallbackKillsTheChildren) {
   int n = 0;
   for (pid_t pid; in >> pid; ++n) EXPECT_NE(::kill(pid, 0), 0) << "child " << pid << " still exists";  // reaped: gone
   EXPECT_EQ(n, 2);
+}
+
+// What a point starts dies with it: each child leads its own process group (so a terminal's Ctrl-C
+// reaches the sweep only) and the whole group is killed when the run is stopped.
+TEST_F(Fixture, AStoppedRunKillsWhatTheChildrenStarted) {
+  const std::string pids = (dir / "pids").string();
+  // The shell writes its pid, its process group and its background sleep's pid, then waits.
+  const Job j = sh(1, "sleep 30 & echo $$ $(cut -d' ' -f5 /proc/$$/stat) $! > " + pids + ".tmp; mv " + pids + ".tmp " + pids + "; wait");
+  EXPECT_THROW(ProcessPool(1).run({j}, [](const JobResult&) {},
+                                  [&](size_t) {
+                                    if (fs::exists(pids)) throw std::runtime_error("interrupted");
+                                  }),
+               std::runtime_error);
+  std::ifstream in(pids);
+  pid_t shell = 0, group = 0, grandchild = 0;
+  ASSERT_TRUE(in >> shell >> group >> grandchild);
+  EXPECT_EQ(group, shell) << "the child does not lead its own process group";
+  EXPECT_NE(group, ::getpgrp());
+  EXPECT_NE(::kill(shell, 0), 0) << "child " << shell << " still exists";
+  // The orphaned sleep is reaped by init (or a subreaper) after it dies: allow it a moment.
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const size_t paren = text.rfind(')');
+    gone = !stat || text.empty() || (paren != std::string::npos && text.substr(paren + 2, 1) == "Z");
+    if (!gone) ::usleep(10000);
+  }
+  EXPECT_TRUE(gone) << "the point's own child " << grandchild << " survived";
 }
 
 }  // namespace
