@@ -133,6 +133,11 @@ class Loop {
   Loop(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunOptions& o, TrainingRunResult& r)
       : hw_(hw), t_(w.training), o_(o), r_(r), fw_(framework_personality(w.training)),
         programs_(hw, w.training, o.engine, o.full_sim) {
+    programs_.set_limits(o.max_memory);
+    if (o_.on_progress)
+      programs_.set_progress([this](std::string_view program, uint64_t done, uint64_t total) {
+        o_.on_progress({r_.steps.size(), steps_total_, program, done, total});
+      });
     const uint32_t n = fw_.client_count(hw);
     procs_.reserve(n);
     for (uint32_t c = 0; c < n; ++c)
@@ -164,6 +169,7 @@ class Loop {
   // Clients on one host (all of them compile a new graph at once).
   uint32_t clients_per_host() const { return uint32_t((procs_.size() + hw_.slice.hosts - 1) / hw_.slice.hosts); }
   void finish();
+  uint64_t progress_total(uint64_t epoch_steps, const data::Dataset& eval, const data::LoaderOptions& lo) const;
   data::Dataset load(const std::string& ref, const std::string& key, uint64_t default_count);
 
   const HwConfig& hw_;
@@ -180,6 +186,7 @@ class Loop {
   uint64_t flops_ = 0;
   double device_sum_s_ = 0;
   std::vector<const XlaConstruct*> breaks_;  // model_code graph breaks, each once per train step
+  uint64_t steps_total_ = 0;         // train and eval steps of the run (the progress display's)
 };
 
 data::Dataset Loop::load(const std::string& ref, const std::string& key, uint64_t default_count) {
@@ -267,6 +274,7 @@ void Loop::run() {
   for (uint32_t epoch = 0; epoch < t_.epochs && !capped; ++epoch) {
     if (o_.on_stage) o_.on_stage(fmt::format("epoch {} of {}", epoch + 1, t_.epochs));
     const data::EpochPlan plan = data::plan_train_epoch(train, lo, t_.seed, epoch, {"workload", "", 0});
+    if (epoch == 0 && o_.on_progress) steps_total_ = progress_total(plan.steps.size(), eval, lo);
     for (const data::Step& st : plan.steps) {
       if (t_.steps && train_steps >= t_.steps) {
         capped = true;
@@ -298,6 +306,19 @@ void Loop::run() {
   // The end of training (saving, the final loss) waits for the device too.
   sync_host(0);
   finish();
+}
+
+// The run's train and eval steps, for the progress display: every epoch as long as the first
+// (capped by `steps`), and an evaluation per epoch or per eval_steps optimizer steps.
+uint64_t Loop::progress_total(uint64_t epoch_steps, const data::Dataset& eval, const data::LoaderOptions& lo) const {
+  uint64_t train = epoch_steps * t_.epochs;
+  if (t_.steps) train = std::min<uint64_t>(train, t_.steps);
+  uint64_t evals = 0;
+  if (!eval.empty() && t_.choices.eval_strategy == EvalStrategy::kEpoch) evals = t_.epochs;
+  if (!eval.empty() && t_.choices.eval_strategy == EvalStrategy::kSteps && t_.eval_steps)
+    evals = train / std::max<uint64_t>(lo.gradient_accumulation_steps, 1) / t_.eval_steps;
+  const uint64_t per_eval = evals ? data::plan_eval(eval, lo, t_.eval_per_device_batch_size, {"workload", "", 0}).steps.size() : 0;
+  return train + evals * per_eval;
 }
 
 void Loop::evaluate(const data::Dataset& eval, const data::LoaderOptions& lo, uint32_t epoch) {
@@ -459,6 +480,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
     }
   }
   const DeviceRun run = programs_.execute(prog, tracer.detail(rec.index, rec.first_execution, rec.start_s + rec.setup_s));
+  if (o_.on_progress) o_.on_progress({r_.steps.size() + 1, std::max<uint64_t>(steps_total_, r_.steps.size() + 1), {}, 0, 0});
   rec.device_s = run.device_s;
   rec.replayed = run.replayed;
   rec.flops = device_flops(prog, hw_);
