@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -50,16 +52,41 @@ namespace fs = std::filesystem;
 constexpr const char* kEmbeddedPrefix = kEmbeddedOrigin;  // config/hw_loader.h
 constexpr const char* kDefaultOutDir = "out";
 
-// Stage messages on stderr, only for a person at a terminal (never in logs or pipes).
+// Stage messages on stderr, only for a person at a terminal (never in logs or pipes), and a
+// training run's steps with an ETA: "epoch 1 of 3 · step 5/27 · simulating train B=4 S=128 42% ·
+// ETA 1m20s". While a program is simulated the ETA is that simulation's (its instructions done so
+// far against the wall time), else the run's (steps done against the wall time since the first).
 class Progress {
  public:
-  explicit Progress(bool enabled) : enabled_(enabled) {}
+  using Clock = std::chrono::steady_clock;
+  explicit Progress(bool enabled) : enabled_(enabled), start_(Clock::now()) {}
   ~Progress() { clear(); }
   void stage(std::string_view what) {
     if (!enabled_) return;
-    std::fprintf(stderr, "\r\033[K%.*s...", int(what.size()), what.data());
-    std::fflush(stderr);
-    shown_ = true;
+    stage_ = what;
+    show(stage_);
+  }
+  void update(const TrainingProgress& p) {
+    if (!enabled_) return;
+    const auto now = Clock::now();
+    if (p.simulating != simulating_) {  // a new simulation (or its end): restart its clock
+      simulating_ = p.simulating;
+      sim_start_ = now;
+    }
+    if (now - shown_at_ < std::chrono::milliseconds(200)) return;  // at most 5 updates a second
+    shown_at_ = now;
+    std::string s = stage_;
+    if (p.steps_total) s += fmt::format(" · step {}/{}", p.steps_done, p.steps_total);
+    double eta = -1;
+    if (!p.simulating.empty() && p.instructions_total) {
+      const double f = double(p.instructions_done) / double(p.instructions_total);
+      s += fmt::format(" · simulating {} {:.0f}%", p.simulating, 100 * f);
+      if (f > 0.02) eta = seconds(now - sim_start_) * (1 - f) / f;
+    } else if (p.steps_total && p.steps_done > 0) {
+      eta = seconds(now - start_) * double(p.steps_total - std::min(p.steps_done, p.steps_total)) / double(p.steps_done);
+    }
+    if (eta >= 0 && seconds(now - start_) > 2) s += " · ETA " + duration(eta);
+    show(s);
   }
   void clear() {
     if (!shown_) return;
@@ -69,8 +96,22 @@ class Progress {
   }
 
  private:
+  void show(std::string_view s) {
+    std::fprintf(stderr, "\r\033[K%.*s...", int(s.size()), s.data());
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  static double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+  static std::string duration(double s) {
+    if (s < 60) return fmt::format("{:.0f}s", s);
+    if (s < 3600) return fmt::format("{}m{:02d}s", int(s / 60), int(s) % 60);
+    return fmt::format("{}h{:02d}m", int(s / 3600), int(s / 60) % 60);
+  }
+
   bool enabled_;
   bool shown_ = false;
+  std::string stage_, simulating_;
+  Clock::time_point start_, sim_start_, shown_at_{};
 };
 
 const std::string& embedded(const char* key) {
@@ -133,6 +174,33 @@ WorkloadConfig load_workload(const RunArgs& a, const std::vector<Override>& over
   *origin = std::string(kEmbeddedPrefix) + kDefaultWorkloadFile;
   WorkloadConfig w = load_workload_config_text(embedded(kDefaultWorkloadFile), *origin, overrides, a.training_args_file);
   return w;
+}
+
+MemoryLimit memory_limit(const RunArgs& a) {
+  if (a.max_memory.empty()) {
+    const uint64_t ram = physical_memory_bytes();
+    return {ram / 2, "the default, half of the machine's " + format_bytes(ram) + " of RAM"};
+  }
+  // SIZE: a number with an optional unit, B, kB/MB/GB/TB (powers of 1000) or KiB/MiB/GiB/TiB and
+  // K/M/G/T (powers of 1024).
+  const std::string& t = a.max_memory;
+  size_t end = 0;
+  double v = 0;
+  try {
+    v = std::stod(t, &end);
+  } catch (const std::exception&) {
+    end = 0;
+  }
+  std::string unit = t.substr(end);
+  static const std::map<std::string, double> units = {
+      {"", 1}, {"B", 1}, {"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"K", 1024.0},
+      {"KiB", 1024.0}, {"M", 1048576.0}, {"MiB", 1048576.0}, {"G", 1073741824.0}, {"GiB", 1073741824.0},
+      {"T", 1099511627776.0}, {"TiB", 1099511627776.0}};
+  const auto u = units.find(unit);
+  if (end == 0 || u == units.end() || !(v > 0) || v * u->second > 1e18 || !std::isfinite(v))
+    throw input_error("--max-memory", "must be a positive size: a number and a unit (B, MB, GB, MiB, GiB, ...)", t,
+                      "e.g. --max-memory 8GiB or --max-memory 500MB");
+  return {uint64_t(v * u->second), "--max-memory " + t};
 }
 
 void check_engine(const std::string& engine) {
@@ -205,6 +273,8 @@ void run_training_workload(const RunArgs& a, const HwConfig& hw, const WorkloadC
   opts.full_sim = a.full_sim;
   opts.tables = dataset_tables();
   opts.on_stage = [&progress](std::string_view stage) { progress.stage(stage); };
+  opts.on_progress = [&progress](const TrainingProgress& p) { progress.update(p); };
+  opts.max_memory = memory_limit(a);
   if (!a.trace_steps.empty()) {
     if (!a.trace) throw input_error("--trace-steps", "needs --trace");
     opts.trace_steps = parse_trace_steps(a.trace_steps);
@@ -324,6 +394,7 @@ RunOutput run_core(const RunArgs& a, const RunSources& sources, bool want_report
   opts.engine = a.engine.empty() ? kDefaultKernelEngine : a.engine;
   opts.trace = trace.get();
   opts.on_stage = [&progress](std::string_view stage) { progress.stage(stage); };
+  opts.max_memory = memory_limit(a);
   KernelRunResult result = run_kernel(hw, workload, opts);
 
   std::string report_path;

@@ -11,6 +11,7 @@
 
 #include "config/config_error.h"
 #include "config/override.h"
+#include "sim/engine/run_estimate.h"
 #include "sim/slice/slice_params.h"
 #include "workloads/data/dataset.h"
 #include "workloads/config/workload_config.h"
@@ -42,8 +43,12 @@ struct RunArgs {
   bool full_sim = false;      // training: simulate every step (no replay of identical executions)
   bool dump_config = false;
   bool quiet = false;
+  std::string max_memory;     // --max-memory SIZE ("8GiB", "500MB"); empty: half the machine's RAM
 };
 int run(const RunArgs& args);
+// The run's memory limit (sim/engine/run_estimate.h) from --max-memory, else half of the machine's
+// physical RAM. ConfigError for a SIZE that is not a positive size.
+MemoryLimit memory_limit(const RunArgs& args);
 
 // Engines used without --engine. A training run defaults to the analytical engine: it simulates
 // each distinct step program (8 core streams of a BERT step) in well under a second, which keeps the

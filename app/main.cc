@@ -71,6 +71,10 @@ int dispatch(int argc, char** argv) {
                     "Training: simulate every step instead of replaying identical executions");
   run_cmd->add_flag("--dump-config", ra.dump_config, "Print the resolved hardware and workload YAML and exit");
   run_cmd->add_flag("-q,--quiet", ra.quiet, "Print nothing on success");
+  run_cmd->add_option("--max-memory", ra.max_memory,
+                      "Refuse (exit 2) a simulation whose estimated peak memory exceeds SIZE, e.g. 8GiB or 500MB "
+                      "(default: half of the machine's RAM)")
+      ->type_name("SIZE");
 
   std::vector<std::string> files;
   CLI::App* validate_cmd = cli.add_subcommand("validate", "Check config files without simulating");
@@ -88,6 +92,9 @@ int dispatch(int argc, char** argv) {
       ->type_name("PATH=VALUE");
   advise_cmd->add_option("--out", aa.out_dir, "Also write DIR/advice.json")->type_name("DIR")->check(non_empty_path());
   advise_cmd->add_flag("-q,--quiet", aa.quiet, "Print nothing on success");
+  advise_cmd->add_option("--max-memory", aa.max_memory,
+                         "Refuse (exit 2) a simulation whose estimated peak memory exceeds SIZE (default: half of RAM)")
+      ->type_name("SIZE");
 
   SweepArgs sa;
   CLI::App* sweep_cmd = cli.add_subcommand(

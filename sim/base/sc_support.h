@@ -12,6 +12,7 @@
 
 #include <systemc>
 
+#include "sim/base/progress_ticker.h"
 #include "sim/base/trace.h"
 
 namespace tpusim {
@@ -30,6 +31,7 @@ struct RunContext {
   ScClock clock;
   double clock_mhz = 0;  // for trace events (their cycles are in this clock)
   TraceSink* trace = nullptr;
+  ProgressTicker* ticker = nullptr;  // counts retired instructions (may be null)
 
   // Cycles since the run start of kernel time `t` (a whole number of periods after the start).
   uint64_t cycle(const sc_core::sc_time& t) const { return cycle_of_ps(t.value()); }

@@ -125,6 +125,7 @@ void Sequencer::drain() {
 void Sequencer::retire(uint32_t i, uint64_t at) {
   slots_[i].done = 1;
   ++completed_;
+  if (run_->ticker) run_->ticker->tick();
   last_completion_ps_ = std::max(last_completion_ps_, at);
   if (op_rec_.active()) op_rec_.record(i, slots_[i].ready, at);
   coll_rec_.record(i, slots_[i].ready, at);

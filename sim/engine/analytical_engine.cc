@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,14 @@ namespace {
 
 struct CoreState {
   const CorePlan* plan = nullptr;
-  std::vector<uint64_t> complete;     // per instruction: completion cycle (valid once done)
-  std::vector<uint8_t> done;          // per instruction: scheduled, completion known
+  // Per instruction: its completion cycle once done (kDone set), the time to retry a deferred
+  // one before. One word per instruction and core: the largest per-core state of a run (a full
+  // pod holds 2048 of them), in one arena of the engine for all cores.
+  uint64_t* complete = nullptr;
+  uint32_t size = 0;
+  static constexpr uint64_t kDone = uint64_t(1) << 63;
+  bool done(uint32_t i) const { return complete[i] & kDone; }
+  uint64_t completion(uint32_t i) const { return complete[i] & ~kDone; }
   // Per barrier (position in CorePlan::barriers) and per kSend/kRecv (position in sends_recvs):
   // sized by those few instructions, not by the stream (a BERT-large step has millions per core).
   std::vector<uint8_t> arrived;       // per barrier: reached (its group may still be incomplete)
@@ -51,8 +58,21 @@ struct CoreState {
   XferChannels xfer_q;                // the transfer queue's channels, its transfers' first stages
   HbmServer hbm;                      // the core's HBM bandwidth server
   CmemServer cmem;                    // the core's CMEM bandwidth server (no contention between cores)
-  std::vector<uint32_t> pending;      // instructions the scan could not schedule yet, stream order
+  // Instructions the scans passed but could not schedule yet. A queue runs in order, so those of
+  // a queue are always its positions [scheduled, passed): only the first can be next, and once it is
+  // blocked a scan skips the rest without visiting them (revisiting every kept instruction of
+  // every queue made a scan's cost grow with the collectives' length: 2048 cores spent most of
+  // their time there). Receives and barriers, which are not in order, are kept in a list.
+  std::vector<uint32_t> passed;       // per unit queue: its instructions the cursor has passed
+  std::vector<uint32_t> pending;      // receives and barriers not done yet, stream order
   std::vector<uint32_t> next_pending;
+  // A receive whose data has not arrived is not revisited (nothing else can unblock it): asleep per
+  // kSend/kRecv position until its send is scheduled, which puts it in `woken`.
+  std::vector<uint8_t> asleep;
+  std::vector<uint32_t> woken;
+  uint64_t scheduled = 0;             // instructions done
+  std::vector<uint32_t> cand;         // during a scan, per unit queue: its next position to visit
+  std::vector<uint8_t> noted;         // ... and a blocked background queue's horizon was noted
   std::vector<uint8_t> blocked;       // per unit queue, during a scan: an earlier instruction waits
   std::vector<uint32_t> unscheduled;  // per unit queue: its instructions not scheduled yet
   size_t pruned_at = 0;               // calendar size at the last prune
@@ -71,7 +91,9 @@ struct CoreState {
   // Trace names (built only when tracing).
   std::string process, prefix;
 
-  bool finished() const { return cursor == plan->unit.size() && pending.empty(); }
+  bool finished() const { return scheduled == plan->unit.size(); }
+  // The queue position of unit u's next instruction to schedule.
+  uint32_t next_of(uint32_t u) const { return plan->queues.size(u) - unscheduled[u]; }
 };
 
 enum class Step { kDone, kArrived, kBlocked, kDeferred, kPaused };
@@ -97,7 +119,15 @@ class AnalyticalEngine final : public Engine {
     for (size_t c = 0; c < cores.size(); ++c) {
       states_[c].vmem = check_vmem(hw_.chip.core.vmem, *cores[c].prog, cores[c].name + ".vmem");
     }
-    for (size_t c = 0; c < cores.size(); ++c) reset(states_[c], cores[c], trace);
+    // One arena for every core's completion times, replaced (not grown) when a program needs more:
+    // per-core vectors that grow leave the heap fragmented, which doubled the peak RSS of a pod's
+    // second program.
+    if (arena_.size() < plan_.instructions()) {
+      std::vector<uint64_t>().swap(arena_);
+      arena_.resize(plan_.instructions());
+    }
+    for (size_t c = 0, at = 0; c < cores.size(); at += cores[c].unit.size(), ++c)
+      reset(states_[c], cores[c], arena_.data() + at, trace);
     reset_network();
     trace_ = trace;
     has_background_ = false;
@@ -105,6 +135,7 @@ class AnalyticalEngine final : public Engine {
       has_background_ |= cp.queues.size(UnitIndex::kDmaAsync) + cp.queues.size(UnitIndex::kVpuAsync) > 0;
 
     barriers_.reset(plan_.barrier_participants());
+    ticker_.reset(plan_.instructions(), &progress());
 
     // Rounds over the cores: each schedules, in stream order, everything whose inputs are known;
     // what waits for another core (a recv's data, a barrier's other participants) is kept and
@@ -128,7 +159,7 @@ class AnalyticalEngine final : public Engine {
       if (!progress) {
         for (size_t c = 0; c < cores.size(); ++c) {
           if (done[c]) continue;
-          throw SimError("program '" + program.name + "' deadlocked: " + plan_.deadlock_report(uint32_t(c), states_[c].done));
+          throw SimError("program '" + program.name + "' deadlocked: " + plan_.deadlock_report(uint32_t(c), done_flags(states_[c])));
         }
       }
     }
@@ -136,12 +167,13 @@ class AnalyticalEngine final : public Engine {
   }
 
  private:
-  void reset(CoreState& s, const CorePlan& cp, TraceSink* trace) {
+  void reset(CoreState& s, const CorePlan& cp, uint64_t* complete, TraceSink* trace) {
     const size_t n = cp.unit.size();
     s.plan = &cp;
     // complete, reached and data_at are read only where done, arrived and has_data are set.
-    s.complete.resize(n);
-    s.done.assign(n, 0);
+    s.complete = complete;
+    s.size = uint32_t(n);
+    std::fill(complete, complete + n, 0);
     s.arrived.assign(cp.barriers.size(), 0);
     s.reached.resize(cp.barriers.size());
     s.has_data.assign(cp.sends_recvs.size(), 0);
@@ -158,6 +190,10 @@ class AnalyticalEngine final : public Engine {
     s.cmem.reset();
     s.pruned_at = 0;
     s.pending.clear();
+    s.asleep.assign(cp.sends_recvs.size(), 0);
+    s.woken.clear();
+    s.passed.assign(cp.queues.begin.size() - 1, 0);
+    s.scheduled = 0;
     s.main_reached = s.last_barrier = 0;
     s.cursor = 0;
     s.dirty = false;
@@ -172,6 +208,12 @@ class AnalyticalEngine final : public Engine {
       s.process = "slice.chip" + std::to_string(cp.chip);
       s.prefix = "core" + std::to_string(cp.core);
     }
+  }
+
+  static std::vector<uint8_t> done_flags(const CoreState& s) {
+    std::vector<uint8_t> d(s.size);
+    for (uint32_t i = 0; i < d.size(); ++i) d[i] = s.done(i);
+    return d;
   }
 
   void reset_network() {
@@ -238,6 +280,13 @@ class AnalyticalEngine final : public Engine {
     s.dirty = false;
     std::fill(s.blocked.begin(), s.blocked.end(), 0);
     s.next_pending.clear();
+    if (!s.woken.empty()) {  // receives whose data arrived since they were put to sleep
+      std::sort(s.woken.begin(), s.woken.end());
+      std::merge(s.pending.begin(), s.pending.end(), s.woken.begin(), s.woken.end(), std::back_inserter(s.next_pending));
+      s.pending.swap(s.next_pending);
+      s.next_pending.clear();
+      s.woken.clear();
+    }
     uint32_t active = 0, blocked = 0;  // queues with unscheduled work (receives have no queue)
     uint64_t deferred = UINT64_MAX;    // the earliest ready time of a deferred background instruction
     uint64_t horizon = UINT64_MAX;     // the scan stops once the main queues have reached it
@@ -255,8 +304,12 @@ class AnalyticalEngine final : public Engine {
         return;
       }
       moved |= r == Step::kArrived;
-      s.next_pending.push_back(i);
       const uint32_t u = s.plan->unit[i];
+      if (u == UnitIndex::kRecv && !s.has_data[s.plan->transfer_pos(i)]) {
+        s.asleep[s.plan->transfer_pos(i)] = 1;  // until its send is scheduled (transfer())
+      } else if (u == UnitIndex::kRecv || u == UnitIndex::kSync) {
+        s.next_pending.push_back(i);
+      }
       if (r == Step::kDeferred || r == Step::kPaused) {
         if (r == Step::kDeferred) {
           deferred = std::min(deferred, s.complete[i]);  // try_schedule() left its ready time there
@@ -273,9 +326,40 @@ class AnalyticalEngine final : public Engine {
       s.blocked[u] = 1;
       if (!eager && UnitIndex::is_async(u)) horizon = std::min(horizon, s.main_reached + kLookahead);
     };
+    // A queue's instruction when its queue is blocked: what visit() would do (kBlocked; only a
+    // background queue's first such visit can lower the horizon: main_reached only grows).
+    auto visit_queued = [&](uint32_t i) {
+      const uint32_t u = s.plan->unit[i];
+      if (!s.blocked[u]) return visit(i);
+      if (!eager && UnitIndex::is_async(u)) horizon = std::min(horizon, s.main_reached + kLookahead);
+    };
     auto all_blocked = [&] { return s.main_reached >= horizon || (active > 0 && blocked >= active); };
+    // The kept instructions in stream order: the list, and the next of every queue until it is
+    // blocked (a background queue's: one more, for the horizon).
+    const uint32_t units = uint32_t(s.passed.size());
+    s.cand.resize(units);
+    s.noted.assign(units, 0);
+    for (uint32_t u = 0; u < units; ++u) s.cand[u] = s.next_of(u);
+    auto live = [&](uint32_t u) {
+      if (u == UnitIndex::kRecv || u == UnitIndex::kSync || s.cand[u] >= s.passed[u]) return false;
+      return !s.blocked[u] || (!eager && UnitIndex::is_async(u) && !s.noted[u]);
+    };
     size_t k = 0;
-    for (; k < s.pending.size() && !all_blocked(); ++k) visit(s.pending[k]);
+    while (!all_blocked()) {
+      uint32_t best = k < s.pending.size() ? s.pending[k] : UINT32_MAX;
+      for (uint32_t u = 0; u < units; ++u)
+        if (live(u)) best = std::min(best, s.plan->queues.row(u)[s.cand[u]]);
+      if (best == UINT32_MAX) break;
+      const uint32_t u = s.plan->unit[best];
+      if (u == UnitIndex::kRecv || u == UnitIndex::kSync) {
+        ++k;
+        visit(best);
+      } else {
+        if (s.blocked[u]) s.noted[u] = 1;
+        visit_queued(best);
+        ++s.cand[u];
+      }
+    }
     if (all_blocked()) {
       s.next_pending.insert(s.next_pending.end(), s.pending.begin() + long(k), s.pending.end());
       s.pending.swap(s.next_pending);
@@ -288,7 +372,14 @@ class AnalyticalEngine final : public Engine {
         __builtin_prefetch(reinterpret_cast<const char*>(instrs + s.cursor + 8));
         __builtin_prefetch(reinterpret_cast<const char*>(instrs + s.cursor + 8) + 64);
       }
-      visit(s.cursor++);
+      const uint32_t i = s.cursor++;
+      const uint32_t u = s.plan->unit[i];
+      if (u == UnitIndex::kRecv || u == UnitIndex::kSync) {
+        visit(i);
+      } else {
+        ++s.passed[u];
+        visit_queued(i);
+      }
     }
     s.pending.swap(s.next_pending);
     return done_scanning(moved);
@@ -301,8 +392,8 @@ class AnalyticalEngine final : public Engine {
     uint64_t ready = launch_;
     for (uint32_t k = cp.deps.begin[i]; k < cp.deps.begin[i + 1]; ++k) {
       const uint32_t d = cp.deps.items[k];
-      if (!s.done[d]) return Step::kBlocked;
-      ready = std::max(ready, s.complete[d]);
+      if (!s.done(d)) return Step::kBlocked;
+      ready = std::max(ready, s.completion(d));
     }
     const isa::Instr& ins = cp.prog->instrs[i];
     // Background work ready after the time the main queues have reached waits until they reach it
@@ -349,9 +440,11 @@ class AnalyticalEngine final : public Engine {
         ++s.seq.instructions;
         break;
     }
-    s.done[i] = 1;
-    --s.unscheduled[u];
     s.end = std::max(s.end, s.complete[i]);
+    s.complete[i] |= CoreState::kDone;
+    ++s.scheduled;
+    ticker_.tick();
+    --s.unscheduled[u];
     return Step::kDone;
   }
 
@@ -478,6 +571,10 @@ class AnalyticalEngine final : public Engine {
       CoreState& dst = states_[cp.match_slot_at[t]];
       const uint32_t r = dst.plan->transfer_pos(cp.match_instr_at[t]);
       dst.has_data[r] = 1;
+      if (dst.asleep[r]) {
+        dst.asleep[r] = 0;
+        dst.woken.push_back(cp.match_instr_at[t]);
+      }
       dst.data_at[r] = delivered;
       // A destination whose HBM is a calendar reserves the write (as SystemC's posted writes queue).
       if (dst.hbm.calendars() && ins.bytes > 0) dst.data_at[r] = dst.hbm.reserve_write(delivered, ins.bytes, floor(dst));
@@ -570,7 +667,7 @@ class AnalyticalEngine final : public Engine {
     for (size_t c = 0; c < cores.size(); ++c) {
       if (states_[c].end != r.device_cycles) continue;
       const CorePlan& cp = cores[c];
-      const std::vector<uint64_t>& complete = states_[c].complete;
+      const CoreState& s = states_[c];
       OpProfileRecorder prof;
       if (op_profile()) prof.reset(*cp.prog);
       CollectiveRecorder coll;
@@ -578,9 +675,9 @@ class AnalyticalEngine final : public Engine {
       for (uint32_t i = 0, n = uint32_t(cp.unit.size()); i < n; ++i) {
         uint64_t ready = launch_;
         const uint32_t* d = cp.deps.row(i);
-        for (uint32_t k = 0, m = cp.deps.size(i); k < m; ++k) ready = std::max(ready, complete[d[k]]);
-        if (prof.active()) prof.record(i, ready, complete[i]);
-        coll.record(i, ready, complete[i]);
+        for (uint32_t k = 0, m = cp.deps.size(i); k < m; ++k) ready = std::max(ready, s.completion(d[k]));
+        if (prof.active()) prof.record(i, ready, s.completion(i));
+        coll.record(i, ready, s.completion(i));
       }
       if (op_profile()) r.op_profile = prof.profile(cp, hw_, launch_, states_[c].end);
       r.collectives = coll.stats(cp, hw_);
@@ -624,6 +721,8 @@ class AnalyticalEngine final : public Engine {
   ProgramPlan plan_;
   std::vector<CoreState> states_;
   BarrierGroups barriers_;
+  std::vector<uint64_t> arena_;  // CoreState::complete of every core
+  ProgressTicker ticker_;
   std::vector<LinkStats> links_;  // per chip and ICI port index
   std::vector<LinkStats> noc_;    // per chip
   std::vector<LinkStats> pcie_;   // per chip: h2d, d2h

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/base/progress_ticker.h"
 #include "sim/base/trace.h"
 #include "sim/isa/collective_stats.h"
 #include "sim/isa/op_profile.h"
@@ -51,9 +52,15 @@ class Engine {
   // its cost, a pass over the profiled core's stream).
   void set_op_profile(bool on) { op_profile_ = on; }
   bool op_profile() const { return op_profile_; }
+  // Called during run() with instructions completed of the run's total (sim/base/progress_ticker.h).
+  void set_progress(RunProgress fn) { progress_ = std::move(fn); }
+
+ protected:
+  const RunProgress& progress() const { return progress_; }
 
  private:
   bool op_profile_ = true;
+  RunProgress progress_;
 };
 
 // Builds the engine named `name` for hardware `hw`. Throws ConfigError for an unknown name.

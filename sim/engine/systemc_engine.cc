@@ -97,6 +97,8 @@ class SystemcEngine final : public Engine {
     ctx_.clock = ScClock::from_mhz(hw_.chip.core.clock_mhz);
     ctx_.clock_mhz = hw_.chip.core.clock_mhz;
     ctx_.trace = trace;
+    ticker_.reset(plan_.instructions(), &progress());
+    ctx_.ticker = &ticker_;
     std::vector<bool> active(slice_->chips(), false);
     for (const CorePlan& cp : plan_.cores()) active[cp.chip] = true;
     slice_->sync().begin_run(plan_.barrier_participants());
@@ -152,6 +154,7 @@ class SystemcEngine final : public Engine {
   uint64_t id_ = 0;
   ProgramPlan plan_;
   RunContext ctx_;
+  ProgressTicker ticker_;
 };
 
 }  // namespace

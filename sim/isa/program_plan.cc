@@ -361,25 +361,31 @@ bool ProgramPlan::happens_before(const CorePlan& cp, uint32_t user, uint32_t loa
 
 // program.h: a kSend and a kRecv pair up by (sender core, receiver core, tag); each triple
 // appears at most once per program, and every send has its recv and vice versa.
+// Each core's receives are sorted by (sender, tag) and every send looks its receive up there:
+// 16 bytes per receive, where hash maps of every transfer of the slice took gigabytes on a full
+// pod (2048 cores, thousands of transfers each). Errors name the first offender in core order.
 void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& hw) {
   const uint32_t chips = hw.slice.chips();
   const uint32_t per_chip = hw.chip.cores;
-  struct Key {
-    uint64_t pair;  // sender global core index << 32 | receiver global core index
-    uint32_t tag;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const { return std::hash<uint64_t>()(k.pair * 0x9E3779B97F4A7C15ull ^ k.tag); }
-  };
   struct End {
-    uint32_t slot, pos;  // core slot, position in its sends_recvs
+    uint64_t key;  // the other core's global index << 32 | tag
+    uint32_t pos;  // position in the core's sends_recvs
+    bool operator<(const End& o) const { return key < o.key || (key == o.key && pos < o.pos); }
   };
-  std::unordered_map<Key, End, KeyHash> sends, recvs;
+  std::vector<uint32_t> slot_of(size_t(chips) * per_chip, kNoIndex);  // global core index -> slot
+  for (uint32_t c = 0; c < cores_.size(); ++c) slot_of[size_t(cores_[c].chip) * per_chip + cores_[c].core] = c;
+  auto global = [&](isa::PeerRef p) { return uint64_t(p.chip) * per_chip + p.core; };
+  auto pair_name = [&](uint64_t from, uint64_t to, uint32_t tag) {
+    return core_name(uint32_t(from / per_chip), uint32_t(from % per_chip)) + " to " +
+           core_name(uint32_t(to / per_chip), uint32_t(to % per_chip)) + " with tag " + std::to_string(tag);
+  };
+  std::vector<std::vector<End>> recvs(cores_.size());  // per slot, sorted
+  std::vector<End> sends;                              // scratch: one core's, sorted
   for (uint32_t c = 0; c < cores_.size(); ++c) {
     CorePlan& cp = cores_[c];
     if (!cp.has_transfers) continue;
-    const uint64_t self = uint64_t(cp.chip) * per_chip + cp.core;
+    const uint64_t self = global({cp.chip, cp.core});
+    sends.clear();
     for (uint32_t pos = 0; pos < cp.sends_recvs.size(); ++pos) {
       const uint32_t i = cp.sends_recvs[pos];
       const isa::Instr& ins = cp.prog->instrs[i];
@@ -391,54 +397,67 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
                 std::to_string(to.core) + ", but the slice has " + std::to_string(chips) + " chips of " +
                 std::to_string(per_chip) + " cores");
       }
-      const uint64_t peer = uint64_t(to.chip) * per_chip + to.core;
-      if (peer == self) invalid(describe(cp, i) + to_from + "its own core (use a DMA)");
-      const Key key{send ? self << 32 | peer : peer << 32 | self, ins.tag};
-      auto [it, inserted] = (send ? sends : recvs).try_emplace(key, End{c, pos});
-      if (!inserted) {
-        const CorePlan& other = cores_[it->second.slot];
-        invalid(describe(cp, i) + " and " + describe(other, other.sends_recvs[it->second.pos]) + " are both " +
-                (send ? "sends to " : "recvs from ") + core_name(to.chip, to.core) + " with tag " +
-                std::to_string(ins.tag) + " (a sender, receiver, tag triple must be unique in a program)");
+      if (global(to) == self) invalid(describe(cp, i) + to_from + "its own core (use a DMA)");
+      (send ? sends : recvs[c]).push_back({global(to) << 32 | ins.tag, pos});
+    }
+    for (std::vector<End>* v : {&sends, &recvs[c]}) {
+      std::sort(v->begin(), v->end());
+      for (size_t k = 1; k < v->size(); ++k) {
+        if ((*v)[k].key != (*v)[k - 1].key) continue;
+        const bool send = v == &sends;
+        const uint32_t tag = uint32_t((*v)[k].key);
+        const uint64_t peer = (*v)[k].key >> 32;
+        invalid(describe(cp, cp.sends_recvs[(*v)[k].pos]) + " and " + describe(cp, cp.sends_recvs[(*v)[k - 1].pos]) +
+                " are both " + (send ? "sends to " : "recvs from ") +
+                core_name(uint32_t(peer / per_chip), uint32_t(peer % per_chip)) + " with tag " + std::to_string(tag) +
+                " (a sender, receiver, tag triple must be unique in a program)");
       }
     }
   }
-  auto pair_name = [&](const Key& k) {
-    const uint32_t from = uint32_t(k.pair >> 32), to = uint32_t(k.pair);
-    return core_name(from / per_chip, from % per_chip) + " to " + core_name(to / per_chip, to % per_chip) +
-           " with tag " + std::to_string(k.tag);
-  };
-  for (const auto& [key, r] : recvs) {
-    auto it = sends.find(key);
-    if (it == sends.end()) {
-      invalid(describe(cores_[r.slot], cores_[r.slot].sends_recvs[r.pos]) + " has no matching send (no send from " + pair_name(key) + ")");
-    }
-    CorePlan& rp = cores_[r.slot];
-    CorePlan& sp = cores_[it->second.slot];
-    const uint32_t send_instr = sp.sends_recvs[it->second.pos], recv_instr = rp.sends_recvs[r.pos];
-    const uint64_t sent = sp.prog->instrs[send_instr].bytes;
-    const uint64_t expected = rp.prog->instrs[recv_instr].bytes;
-    if (expected != 0 && expected != sent) {
-      invalid(describe(rp, recv_instr) + " expects " + std::to_string(expected) + " bytes, but its send " +
-              describe(sp, send_instr) + " sends " + std::to_string(sent) +
-              " (bytes of a recv: 0 or the send's bytes)");
-    }
-    rp.match_instr_at[r.pos] = send_instr;
-    rp.match_slot_at[r.pos] = it->second.slot;
-    sp.match_instr_at[it->second.pos] = recv_instr;
-    sp.match_slot_at[it->second.pos] = r.slot;
-  }
-  if (sends.size() != recvs.size()) {
-    // Report the first unmatched send in program order (deterministic message).
-    for (const CorePlan& cp : cores_) {
-      for (uint32_t pos = 0; pos < cp.sends_recvs.size(); ++pos) {
-        const uint32_t i = cp.sends_recvs[pos];
-        const isa::Instr& ins = cp.prog->instrs[i];
-        if (ins.op != isa::Op::kSend || cp.match_instr_at[pos] != kNoIndex) continue;
-        invalid(describe(cp, i) + " has no matching recv (no recv from " + core_name(cp.chip, cp.core) + " on " +
-                core_name(cp.peer_at[pos].chip, cp.peer_at[pos].core) + " with tag " + std::to_string(ins.tag) +
-                (program.name.empty() ? "" : " in program '" + program.name + "'") + ")");
+  for (uint32_t c = 0; c < cores_.size(); ++c) {
+    CorePlan& sp = cores_[c];
+    if (!sp.has_transfers) continue;
+    const uint64_t self = global({sp.chip, sp.core});
+    for (uint32_t pos = 0; pos < sp.sends_recvs.size(); ++pos) {
+      const uint32_t send_instr = sp.sends_recvs[pos];
+      const isa::Instr& ins = sp.prog->instrs[send_instr];
+      if (ins.op != isa::Op::kSend) continue;
+      const uint64_t to = global(sp.peer_at[pos]);
+      const uint32_t r = slot_of[to];
+      const std::vector<End>* rv = r == kNoIndex ? nullptr : &recvs[r];
+      auto it = rv ? std::lower_bound(rv->begin(), rv->end(), End{self << 32 | ins.tag, 0}) : std::vector<End>::const_iterator{};
+      if (!rv || it == rv->end() || it->key != (self << 32 | ins.tag)) continue;  // reported below
+      CorePlan& rp = cores_[r];
+      const uint32_t recv_instr = rp.sends_recvs[it->pos];
+      const uint64_t sent = ins.bytes;
+      const uint64_t expected = rp.prog->instrs[recv_instr].bytes;
+      if (expected != 0 && expected != sent) {
+        invalid(describe(rp, recv_instr) + " expects " + std::to_string(expected) + " bytes, but its send " +
+                describe(sp, send_instr) + " sends " + std::to_string(sent) +
+                " (bytes of a recv: 0 or the send's bytes)");
       }
+      rp.match_instr_at[it->pos] = send_instr;
+      rp.match_slot_at[it->pos] = c;
+      sp.match_instr_at[pos] = recv_instr;
+      sp.match_slot_at[pos] = r;
+    }
+  }
+  for (uint32_t c = 0; c < cores_.size(); ++c) {
+    const CorePlan& rp = cores_[c];
+    for (const End& e : recvs[c]) {
+      if (rp.match_instr_at[e.pos] != kNoIndex) continue;
+      invalid(describe(rp, rp.sends_recvs[e.pos]) + " has no matching send (no send from " +
+              pair_name(e.key >> 32, global({rp.chip, rp.core}), uint32_t(e.key)) + ")");
+    }
+  }
+  for (const CorePlan& sp : cores_) {
+    for (uint32_t pos = 0; pos < sp.sends_recvs.size(); ++pos) {
+      const uint32_t i = sp.sends_recvs[pos];
+      const isa::Instr& ins = sp.prog->instrs[i];
+      if (ins.op != isa::Op::kSend || sp.match_instr_at[pos] != kNoIndex) continue;
+      invalid(describe(sp, i) + " has no matching recv (no recv from " + core_name(sp.chip, sp.core) + " on " +
+              core_name(sp.peer_at[pos].chip, sp.peer_at[pos].core) + " with tag " + std::to_string(ins.tag) +
+              (program.name.empty() ? "" : " in program '" + program.name + "'") + ")");
     }
   }
 }

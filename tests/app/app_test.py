@@ -220,6 +220,20 @@ def test_empty_and_zero_flags(tmp):
                      ["--jobs", "not in range 1 to 4096"])
 
 
+def test_max_memory(tmp):
+    """Issue 15, parts 1 and 5: a simulation whose estimated peak memory exceeds --max-memory is
+    refused before it runs (exit 2: the estimate, the limit, the knobs); a bad SIZE is bad input."""
+    expect_bad_input(tmp, ["run", "--max-memory", "1MB", "--quiet"],
+                     ["--max-memory: value '1000000 bytes' (--max-memory 1MB) is too low for program 'train_first_step",
+                      "cores", "on the analytical engine need an estimated", "fewer cores", "raise --max-memory"])
+    expect_bad_input(tmp, ["run", "--workload", KERNEL, "--max-memory", "2MiB", "--trace", "--out", os.path.join(tmp, "k")],
+                     ["is too low for program", "on the systemc engine with a trace", "--engine analytical",
+                      "run without --trace"])
+    for bad in ["lots", "0", "-5GB", "8XB", "1e30GB"]:
+        expect_bad_input(tmp, ["run", "--max-memory", bad], ["--max-memory: value '{}' must be a positive size".format(bad)])
+    run(["run", "--workload", KERNEL, "--max-memory", "64GiB", "--quiet"], tmp)
+
+
 def test_hostile_values(tmp):
     """Issue 15, part 5: values that were silently accepted or escaped the output folder."""
     kernel = os.path.join(SRC, "configs", "workloads", "kernel_matmul_512.yaml")

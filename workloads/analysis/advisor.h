@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine/run_estimate.h"
 #include "sim/slice/slice_params.h"
 #include "workloads/data/dataset.h"
 #include "workloads/config/workload_config.h"
@@ -42,6 +43,7 @@ struct AdviceOptions {
   std::string datasets_dir = data::default_datasets_dir();
   std::vector<uint32_t> batches = {1, 2, 4, 8, 16, 32, 64};
   std::function<void(const std::string&)> on_run;  // progress: called before each run
+  MemoryLimit max_memory;  // as TrainingRunOptions::max_memory
 };
 
 // Rows ranked by total_time_s (runs that fit first); each distinct setting once.

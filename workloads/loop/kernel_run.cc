@@ -82,6 +82,9 @@ KernelRunResult run_kernel(const HwConfig& hw, const WorkloadConfig& workload, c
   r.cores_used = uint32_t(program.cores.size());
   for (size_t c = 0; c < program.cores.size(); ++c) r.instructions += program.stream(c).instrs.size();
 
+  const bool trace = opts.trace != nullptr;
+  check_memory_limit(estimate_run(program, engine->name(), trace, current_rss_bytes()), opts.max_memory, program.name,
+                     engine->name(), trace);
   if (opts.on_stage) opts.on_stage("simulate");
   t0 = std::chrono::steady_clock::now();
   r.run = engine->run(program, opts.trace);

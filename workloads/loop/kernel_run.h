@@ -9,6 +9,7 @@
 #include "compiler/compile.h"
 #include "sim/base/trace.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/run_estimate.h"
 #include "sim/isa/program.h"
 #include "sim/slice/slice_params.h"
 #include "workloads/config/workload_config.h"
@@ -20,6 +21,8 @@ struct KernelRunOptions {
   TraceSink* trace = nullptr;      // optional observer
   // Called when a stage starts ("compile", "simulate"); for progress display, may be empty.
   std::function<void(std::string_view stage)> on_stage;
+  // A simulation estimated to exceed it is refused (ConfigError) before it runs (sim/engine/run_estimate.h).
+  MemoryLimit max_memory;
 };
 
 struct KernelRunResult {

@@ -129,9 +129,13 @@ DeviceRun StepPrograms::execute(BuiltStep& s, TraceSink* trace) {
       return r;
     }
   }
+  const RunEstimate est = estimate_run(s.compiled.program, engine_->name(), trace != nullptr, current_rss_bytes());
+  check_memory_limit(est, max_memory_, s.name, engine_->name(), trace != nullptr);
+  if (progress_) engine_->set_progress([&](uint64_t done, uint64_t total) { progress_(s.name, done, total); });
   const auto t0 = Clock::now();
   if (!s.compiled.lowered) throw std::logic_error("step program '" + s.name + "' does not fit in HBM and was not lowered");
   RunResult rr = engine_->run(s.compiled.program, trace);
+  engine_->set_progress({});
   simulate_wall_s_ += since(t0);
   ++simulations_;
   DeviceRun r;

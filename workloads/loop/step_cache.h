@@ -19,6 +19,7 @@
 #include "compiler/memory_breakdown.h"
 #include "models/model.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/run_estimate.h"
 #include "sim/isa/collective_stats.h"
 #include "sim/slice/slice_params.h"
 #include "workloads/loop/step_builder.h"
@@ -83,7 +84,14 @@ class StepPrograms {
   // ~10^5 instructions per core; runs with `padding: longest` have dozens of programs).
   // `trace`, if set, receives the engine's per-unit events of this execution when it is simulated
   // (a replayed execution reports none).
+  // Throws ConfigError before simulating when the run's estimated peak memory exceeds the limit
+  // (set_limits).
   DeviceRun execute(BuiltStep& s, TraceSink* trace = nullptr);
+  // The memory limit of each simulation and the display of its progress (name, done, total).
+  void set_limits(MemoryLimit max_memory) { max_memory_ = std::move(max_memory); }
+  void set_progress(std::function<void(std::string_view program, uint64_t done, uint64_t total)> fn) {
+    progress_ = std::move(fn);
+  }
 
   uint64_t simulations() const { return simulations_; }
   uint64_t graph_builds() const { return graph_builds_; }  // step graphs built (once per variant)
@@ -102,6 +110,8 @@ class StepPrograms {
   std::unique_ptr<const models::Model> model_;  // the workload's model (make_model)
   bool full_sim_;
   std::unique_ptr<Engine> engine_;
+  MemoryLimit max_memory_;
+  std::function<void(std::string_view, uint64_t, uint64_t)> progress_;
   std::map<StepVariant, StepInfo> info_;
   std::map<StepVariant, BuiltStep> built_;
   std::pair<StepVariant, std::unique_ptr<StepGraph>> spare_;  // built by info(), not yet by get()

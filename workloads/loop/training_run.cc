@@ -139,6 +139,11 @@ class Loop {
   Loop(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunOptions& o, TrainingRunResult& r)
       : hw_(hw), t_(w.training), o_(o), r_(r), fw_(framework_personality(w.training)),
         programs_(hw, w.training, o.engine, o.full_sim) {
+    programs_.set_limits(o.max_memory);
+    if (o_.on_progress)
+      programs_.set_progress([this](std::string_view program, uint64_t done, uint64_t total) {
+        o_.on_progress({r_.steps.size(), steps_total_, program, done, total});
+      });
     const uint32_t n = fw_.client_count(hw);
     procs_.reserve(n);
     for (uint32_t c = 0; c < n; ++c)
@@ -185,11 +190,12 @@ class Loop {
   uint64_t steps_run_ = 0;           // steps executed (r_.steps may fold repeats: record_step)
   double end_before_last_ = 0;       // s: the end of the step before the last one
   void record_step(StepRecord rec);
-  void check_run_length(const data::Dataset& train, const data::Dataset& eval, const data::LoaderOptions& lo);
+  uint64_t check_run_length(const data::Dataset& train, const data::Dataset& eval, const data::LoaderOptions& lo);
   uint64_t real_tokens_ = 0, padded_tokens_ = 0;
   uint64_t flops_ = 0;
   double device_sum_s_ = 0;
   std::vector<const XlaConstruct*> breaks_;  // model_code graph breaks, each once per train step
+  uint64_t steps_total_ = 0;         // train and eval steps of the run (the progress display's)
 };
 
 data::Dataset Loop::load(const std::string& ref, const std::string& key, uint64_t default_count) {
@@ -271,7 +277,7 @@ void Loop::run() {
           ram.copies, gib(ram.model_bytes), processes, gib(ram.need_bytes), gib(ram.have_bytes)));
   }
 
-  check_run_length(train, eval, lo);
+  const uint64_t run_steps = check_run_length(train, eval, lo);
 
   uint64_t train_steps = 0;
   uint32_t micro_steps = 0;  // micro-steps since the last optimizer step (gradient accumulation)
@@ -279,6 +285,7 @@ void Loop::run() {
   for (uint32_t epoch = 0; epoch < t_.epochs && !capped; ++epoch) {
     if (o_.on_stage) o_.on_stage(fmt::format("epoch {} of {}", epoch + 1, t_.epochs));
     const data::EpochPlan plan = data::plan_train_epoch(train, lo, t_.seed, epoch, {"workload", "", 0});
+    if (epoch == 0 && o_.on_progress) steps_total_ = run_steps;
     for (const data::Step& st : plan.steps) {
       if (t_.steps && train_steps >= t_.steps) {
         capped = true;
@@ -312,9 +319,10 @@ void Loop::run() {
   finish();
 }
 
-// The run's steps (train and eval), from the loaders' closed-form counts, against kMaxRunSteps:
-// refused before anything is simulated.
-void Loop::check_run_length(const data::Dataset& train, const data::Dataset& eval, const data::LoaderOptions& lo) {
+// The run's steps (train and eval), from the loaders' closed-form counts: every epoch as long as
+// the first (capped by `steps`), an evaluation per epoch or per eval_steps optimizer steps. Checked
+// against kMaxRunSteps (refused before anything is simulated); the progress display's total.
+uint64_t Loop::check_run_length(const data::Dataset& train, const data::Dataset& eval, const data::LoaderOptions& lo) {
   const data::EpochCounts per_epoch = data::count_epoch(train.size(), lo, true);
   using u128 = unsigned __int128;
   u128 train_total = u128(per_epoch.steps) * t_.epochs;
@@ -324,9 +332,9 @@ void Loop::check_run_length(const data::Dataset& train, const data::Dataset& eva
   if (!eval.empty() && t_.choices.eval_strategy == EvalStrategy::kEpoch) eval_passes = epochs_run;
   if (!eval.empty() && t_.choices.eval_strategy == EvalStrategy::kSteps && t_.eval_steps > 0 && per_epoch.steps)
     eval_passes = train_total * per_epoch.optimizer_steps / per_epoch.steps / t_.eval_steps;
-  const u128 eval_per_pass = eval_passes ? data::plan_eval(eval, lo, t_.eval_per_device_batch_size).steps.size() : 0;
+  const u128 eval_per_pass = eval_passes ? data::plan_eval(eval, lo, t_.eval_per_device_batch_size, {"workload", "", 0}).steps.size() : 0;
   const u128 total = train_total + eval_passes * eval_per_pass;
-  if (total <= kMaxRunSteps) return;
+  if (total <= kMaxRunSteps) return uint64_t(total);
   const bool by_steps = t_.steps && train_total == t_.steps;
   const std::string key = by_steps ? "steps" : "epochs";
   ConfigErrorInfo i{"workload", key, 0, by_steps ? std::to_string(t_.steps) : std::to_string(t_.epochs),
@@ -503,6 +511,7 @@ void Loop::execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint
     }
   }
   const DeviceRun run = programs_.execute(prog, tracer.detail(rec.index, rec.first_execution, rec.start_s + rec.setup_s));
+  if (o_.on_progress) o_.on_progress({r_.steps.size() + 1, std::max<uint64_t>(steps_total_, r_.steps.size() + 1), {}, 0, 0});
   rec.device_s = run.device_s;
   rec.replayed = run.replayed;
   rec.flops = device_flops(prog, hw_);

@@ -27,6 +27,7 @@
 
 #include "compiler/memory_breakdown.h"
 #include "sim/base/sim_error.h"
+#include "sim/engine/run_estimate.h"
 #include "sim/isa/collective_stats.h"
 #include "sim/isa/op_profile.h"
 #include "sim/slice/slice_params.h"
@@ -36,6 +37,15 @@
 
 namespace tpusim {
 
+// Where a run is, for a progress display (never part of the results): train and eval steps done
+// of the run's total (`steps_total`: from the first epoch's plan, so an estimate when epochs
+// differ), and while a program is simulated, its name and instructions done of its total.
+struct TrainingProgress {
+  uint64_t steps_done = 0, steps_total = 0;
+  std::string_view simulating;  // empty: between simulations
+  uint64_t instructions_done = 0, instructions_total = 0;
+};
+
 struct TrainingRunOptions {
   std::string engine = "analytical";  // engine that simulates each distinct program
   bool full_sim = false;              // simulate every execution (no replay of identical ones)
@@ -43,6 +53,10 @@ struct TrainingRunOptions {
   data::LengthTables tables;
   std::string datasets_dir = data::default_datasets_dir();
   std::function<void(std::string_view stage)> on_stage;  // progress display, may be empty
+  std::function<void(const TrainingProgress&)> on_progress;  // progress display, may be empty
+  // A program whose simulation is estimated to exceed it is refused (ConfigError) before it runs
+  // (sim/engine/run_estimate.h); bytes 0: no limit.
+  MemoryLimit max_memory;
   TraceSink* trace = nullptr;  // --trace: host, step and engine events (workloads/loop/training_trace.h)
   TrainingTraceOptions trace_steps;
 };

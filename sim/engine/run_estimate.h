@@ -1,0 +1,53 @@
+// What a simulation will cost before it starts: peak memory and wall time of one engine run, from
+// what is known once the program is compiled (instructions of every core's stream, cores, trace
+// on/off), and the refusal of a run whose estimate exceeds the memory limit (`--max-memory`).
+//
+// The engines' state is per core and per instruction of the stream the core runs (replicas share
+// their stream, but each has its own completion times), so a run costs about
+//   peak = memory in use before the run + bytes_per_core_instruction x sum over cores of the
+//          instructions of its stream (+ the trace's per-instruction events when tracing)
+//   time = seconds_per_core_instruction x the same sum.
+// The constants are measured (run_estimate.cc: the runs and their RSS); bench/speed/
+// bench_run_estimate prints estimate against measurement.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "sim/isa/program.h"
+
+namespace tpusim {
+
+struct RunEstimate {
+  uint64_t core_instructions = 0;  // over every core: the instructions of the stream it runs
+  uint64_t cores = 0;
+  uint64_t base_bytes = 0;         // memory in use before the run (resident set)
+  uint64_t run_bytes = 0;          // what the run adds at its peak
+  double seconds = 0;              // wall time of the run
+  uint64_t peak_bytes() const { return base_bytes + run_bytes; }
+};
+
+// The estimate of running `program` on engine `engine` ("analytical" or "systemc"), with or
+// without a trace, `base_bytes` being in use already (current_rss_bytes()).
+RunEstimate estimate_run(const isa::Program& program, std::string_view engine, bool trace, uint64_t base_bytes);
+
+// The memory limit of a run: the bytes a run may reach, and where the limit came from (for the
+// message: "--max-memory 500MB" or "the default, half of the machine's 23.4 GiB").
+struct MemoryLimit {
+  uint64_t bytes = 0;  // 0: no limit
+  std::string origin;
+};
+
+// Throws ConfigError (exit 2) when `e` exceeds `limit`: the estimate, the limit, and the knobs
+// that lower it (fewer cores, fewer steps, the analytical engine, --trace off, a higher limit).
+void check_memory_limit(const RunEstimate& e, const MemoryLimit& limit, std::string_view program_name,
+                        std::string_view engine, bool trace);
+
+// The process's resident set now (/proc/self/statm), and the machine's physical memory (sysconf).
+uint64_t current_rss_bytes();
+uint64_t physical_memory_bytes();
+
+// "3.21 GiB", "500 MiB": sizes in messages.
+std::string format_bytes(uint64_t bytes);
+
+}  // namespace tpusim
