@@ -346,10 +346,15 @@ std::string missing_file_hint(const std::string& path, const std::string& config
 namespace {
 
 constexpr int kMaxIncludeDepth = 16;
+// Every inclusion counts, the same file's too: eight files each including the next eight times are
+// 8^8 loads (an include bomb, like a YAML alias bomb; it ran for hours). The shipped configs make
+// at most 3.
+constexpr size_t kMaxIncludes = 256;
 
 struct IncludeCtx {
   const std::map<std::string, std::string>* embedded;
   std::vector<std::string> stack;  // files being included, to report cycles
+  size_t loads = 0;                // inclusions so far (kMaxIncludes)
 };
 
 void resolve(Node& n, const std::string& dir, const std::string& path, IncludeCtx& ctx);
@@ -360,6 +365,12 @@ Node load_include(const Node& inc, const Node& owner, const std::string& dir, co
   if (inc.kind != Node::Kind::Scalar || inc.scalar.empty())
     throw ConfigError({inc.file, where, inc.line, inc.text(), "must be a file path (or a list of file paths)", ""});
   const std::string& written = inc.scalar;
+  if (++ctx.loads > kMaxIncludes)
+    throw ConfigError({inc.file, where, inc.line, written,
+                       "is one inclusion too many: a config includes at most " + std::to_string(kMaxIncludes) +
+                           " files in all, every inclusion of the same file counted (files including each other "
+                           "several times over?)",
+                       "include each file once"});
   const std::string resolved = (fs::path(dir) / written).lexically_normal().string();
   std::string text;
   std::string file = resolved;

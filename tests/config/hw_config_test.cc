@@ -156,6 +156,30 @@ TEST(HwConfig, IncludeCycleIsAnError) {
   EXPECT_TRUE(contains(e.rule, "include cycle")) << e.rule;
 }
 
+// An include bomb: eight files each including the next eight times would be 8^8 loads.
+TEST(HwConfig, IncludeBombIsAnError) {
+  std::map<std::string, std::string> files;
+  for (int i = 0; i < 8; ++i) {
+    // Appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on "f" + std::to_string(...).
+    std::string list = "include: [", next = std::to_string(i + 1), self = std::to_string(i);
+    for (int k = 0; k < 8; ++k) {
+      if (k) list += ", ";
+      list += 'f';
+      list += next;
+      list += ".yaml";
+    }
+    list += "]\n";
+    std::string name = "f";
+    name += self;
+    name += ".yaml";
+    files[name] = list;
+  }
+  files["f8.yaml"] = "name: x\n";
+  auto e = config_error_of([&] { load_hw_config_text("include: f0.yaml\n", "top.yaml", "", {}, &files); });
+  EXPECT_TRUE(contains(e.rule, "a config includes at most 256 files in all")) << e.rule;
+  EXPECT_EQ(e.suggestion, "include each file once");
+}
+
 TEST(HwConfig, MissingFileSuggestsShippedConfigs) {
   std::string what;
   auto e = config_error_of([] { load_hw_config(kHwDir + "/v3_8.yaml"); }, &what);
