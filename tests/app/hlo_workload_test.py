@@ -187,6 +187,19 @@ def test_replicas(tmp):
     check("4 x 4 = 16" in proc.stderr, "validate checks the replicas against the workload's hw", where)
 
 
+def test_warnings(tmp):
+    """An unknown custom-call target is costed by its bytes only: report.json hlo.warnings and the
+    summary say so, with the file and line."""
+    module = os.path.join(A.SRC, "tests", "hlo", "data", "import_unmodelled.hlo")
+    w = hlo_workload(tmp, "cc.yaml", "module: {}\nsteps: 2\nreplicas: 1\n".format(module))
+    out = os.path.join(tmp, "o")
+    proc, where = run(["run", "--workload", w, "--out", out], tmp)
+    warns = load_report(out)[0]["hlo"]["warnings"]
+    check(len(warns) == 1 and "import_unmodelled.hlo:24: custom-call 'cc' has target 'my_kernel'" in warns[0],
+          "hlo.warnings: " + str(warns), where)
+    check("warning" in proc.stdout and "'my_kernel'" in proc.stdout, "the summary shows the warning", where)
+
+
 def test_sweep(tmp):
     sweep = write(os.path.join(tmp, "sweep.yaml"),
                   "description: MLP replicas x framework\nworkload: {}\naxes:\n  - path: workload.replicas\n    values: [1, 8]\n"

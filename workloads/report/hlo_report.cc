@@ -21,6 +21,8 @@ nlohmann::ordered_json hlo_stats_json(const hlo::HloStats& st) {
   for (const hlo::Unmodelled& u : st.unmodelled)
     un.push_back({{"instruction", u.instruction}, {"opcode", u.opcode}, {"line", u.line}, {"reason", u.reason}});
   j["unmodelled"] = un;
+  // Unknown custom-call targets (costed as moving their bytes): the user should know.
+  j["warnings"] = st.warnings;
   return j;
 }
 
@@ -121,6 +123,7 @@ std::string format_hlo_summary(const HwConfig& hw, const WorkloadConfig& w, cons
                              p.graph_nodes, p.kernels, double(r.stats.dot_flops) / 1e9,
                              double(r.stats.parameter_bytes) / (1 << 20), r.stats.unmodelled.size(),
                              r.stats.unmodelled.size() == 1 ? "" : "s"));
+  for (const std::string& warn : r.stats.warnings) line("warning", warn);
   line("engine", fmt::format("{}; 1 program simulated, {} executions replayed", r.engine,
                              r.steps.empty() ? 0 : r.steps.size() - 1));
   o += "\n";
