@@ -1,5 +1,6 @@
-// Workload configs. The `kind:` key selects a schema from a registry (`kernel`, `training`); each
-// kind's schema is declared once below and drives parsing, dumping and the Markdown reference.
+// Workload configs. The `kind:` key selects a schema from a registry (`kernel`, `training`, `hlo`);
+// each kind's schema is declared once, below or (hlo) in hlo_workload_schema.cc, and drives parsing,
+// dumping and the Markdown reference.
 #include "workloads/config/workload_config.h"
 
 #include <fmt/format.h>
@@ -26,6 +27,7 @@
 #include "workloads/data/dataset.h"
 #include "workloads/data/dataset_file.h"
 #include "workloads/config/hf_arguments.h"
+#include "workloads/config/workload_schemas.h"
 #include "workloads/config/xla_constructs.h"
 
 namespace tpusim {
@@ -504,43 +506,6 @@ const Schema<WorkloadConfig>& training_schema() {
   return s;
 }
 
-const Schema<WorkloadConfig>& hlo_schema() {
-  static const Schema<WorkloadConfig> s = [] {
-    using HW = HloWorkload;
-    Schema<WorkloadConfig> s("Workload, kind: hlo",
-                             "Runs an XLA HLO text module (the step a framework compiled: PyTorch/XLA, JAX or "
-                             "TensorFlow) on `replicas` cores for `steps` steps, with the framework's host and "
-                             "compile model, as docs/hlo.md (\"kind: hlo\") describes.");
-    s.field(&WorkloadConfig::kind, "kind").one_of({"hlo"}).doc("workload kind (selects this schema)");
-    s.field(&WorkloadConfig::name, "name").default_value("", "file stem").doc("workload name, shown in reports");
-    s.field(&WorkloadConfig::hlo, &HW::module, "module")
-        .doc("HLO text file, or a directory of XLA dumps (--xla_dump_to) to pick the step module from; relative to "
-             "the workload file")
-        .details("In a directory the candidates are the `*.before_optimizations.txt` dumps (else "
-                 "`*.after_optimizations.txt`, else every `*.txt` and `*.hlo`) whose module name contains "
-                 "`SyncTensorsGraph` (PyTorch/XLA) or `train_step`, or starts with `jit_` (JAX); the largest file is "
-                 "the step. `module_name` picks one by name instead.");
-    s.field(&WorkloadConfig::hlo, &HW::module_name, "module_name").default_value("", "picked by name")
-        .doc("in a directory of dumps: the module (its `HloModule` name, exactly or as a substring matching one) "
-             "to run");
-    s.field(&WorkloadConfig::hlo, &HW::replicas, "replicas").range(0, 1 << 20)
-        .default_value(0, "replica_count x num_partitions")
-        .doc("cores that run the module, each on its own data (the first ones in ring order); at most the slice's cores");
-    s.field(&WorkloadConfig::hlo, &HW::steps, "steps").range(1, 1 << 30).default_value(10)
-        .doc("steps run: the first compiles, the rest run the cached executable");
-    s.field(&WorkloadConfig::hlo, &HW::framework, "framework").one_of(names_of(framework_kind_names()))
-        .default_value("torch_xla").doc("framework personality of the host (docs/training.md, \"Frameworks\")")
-        .details("`torch_xla` traces the step lazily on every step; `jax` (jax.jit) and `tf_keras` (tf.function) "
-                 "trace once and then dispatch the cached executable. All pay one XLA compile at the first step.");
-    s.field(&WorkloadConfig::hlo, &HW::while_trip_count, "while_trip_count").range(0, 1 << 30)
-        .default_value(0, "read from the loop")
-        .doc("iterations of a `while` whose trip count the loop does not show (0: such a loop runs once and is "
-             "listed as unmodelled)");
-    return s;
-  }();
-  return s;
-}
-
 // The registry of workload kinds: name -> schema. A new kind adds one entry here.
 struct WorkloadKind {
   std::string name;
@@ -548,7 +513,7 @@ struct WorkloadKind {
 };
 
 const std::vector<WorkloadKind>& kinds() {
-  static const std::vector<WorkloadKind> k = {{"kernel", kernel_schema}, {"training", training_schema}, {"hlo", hlo_schema}};
+  static const std::vector<WorkloadKind> k = {{"kernel", kernel_schema}, {"training", training_schema}, {"hlo", hlo_workload_schema}};
   return k;
 }
 
@@ -668,7 +633,7 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
   config::apply_overrides(root, schema, overrides);
   resolve_dataset_paths(root, origin, base_dir);
   // kind: hlo: a module path written in the workload file is relative to its directory.
-  if (config::Node* m = root.find("module"); m && &schema == &hlo_schema() && m->kind == config::Node::Kind::Scalar &&
+  if (config::Node* m = root.find("module"); m && &schema == &hlo_workload_schema() && m->kind == config::Node::Kind::Scalar &&
                                              !base_dir.empty() && m->file == origin && !m->scalar.empty() &&
                                              !std::filesystem::path(m->scalar).is_absolute())
     m->scalar = (std::filesystem::path(base_dir) / m->scalar).lexically_normal().string();
