@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -264,6 +265,31 @@ TrainingTraceOptions parse_trace_steps(const std::string& text) {
   return t;
 }
 
+// A training or HLO run's trace: --trace-steps (which needs --trace) selects its steps.
+std::unique_ptr<ChromeTraceFile> open_step_trace(const RunArgs& a, const std::string& out_dir, const RunContext& ctx,
+                                                 TrainingTraceOptions& steps) {
+  if (!a.trace_steps.empty()) {
+    if (!a.trace) throw input_error("--trace-steps", "needs --trace");
+    steps = parse_trace_steps(a.trace_steps);
+  }
+  return open_run_trace(a, out_dir, config_hash(ctx.hw_dump, ctx.workload_dump), &steps);
+}
+
+// The report (built when asked for or written) and the trace, into `out_dir` when given; returns
+// the report's path ("" without --out).
+std::string write_outputs(const std::string& out_dir, bool want_report, Progress& progress, ChromeTraceFile* trace,
+                          RunOutput& out, const std::function<nlohmann::json()>& make_report) {
+  std::string report_path;
+  if (want_report || !out_dir.empty()) out.report = make_report();
+  if (!out_dir.empty()) {
+    progress.stage("writing report");
+    close_trace(trace, out_dir);
+    report_path = write_report(out_dir, out.report);
+  }
+  progress.clear();
+  return report_path;
+}
+
 void run_training_workload(const RunArgs& a, const HwConfig& hw, const WorkloadConfig& workload, const std::string& out_dir,
                            std::chrono::steady_clock::time_point t0, bool want_report, RunOutput& out) {
   RunContext& ctx = out.ctx;
@@ -275,23 +301,12 @@ void run_training_workload(const RunArgs& a, const HwConfig& hw, const WorkloadC
   opts.on_stage = [&progress](std::string_view stage) { progress.stage(stage); };
   opts.on_progress = [&progress](const TrainingProgress& p) { progress.update(p); };
   opts.max_memory = memory_limit(a);
-  if (!a.trace_steps.empty()) {
-    if (!a.trace) throw input_error("--trace-steps", "needs --trace");
-    opts.trace_steps = parse_trace_steps(a.trace_steps);
-  }
-  std::unique_ptr<ChromeTraceFile> trace =
-      open_run_trace(a, out_dir, config_hash(ctx.hw_dump, ctx.workload_dump), &opts.trace_steps);
+  std::unique_ptr<ChromeTraceFile> trace = open_step_trace(a, out_dir, ctx, opts.trace_steps);
   opts.trace = trace.get();
   const TrainingRunResult result = run_training(hw, workload, opts);
   ctx.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::string report_path;
-  if (want_report || !out_dir.empty()) out.report = make_training_report(hw, workload, result, ctx);
-  if (!out_dir.empty()) {
-    progress.stage("writing report");
-    close_trace(trace.get(), out_dir);
-    report_path = write_report(out_dir, out.report);
-  }
-  progress.clear();
+  const std::string report_path = write_outputs(out_dir, want_report, progress, trace.get(), out,
+                                                [&] { return make_training_report(hw, workload, result, ctx); });
   if (a.quiet) return;
   out.text = format_training_summary(hw, workload, result, ctx);
   // Trainer's debug: tpu_metrics_debug prints torch_xla's metrics report when training ends.
@@ -308,23 +323,13 @@ void run_hlo_workload(const RunArgs& a, const HwConfig& hw, const WorkloadConfig
   HloRunOptions opts;
   opts.engine = a.engine.empty() ? kDefaultTrainingEngine : a.engine;
   opts.on_stage = [&progress](std::string_view stage) { progress.stage(stage); };
-  if (!a.trace_steps.empty()) {
-    if (!a.trace) throw input_error("--trace-steps", "needs --trace");
-    opts.trace_steps = parse_trace_steps(a.trace_steps);
-  }
-  std::unique_ptr<ChromeTraceFile> trace =
-      open_run_trace(a, out_dir, config_hash(ctx.hw_dump, ctx.workload_dump), &opts.trace_steps);
+  opts.max_memory = memory_limit(a);
+  std::unique_ptr<ChromeTraceFile> trace = open_step_trace(a, out_dir, ctx, opts.trace_steps);
   opts.trace = trace.get();
   const HloRunResult result = run_hlo(hw, workload, opts);
   ctx.total_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::string report_path;
-  if (want_report || !out_dir.empty()) out.report = make_hlo_report(hw, workload, result, ctx);
-  if (!out_dir.empty()) {
-    progress.stage("writing report");
-    close_trace(trace.get(), out_dir);
-    report_path = write_report(out_dir, out.report);
-  }
-  progress.clear();
+  const std::string report_path = write_outputs(out_dir, want_report, progress, trace.get(), out,
+                                                [&] { return make_hlo_report(hw, workload, result, ctx); });
   if (a.quiet) return;
   out.text = format_hlo_summary(hw, workload, result, ctx) + outputs_text(report_path, trace.get());
 }

@@ -200,6 +200,13 @@ def test_warnings(tmp):
     check("warning" in proc.stdout and "'my_kernel'" in proc.stdout, "the summary shows the warning", where)
 
 
+def test_max_memory(tmp):
+    """--max-memory applies to kind: hlo as to every simulation: refused up front, exit 2."""
+    proc, where = run(["run", "--workload", MLP_YAML, "--max-memory", "1MB", "--quiet"], tmp, expect=2)
+    check("--max-memory" in proc.stderr and "is too low for program" in proc.stderr and "raise --max-memory" in proc.stderr,
+          "refused by the estimate", where)
+
+
 def test_sweep(tmp):
     sweep = write(os.path.join(tmp, "sweep.yaml"),
                   "description: MLP replicas x framework\nworkload: {}\naxes:\n  - path: workload.replicas\n    values: [1, 8]\n"

@@ -155,6 +155,9 @@ HloRunResult run_hlo(const HwConfig& hw, const WorkloadConfig& w, const HloRunOp
     if (i == 0) {
       rec.first_execution = true;
       rec.setup_s = hw.host.program_load_s + r.upload_time_s;
+      const bool traced = o.trace != nullptr;
+      check_memory_limit(estimate_run(sp.program, engine->name(), traced, current_rss_bytes()), o.max_memory,
+                         sp.program.name, engine->name(), traced);
       if (o.on_stage) o.on_stage("simulate");
       t0 = std::chrono::steady_clock::now();
       run = engine->run(sp.program, tracer.detail(i, true, rec.start_s + rec.setup_s));

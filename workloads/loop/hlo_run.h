@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "compiler/hlo/hlo_import.h"
+#include "sim/engine/run_estimate.h"
 #include "sim/slice/slice_params.h"
 #include "workloads/config/workload_config.h"
 #include "workloads/loop/training_run.h"
@@ -32,6 +33,7 @@ struct HloRunOptions {
   TraceSink* trace = nullptr;  // --trace: host, step and engine events as a training run's (training_trace.h)
   TrainingTraceOptions trace_steps;
   std::function<void(std::string_view stage)> on_stage;  // progress display, may be empty
+  MemoryLimit max_memory;  // --max-memory: the simulation's estimate is checked against it (run_estimate.h)
 };
 
 struct HloRunResult {
