@@ -177,14 +177,15 @@ WorkloadConfig load_workload(const RunArgs& a, const std::vector<Override>& over
   return w;
 }
 
-MemoryLimit memory_limit(const RunArgs& a) {
-  if (a.max_memory.empty()) {
+MemoryLimit memory_limit(const RunArgs& a) { return parse_memory_limit(a.max_memory, "--max-memory"); }
+
+MemoryLimit parse_memory_limit(const std::string& t, const std::string& flag) {
+  if (t.empty()) {
     const uint64_t ram = physical_memory_bytes();
     return {ram / 2, "the default, half of the machine's " + format_bytes(ram) + " of RAM"};
   }
   // SIZE: a number with an optional unit, B, kB/MB/GB/TB (powers of 1000) or KiB/MiB/GiB/TiB and
   // K/M/G/T (powers of 1024).
-  const std::string& t = a.max_memory;
   size_t end = 0;
   double v = 0;
   try {
@@ -199,9 +200,9 @@ MemoryLimit memory_limit(const RunArgs& a) {
       {"T", 1099511627776.0}, {"TiB", 1099511627776.0}};
   const auto u = units.find(unit);
   if (end == 0 || u == units.end() || !(v > 0) || v * u->second > 1e18 || !std::isfinite(v))
-    throw input_error("--max-memory", "must be a positive size: a number and a unit (B, MB, GB, MiB, GiB, ...)", t,
-                      "e.g. --max-memory 8GiB or --max-memory 500MB");
-  return {uint64_t(v * u->second), "--max-memory " + t};
+    throw input_error(flag, "must be a positive size: a number and a unit (B, MB, GB, MiB, GiB, ...)", t,
+                      "e.g. " + flag + " 8GiB or " + flag + " 500MB");
+  return {uint64_t(v * u->second), flag + " " + t};
 }
 
 void check_engine(const std::string& engine) {

@@ -112,6 +112,7 @@ std::string resume_command(const SweepArgs& a, const std::string& out_dir) {
   for (const auto& s : a.sets) cmd += " --set " + shell_word(s);
   if (!a.shard.empty()) cmd += " --shard " + shell_word(a.shard);
   if (a.jobs) cmd += " --jobs " + std::to_string(a.jobs);
+  if (!a.max_memory.empty()) cmd += " --max-memory " + shell_word(a.max_memory);
   if (a.no_plots) cmd += " --no-plots";
   return cmd + " --out " + shell_word(out_dir) + " --resume";
 }
@@ -122,6 +123,7 @@ int sweep(const SweepArgs& a) {
   sweep::SweepRunOptions opt;
   if (!a.shard.empty()) parse_shard(a.shard, &opt.shard_index, &opt.shard_count);
   require_file(a.file);
+  opt.max_memory = parse_memory_limit(a.max_memory, "--max-memory");  // bad text: exit 2 before planning
   sweep::PlanOptions po;
   po.extra_sets = a.sets;
   po.load_hw = sweep_hw_loader();

@@ -49,6 +49,9 @@ int run(const RunArgs& args);
 // The run's memory limit (sim/engine/run_estimate.h) from --max-memory, else half of the machine's
 // physical RAM. ConfigError for a SIZE that is not a positive size.
 MemoryLimit memory_limit(const RunArgs& args);
+// A SIZE flag (`--max-memory 8GiB`): a number and a unit (B, kB/MB/GB/TB, K/KiB/M/MiB/G/GiB/T/TiB);
+// empty: the default, half of the machine's RAM. Bad text is exit 2 naming `flag`.
+MemoryLimit parse_memory_limit(const std::string& text, const std::string& flag);
 
 // Engines used without --engine. A training run defaults to the analytical engine: it simulates
 // each distinct step program (8 core streams of a BERT step) in well under a second, which keeps the
@@ -113,6 +116,7 @@ struct SweepArgs {
   bool no_plots = false;
   bool dry_run = false;            // list the points and exit
   bool quiet = false;
+  std::string max_memory;          // --max-memory for all running points together; empty: half of RAM
 };
 // Exit codes: 0 every point ok; 4 at least one point failed (recorded in the results); 2 bad input.
 int sweep(const SweepArgs& args);

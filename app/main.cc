@@ -114,6 +114,10 @@ int dispatch(int argc, char** argv) {
       ->allow_extra_args(false)
       ->type_name("PATH=VALUE");
   sweep_cmd->add_flag("--no-plots", sa.no_plots, "Do not draw the plots");
+  sweep_cmd->add_option("--max-memory", sa.max_memory,
+                        "Memory for all the points running at once, e.g. 16GiB (default: half of the machine's RAM); "
+                        "each of the --jobs points gets its share as its own --max-memory")
+      ->type_name("SIZE");
   sweep_cmd->add_flag("--dry-run", sa.dry_run, "List the points (and invalid ones) and exit");
   sweep_cmd->add_flag("-q,--quiet", sa.quiet, "No progress and no summary (warnings and errors still go to stderr)");
   MergeArgs ma;

@@ -8,6 +8,7 @@
 #include "compiler/lowering.h"
 #include "compiler/program_builder.h"
 #include "compiler/replicas.h"
+#include "sim/chip/chip_params.h"
 
 namespace tpusim::compiler {
 
@@ -144,6 +145,23 @@ CompiledStep compile_fsdp_step(const FsdpStep& step, const HwConfig& hw, const s
   const FusionPlan plan = plan_fsdp_fusions(g), oplan = plan_fsdp_fusions(og);
   out.kernels = uint32_t(plan.fusions.size() + oplan.fusions.size());
   const FsdpSchedule sched = schedule_fsdp_step(step, plan, oplan);
+  out.memory = plan_fsdp_memory(step, plan, oplan, sched);
+  // Megacore: the device is the chip; the shards are cut per core, so each core's slices, gathered
+  // parameters and activations are its own (a simplification: XLA's megacore would gather a unit
+  // once per chip).
+  plan_device_memory(out.memory, cores_per_device(hw.chip), {});
+  // As compile_data_parallel_step: a program that cannot be allocated is not lowered (a model far
+  // too large for its slice lowers to billions of instructions before failing out of HBM). What the
+  // collectives would move is still reported.
+  if (out.memory.peak_bytes > device_hbm_bytes(hw.chip)) {
+    out.lowered = false;
+    if (n > 1)
+      for (const FsdpSlot& s : sched.slots) {
+        if (s.kind == FsdpSlot::kAllGather) out.allgather_bytes += step.units[s.index].gathered_bytes;
+        if (s.kind == FsdpSlot::kReduceScatter) out.reducescatter_bytes += step.units[s.index].grad_bytes;
+      }
+    return out;
+  }
 
   isa::Program& prog = out.program;
   prog.name = name;
@@ -218,11 +236,6 @@ CompiledStep compile_fsdp_step(const FsdpStep& step, const HwConfig& hw, const s
     for (int o : gr->outputs()) min_bytes += stored_bytes(*gr, o);
   }
   prog.info.hbm_bytes_min = min_bytes;
-  out.memory = plan_fsdp_memory(step, plan, oplan, sched);
-  // Megacore: the device is the chip; the shards are cut per core, so each core's slices, gathered
-  // parameters and activations are its own (a simplification: XLA's megacore would gather a unit
-  // once per chip).
-  plan_device_memory(out.memory, cores_per_device(hw.chip), {});
   return out;
 }
 

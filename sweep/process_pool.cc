@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <thread>
 
@@ -27,6 +28,8 @@ struct Running {
   const Job* job;
   Clock::time_point start;
   bool killed_for_timeout = false;
+  Clock::time_point term_sent;  // when SIGTERM went to its group (killed_for_timeout)
+  bool kill_sent = false;       // SIGKILL followed, the grace period over
 };
 
 // posix_spawn (vfork + exec in glibc): cheaper than fork() of a parent that may hold a large plan,
@@ -57,10 +60,27 @@ pid_t spawn(const Job& job, std::string* error) {
   return pid;
 }
 
-// SIGKILL to the child's process group (it leads one: spawn); to the child alone should the group be
+// `sig` to the child's process group (it leads one: spawn); to the child alone should the group be
 // gone already (ESRCH cannot happen while the child is unreaped, but kill(pid) costs nothing).
-void kill_group(pid_t pid) {
-  if (::kill(-pid, SIGKILL) != 0) ::kill(pid, SIGKILL);
+void signal_group(pid_t pid, int sig) {
+  if (::kill(-pid, sig) != 0) ::kill(pid, sig);
+}
+
+// Ends every running child: SIGTERM to each group, up to kStopGraceSeconds for them to exit (a point
+// may flush or remove its partial output, as `tpusim run` and a wrapper script do), then SIGKILL to
+// what is left; every child is reaped, so none outlives the pool.
+void stop_all(std::map<pid_t, Running>& running) {
+  for (const auto& [pid, r] : running) signal_group(pid, SIGTERM);
+  const auto start = Clock::now();
+  std::map<pid_t, Running> left = running;
+  while (!left.empty() && seconds_since(start) < kStopGraceSeconds) {
+    for (auto it = left.begin(); it != left.end();)
+      it = ::waitpid(it->first, nullptr, WNOHANG) != 0 ? left.erase(it) : std::next(it);
+    if (!left.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (const auto& [pid, r] : left) signal_group(pid, SIGKILL);
+  for (const auto& [pid, r] : left) ::waitpid(pid, nullptr, 0);
+  running.clear();
 }
 
 }  // namespace
@@ -81,13 +101,10 @@ void ProcessPool::run(const std::vector<Job>& jobs, const std::function<void(con
   std::map<pid_t, Running> running;
   // A callback that throws (a Ctrl-C or SIGTERM check: `tpusim sweep`, the Python module) ends the
   // run: every point's process group is killed and each child reaped, so none outlives it.
-  struct KillOnUnwind {
+  struct StopOnUnwind {
     std::map<pid_t, Running>& running;
-    ~KillOnUnwind() {
-      for (const auto& [pid, r] : running) kill_group(pid);
-      for (const auto& [pid, r] : running) ::waitpid(pid, nullptr, 0);
-    }
-  } kill_on_unwind{running};
+    ~StopOnUnwind() { stop_all(running); }
+  } stop_on_unwind{running};
   size_t next = 0;
   auto last_tick = Clock::now();
   while (next < jobs.size() || !running.empty()) {
@@ -105,7 +122,7 @@ void ProcessPool::run(const std::vector<Job>& jobs, const std::function<void(con
         on_done(r);
         continue;
       }
-      running.emplace(pid, Running{&job, start});
+      running.emplace(pid, Running{&job, start, false, {}, false});
     }
     int status = 0;
     // Reap only our own children: the caller may have other child processes.
@@ -146,8 +163,12 @@ void ProcessPool::run(const std::vector<Job>& jobs, const std::function<void(con
     }
     for (auto& [pid, r] : running) {
       if (r.job->timeout_s > 0 && !r.killed_for_timeout && seconds_since(r.start) > r.job->timeout_s) {
-        kill_group(pid);
+        signal_group(pid, SIGTERM);
         r.killed_for_timeout = true;
+        r.term_sent = Clock::now();
+      } else if (r.killed_for_timeout && !r.kill_sent && seconds_since(r.term_sent) > kStopGraceSeconds) {
+        signal_group(pid, SIGKILL);  // it ignored or outlasted SIGTERM
+        r.kill_sent = true;
       }
     }
     if (on_tick && seconds_since(last_tick) >= 0.1) {

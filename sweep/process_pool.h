@@ -1,8 +1,8 @@
 // Runs commands as child processes, at most N at a time: each sweep point is its own `tpusim run`
 // process (one SystemC kernel per process). Children get /dev/null as stdin and stdout and a file as
-// stderr; each child leads its own process group, and a child running past its timeout is killed with
-// its group (SIGKILL). Results are handed back in the
-// calling thread, in completion order.
+// stderr; each child leads its own process group, and a child running past its timeout is stopped with
+// its group: SIGTERM, then SIGKILL after kStopGraceSeconds. Results are handed back in the calling
+// thread, in completion order.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -10,6 +10,9 @@
 #include <vector>
 
 namespace tpusim::sweep {
+
+// How long a stopped child (timed out, or the sweep interrupted) has between SIGTERM and SIGKILL.
+inline constexpr double kStopGraceSeconds = 2.0;
 
 struct Job {
   uint64_t id = 0;
@@ -38,8 +41,8 @@ class ProcessPool {
 
   // Runs every job; `on_done` is called as each finishes, `on_tick` about every 100 ms with the
   // number of running children (for progress displays). Returns when all have finished. If a
-  // callback throws, the running children are killed with their process groups (SIGKILL) and reaped
-  // before it propagates: no child outlives run().
+  // callback throws, the running children are stopped with their process groups (SIGTERM, SIGKILL
+  // after the grace period) and reaped before it propagates: no child outlives run().
   void run(const std::vector<Job>& jobs, const std::function<void(const JobResult&)>& on_done,
            const std::function<void(size_t running)>& on_tick = {});
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -191,6 +192,15 @@ SweepRunSummary run_sweep(const SweepPlan& plan, const SweepRunOptions& opt) {
     jobs.push_back(std::move(j));
   }
   sum.resumed = kept.size();
+  // Each point running at once gets its share of the sweep's memory; fewer points than jobs share it
+  // among themselves. In whole MiB, so that a refusal's message shows a readable limit.
+  if (opt.max_memory.bytes && !jobs.empty()) {
+    const uint64_t share_mib = opt.max_memory.bytes / std::min<uint64_t>(sum.jobs, jobs.size()) >> 20;
+    for (Job& j : jobs) {
+      const auto out = std::find(j.argv.begin(), j.argv.end(), "--out");
+      j.argv.insert(out, {"--max-memory", std::to_string(std::max<uint64_t>(share_mib, 1)) + "MiB"});
+    }
+  }
 
   SweepProgress progress(SweepProgress::mode_for(opt.progress, opt.quiet), plan.config.name, sum.points, opt.progress);
   size_t done = sum.resumed, failed = 0;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine/run_estimate.h"
 #include "sweep/plan.h"
 #include "sweep/plots.h"
 
@@ -22,6 +23,10 @@ struct SweepRunOptions {
   bool plots = true;
   std::string plot_script;       // text of scripts/plot_sweep.py
   bool quiet = false;            // no progress display
+  // Memory for the points running at once: each of the `jobs` parallel points is given its share as
+  // its own --max-memory (a point whose estimate exceeds it fails with exit 2, naming the limit and
+  // the knobs). bytes 0: the points' own default.
+  MemoryLimit max_memory;
   std::FILE* progress = stderr;
   // Called about every 100 ms while points run (the Python module checks for Ctrl-C here). An
   // exception from it stops the sweep: the running points are killed, the finished ones written

@@ -11,6 +11,7 @@ import glob
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -330,6 +331,25 @@ def test_huge_model(tmp):
               "sharding: fsdp"]:
         check(n in proc.stderr, "message lacks {!r}".format(n), where)
     check("Reduce per_device_batch_size" not in proc.stderr, "no batch advice when the weights alone do not fit", where)
+
+
+def test_huge_model_fsdp(tmp):
+    """Issue 15: an FSDP step that cannot be allocated was still lowered (the data-parallel one was
+    not): the huge model under sharding: fsdp fails out of HBM (exit 3) without lowering, in bounded
+    memory, with advice that fits an already-sharded run."""
+    sets = ["workload.model=custom", "workload.model_config.layers=2", "workload.model_config.hidden=65536",
+            "workload.model_config.heads=1024", "workload.model_config.intermediate=262144",
+            "workload.model_config.vocab=4194304", "workload.model_config.max_position=65536",
+            "workload.sharding=fsdp"]
+    args = ["run", "--quiet", "--out", os.path.join(tmp, "huge")]
+    for x in sets:
+        args += ["--set", x]
+    proc, where = run(args, tmp, expect=3)
+    for n in ["Resource exhausted: out of HBM", "shard them over more devices"]:
+        check(n in proc.stderr, "message lacks {!r}".format(n), where)
+    # Lowered, this step's instruction streams alone took gigabytes.
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    check(peak_kib < 1024 * 1024, "peak RSS {} KiB: the step was lowered".format(peak_kib), where)
 
 
 def test_bad_hw_key(tmp):
@@ -1079,6 +1099,23 @@ axes:
     _, rows = read_csv(os.path.join(out, "results.csv"))
     check(rows[0]["status"] == "timeout" and rows[0]["exit_code"] == "124" and "timed out" in rows[0]["error"],
           "timeout row " + str(rows[0]), where)
+
+
+def test_sweep_max_memory(tmp):
+    """Issue 15: --max-memory on sweep is the memory of the points running at once; each of the
+    --jobs points is given its share as its own --max-memory (a point above it fails with exit 2,
+    naming the limit); bad text is exit 2 before anything runs; the resume command keeps it."""
+    sweep = kernel_sweep(tmp)
+    out = os.path.join(tmp, "tight")
+    proc, where = run(["sweep", sweep, "--jobs", "2", "--max-memory", "2MiB", "--out", out, "--no-plots"], tmp, expect=4)
+    _, rows = read_csv(os.path.join(out, "results.csv"))
+    check(len(rows) == 7, "rows: {}".format(len(rows)), where)
+    for r in rows:  # 2 MiB for 2 jobs: 1 MiB each, below any simulation's estimate
+        check(r["status"] == "failed" and r["exit_code"] == "2" and "--max-memory 1MiB" in r["error"], "row " + str(r), where)
+    out = os.path.join(tmp, "ample")
+    proc, where = run(["sweep", sweep, "--jobs", "2", "--max-memory", "16GiB", "--out", out, "--no-plots"], tmp)
+    check("7 points (7 ok, 0 failed)" in proc.stdout, "summary", where)
+    expect_bad_input(tmp, ["sweep", sweep, "--max-memory", "lots"], ["--max-memory: value 'lots' must be a positive size"])
 
 
 def test_sweep_resume(tmp):

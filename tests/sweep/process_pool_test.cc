@@ -61,8 +61,28 @@ TEST_F(Fixture, TimeoutKillsTheChild) {
   const auto r = run({sh(1, "sleep 30", 0.2)}, 1);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_TRUE(r.at(1).timed_out);
-  EXPECT_EQ(r.at(1).signal, 9);
+  EXPECT_EQ(r.at(1).signal, SIGTERM);  // stopped first with SIGTERM, which sh does not catch
   EXPECT_LT(s, 10.0);  // killed, not waited for (sleep 30)
+}
+
+// A timed-out child has the grace period to clean up: its SIGTERM trap runs.
+TEST_F(Fixture, ATimedOutChildMayCleanUp) {
+  const std::string mark = (dir / "cleaned").string();
+  const auto r = run({sh(1, "trap 'echo bye > " + mark + "; exit 4' TERM; sleep 30 & wait", 0.2)}, 1);
+  EXPECT_TRUE(r.at(1).timed_out);
+  EXPECT_EQ(r.at(1).exit_code, 4);
+  EXPECT_TRUE(fs::exists(mark));
+}
+
+// One that ignores SIGTERM is killed when the grace period is over.
+TEST_F(Fixture, AChildIgnoringSigtermIsKilledAfterTheGrace) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = run({sh(1, "trap '' TERM; sleep 30", 0.2)}, 1);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(r.at(1).timed_out);
+  EXPECT_EQ(r.at(1).signal, SIGKILL);
+  EXPECT_GE(s, 0.2 + kStopGraceSeconds);
+  EXPECT_LT(s, 10.0);
 }
 
 TEST_F(Fixture, AProgramThatCannotStart) {
@@ -122,6 +142,20 @@ TEST_F(Fixture, AThrowingCallbackKillsTheChildren) {
   int n = 0;
   for (pid_t pid; in >> pid; ++n) EXPECT_NE(::kill(pid, 0), 0) << "child " << pid << " still exists";  // reaped: gone
   EXPECT_EQ(n, 2);
+}
+
+// An interrupted run gives its children the grace period too: a point's SIGTERM trap runs before
+// run() returns, and a child that ignores SIGTERM is still ended.
+TEST_F(Fixture, AStoppedRunLetsChildrenCleanUpThenKills) {
+  const std::string mark = (dir / "cleaned").string(), started = (dir / "started").string();
+  EXPECT_THROW(ProcessPool(2).run({sh(1, "trap 'echo bye > " + mark + "; exit 0' TERM; echo > " + started + "1; sleep 30 & wait"),
+                                   sh(2, "trap '' TERM; echo > " + started + "2; exec sleep 30")},
+                                  [](const JobResult&) {},
+                                  [&](size_t) {
+                                    if (fs::exists(started + "1") && fs::exists(started + "2")) throw std::runtime_error("interrupted");
+                                  }),
+               std::runtime_error);
+  EXPECT_TRUE(fs::exists(mark));
 }
 
 // What a point starts dies with it: each child leads its own process group (so a terminal's Ctrl-C

@@ -394,11 +394,21 @@ std::string write_report(const std::string& dir, const json& report) {
   fs::create_directories(dir, ec);
   if (ec) throw fail(ec.message());
   std::string path = (fs::path(dir) / "report.json").string();
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw fail("cannot open " + path);
-  f << report.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
-  f.flush();
-  if (!f) throw fail("write to " + path + " failed");
+  // Written beside it and renamed over it: a run stopped while writing (a sweep's SIGTERM, Ctrl-C,
+  // a full disk) leaves the previous report.json or none, never half of one that a sweep would read.
+  const std::string tmp = path + ".partial";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw fail("cannot open " + tmp);
+    f << report.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    f.flush();
+    if (!f) {
+      fs::remove(tmp, ec);
+      throw fail("write to " + tmp + " failed");
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) throw fail("cannot rename " + tmp + " to report.json: " + ec.message());
   return path;
 }
 
