@@ -288,22 +288,47 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
     }
   };
   auto row_tiles = [&](int64_t R) { return candidates(R, kSublanes, 2048); };
-  search(row_tiles, false);
-  // A kernel whose output tile must span a long reduced dimension, with a large epilogue (e.g. a
-  // LayerNorm backward fused into its dot at hidden 768 and 2048 rows: five [2048, 768] operands), may
-  // fit only with fewer than 128 rows per tile: search those too, rather than fail.
-  if (!std::isfinite(best.est)) {
-    search([&](int64_t R) {
-      std::vector<int64_t> c;
-      for (int64_t x : {64, 32, 16, 8})
-        if (x < R) c.push_back(x);
-      return c;
-    }, false);
-  }
-  // Still nothing: the merged reductions' lines cannot be whole in one tile beside the epilogue's
-  // buffers (a LayerNorm backward at 2048 rows of a small hidden size); their partial results are
-  // accumulated across the tiles instead.
-  if (!std::isfinite(best.est) && !f.merged_reduces.empty()) search(row_tiles, true);
+  auto search_all = [&] {
+    search(row_tiles, false);
+    // A kernel whose output tile must span a long reduced dimension, with a large epilogue (e.g. a
+    // LayerNorm backward fused into its dot at hidden 768 and 2048 rows: five [2048, 768] operands),
+    // may fit only with fewer than 128 rows per tile: search those too, rather than fail.
+    if (!std::isfinite(best.est)) {
+      search([&](int64_t R) {
+        std::vector<int64_t> c;
+        for (int64_t x : {64, 32, 16, 8})
+          if (x < R) c.push_back(x);
+        return c;
+      }, false);
+    }
+    // Still nothing: the merged reductions' lines cannot be whole in one tile beside the epilogue's
+    // buffers (a LayerNorm backward at 2048 rows of a small hidden size); their partial results are
+    // accumulated across the tiles instead.
+    if (!std::isfinite(best.est) && !f.merged_reduces.empty()) search(row_tiles, true);
+  };
+  search_all();
+  // Still nothing: an input held whole in VMEM (a "small" one: at most 1/8 of its operand's
+  // elements, such as a broadcast's source) leaves no room for any tiling: the largest such input
+  // is streamed with the operand's blocks instead, each block reading its share of it, and so on
+  // until a tiling fits. E.g. a convolution's im2col operand is a broadcast of its input over the
+  // kernel positions (compiler/hlo/hlo_import_ops.cc): a 32x56x56x64 bf16 input (12.25 MiB) cannot
+  // stay whole in a core's 16 MiB beside the tiles, and is read block by block as XLA reads the
+  // input in windows.
+  auto stream_largest_small = [&] {
+    Operand* from = nullptr;
+    size_t at = 0;
+    uint64_t most = 0;
+    for (Operand& op : ops)
+      for (size_t i = 0; i < op.small.size(); ++i)
+        if (const uint64_t b = stored_bytes(g, op.small[i]); b > most) from = &op, at = i, most = b;
+    if (!from) return false;
+    from->large.push_back(from->small[at]);
+    from->small.erase(from->small.begin() + long(at));
+    from->small_bytes -= most;
+    from->large_bytes += most;
+    return true;
+  };
+  while (!std::isfinite(best.est) && stream_largest_small()) search_all();
   if (std::getenv("TPUSIM_DEBUG_TILING"))
     std::fprintf(stderr, "%s: B=%lld M=%lld K=%lld N=%lld -> stream_lhs=%d tr=%lld tc=%lld tk=%lld s_res=%d w_res=%d est=%.0f\n",
                  f.name.c_str(), (long long)B, (long long)M, (long long)K, (long long)N, best.stream_lhs,

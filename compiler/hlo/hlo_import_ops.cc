@@ -497,14 +497,10 @@ std::optional<int> build_convolution(const OpArgs& a) {
   if (groups > 1) lhs = g.slice(lhs, 2, 0, ci, name + ".group");
   lhs = fit(g, lhs, {batch, s_out, ci});
   lhs = g.reshape(lhs, {batch * s_out, ci});
-  const int64_t lhs_bytes = batch * s_out * ci * int64_t(models::dtype_bytes(g.node(lhs).dtype));
   lhs = g.broadcast(lhs, {batch * s_out, ks, ci}, {0, 2});
-  lhs = g.reshape(lhs, {batch * s_out, ks * ci});  // the im2col matrix (a view of the broadcast)
-  // The dot's tiler (compiler/lower_dot.cc) holds a broadcast operand's source whole in VMEM: past
-  // kIm2colViewBytes the im2col matrix is written to HBM and read back instead (its K x bytes
-  // overstate XLA's, which reads the input in windows), rather than a module that cannot compile.
-  constexpr int64_t kIm2colViewBytes = int64_t(2) << 20;
-  if (ks > 1 && lhs_bytes > kIm2colViewBytes) g.set_materialize(lhs);
+  // The im2col matrix: a view of the broadcast, read in the dot's blocks (its source stays whole in
+  // VMEM when it fits, else each block reads its share: compiler/lower_dot.cc).
+  lhs = g.reshape(lhs, {batch * s_out, ks * ci});
   const int rhs = g.reshape(ordered(a.ops[1], rperm), {ks * ci, co});
   const int d = g.dot(lhs, rhs, models::DotDims{{}, {}, {1}, {0}}, models::DotPrecision::kDefault, name);
   // The output in [b, spatial..., f] order, then the result's label order.
@@ -512,10 +508,7 @@ std::optional<int> build_convolution(const OpArgs& a) {
   back[op->b] = 0;
   for (size_t k = 0; k < op->spatial.size(); ++k) back[op->spatial[k]] = int(k + 1);
   back[op->f] = int(out.size() - 1);
-  a.approx = g.node(lhs).materialize
-                 ? "as a dot of its flops over the im2col matrix of the input, written to HBM and read back (" +
-                       std::to_string(ks) + "x the input's bytes: larger than the dot tiler streams as a view)"
-                 : "as a dot of its flops over an im2col view of the input read once at the output's positions";
+  a.approx = "as a dot of its flops over an im2col view of the input read once at the output's positions";
   return ordered(g.reshape(d, out_dims), back);
 }
 
