@@ -71,7 +71,12 @@ Module Partitioner::run() {
   e.root = root.index >= 0 ? root.index : int(e.instructions.size()) - 1;
   for (Instruction& in : e.instructions) in.is_root = false;
   e.instructions.at(size_t(e.root)).is_root = true;
-  e.result = e.instructions.at(size_t(e.root)).shape;
+  if (e.has_signature) {  // the signature states the per-partition shapes too
+    e.result = e.instructions.at(size_t(e.root)).shape;
+    for (const Instruction& in : e.instructions)
+      if (in.opcode == "parameter" && in.parameter_number && *in.parameter_number < int64_t(e.params.size()))
+        e.params[size_t(*in.parameter_number)].second = in.shape;
+  }
   e.index.clear();
   for (size_t i = 0; i < e.instructions.size(); ++i) e.index[e.instructions[i].name] = int(i);
   // The helper computations (partial-sum adds) go first: callees come before their callers.
@@ -133,7 +138,8 @@ std::optional<std::vector<Tiling>> Partitioner::given_of(const Instruction& in) 
           r.push_back(replicated(rank, n_));
           break;
         }
-        if (!(nt == rank || ((s.last_tile_dim_replicate || subgroup) && nt > rank)))
+        const bool fits = subgroup ? nt > rank : s.last_tile_dim_replicate ? nt == rank + 1 : nt == rank;
+        if (!fits)
           throw_hlo_error(at, a->value, "has " + std::to_string(nt) + " tile dimensions for the rank-" + std::to_string(rank) +
                                             " shape " + leaves[i]->to_string() + "; expected " + std::to_string(rank) +
                                             " (one more with last_tile_dim_replicate)");

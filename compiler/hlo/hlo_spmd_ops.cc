@@ -503,7 +503,11 @@ Val Partitioner::whole(const Instruction& in, const std::vector<Tiling>* given) 
   }
   const int x = emit_self(in, ops, in.shape);
   const bool given_tiled = given && std::any_of(given->begin(), given->end(), [](const Tiling& t) { return t.tile_count() > 1; });
-  if (tiled_tuple)
+  const std::string& op = in.opcode;
+  if (op.starts_with("all-") || op.starts_with("collective-") || op.starts_with("reduce-scatter"))
+    note(in, "a collective outside a manual region of a pre-partitioning module: run on its written shapes with its "
+             "replica_groups as written");
+  else if (tiled_tuple)
     note(in, "a tuple operand holds tiled values: passed as partitioned, where '" + in.opcode + "' expects the whole "
              "shapes (the SPMD pass does not partition into called computations)");
   else if (tiled || given_tiled)

@@ -264,6 +264,8 @@ TEST(HloSpmd, BadAndUnsupported) {
   EXPECT_NE(error_of("{devices=[2,2]0,1,1,3}").find("twice"), std::string::npos);
   EXPECT_NE(error_of("{devices=[2,1]0,1}").find("num_partitions 4"), std::string::npos);
   EXPECT_NE(error_of("{maximal device=7}").find("not a partition"), std::string::npos);
+  EXPECT_NE(error_of("{devices=[2,2]0,1,2,3 last_tile_dim_replicate}").find("one more with last_tile_dim_replicate"),
+            std::string::npos);
   const SpmdResult r = partition(R"(HloModule u, num_partitions=2
 ENTRY main {
   table = f32[1000,64] parameter(0), sharding={devices=[2,1]0,1}
