@@ -227,6 +227,48 @@ TEST(HloSpmd, Detection) {
   EXPECT_FALSE(r.module);
 }
 
+// A shard_map-style manual region (SPMDFullToShardShape ... SPMDShardToFullShape) keeps its shapes
+// and its own collective (its groups repeated per copy); a tuple parameter takes a tuple sharding.
+TEST(HloSpmd, ManualRegionAndTuples) {
+  const std::string text = R"(HloModule sm, num_partitions=2
+add_f {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+ENTRY main {
+  x = f32[8,128] parameter(0), sharding={devices=[2,1]0,1}
+  s = f32[8,128] custom-call(x), custom_call_target="Sharding", sharding={devices=[2,1]0,1}
+  l = f32[4,128] custom-call(s), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  e = f32[4,128] exponential(l), sharding={manual}
+  ar = f32[4,128] all-reduce(e), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=add_f, sharding={manual}
+  f = f32[8,128] custom-call(ar), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,1]0,1}
+  p = (f32[8,16], f32[16]) parameter(1), sharding={{devices=[2,1]0,1}, {replicated}}
+  a = f32[8,16] get-tuple-element(p), index=0
+  b = f32[16] get-tuple-element(p), index=1
+  bb = f32[8,16] broadcast(b), dimensions={1}
+  sum = f32[8,16] add(a, bb)
+  ROOT t = (f32[8,128], f32[8,16]) tuple(f, sum)
+})";
+  const SpmdResult r = partition(text, 2);
+  ASSERT_TRUE(r.module) << r.report.reason;
+  EXPECT_EQ(inserted(r.report), 0);
+  EXPECT_TRUE(r.report.unmodelled.empty()) << r.report.unmodelled.front().reason;
+  EXPECT_EQ(entry_inst(*r.module, "x").shape.dims, (std::vector<int64_t>{4, 128}));
+  EXPECT_EQ(entry_inst(*r.module, "l").shape.dims, (std::vector<int64_t>{4, 128}));
+  EXPECT_EQ(entry_inst(*r.module, "f").shape.dims, (std::vector<int64_t>{4, 128}));
+  EXPECT_EQ(entry_inst(*r.module, "p").shape.to_string(), "(f32[4,16], f32[16])");
+  EXPECT_EQ(entry_inst(*r.module, "sum").shape.dims, (std::vector<int64_t>{4, 16}));
+  EXPECT_EQ(entry_inst(*r.module, "ar").attr("replica_groups")->value, "{{0,1},{2,3}}");
+  ImportOptions io;
+  io.replicas = 4;
+  const HloImport imp = import_hlo(*r.module, io);
+  EXPECT_TRUE(imp.stats.unmodelled.empty()) << imp.stats.unmodelled.front().reason;
+  int collectives = 0;
+  for (const models::Node& n : imp.graph.nodes()) collectives += n.kind == models::OpKind::kCollective;
+  EXPECT_EQ(collectives, 1);
+}
+
 // A two-dimensional mesh (data 2 x model 4 on 8 partitions, last_tile_dim_replicate, iota device
 // lists): the row-parallel all-reduce is over each data row's four model devices.
 TEST(HloSpmd, TwoDimensionalMesh) {
