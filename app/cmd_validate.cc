@@ -75,7 +75,9 @@ void check_workload(const WorkloadConfig& w, const std::string& file) {
     const hlo::Module m = load_step_module(w.hlo, &module_file);
     hlo::ImportOptions io;
     if (w.hlo.while_trip_count > 0) io.while_trip_count = int64_t(w.hlo.while_trip_count);
-    (void)hlo::import_hlo(m, io);
+    const uint32_t replicas = w.hlo.replicas > 0 ? w.hlo.replicas : uint32_t(m.replica_count * m.num_partitions);
+    const hlo::SpmdResult spmd = partition_step_module(w.hlo, m, replicas);
+    (void)hlo::import_hlo(spmd.module ? *spmd.module : m, io);
     if (!w.hw.empty()) {
       std::string origin;
       hlo_replicas(load_hw(RunArgs{}, {}, &origin, &w), w.hlo, m.replica_count, m.num_partitions);

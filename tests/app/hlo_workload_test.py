@@ -200,6 +200,50 @@ def test_warnings(tmp):
     check("warning" in proc.stdout and "'my_kernel'" in proc.stdout, "the summary shows the warning", where)
 
 
+def test_spmd(tmp):
+    """A pre-partitioning module (configs/hlo/mlp_megatron_train_step.hlo, 2 x 4 mesh, num_partitions 8)
+    partitioned into one partition per core of a v3-8: report.json hlo.spmd, the collectives the
+    partitioner inserts, flops per partition; as_written for comparison; bad shardings and replicas."""
+    yaml = os.path.join(A.SRC, "configs", "workloads", "hlo_megatron_mlp_v3-8.yaml")
+    out = os.path.join(tmp, "p")
+    proc, where = run(["run", "--workload", yaml, "--out", out], tmp)
+    check("partitioned: 8 partitions x 1 copy" in proc.stdout and "4 all-reduce" in proc.stdout, "summary spmd line", where)
+    rep = load_report(out)[0]
+    h, sp = rep["hlo"], rep["hlo"]["spmd"]
+    check(sp["partitioned"] and sp["num_partitions"] == 8 and h["replicas"] == 8, "hlo.spmd: " + str(sp))
+    # Forward: the row-parallel all-reduce over `model` ([128,1024] f32 per partition); the loss's
+    # over `data` (a scalar); the weight gradients' over `data` ([1024,1024] f32 each).
+    ar = sp["collectives"]["all-reduce"]
+    check(list(sp["collectives"]) == ["all-reduce"] and ar["count"] == 4 and
+          ar["result_bytes"] == 4 * (128 * 1024 + 1 + 2 * 1024 * 1024), "collectives: " + str(sp["collectives"]))
+    check(sp["module"]["dot_flops"] == 8 * h["dot_flops"], "dot flops per partition x 8: {} {}".format(sp["module"]["dot_flops"], h["dot_flops"]))
+    check(sp["shardings"]["given"] == 5 and sp["shardings"]["propagated"] == 27 and sp["local_slices"] == 0, "shardings: " + str(sp))
+    # Only the importer's own note on select (its cost as max(on_true x pred, on_false)): nothing of the pass.
+    check([u["opcode"] for u in h["unmodelled"]] == ["select"], "unmodelled: " + str(h["unmodelled"]))
+    # Per partition: x and y halved (data), W1 and W2 quartered (model).
+    check(h["parameter_bytes"] == 4 * (2 * 128 * 1024 + 2 * 1024 * 1024) and
+          sp["module"]["parameter_bytes"] == 4 * (2 * 256 * 1024 + 2 * 1024 * 4096), "parameters: {} {}".format(
+              h["parameter_bytes"], sp["module"]["parameter_bytes"]))
+    out2 = os.path.join(tmp, "w")
+    run(["run", "--workload", yaml, "--set", "spmd=as_written", "--out", out2, "-q"], tmp)
+    w = load_report(out2)[0]
+    check(not w["hlo"]["spmd"]["partitioned"] and w["summary"]["device_time_s"] > rep["summary"]["device_time_s"],
+          "as written: {} s vs partitioned {} s".format(w["summary"]["device_time_s"], rep["summary"]["device_time_s"]))
+    print("Megatron MLP step on v3-8: partitioned {:.1f} us, as written on every core {:.1f} us".format(
+        rep["summary"]["device_time_s"] * 1e6, w["summary"]["device_time_s"] * 1e6))
+    proc, where = run(["run", "--workload", yaml, "--set", "replicas=4"], tmp, expect=2)
+    check("replicas" in proc.stderr and "multiple of 8" in proc.stderr, "replicas not a multiple of num_partitions", where)
+    with open(os.path.join(A.SRC, "configs", "hlo", "mlp_megatron_train_step.hlo")) as f:
+        text = f.read().replace("sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}, metadata={op_name=\"x\"}",
+                                "sharding={devices=[2,4]<=[8] last_tile_dim_replicate}, metadata={op_name=\"x\"}", 1)
+    write(os.path.join(tmp, "bad.hlo"), text)
+    bad = hlo_workload(tmp, "bad.yaml", "module: bad.hlo\n")
+    proc, where = run(["run", "--workload", bad], tmp, expect=2)
+    check("bad.hlo:18" in proc.stderr and "Arg_0.1" in proc.stderr and "tile dimensions" in proc.stderr, "bad sharding", where)
+    proc, where = run(["validate", bad], tmp, expect=2)
+    check("tile dimensions" in proc.stderr, "validate partitions the module", where)
+
+
 def test_max_memory(tmp):
     """--max-memory applies to kind: hlo as to every simulation: refused up front, exit 2."""
     proc, where = run(["run", "--workload", MLP_YAML, "--max-memory", "1MB", "--quiet"], tmp, expect=2)

@@ -40,6 +40,12 @@ const Schema<WorkloadConfig>& hlo_workload_schema() {
         .default_value(0, "read from the loop")
         .doc("iterations of a `while` whose trip count the loop does not show (0: such a loop runs once and is "
              "listed as unmodelled)");
+    s.field(&WorkloadConfig::hlo, &HW::spmd, "spmd").one_of({"auto", "partition", "as_written"}).default_value("auto")
+        .doc("SPMD partitioning by the module's `sharding` annotations (docs/hlo.md, \"SPMD partitioning\")")
+        .details("`auto` partitions a module with num_partitions > 1 and sharding annotations into one partition per "
+                 "core, unless it is an already partitioned dump (an `after_optimizations` file, or `fusion` "
+                 "instructions); `partition` always partitions when num_partitions > 1; `as_written` runs the module "
+                 "as written on every core.");
     return s;
   }();
   return s;

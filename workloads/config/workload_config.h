@@ -130,6 +130,7 @@ struct HloWorkload {
   uint64_t steps = 10;
   std::string framework = "torch_xla";  // the personality: torch_xla | tf_keras | jax (framework.h)
   uint64_t while_trip_count = 0;        // 0 = not given (hlo::ImportOptions::while_trip_count unset)
+  std::string spmd = "auto";            // auto | partition | as_written (hlo::SpmdMode, docs/hlo.md)
   // Where `module`, `module_name` and `replicas` were written (file or "--set", line; empty:
   // defaulted), for errors found after loading (no step module in the directory, more replicas than cores).
   KeyOrigin module_origin, module_name_origin, replicas_origin;

@@ -134,4 +134,22 @@ hlo::Module load_step_module(const HloWorkload& h, std::string* file) {
   return hlo::parse_hlo_file(*file);
 }
 
+hlo::SpmdResult partition_step_module(const HloWorkload& h, const hlo::Module& m, uint32_t replicas) {
+  hlo::SpmdOptions o;
+  o.mode = h.spmd == "partition" ? hlo::SpmdMode::kPartition : h.spmd == "as_written" ? hlo::SpmdMode::kAsWritten
+                                                                                       : hlo::SpmdMode::kAuto;
+  if (hlo::spmd_detect(m, o.mode).pre_partitioning) {
+    if (replicas % uint64_t(m.num_partitions) != 0) {
+      const bool own = h.replicas == 0;
+      throw ConfigError({own ? h.module_origin.file : h.replicas_origin.file, own ? "module" : "replicas",
+                         own ? h.module_origin.line : h.replicas_origin.line, own ? h.module : std::to_string(replicas),
+                         fmt::format("{} cores do not hold whole copies of the partitioned module: each copy takes its "
+                                     "num_partitions {} cores", replicas, m.num_partitions),
+                         fmt::format("set replicas to a multiple of {}, or spmd: as_written", m.num_partitions)});
+    }
+    o.copies = int64_t(replicas) / m.num_partitions;
+  }
+  return hlo::spmd_partition(m, o);
+}
+
 }  // namespace tpusim

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compiler/hlo/hlo_ast.h"
+#include "compiler/hlo/hlo_spmd.h"
 #include "workloads/config/workload_config.h"
 
 namespace tpusim {
@@ -36,5 +37,11 @@ std::string select_step_module(const HloWorkload& h);
 // Parses the selected module (hlo::parse_hlo_file: a ConfigError with file, line and column on bad
 // text). `file` receives the selected path.
 hlo::Module load_step_module(const HloWorkload& h, std::string* file);
+
+// The module's SPMD partitioning for `replicas` cores (hlo::spmd_partition, the workload's `spmd`
+// mode): a partitioned module runs one partition per core, replicas / num_partitions copies of it.
+// Throws ConfigError at `replicas` (or `module`) when a partitioned module's num_partitions does not
+// divide the replicas, HloError for a malformed sharding.
+hlo::SpmdResult partition_step_module(const HloWorkload& h, const hlo::Module& m, uint32_t replicas);
 
 }  // namespace tpusim

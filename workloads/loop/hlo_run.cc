@@ -91,8 +91,13 @@ HloRunResult run_hlo(const HwConfig& hw, const WorkloadConfig& w, const HloRunOp
   hlo::ImportOptions io;
   if (h.while_trip_count > 0) io.while_trip_count = int64_t(h.while_trip_count);
   io.replicas = int64_t(r.replicas);  // collectives span the cores the module runs on
-  hlo::HloImport imp = hlo::import_hlo(m, io);
+  // A pre-partitioning module becomes one partition's program (each core runs one partition).
+  hlo::SpmdResult spmd = partition_step_module(h, m, r.replicas);
+  r.spmd = std::move(spmd.report);
+  if (spmd.module) r.module_stats = hlo::hlo_statistics(m);
+  hlo::HloImport imp = hlo::import_hlo(spmd.module ? *spmd.module : m, io);
   r.stats = std::move(imp.stats);
+  for (const hlo::SpmdNote& n : r.spmd.unmodelled) r.stats.unmodelled.push_back({n.instruction, n.opcode, n.line, n.reason});
   r.parse_wall_s = seconds_since(t0);
 
   if (o.on_stage) o.on_stage("compile");

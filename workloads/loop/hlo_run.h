@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "compiler/hlo/hlo_import.h"
+#include "compiler/hlo/hlo_spmd.h"
 #include "sim/engine/run_estimate.h"
 #include "sim/slice/slice_params.h"
 #include "workloads/config/workload_config.h"
@@ -43,7 +44,9 @@ struct HloRunResult {
   uint32_t replicas = 0;   // cores running the module
   uint32_t processes = 0;  // framework clients driving them (framework.h)
   std::string clients;     // "8 processes (one per device)", ...
-  hlo::HloStats stats;
+  hlo::HloStats stats;     // of the module the cores run: one partition's when partitioned
+  hlo::SpmdReport spmd;    // the SPMD partitioning (docs/hlo.md, "SPMD partitioning")
+  hlo::HloStats module_stats;  // of the module as written (its whole computation), when partitioned
   std::vector<StepRecord> steps;
   ProgramRecord program;   // the step program (every step runs it): op profile, compile and device time
   TimeBreakdown breakdown;

@@ -26,6 +26,22 @@ nlohmann::ordered_json hlo_stats_json(const hlo::HloStats& st) {
   return j;
 }
 
+nlohmann::ordered_json hlo_spmd_json(const hlo::SpmdReport& s, const hlo::HloStats& module) {
+  nlohmann::ordered_json j;
+  j["partitioned"] = s.partitioned;
+  j["reason"] = s.reason;
+  j["num_partitions"] = s.num_partitions;
+  nlohmann::ordered_json c = nlohmann::ordered_json::object();
+  for (const auto& [op, k] : s.collectives) c[op] = {{"count", k.count}, {"result_bytes", k.result_bytes}};
+  j["collectives"] = c;
+  j["local_slices"] = s.local_slices;
+  j["shardings"] = {{"given", s.given}, {"propagated", s.propagated}};
+  if (s.partitioned)
+    j["module"] = {{"dot_flops", module.dot_flops}, {"convolution_flops", module.convolution_flops},
+                   {"parameter_bytes", module.parameter_bytes}, {"output_bytes", module.output_bytes}};
+  return j;
+}
+
 json make_hlo_report(const HwConfig& hw, const WorkloadConfig& w, const HloRunResult& r, const RunContext& ctx) {
   const HloWorkload& h = w.hlo;
   json j;
@@ -80,6 +96,7 @@ json make_hlo_report(const HwConfig& hw, const WorkloadConfig& w, const HloRunRe
   hj["replicas"] = r.replicas;
   hj["replica_count"] = r.module_replica_count;
   hj["num_partitions"] = r.module_num_partitions;
+  hj["spmd"] = hlo_spmd_json(r.spmd, r.module_stats);
   j["hlo"] = hj;
   json steps = json::array();
   for (const StepRecord& s : r.steps) steps.push_back(step_json(s));
@@ -93,7 +110,14 @@ json make_hlo_report(const HwConfig& hw, const WorkloadConfig& w, const HloRunRe
             {"summary.compiles", "count"}, {"summary.compile_time_s", "s"}, {"summary.warmup_time_s", "s"},
             {"summary.upload_time_s", "s"}, {"summary.mxu_utilization", "fraction"}, {"summary.train_steps", "count"},
             {"summary.breakdown_s", "s"}, {"hlo.instructions", "count by opcode (every computation)"},
-            {"hlo.dot_flops", "flop (per replica, every dot of the module)"},
+            {"hlo.dot_flops", "flop (per replica, every dot of the module; one partition's when partitioned)"},
+            {"hlo.spmd.collectives.*.count", "count (inserted per partition)"},
+            {"hlo.spmd.collectives.*.result_bytes", "bytes (one partition's results, summed)"},
+            {"hlo.spmd.local_slices", "count"}, {"hlo.spmd.shardings", "count (ENTRY instructions)"},
+            {"hlo.spmd.module.dot_flops", "flop (the module as written: every partition)"},
+            {"hlo.spmd.module.convolution_flops", "flop (the module as written)"},
+            {"hlo.spmd.module.parameter_bytes", "bytes (the module as written)"},
+            {"hlo.spmd.module.output_bytes", "bytes (the module as written)"},
             {"hlo.convolution_flops", "flop (per replica)"}, {"hlo.parameter_bytes", "bytes (per replica)"},
             {"hlo.output_bytes", "bytes (per replica)"}, {"hlo.unmodelled[].line", "line of the module file"},
             {"hlo.replicas", "count (cores)"}, {"hlo.replica_count", "count"}, {"hlo.num_partitions", "count"},
@@ -123,6 +147,19 @@ std::string format_hlo_summary(const HwConfig& hw, const WorkloadConfig& w, cons
                              p.graph_nodes, p.kernels, double(r.stats.dot_flops) / 1e9,
                              double(r.stats.parameter_bytes) / (1 << 20), r.stats.unmodelled.size(),
                              r.stats.unmodelled.size() == 1 ? "" : "s"));
+  if (r.spmd.partitioned) {
+    std::string inserted;
+    for (const auto& [op, k] : r.spmd.collectives)
+      inserted += fmt::format("{}{} {} ({:.2f} MiB)", inserted.empty() ? "" : ", ", k.count, op, double(k.result_bytes) / (1 << 20));
+    line("spmd", fmt::format("partitioned: {} partitions x {} cop{}, one per core; inserted {}; shardings {} given, {} "
+                             "propagated; module dot {:.3g} GFLOP in all",
+                             r.spmd.num_partitions, r.replicas / std::max<int64_t>(1, r.spmd.num_partitions),
+                             r.replicas / std::max<int64_t>(1, r.spmd.num_partitions) == 1 ? "y" : "ies",
+                             inserted.empty() ? "no collective" : inserted, r.spmd.given, r.spmd.propagated,
+                             double(r.module_stats.dot_flops) / 1e9));
+  } else if (r.module_num_partitions > 1) {
+    line("spmd", "not partitioned: " + r.spmd.reason);
+  }
   for (const std::string& warn : r.stats.warnings) line("warning", warn);
   line("engine", fmt::format("{}; 1 program simulated, {} executions replayed", r.engine,
                              r.steps.empty() ? 0 : r.steps.size() - 1));

@@ -16,6 +16,11 @@ namespace tpusim {
 // unmodelled [{instruction, opcode, line, reason}].
 nlohmann::ordered_json hlo_stats_json(const hlo::HloStats& st);
 
+// report.json's `hlo.spmd`: whether the module was partitioned and why, the collectives inserted by
+// opcode (count, one partition's result bytes), local slices, shardings given and propagated, and the
+// module's own statistics (its whole computation) when partitioned.
+nlohmann::ordered_json hlo_spmd_json(const hlo::SpmdReport& s, const hlo::HloStats& module);
+
 // The whole report.json tree; deterministic for the same inputs except `run.wall_time_s`.
 nlohmann::json make_hlo_report(const HwConfig& hw, const WorkloadConfig& w, const HloRunResult& r, const RunContext& ctx);
 
