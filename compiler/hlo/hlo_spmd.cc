@@ -214,7 +214,10 @@ std::string Partitioner::groups_text(const std::vector<std::vector<int64_t>>& gr
     for (const std::vector<int64_t>& g : groups) {
       s += first_group ? "{" : ",{";
       first_group = false;
-      for (size_t i = 0; i < g.size(); ++i) s += (i ? "," : "") + std::to_string(k * n_ + g[i]);
+      for (size_t i = 0; i < g.size(); ++i) {
+        if (i) s += ',';  // appended apart: GCC 12's false -Wrestrict
+        s += std::to_string(k * n_ + g[i]);
+      }
       s += "}";
     }
   return s + "}";

@@ -422,12 +422,17 @@ Val Partitioner::dimensionwise(const Instruction& in, const std::vector<Tiling>*
     const std::optional<std::vector<SliceDim>> s = op == "slice" ? slice_attr(m_, in) : std::nullopt;
     std::string text = "{";
     for (size_t i = 0; i < r; ++i) {
-      if (op == "slice")
-        text += (i ? ", [" : "[") + (o.tiles[i] > 1 ? "0:" + std::to_string(ld[i])
-                                                      : std::to_string((*s)[i].start) + ":" + std::to_string((*s)[i].limit) +
-                                                            ":" + std::to_string((*s)[i].stride)) + "]";
-      else
-        text += (i ? "," : "") + std::to_string(ld[i]);
+      // Appended piece by piece: `(i ? "," : "") + to_string(...)` trips GCC 12's false -Wrestrict.
+      if (op == "slice") {
+        text += i ? ", [" : "[";
+        text += o.tiles[i] > 1 ? "0:" + std::to_string(ld[i])
+                               : std::to_string((*s)[i].start) + ":" + std::to_string((*s)[i].limit) + ":" +
+                                     std::to_string((*s)[i].stride);
+        text += "]";
+      } else {
+        if (i) text += ",";
+        text += std::to_string(ld[i]);
+      }
     }
     for (Attribute& a : self.attrs)
       if (a.name == (op == "slice" ? "slice" : "dynamic_slice_sizes")) a.value = text + "}";

@@ -142,7 +142,10 @@ std::string describe(const Tiling& t) {
   if (t.manual) return "manual";
   if (t.replicated()) return "replicated";
   std::string s = "[";
-  for (size_t i = 0; i < t.tiles.size(); ++i) s += (i ? "," : "") + std::to_string(t.tiles[i]);
+  for (size_t i = 0; i < t.tiles.size(); ++i) {
+    if (i) s += ',';  // appended apart: `(i ? "," : "") + to_string(...)` trips GCC 12's false -Wrestrict
+    s += std::to_string(t.tiles[i]);
+  }
   s += "]";
   if (t.rep > 1) s += " x" + std::to_string(t.rep) + " replicated";
   return s;
