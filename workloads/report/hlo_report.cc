@@ -142,9 +142,13 @@ std::string format_hlo_summary(const HwConfig& hw, const WorkloadConfig& w, cons
                              r.module_replica_count, r.module_num_partitions));
   line("workload", fmt::format("{} steps on {} core{} of {} ({} chips x {} TensorCores), {}: {}", h.steps, r.replicas,
                                r.replicas == 1 ? "" : "s", hw.name, hw.slice.chips(), hw.chip.cores, h.framework, r.clients));
-  line("import", fmt::format("{} graph nodes, {} kernels; dot {:.3g} GFLOP, parameters {:.1f} MiB per replica; {} "
+  // A convolution network's flops are its convolutions': "dot 0 GFLOP" alone said nothing of them.
+  const std::string conv = r.stats.convolution_flops
+                               ? fmt::format(", convolution {:.3g} GFLOP", double(r.stats.convolution_flops) / 1e9)
+                               : "";
+  line("import", fmt::format("{} graph nodes, {} kernels; dot {:.3g} GFLOP{}, parameters {:.1f} MiB per replica; {} "
                              "instruction{} not modelled exactly (report.json hlo.unmodelled)",
-                             p.graph_nodes, p.kernels, double(r.stats.dot_flops) / 1e9,
+                             p.graph_nodes, p.kernels, double(r.stats.dot_flops) / 1e9, conv,
                              double(r.stats.parameter_bytes) / (1 << 20), r.stats.unmodelled.size(),
                              r.stats.unmodelled.size() == 1 ? "" : "s"));
   if (r.spmd.partitioned) {
