@@ -1,6 +1,8 @@
 // libFuzzer target of the HLO text parser (compiler/hlo/): any input must parse or throw HloError /
-// ConfigError (bad input), then every typed attribute reader runs on every instruction. Anything else
-// (a crash, a sanitizer report, another exception, a timeout) is a bug.
+// ConfigError (bad input), then every typed attribute reader runs on every instruction, and a module
+// of more than one partition goes through the SPMD partitioner (compiler/hlo/hlo_spmd.h), which may
+// only throw HloError. Anything else (a crash, a sanitizer report, another exception, a timeout) is a
+// bug.
 //
 // Built with -DTPUSIM_FUZZ=ON and clang (tests/fuzz/CMakeLists.txt): libFuzzer supplies main(). Without
 // it, the same file is linked with fuzz_replay.cc, a driver that feeds each file or directory given on
@@ -13,6 +15,7 @@
 #include "compiler/hlo/hlo_attrs.h"
 #include "compiler/hlo/hlo_error.h"
 #include "compiler/hlo/hlo_parser.h"
+#include "compiler/hlo/hlo_spmd.h"
 
 namespace {
 
@@ -46,6 +49,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const tpusim::hlo::Module m = tpusim::hlo::parse_hlo_module(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.hlo");
     read_attributes(m);
+    // The partitioner reads every sharding, shape and tile assignment of the module (bounded: it
+    // rewrites the ENTRY computation once).
+    if (m.num_partitions > 1) tpusim::hlo::spmd_partition(m, {tpusim::hlo::SpmdMode::kPartition, 1});
   } catch (const tpusim::ConfigError&) {
   }
   return 0;
