@@ -37,8 +37,7 @@ MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
   std::map<int, int> last_use;  // value -> last kernel reading it
   for (int k = 0; k < kernels; ++k) {
     const auto& f = plan.fusions[k];
-    producer[f.root] = k;
-    for (int r : f.merged_reduces) producer[r] = k;
+    for (int r : kernel_outputs(f)) producer[r] = k;
     for (int in : f.inputs) last_use[in] = std::max(last_use.count(in) ? last_use[in] : 0, k);
   }
   std::set<int> outputs(g.outputs().begin(), g.outputs().end());
