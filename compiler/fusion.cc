@@ -81,6 +81,12 @@ FusionPlan plan_fusions(const models::Graph& g) {
   for (int v : topo) {
     const auto& node = nodes[v];
     const int grp = grouped ? group[size_t(v)] : -1;
+    if (grouped && grp < 0 && is_view(node) && outputs.count(v)) {
+      // An output that is a view of a kernel's result (XLA's ENTRY bitcast): that result's buffer,
+      // which used_outside materializes; no copy kernel (the memory plan keeps it to the end).
+      mat[v] = false;
+      continue;
+    }
     if (grp >= 0 && !split[size_t(grp)]) {
       // A kept group: what leaves it is written, the rest computed inside its one kernel.
       if (node.kind == OpKind::kCollective) materialize_operands(node);

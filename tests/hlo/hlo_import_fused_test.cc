@@ -43,6 +43,10 @@ TEST(HloImportFused, EachFusionIsOneKernel) {
   // kLoop: reads the exponentials and the (bitcast) sums that the second kernel wrote.
   EXPECT_EQ(p.fusions[2].kind, FusionKind::kLoop);
   EXPECT_EQ(p.fusions[2].inputs.size(), 2u);
+  // The output is a bitcast of the division: its buffer, no copy kernel.
+  ASSERT_EQ(r.graph.outputs().size(), 1u);
+  EXPECT_EQ(r.graph.node(r.graph.outputs()[0]).kind, models::OpKind::kReshape);
+  EXPECT_FALSE(p.materialized[size_t(r.graph.outputs()[0])]);
 
   // Simulated, the op profile lists the three kernels and nothing else.
   const HwConfig hw = load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v3-8.yaml");
