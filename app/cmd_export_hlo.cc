@@ -4,11 +4,14 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "app/commands.h"
+#include "compiler/collectives.h"
+#include "compiler/data_parallel.h"
 #include "compiler/hlo/hlo_export.h"
 #include "models/kernels.h"
 #include "workloads/loop/framework.h"
@@ -25,9 +28,18 @@ struct ExportHloArgs {
   uint32_t batch = 0, seq = 0, target = 0;  // 0: the workload's largest shape
 };
 
-const char* kCollectivesNote =
-    "Collectives are not in this module: tpusim's compiler adds them (the data-parallel gradient all-reduce; "
-    "FSDP's all-gathers and reduce-scatters) when it lowers the graph.";
+const char* kFsdpCollectivesNote =
+    "Collectives are not in this module: tpusim's compiler adds FSDP's all-gathers and reduce-scatters when it "
+    "lowers the graph.";
+
+// The all-reduce instructions of a graph (a combined one once).
+size_t count_allreduces(const models::Graph& g) {
+  std::set<int64_t> combined;
+  size_t n = 0;
+  for (const models::Node& x : g.nodes())
+    if (x.kind == models::OpKind::kCollective && (x.collective.combine < 0 || combined.insert(x.collective.combine).second)) ++n;
+  return n;
+}
 
 std::string export_training(const ExportHloArgs& a, const WorkloadConfig& w, const HwConfig& hw,
                             const std::string& origin, const std::string& hw_origin) {
@@ -66,8 +78,25 @@ std::string export_training(const ExportHloArgs& a, const WorkloadConfig& w, con
                                   v.batch, v.seq, v.target ? fmt::format(" T={}", v.target) : "",
                                   cores_per_device(hw.chip) > 1 ? " (the device's cores split the batch)" : "",
                                   v.kind == GraphKind::kEval ? "" : ", backward and optimizer update"));
-  o.comment.push_back(kCollectivesNote);
   const models::Graph* g = &sg->fwd.graph;
+  // Data parallel: the gradient all-reduces over the slice's cores, combined into buckets as the
+  // compiler runs them (compiler/data_parallel.h), so that the module run as kind: hlo with as many
+  // replicas takes the native step's time.
+  const uint32_t replicas = uint32_t(compiler::ring_order(hw).size());
+  models::Graph with_allreduces;
+  if (!sg->fsdp && !sg->dp.grads.empty() && replicas > 1) {
+    with_allreduces = compiler::graph_with_allreduces(sg->dp, replicas);
+    g = &with_allreduces;
+    o.comment.push_back(fmt::format(
+        "The gradients are all-reduced over the slice's {} cores (replica_count) in {} combined all-reduces of at most {} "
+        "MiB{}, as tpusim's compiler runs the data-parallel step; the optimizer update reads the reduced gradients.",
+        replicas, count_allreduces(with_allreduces), sg->dp.allreduce_bucket_bytes >> 20,
+        sg->dp.overlap_allreduce ? " (all-reduce-start/done: overlapping the rest of the backward pass)" : ""));
+  } else if (sg->fsdp) {
+    o.comment.push_back(kFsdpCollectivesNote);
+  } else {
+    o.comment.push_back("No collectives: the step has no gradients to all-reduce, or runs on one core.");
+  }
   if (sg->fsdp) {
     g = &sg->fsdp->graph;
     o.comment.push_back(

@@ -24,6 +24,7 @@
 #include "sim/engine/engine.h"
 #include "traces/chrome_trace.h"
 #include "workloads/config/hf_arguments.h"
+#include "workloads/loop/hlo_module.h"
 #include "workloads/loop/hlo_run.h"
 #include "workloads/loop/kernel_run.h"
 #include "workloads/report/hlo_report.h"
@@ -273,7 +274,7 @@ std::unique_ptr<ChromeTraceFile> open_step_trace(const RunArgs& a, const std::st
     if (!a.trace) throw input_error("--trace-steps", "needs --trace");
     steps = parse_trace_steps(a.trace_steps);
   }
-  return open_run_trace(a, out_dir, config_hash(ctx.hw_dump, ctx.workload_dump), &steps);
+  return open_run_trace(a, out_dir, config_hash(ctx), &steps);
 }
 
 // The report (built when asked for or written) and the trace, into `out_dir` when given; returns
@@ -369,6 +370,7 @@ RunOutput run_core(const RunArgs& a, const RunSources& sources, bool want_report
   if (!a.engine.empty()) check_engine(a.engine);
   ctx.hw_dump = dump_hw_config(hw);
   ctx.workload_dump = dump_workload_config(workload);
+  ctx.contents = hlo_module_digest(workload);
 
   if (a.dump_config) {
     out.text = "# Resolved hardware config, from " + ctx.hw_file + "\n" + ctx.hw_dump +

@@ -53,6 +53,7 @@ CacheKey graph_cache_key(const models::Graph& g, const std::vector<int>& donated
     h.vec(n.shape);
     h.pod(uint8_t(n.dtype));
     h.vec(n.inputs);
+    if (n.group >= 0) h.pod(n.group);  // an already-fused graph's kernels (absent otherwise: keys unchanged)
     switch (n.kind) {
       case models::OpKind::kElementwise: h.pod(uint8_t(n.ew)); break;
       case models::OpKind::kReduce:
@@ -81,6 +82,7 @@ CacheKey graph_cache_key(const models::Graph& g, const std::vector<int>& donated
         h.pod(c.replicas);
         h.pod(c.dim);
         h.pod(uint8_t(c.async));
+        if (c.combine >= 0) h.pod(c.combine);
         h.pod(uint64_t(c.groups.size()));
         for (const auto& grp : c.groups) h.vec(grp);
         h.pod(uint64_t(c.pairs.size()));

@@ -42,8 +42,7 @@ models::Graph share_view(const models::Graph& g, const std::vector<const Fusion*
   for (const Fusion* f : kernels) {
     for (int x : f->nodes) cut[size_t(x)] = true;
     for (int x : f->inputs) cut[size_t(x)] = true;
-    for (int x : f->merged_reduces) cut[size_t(x)] = true;
-    cut[size_t(f->root)] = true;
+    for (int x : kernel_outputs(*f)) cut[size_t(x)] = true;
   }
   models::Graph v;
   for (const models::Node& n : g.nodes()) {
@@ -66,6 +65,66 @@ CacheKey step_cache_key(const DataParallelStep& step) {
   std::vector<int> donated_inputs;
   for (const auto& [out, in] : step.donated) donated_inputs.push_back(in);
   return graph_cache_key(*step.graph, donated_inputs);
+}
+
+std::vector<std::vector<int>> gradient_buckets(const models::Graph& g, std::vector<int> grads,
+                                              const std::vector<size_t>& producer, uint64_t bucket_bytes) {
+  // In the order the kernels produce them (the fusion plan's kernel order, which is a topological
+  // order but not that of the node ids: a bias gradient may come kernels later than its weight's).
+  std::sort(grads.begin(), grads.end(), [&](int a, int b) {
+    return std::pair(producer[size_t(a)], a) < std::pair(producer[size_t(b)], b);
+  });
+  std::vector<std::vector<int>> buckets;
+  uint64_t filled = 0;
+  for (int gr : grads) {
+    const uint64_t bytes = stored_bytes(g, gr);
+    if (buckets.empty() || filled + bytes > bucket_bytes) {
+      buckets.push_back({});
+      filled = 0;
+    }
+    buckets.back().push_back(gr);
+    filled += bytes;
+  }
+  return buckets;
+}
+
+models::Graph graph_with_allreduces(const DataParallelStep& step, uint32_t replicas) {
+  const models::Graph& g = *step.graph;
+  const FusionPlan plan = plan_fusions(g);
+  std::vector<size_t> producer(g.nodes().size(), plan.fusions.empty() ? 0 : plan.fusions.size() - 1);
+  for (size_t k = 0; k < plan.fusions.size(); ++k)
+    for (int r : kernel_outputs(plan.fusions[k])) producer[size_t(r)] = k;
+  // What reads a gradient (transitively) runs after the all-reduces: the optimizer update.
+  const std::set<int> grads(step.grads.begin(), step.grads.end());
+  std::vector<bool> after(g.nodes().size(), false);
+  for (const auto& node : g.nodes())  // node ids are topological
+    for (int in : node.inputs)
+      if (grads.count(in) || after[size_t(in)]) after[size_t(node.id)] = true;
+  models::Graph out;
+  std::vector<int> id(g.nodes().size(), -1);
+  std::map<int, int> reduced;  // gradient -> its all-reduce
+  auto copy = [&](const models::Node& x) {
+    models::Node c = x;
+    for (int& in : c.inputs) in = reduced.count(in) ? reduced[in] : id[size_t(in)];
+    id[size_t(x.id)] = out.append_copy(std::move(c));
+  };
+  for (const auto& node : g.nodes())
+    if (!after[size_t(node.id)]) copy(node);
+  if (replicas > 1) {
+    const auto buckets = gradient_buckets(g, step.grads, producer, step.allreduce_bucket_bytes);
+    for (size_t b = 0; b < buckets.size(); ++b) {
+      models::CollectiveAttrs a;
+      a.op = models::CollectiveOp::kAllReduce;
+      a.replicas = replicas;
+      a.async = step.overlap_allreduce;
+      a.combine = buckets[b].size() > 1 ? int64_t(b) : -1;
+      for (int gr : buckets[b]) reduced[gr] = out.collective(id[size_t(gr)], a, "gradient_all_reduce." + std::to_string(b));
+    }
+  }
+  for (const auto& node : g.nodes())
+    if (after[size_t(node.id)]) copy(node);
+  for (int o : g.outputs()) out.mark_output(id[size_t(o)]);
+  return out;
 }
 
 CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwConfig& hw, const std::string& name,
@@ -115,8 +174,7 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
   if (device_cores > 1) {
     std::set<int> once(step.grads.begin(), step.grads.end());
     for (const Fusion* f : post) {
-      once.insert(f->root);
-      once.insert(f->merged_reduces.begin(), f->merged_reduces.end());
+      for (int x : kernel_outputs(*f)) once.insert(x);
     }
     plan_device_memory(out.memory, device_cores, [&](const HbmBuffer& b) {
       return b.kind == BufferKind::kParameter || b.kind == BufferKind::kOptimizerState || once.count(b.node) > 0;
@@ -147,23 +205,16 @@ CompiledStep compile_data_parallel_step(const DataParallelStep& step, const HwCo
   std::vector<Bucket> buckets;
   std::vector<size_t> producer(g.nodes().size(), pre.empty() ? 0 : pre.size() - 1);
   for (size_t k = 0; k < pre.size(); ++k) {
-    producer[size_t(pre[k]->root)] = k;
-    for (int r : pre[k]->merged_reduces) producer[size_t(r)] = k;
+    for (int r : kernel_outputs(*pre[k])) producer[size_t(r)] = k;
   }
   if (!step.grads.empty() && n > 1) {
-    // In the order the kernels produce them (the fusion plan's kernel order, which is a
-    // topological order but not that of the node ids: a bias gradient may come kernels later
-    // than its weight's).
-    std::vector<int> grads = step.grads;
-    std::sort(grads.begin(), grads.end(), [&](int a, int b) {
-      return std::pair(producer[size_t(a)], a) < std::pair(producer[size_t(b)], b);
-    });
-    for (int gr : grads) {
-      const uint64_t bytes = stored_bytes(g, gr);
-      out.allreduce_bytes += bytes;
-      if (buckets.empty() || buckets.back().bytes + bytes > step.allreduce_bucket_bytes) buckets.push_back({});
-      buckets.back().bytes += bytes;
-      buckets.back().ready = std::max(buckets.back().ready, producer[size_t(gr)]);
+    for (const std::vector<int>& combined : gradient_buckets(g, step.grads, producer, step.allreduce_bucket_bytes)) {
+      buckets.push_back({});
+      for (int gr : combined) {
+        out.allreduce_bytes += stored_bytes(g, gr);
+        buckets.back().bytes += stored_bytes(g, gr);
+        buckets.back().ready = std::max(buckets.back().ready, producer[size_t(gr)]);
+      }
     }
     for (size_t k = 1; k < buckets.size(); ++k)  // they run one after another
       buckets[k].ready = std::max(buckets[k].ready, buckets[k - 1].ready);

@@ -72,6 +72,20 @@ struct CompiledStep {
   bool lowered = true;
 };
 
+// XLA's all-reduce combiner as the step applies it: `grads` in the order their kernels produce them
+// (`producer`: each node's kernel position; ties by node id), combined into buckets of at most
+// `bucket_bytes` of stored bytes (a larger gradient is a bucket alone).
+std::vector<std::vector<int>> gradient_buckets(const models::Graph& g, std::vector<int> grads,
+                                              const std::vector<size_t>& producer, uint64_t bucket_bytes);
+
+// The step as one graph with its gradient all-reduces in it, as compile_data_parallel_step runs
+// them over `replicas` cores: graph collectives (models::OpKind::kCollective), one combined
+// all-reduce per bucket of gradient_buckets (CollectiveAttrs::combine; asynchronous when
+// overlap_allreduce), which the optimizer update reads instead of the gradients. Its nodes: those
+// that read no gradient, the all-reduces bucket by bucket, then the rest. replicas <= 1: the graph
+// reordered so, without collectives. (tpusim export-hlo writes it.)
+models::Graph graph_with_allreduces(const DataParallelStep& step, uint32_t replicas);
+
 // The step's XLA-style compilation cache key (graph, shapes, donation), without lowering it.
 CacheKey step_cache_key(const DataParallelStep& step);
 

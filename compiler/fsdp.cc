@@ -60,8 +60,7 @@ FsdpSchedule schedule_fsdp_step(const FsdpStep& step, const FusionPlan& plan, co
     auto produced = [&](int v) {
       if (unit_of_grad[v] >= 0) rs_after[unit_of_grad[v]] = std::max(rs_after[unit_of_grad[v]], k);
     };
-    produced(f.root);
-    for (int r : f.merged_reduces) produced(r);
+    for (int r : kernel_outputs(f)) produced(r);
   }
   // A whole-step unit keeps its forward gather until its last backward reader.
   for (int u = 0; u < U; ++u)

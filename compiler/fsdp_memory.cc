@@ -17,8 +17,7 @@ void add_graph_buffers(MemoryPlan& mp, const models::Graph& g, const FusionPlan&
   std::map<int, int> producer, last_use;
   for (size_t k = 0; k < plan.fusions.size(); ++k) {
     const Fusion& f = plan.fusions[k];
-    producer[f.root] = slot_of[k];
-    for (int r : f.merged_reduces) producer[r] = slot_of[k];
+    for (int r : kernel_outputs(f)) producer[r] = slot_of[k];
     for (int in : f.inputs) last_use[in] = std::max(last_use.count(in) ? last_use[in] : 0, slot_of[k]);
   }
   const std::set<int> outputs(g.outputs().begin(), g.outputs().end());

@@ -1,4 +1,5 @@
 #include "compiler/fusion.h"
+#include "compiler/fusion_groups.h"
 
 #include <algorithm>
 #include <functional>
@@ -22,24 +23,8 @@ bool is_vector_op(const models::Node& n) {
          n.kind == OpKind::kConcatenate;
 }
 
-// A dot kernel can reduce its output over a dimension only if one output tile spans it: the
-// tiling caps tiles at 2048 streamed rows, so the reduced extent (all of M or N) must be <= that.
 bool reduce_fits_producer(const models::Graph& g, const Fusion& p, const models::Node& red) {
-  if (p.kind == FusionKind::kLoop) return true;
-  const auto& dot = g.node(p.dot);
-  const auto& ls = g.node(dot.inputs[0]).shape;
-  const auto& rs = g.node(dot.inputs[1]).shape;
-  const int nb = int(dot.dot.lhs_batch.size());
-  const int n_lhs_free = int(ls.size() - dot.dot.lhs_batch.size() - dot.dot.lhs_contract.size());
-  if (red.reduce_dim < nb) return true;
-  int64_t extent = 1;
-  if (red.reduce_dim < nb + n_lhs_free) {
-    for (int d = nb; d < nb + n_lhs_free; ++d) extent *= dot.shape[d];
-  } else {
-    for (int d = nb + n_lhs_free; d < int(dot.shape.size()); ++d) extent *= dot.shape[d];
-  }
-  (void)rs;
-  return extent <= 2048;
+  return p.kind == FusionKind::kLoop || fusion_groups::reduce_fits_dot(g, p.dot, red);
 }
 
 }  // namespace
@@ -72,11 +57,47 @@ FusionPlan plan_fusions(const models::Graph& g) {
     }
   };
 
+  // An already-fused graph: each group not split is one kernel (fusion.h).
+  const bool grouped = std::any_of(nodes.begin(), nodes.end(), [](const models::Node& x) { return x.group >= 0; });
+  std::vector<int> group;
+  std::vector<bool> split;
+  if (grouped) {
+    group = fusion_groups::planning_groups(g);
+    split.assign(size_t(*std::max_element(group.begin(), group.end())) + 1, false);
+    for (const GroupSplit& s : split_groups(g)) split[size_t(s.group)] = true;
+  }
+
   auto& mat = plan.materialized;
   mat.assign(n, false);
   std::vector<bool> cone_dot(n, false);  // the value's kernel (so far) contains a dot
+  // A collective reads materialized operands (seen through views).
+  auto materialize_operands = [&](const models::Node& node) {
+    for (int in : node.inputs) {
+      int src = in;
+      while (is_view(nodes[src])) src = nodes[src].inputs[0];
+      if (nodes[src].kind != OpKind::kConstant) mat[src] = true;
+    }
+  };
   for (int v : topo) {
     const auto& node = nodes[v];
+    const int grp = grouped ? group[size_t(v)] : -1;
+    if (grouped && grp < 0 && is_view(node) && outputs.count(v)) {
+      // An output that is a view of a kernel's result (XLA's ENTRY bitcast): that result's buffer,
+      // which used_outside materializes; no copy kernel (the memory plan keeps it to the end).
+      mat[v] = false;
+      continue;
+    }
+    if (grp >= 0 && !split[size_t(grp)]) {
+      // A kept group: what leaves it is written, the rest computed inside its one kernel.
+      if (node.kind == OpKind::kCollective) materialize_operands(node);
+      mat[v] = node.kind != OpKind::kConstant &&
+               (node.kind == OpKind::kParameter || node.kind == OpKind::kCollective || outputs.count(v) ||
+                (!is_view(node) && fusion_groups::used_outside(g, group, plan.users, v)));
+      bool has_dot = node.kind == OpKind::kDot;
+      for (int in : node.inputs) has_dot = has_dot || (!mat[in] && cone_dot[in]);
+      cone_dot[v] = !mat[v] && has_dot;
+      continue;
+    }
     std::vector<int> eu;
     effective_users(v, eu);
     switch (node.kind) {
@@ -89,11 +110,7 @@ FusionPlan plan_fusions(const models::Graph& g) {
         // Indexed row moves and collectives are their own kernels, reading materialized operands
         // (seen through views).
         mat[v] = true;
-        for (int in : node.inputs) {
-          int src = in;
-          while (is_view(nodes[src])) src = nodes[src].inputs[0];
-          if (nodes[src].kind != OpKind::kConstant) mat[src] = true;
-        }
+        materialize_operands(node);
         break;
       case OpKind::kDot: {
         bool epilogue = eu.size() == 1 && nodes[eu[0]].kind == OpKind::kElementwise && !outputs.count(v);
@@ -126,6 +143,13 @@ FusionPlan plan_fusions(const models::Graph& g) {
         break;
       }
     }
+    // A split group's values read by other kernels are written (it is planned by the rules above
+    // within itself).
+    if (grp >= 0 && !is_view(node) && node.kind != OpKind::kConstant && !mat[v] &&
+        fusion_groups::used_outside(g, group, plan.users, v)) {
+      mat[v] = true;
+      cone_dot[v] = false;
+    }
   }
 
   // One kernel per materialized non-parameter value: its cone of non-materialized producers.
@@ -153,12 +177,28 @@ FusionPlan plan_fusions(const models::Graph& g) {
     std::sort(f.nodes.begin(), f.nodes.end(), [&](int a, int b) { return order[a] < order[b]; });
     f.inputs.assign(inputs.begin(), inputs.end());
     std::sort(f.inputs.begin(), f.inputs.end(), [&](int a, int b) { return order[a] < order[b]; });
+    plan.fusions.push_back(std::move(f));
+  }
+  if (grouped) {
+    fusion_groups::merge_group_kernels(g, group, split, g.groups(), order, plan);
+  } else {
+    // A combined collective's parts are one kernel (models::CollectiveAttrs::combine).
+    std::map<int64_t, int> combined;
+    std::vector<int> part(n, -1);
+    for (const auto& x : nodes)
+      if (x.kind == OpKind::kCollective && x.collective.combine >= 0)
+        part[size_t(x.id)] = combined.emplace(x.collective.combine, int(combined.size())).first->second;
+    if (!combined.empty())
+      fusion_groups::merge_group_kernels(g, part, std::vector<bool>(combined.size(), false), {}, order, plan);
+  }
+  for (auto& f : plan.fusions) {
     int dots = 0;
     for (int x : f.nodes)
       if (nodes[x].kind == OpKind::kDot) {
         f.dot = x;
         ++dots;
       }
+    const int v = f.root;
     if (dots > 1) throw std::logic_error("fusion: two dots in one kernel at " + f.name);
     if (nodes[v].kind == OpKind::kCollective)
       f.kind = FusionKind::kCollective;
@@ -171,7 +211,6 @@ FusionPlan plan_fusions(const models::Graph& g) {
     if (f.kind == FusionKind::kReduce && f.dot >= 0) throw std::logic_error("fusion: reduction of a dot in one kernel");
     if (f.kind == FusionKind::kLoop && !is_vector_op(nodes[v]))
       throw std::logic_error("fusion: unexpected root kind at " + f.name);
-    plan.fusions.push_back(std::move(f));
   }
 
   // Multi-output fusion of reductions into the kernel producing their only operand.
@@ -180,7 +219,11 @@ FusionPlan plan_fusions(const models::Graph& g) {
     if (f.kind == FusionKind::kReduce && f.nodes.size() == 1 && f.inputs.size() == 1) {
       const int x = f.inputs[0];
       auto producer = std::find_if(merged.begin(), merged.end(), [&](const Fusion& p) { return p.root == x; });
-      if (producer != merged.end() && producer->kind != FusionKind::kReduce && producer->kind != FusionKind::kCollective &&
+      // An already-fused graph's kernels are its groups: a reduction joins its producer only
+      // within a split group.
+      const bool same_group = !grouped || (producer != merged.end() && group[size_t(x)] >= 0 &&
+                                           group[size_t(x)] == group[size_t(f.root)]);
+      if (producer != merged.end() && same_group && producer->kind != FusionKind::kReduce && producer->kind != FusionKind::kCollective &&
           reduce_fits_producer(g, *producer, nodes[f.root])) {
         producer->merged_reduces.push_back(f.root);
         continue;

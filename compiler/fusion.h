@@ -18,6 +18,16 @@
 //  * A collective (models::OpKind::kCollective) is a kernel of its own (FusionKind::kCollective):
 //    its operand (seen through reshapes) and its result are materialized in HBM, where the
 //    transfers between cores read and write them; nothing fuses into it or it into anything.
+//    The parts of a combined collective (models::CollectiveAttrs::combine) are one such kernel, its
+//    other parts extra_outputs, placed where all its operands are ready.
+//
+// An already-fused graph (nodes in fusion groups, models::Node::group: an XLA after-optimizations
+// module's `fusion` instructions and unfused instructions) keeps its kernels instead: each group is
+// one kernel named after it, computing all its nodes and writing every value that leaves it (one
+// root; reductions as merged_reduces, other values as extra_outputs). Only what is used outside its
+// group, a graph output or a parameter is materialized; views (reshapes) stay views. A group one
+// kernel cannot hold (split_groups) is planned by the rules above within it, its kernels all named
+// after it (fusion_groups.cc).
 #pragma once
 #include <string>
 #include <vector>
@@ -41,7 +51,18 @@ struct Fusion {
   std::vector<int> nodes;   // ops computed in this kernel (topological order), root last
   std::vector<int> inputs;  // materialized values it reads (parameters or other kernels' roots)
   std::vector<int> merged_reduces;  // reductions of `root` computed here as extra outputs
+  // Other values this kernel writes to HBM beside `root` (an already-fused group's multi-output
+  // fusion: the elements of XLA's tuple root), each of the iteration space's size or less.
+  std::vector<int> extra_outputs;
 };
+
+// Every value a kernel writes: its root, merged reductions and extra outputs.
+inline std::vector<int> kernel_outputs(const Fusion& f) {
+  std::vector<int> out = {f.root};
+  out.insert(out.end(), f.merged_reduces.begin(), f.merged_reduces.end());
+  out.insert(out.end(), f.extra_outputs.begin(), f.extra_outputs.end());
+  return out;
+}
 
 struct FusionPlan {
   std::vector<Fusion> fusions;       // in execution (topological) order
@@ -50,5 +71,14 @@ struct FusionPlan {
 };
 
 FusionPlan plan_fusions(const models::Graph& g);
+
+// A fusion group of an already-fused graph that one kernel cannot hold, and why (the lowering's
+// kernel kinds: one dot, a reduction only at the end, ...): plan_fusions splits it, and the HLO
+// import lists it as not modelled exactly.
+struct GroupSplit {
+  int group = -1;
+  std::string reason;
+};
+std::vector<GroupSplit> split_groups(const models::Graph& g);
 
 }  // namespace tpusim::compiler

@@ -107,7 +107,8 @@ GraphCollective emit_graph_collective(ReplicaStreams& streams, LowerContext& cx,
   GraphCollective out;
   out.name = f.name;
   out.op = a.op;
-  out.bytes = graph_collective_bytes(cx.graph, n);
+  // A combined collective moves its parts' bytes as one (models::CollectiveAttrs::combine).
+  for (int x : kernel_outputs(f)) out.bytes += graph_collective_bytes(cx.graph, cx.graph.node(x));
   const std::vector<std::vector<int64_t>> groups = a.resolved_groups();
   out.groups = uint32_t(groups.size());
   out.group_size = uint32_t(a.group_size());

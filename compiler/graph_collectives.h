@@ -43,7 +43,8 @@ struct GraphCollective {
   uint32_t done = kNoInstr;          // the stream index (every core's) of the instruction ending it
 };
 
-// Emits the collective of fusion `f` for every replica (replica i = cores[i]) in one section of
+// Emits the collective of fusion `f` (of all its outputs' bytes: a combined one's parts run as one)
+// for every replica (replica i = cores[i]) in one section of
 // `streams`, after main()'s current kernel: each group's collective over the cores of its
 // replicas, the groups at once. Synchronous, the kernels after it wait for it (it ends the
 // section's kernel on every core). Asynchronous (CollectiveAttrs::async), it runs on the cores'

@@ -34,11 +34,18 @@ SpmdProgram compile_graph_spmd(const models::Graph& g, const HwConfig& hw, const
   out.kernels = uint32_t(plan.fusions.size());
   // The module's inputs are where the framework's runtime put them (HBM), as for a training step.
   MemoryPlan mp = plan_memory(g, plan, [&](int id) { return buffer_kind_of_role(g.node(id).role); });
+  out.memory = mp;
+  if (cores_per_device(hw.chip) > 1) plan_device_memory(out.memory, uint32_t(sharers), {});
+  // Lowering a program that cannot be allocated would only spend time (as a training step's).
+  if (out.memory.peak_bytes > device_hbm_bytes(hw.chip)) {
+    out.lowered = false;
+    return out;
+  }
   // A collective's operand and result stay in HBM, where its transfers read and write them.
   std::vector<int> transferred;
   for (const auto& f : plan.fusions)
     if (f.kind == FusionKind::kCollective) {
-      transferred.push_back(f.root);
+      for (int x : kernel_outputs(f)) transferred.push_back(x);
       transferred.insert(transferred.end(), f.inputs.begin(), f.inputs.end());
     }
   place_in_cmem(mp, g.nodes().size(), hw.chip, sharers, /*inputs_in_hbm=*/true, transferred);
@@ -67,7 +74,8 @@ SpmdProgram compile_graph_spmd(const models::Graph& g, const HwConfig& hw, const
     // name (unique in the plan), as for every other kernel.
     if (!prog.cores[0].kernels.empty()) prog.cores[0].kernels.back().name = isa::Label(f.name);
     if (c.background && c.done != kNoInstr) {
-      async_done[size_t(f.root)] = previous = c.done;
+      previous = c.done;
+      for (int x : kernel_outputs(f)) async_done[size_t(x)] = c.done;
       b0.reserve_vmem_top(staging_bytes(copt.piece_bytes));
     }
   }

@@ -10,6 +10,7 @@
 
 #include "compiler/collectives.h"
 #include "compiler/graph_collectives.h"
+#include "compiler/memory_plan.h"
 #include "models/graph.h"
 #include "sim/isa/program.h"
 #include "sim/slice/slice_params.h"
@@ -20,6 +21,11 @@ struct SpmdProgram {
   isa::Program program;
   uint32_t kernels = 0;  // fusions lowered per core (collectives included)
   std::vector<GraphCollective> collectives;  // in program order
+  // A replica's buffers (compiler/memory_plan.h) per device: on a megacore chip, every buffer once
+  // per replica the chip runs (they share its HBM). Above device_hbm_bytes the program is not
+  // lowered (`lowered` false, `program` without instructions): it cannot be allocated.
+  MemoryPlan memory;
+  bool lowered = true;
 };
 
 struct SpmdOptions {

@@ -149,7 +149,12 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
     }
   }
   epi.vst_vregs += vregs(root.shape, root.dtype);
-  const uint64_t out_bytes = stored_bytes(g, f.root);
+  // Extra outputs (an already-fused group's) are stored with the output tiles.
+  uint64_t out_bytes = stored_bytes(g, f.root);
+  for (int x : f.extra_outputs) {
+    out_bytes += stored_bytes(g, x);
+    epi.vst_vregs += vregs(g.node(x).shape, g.node(x).dtype);
+  }
   // Reductions fused as extra outputs (multi-output fusion): their work joins the epilogue and
   // the output tile must span the reduced dimension (see fusion.h).
   uint64_t reduce_out_bytes = 0;

@@ -5,6 +5,7 @@
 // tile t+1 overlaps the vector work on tile t); small inputs (broadcast vectors, scalars) are loaded
 // once. Vector work per tile is the kernel's total work / T.
 #include <algorithm>
+#include <map>
 
 #include "compiler/layout.h"
 #include "compiler/lowering.h"
@@ -38,10 +39,16 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f) {
   uint64_t streamed_bytes = 0, largest = 0, small_bytes = 0;
   isa::VpuWork work;
   // A gather reads only the rows it picks (dynamic-offset DMAs), not its whole table.
-  const int gathered_table = root.kind == OpKind::kGather ? root.inputs[0] : -1;
-  auto input_bytes = [&](int in) { return in == gathered_table ? stored_bytes(g, f.root) : stored_bytes(g, in); };
+  std::map<int, int> gather_of;  // an input table -> the gather reading it
+  for (int x : f.nodes)
+    if (g.node(x).kind == OpKind::kGather) gather_of[g.node(x).inputs[0]] = x;
+  auto read_as = [&](int in) -> const models::Node& {
+    auto it = gather_of.find(in);
+    return it == gather_of.end() ? g.node(in) : g.node(it->second);
+  };
+  auto input_bytes = [&](int in) { return stored_bytes(g, read_as(in).id); };
   for (int in : f.inputs) {
-    const auto& n = in == gathered_table ? root : g.node(in);
+    const auto& n = read_as(in);
     uint64_t b = input_bytes(in);
     if (models::num_elements(n.shape) * 8 <= iter_elems) {
       small.push_back(in);
@@ -62,6 +69,13 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f) {
   const uint64_t out_bytes = stored_bytes(g, f.root);
   work.vst_vregs += vregs(root.shape, root.dtype);
   if (!is_reduce) largest = std::max(largest, out_bytes);
+  // Extra outputs (an already-fused group's) are written tile by tile beside the root.
+  uint64_t extra_bytes = 0;
+  for (int x : f.extra_outputs) {
+    extra_bytes += stored_bytes(g, x);
+    largest = std::max(largest, stored_bytes(g, x));
+    work.vst_vregs += vregs(g.node(x).shape, g.node(x).dtype);
+  }
   // Small inputs are loaded whole; when they would not fit beside the streamed buffers (a
   // scatter-add of a large batch's updates into a vocabulary-sized table: an embedding gradient at
   // long sequences) they are streamed with the rest, as tiles.
@@ -82,7 +96,7 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f) {
   const uint64_t tiles = std::max<uint64_t>(1, (largest + kTargetTileBytes - 1) / kTargetTileBytes);
   // Two buffers per streamed input and for the output tile, plus the small inputs; alloc()
   // reports an overflow with the buffer's name.
-  const uint64_t per_tile_out = is_reduce ? out_bytes : out_bytes / tiles + 1;
+  const uint64_t per_tile_out = (is_reduce ? out_bytes : out_bytes / tiles + 1) + (extra_bytes ? extra_bytes / tiles + 1 : 0);
   pb.alloc(2 * (streamed_bytes / tiles + 1), "in_buffers");
   pb.alloc(2 * per_tile_out, "out_buffers");
   if (small_bytes) pb.alloc(small_bytes, "small_inputs");
@@ -111,11 +125,16 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f) {
     isa::Deps deps = loads[t];
     deps.insert(deps.end(), small_loads.begin(), small_loads.end());
     if (t >= 1) deps.push_back(compute[t - 1]);             // accumulators / in-order results
-    if (!is_reduce && t >= 2) deps.push_back(store[t - 2]);  // output buffer reuse
+    if ((!is_reduce || !f.extra_outputs.empty()) && t >= 2) deps.push_back(store[t - 2]);  // output buffer reuse
     compute[t] = pb.vpu(tile_work, deps, "compute");
     if (!is_reduce) {
       store[t] = pb.dma_store(out_bytes / tiles, {compute[t]}, root.name, cx.mem_of(f.root));
       cx.moved(f.root, out_bytes / tiles);
+    }
+    for (int x : f.extra_outputs) {
+      const uint32_t st = pb.dma_store(stored_bytes(g, x) / tiles, {compute[t]}, g.node(x).name, cx.mem_of(x));
+      cx.moved(x, stored_bytes(g, x) / tiles);
+      if (is_reduce) store[t] = st;
     }
   }
   if (is_reduce) {

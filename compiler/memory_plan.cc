@@ -37,11 +37,17 @@ MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
   std::map<int, int> last_use;  // value -> last kernel reading it
   for (int k = 0; k < kernels; ++k) {
     const auto& f = plan.fusions[k];
-    producer[f.root] = k;
-    for (int r : f.merged_reduces) producer[r] = k;
+    for (int r : kernel_outputs(f)) producer[r] = k;
     for (int in : f.inputs) last_use[in] = std::max(last_use.count(in) ? last_use[in] : 0, k);
   }
   std::set<int> outputs(g.outputs().begin(), g.outputs().end());
+  // An output no kernel writes is a view of a value that one does (an already-fused graph's output
+  // bitcast, compiler/fusion.h): that value is the output's buffer.
+  for (int o : g.outputs()) {
+    int src = o;
+    while (!producer.count(src) && g.node(src).kind == models::OpKind::kReshape) src = g.node(src).inputs[0];
+    outputs.insert(src);
+  }
   std::map<int, int> readers;  // value -> kernels reading it
   for (const auto& f : plan.fusions)
     for (int in : std::set<int>(f.inputs.begin(), f.inputs.end())) ++readers[in];

@@ -99,6 +99,10 @@ struct CollectiveAttrs {
   // Asynchronous (XLA's -start/-done pairs): the collective runs in the background from where its
   // operand is ready until a kernel reads its result; the kernels in between run meanwhile.
   bool async = false;
+  // Collectives of one id (>= 0) are one combined collective (XLA's all-reduce combiner: a
+  // tuple-shaped all-reduce of several operands): the compiler runs them as one transfer of their
+  // summed bytes, a kernel of its own (compiler/fusion.h). They have the same attributes.
+  int64_t combine = -1;
 
   int64_t group_size() const { return groups.empty() ? replicas : int64_t(groups.front().size()); }
   // The groups with the empty form spelled out: {{0, 1, ..., replicas-1}}.
@@ -145,6 +149,10 @@ struct Node {
   // The value is the result of an op that XLA does not fuse into its consumers (e.g. a batch norm
   // computed by its own emitter): the compiler materializes it in HBM (compiler/fusion.h).
   bool materialize = false;
+  // The kernel this node belongs to when the graph comes already fused (an XLA after-optimizations
+  // module: one group per `fusion` instruction and per unfused instruction; Graph::groups() names
+  // them). -1: none, the compiler's fusion decides (compiler/fusion.h).
+  int group = -1;
 };
 
 // No tensor has more elements than this: 2^40 (a TiB of bytes) exceeds the HBM of any TPU chip
@@ -197,6 +205,13 @@ class Graph {
   // after their instructions so that kernels are named so).
   void set_name(int id, std::string name) { nodes_.at(id).name = std::move(name); }
   void set_materialize(int id) { nodes_.at(id).materialize = true; }
+  // A new fusion group named `name` (its kernel's name); set_group puts a node in it.
+  int add_group(std::string name) {
+    groups_.push_back(std::move(name));
+    return int(groups_.size()) - 1;
+  }
+  void set_group(int id, int group) { nodes_.at(id).group = group; }
+  const std::vector<std::string>& groups() const { return groups_; }
   // Appends a copy of `n` (any op, already checked by the graph it came from) with a new id; its
   // inputs must be ids of this graph. For graph rewrites (models/recompute.h).
   int append_copy(Node n) { return add(std::move(n)); }
@@ -209,6 +224,7 @@ class Graph {
   int add(Node n);
   std::vector<Node> nodes_;
   std::vector<int> outputs_;
+  std::vector<std::string> groups_;
 };
 
 // The flops of a kDot node: a multiply-add (2 flop) per output element per contracted element,

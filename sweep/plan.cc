@@ -11,6 +11,7 @@
 #include "config/tree.h"
 #include "sim/engine/engine.h"
 #include "sweep/columns.h"
+#include "workloads/loop/hlo_module.h"
 #include "workloads/report/report.h"
 #include "workloads/config/workload_config.h"
 
@@ -187,7 +188,7 @@ SweepPlan plan_sweep(SweepConfig c, const PlanOptions& options) {
       const SplitOverrides split = split_overrides(all);
       const WorkloadConfig w = load_workload_config(p.workload_file, split.workload);
       const HwConfig h = load_point_hw(p.hw_file, w, split.hw, options, &p.hw_source);
-      p.config_hash = config_hash(dump_hw_config(h), dump_workload_config(w));
+      p.config_hash = config_hash(dump_hw_config(h), dump_workload_config(w), hlo_module_digest(w));
     } catch (const ConfigError& err) {
       p.invalid = err.what();
     }

@@ -92,6 +92,15 @@ class ComputationWriter {
     std::vector<std::string> params, outs;
     for (const Node& n : g_.nodes()) {
       if (n.kind == OpKind::kParameter) params.push_back(fmt::format("{}: {}", name(n), shape_str(n.shape, n.dtype)));
+      if (n.kind == OpKind::kCollective && n.collective.combine >= 0) {
+        // A combined collective at its first part; its parts are consecutive nodes (the builders'
+        // rule, graph_with_allreduces and the import), so its operands are all defined above.
+        if (n.id > 0 && combined_with(g_.node(n.id - 1), n)) continue;
+        std::vector<const Node*> parts = {&n};
+        for (int k = n.id + 1; k < int(g_.nodes().size()) && combined_with(g_.node(k), n); ++k) parts.push_back(&g_.node(k));
+        emit_collective(parts);
+        continue;
+      }
       emit(n);
       // A value the compiler materializes without a rule of its own (models' `materialize`, e.g.
       // batch-norm intermediates): an optimization barrier, across which XLA fuses nothing; the
@@ -110,6 +119,9 @@ class ComputationWriter {
 
  private:
   static std::string name(const Node& n) { return hlo_instruction_name(n); }
+  static bool combined_with(const Node& x, const Node& n) {
+    return x.kind == OpKind::kCollective && x.collective.combine == n.collective.combine;
+  }
   static bool barrier(const Node& n) {
     return n.materialize && n.kind != OpKind::kParameter && n.kind != OpKind::kConstant;
   }
@@ -250,26 +262,51 @@ class ComputationWriter {
         line(n, me, sh, "concatenate", ops, fmt::format("dimensions={{{}}}", n.axis));
         return;
       }
-      case OpKind::kCollective: {  // the form hlo_import_collectives.cc reads back
-        const models::CollectiveAttrs& c = n.collective;
-        std::vector<std::string> attrs;
-        if (c.op == models::CollectiveOp::kCollectivePermute) {
-          std::vector<std::string> p;
-          for (const auto& [s, t] : c.pairs) p.push_back(fmt::format("{{{},{}}}", s, t));
-          attrs.push_back(fmt::format("source_target_pairs={{{}}}", fmt::join(p, ",")));
-        } else {
-          std::vector<std::string> gs;
-          for (const auto& grp : c.groups) gs.push_back(fmt::format("{{{}}}", fmt::join(grp, ",")));
-          attrs.push_back(fmt::format("replica_groups={{{}}}", fmt::join(gs, ",")));
-        }
-        if (c.dim >= 0) attrs.push_back(fmt::format("dimensions={{{}}}", c.dim));
-        if (c.op == models::CollectiveOp::kAllReduce || c.op == models::CollectiveOp::kReduceScatter)
-          attrs.push_back("to_apply=%" + reducer(c.reduce == models::ReduceOp::kMax, n.dtype));
-        line(n, me, sh, models::collective_op_name(c.op), {in(0)}, fmt::format("{}", fmt::join(attrs, ", ")));
+      case OpKind::kCollective:
+        emit_collective({&n});
         return;
-      }
     }
     throw std::logic_error("hlo export: unknown op kind");
+  }
+
+  // A collective in the form hlo_import_collectives.cc reads back; the parts of a combined one
+  // (CollectiveAttrs::combine) as XLA's combiner writes them: one tuple-shaped instruction of all
+  // their operands, each part a get-tuple-element of it. An asynchronous all-reduce is an
+  // all-reduce-start and its all-reduce-done (the other asynchronous ones in their synchronous form).
+  void emit_collective(const std::vector<const Node*>& parts) {
+    const Node& n = *parts.front();
+    const models::CollectiveAttrs& c = n.collective;
+    std::vector<std::string> attrs;
+    if (c.op == models::CollectiveOp::kCollectivePermute) {
+      std::vector<std::string> p;
+      for (const auto& [s, t] : c.pairs) p.push_back(fmt::format("{{{},{}}}", s, t));
+      attrs.push_back(fmt::format("source_target_pairs={{{}}}", fmt::join(p, ",")));
+    } else {
+      std::vector<std::string> gs;
+      for (const auto& grp : c.groups) gs.push_back(fmt::format("{{{}}}", fmt::join(grp, ",")));
+      attrs.push_back(fmt::format("replica_groups={{{}}}", fmt::join(gs, ",")));
+    }
+    if (c.dim >= 0) attrs.push_back(fmt::format("dimensions={{{}}}", c.dim));
+    if (c.op == models::CollectiveOp::kAllReduce || c.op == models::CollectiveOp::kReduceScatter)
+      attrs.push_back("to_apply=%" + reducer(c.reduce == models::ReduceOp::kMax, n.dtype));
+    std::vector<std::string> ops, shapes;
+    for (const Node* p : parts) {
+      ops.push_back(use(g_.node(p->inputs.at(0))));
+      shapes.push_back(shape_str(p->shape, p->dtype));
+    }
+    const bool combined = parts.size() > 1;
+    const std::string sh = combined ? fmt::format("({})", fmt::join(shapes, ", ")) : shapes[0];
+    std::string value = combined ? helper(n, "combined") : name(n);
+    const std::string op = models::collective_op_name(c.op), attr_text = fmt::format("{}", fmt::join(attrs, ", "));
+    if (c.async && c.op == models::CollectiveOp::kAllReduce) {
+      line(n, helper(n, "start"), sh, op + "-start", ops, attr_text);
+      line(n, value, sh, op + "-done", {helper(n, "start")});
+    } else {
+      line(n, value, sh, op, ops, attr_text);
+    }
+    if (combined)
+      for (size_t i = 0; i < parts.size(); ++i)
+        line(*parts[i], name(*parts[i]), shapes[i], "get-tuple-element", {value}, fmt::format("index={}", i));
   }
 
   void emit_elementwise(const Node& n) {

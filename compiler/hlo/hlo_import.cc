@@ -10,6 +10,7 @@
 #include <set>
 #include <string_view>
 
+#include "compiler/fusion.h"
 #include "compiler/hlo/hlo_attrs.h"
 #include "compiler/hlo/hlo_error.h"
 #include "compiler/hlo/hlo_import_collectives.h"
@@ -137,7 +138,11 @@ class Importer {
   Importer(const Module& m, Graph& g, HloStats& st, const ImportOptions& options, int64_t replicas)
       : m_(m), g_(g), st_(st), options_(options), max_imported_(options.max_instructions), replicas_(replicas) {
     for (const InputOutputAlias& a : m.input_output_alias) aliased_.insert({a.parameter, a.parameter_index});
+    for (const Computation& c : m.computations)
+      for (const Instruction& in : c.instructions) grouped_ = grouped_ || in.opcode == "fusion";
   }
+  // The instruction of each fusion group (models::Node::group), by group id.
+  std::vector<const Instruction*> group_instructions;
 
   void run() {
     const Value root = import_computation(m_.entry, nullptr, 0);
@@ -218,6 +223,7 @@ class Importer {
     for (size_t i = 0; i < c.instructions.size(); ++i) {
       if (!live[i]) continue;
       ++imported_;
+      const int first = int(g_.nodes().size());
       try {
         vals[i] = import_instruction(c, c.instructions[i], vals, args, depth);
       } catch (const HloError&) {
@@ -228,6 +234,7 @@ class Importer {
         error(c.instructions[i], c.instructions[i].opcode,
               std::string("has operands that do not fit (") + e.what() + "); expected consistent shapes");
       }
+      if (grouped_ && in_fusion_ == 0) group_nodes(c.instructions[i], first);
     }
     return vals[c.root];
   }
@@ -246,6 +253,24 @@ class Importer {
   bool inline_limit(int depth) const { return depth >= kMaxInlineDepth || imported_ >= max_imported_; }
   std::string limit_reason() const {
     return "inlining limit reached (call depth 64 or " + std::to_string(max_imported_) + " instructions imported)";
+  }
+
+  // An after-optimizations module (it has `fusion` instructions) keeps XLA's kernels: the nodes of
+  // each fusion, and of each other instruction outside one that computes (not a view, a parameter or
+  // a constant), are a group (models::Node::group), which the compiler makes one kernel.
+  void group_nodes(const Instruction& in, int first) {
+    if (in.opcode == "call" || in.opcode == "while" || in.opcode == "conditional") return;  // grouped inside
+    std::vector<int> ns;
+    for (int x = first; x < int(g_.nodes().size()); ++x) {
+      const models::OpKind k = g_.node(x).kind;
+      if (k == models::OpKind::kParameter || k == models::OpKind::kConstant || g_.node(x).group >= 0) continue;
+      if (k == models::OpKind::kReshape && in.opcode != "fusion") continue;  // an unfused bitcast: a view
+      ns.push_back(x);
+    }
+    if (ns.empty()) return;
+    const int grp = g_.add_group(in.name);
+    group_instructions.push_back(&in);
+    for (int x : ns) g_.set_group(x, grp);
   }
 
   // The array leaves of a value, in order.
@@ -306,7 +331,9 @@ class Importer {
       if (inline_limit(depth)) return stand_in(in, limit_reason() + "; an input stands in");
       std::vector<Value> call_args;
       for (int o : in.operands) call_args.push_back(vals[o]);
+      in_fusion_ += in.opcode == "fusion";
       Value v = import_computation(in.called[0], &call_args, depth + 1);
+      in_fusion_ -= in.opcode == "fusion";
       if (!matches(v, in.shape))
         return stand_in(in, "the called computation's result does not have the declared shape " +
                                 in.shape.to_string() + "; an input stands in");
@@ -374,6 +401,9 @@ class Importer {
     if (is_collective_done(in.opcode)) {
       if (in.operands.size() != 1) return stand_in(in, in.opcode + " without its -start operand; an input stands in");
       const Value& s = vals[in.operands[0]];
+      // all-reduce-start's value is its result (a tuple of results when combined); the others'
+      // are (operands, results).
+      if (in.opcode == "all-reduce-done") return s;
       return s.tuple && s.size() >= 2 ? s.at(1) : s;
     }
     std::vector<int> ops;
@@ -436,6 +466,13 @@ class Importer {
     }
     if (op == "convert" || op == "copy" || op == "bitcast-convert") {
       if (ops.size() != 1) return std::nullopt;
+      if (op == "copy" && grouped_ && in_fusion_ == 0) {
+        // An unfused copy of an optimized module is XLA's layout-changing copy kernel.
+        approx = "a copy kernel (a layout change) costed as an identity transpose";
+        std::vector<int> identity(g_.node(ops[0]).shape.size());
+        for (size_t d = 0; d < identity.size(); ++d) identity[d] = int(d);
+        return g_.transpose(ops[0], identity);
+      }
       if (op == "copy") approx = "as a view: a layout change is the compiler's own (its layout pass)";
       if (op == "bitcast-convert") approx = "as a view: the bits are reinterpreted, nothing moves";
       if (op != "convert" || g_.node(ops[0]).dtype == dtype) return ops[0];
@@ -690,6 +727,8 @@ class Importer {
   int64_t replicas_;  // the ids of replica_groups and source_target_pairs: 0..replicas_-1
   std::map<int, std::vector<char>> live_;  // per computation: the instructions its root reaches
   size_t imported_ = 0;  // instructions imported, inlined copies included
+  bool grouped_ = false;  // an after-optimizations module (group_nodes)
+  int in_fusion_ = 0;     // inside a fusion's computation: its nodes are the fusion's group
 };
 
 // The nodes the outputs use, and every parameter (the module's inputs), in their order: the import
@@ -705,6 +744,7 @@ Graph live_graph(const Graph& g) {
       for (int in : nodes[i].inputs) live.at(size_t(in)) = 1;
   }
   Graph r;
+  for (const std::string& grp : g.groups()) r.add_group(grp);
   std::vector<int> id(nodes.size(), -1);
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (!live[i]) continue;
@@ -730,8 +770,14 @@ HloImport import_hlo(const Module& m, const ImportOptions& options) {
   const auto clamp = [](int64_t x) { return std::clamp<int64_t>(x, 1, models::kMaxReplicas + 1); };
   const int64_t replicas = clamp(options.replicas.value_or(clamp(m.replica_count) * clamp(m.num_partitions)));
   Graph g;
-  Importer(m, g, r.stats, options, replicas).run();
+  Importer imp(m, g, r.stats, options, replicas);
+  imp.run();
   r.graph = live_graph(g);
+  // A fusion one kernel cannot hold is split by the compiler (compiler/fusion.h): listed.
+  for (const compiler::GroupSplit& s : compiler::split_groups(r.graph)) {
+    const Instruction& in = *imp.group_instructions.at(size_t(s.group));
+    r.stats.unmodelled.push_back({in.name, in.opcode, in.line, "more than one kernel: " + s.reason});
+  }
   return r;
 }
 

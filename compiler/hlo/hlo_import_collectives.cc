@@ -128,6 +128,9 @@ ImportedCollective import_collective(const Module& m, const Instruction& in, con
       return r;
     }
   }
+  // A tuple-shaped collective of several operands (XLA's combiner's) is one transfer: its parts
+  // share an id (the first part's node id, unique in the graph).
+  if (operands.size() > 1) a.combine = int64_t(g.nodes().size());
   for (int o : operands) r.results.push_back(g.collective(o, a, in.name));
   return r;
 }

@@ -38,13 +38,26 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("export-hlo", "--workload", os.path.join(workloads, "bert_base_mrpc_v3-8.yaml"),
             "--set", "model_config.layers=1", "--variant", "eval")
     check(r.returncode == 0 and r.stdout.startswith("// Exported by tpusim export-hlo"), "eval export: " + r.stderr)
-    check("Collectives are not in this module" in r.stdout, "header says collectives are left out")
+    check("No collectives: the step has no gradients" in r.stdout, "header says the eval step has no collectives")
     step = os.path.join(tmp, "eval.hlo")
     with open(step, "w") as f:
         f.write(r.stdout)
     s = run("hlo-stats", step, "--json")
     check(s.returncode == 0, "eval module parses: " + s.stderr)
     check("rng" not in json.loads(s.stdout)["opcodes"], "no dropout in the eval step")
+
+    # The training step of a v3-8: the gradient all-reduces over its 8 cores, combined and asynchronous.
+    r = run("export-hlo", "--workload", os.path.join(workloads, "bert_base_mrpc_v3-8.yaml"),
+            "--set", "model_config.layers=1")
+    check(r.returncode == 0 and "replica_count=8" in r.stdout, "train export: replica_count=8 " + r.stderr)
+    check("all-reduced over the slice's 8 cores" in r.stdout, "header says the gradients are all-reduced")
+    check(r.stdout.count("all-reduce-start(") >= 2 and r.stdout.count("all-reduce-done(") == r.stdout.count("all-reduce-start("),
+          "all-reduce-start/done pairs")
+    step = os.path.join(tmp, "train.hlo")
+    with open(step, "w") as f:
+        f.write(r.stdout)
+    s = run("hlo-stats", step, "--json")
+    check(s.returncode == 0 and json.loads(s.stdout)["replica_count"] == 8, "train module parses: " + s.stderr)
 
     bad = [
         (["--variant", "test"], "--variant"),

@@ -3,6 +3,7 @@
 // (compiler/graph_spmd.h) and simulated; an imported all-reduce against the data-parallel one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -138,7 +139,13 @@ TEST(HloImportCollectives, SimulatedAcrossReplicas) {
   const HwConfig hw = v3_8();
   const HloImport r = import_hlo(data_module("import_collectives.hlo"));
   const compiler::SpmdProgram sp = compiler::compile_graph_spmd(r.graph, hw, "c", compiler::ring_order(hw));
-  EXPECT_EQ(sp.collectives.size(), 11u);
+  // 11 collective instructions; the combined (tuple-shaped) all-reduce of two operands is one
+  // collective of their summed bytes (models::CollectiveAttrs::combine).
+  EXPECT_EQ(sp.collectives.size(), 10u);
+  const auto combined = std::find_if(sp.collectives.begin(), sp.collectives.end(),
+                                     [](const compiler::GraphCollective& c) { return c.name == "combined"; });
+  ASSERT_NE(combined, sp.collectives.end());
+  EXPECT_EQ(combined->bytes, (64u + 32u) * 128 * 4);
   for (const char* engine : {"analytical", "systemc"}) {
     const RunResult rr = make_engine(engine, hw)->run(sp.program, nullptr);
     EXPECT_GT(rr.device_time_s, 0) << engine;

@@ -129,6 +129,27 @@ std::string select_step_module(const HloWorkload& h) {
   return match[0].file;
 }
 
+std::string hlo_module_digest(const WorkloadConfig& w) {
+  if (w.kind != "hlo") return "";
+  std::string file;
+  try {
+    file = select_step_module(w.hlo);
+  } catch (const ConfigError&) {
+    return "";
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return "";
+  uint64_t h = 14695981039346656037ull;  // FNV-1a, as config_hash
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(buf[i]);
+      h *= 1099511628211ull;
+    }
+  }
+  return fmt::format("module {} fnv1a64:{:016x}", fs::path(file).filename().string(), h);
+}
+
 hlo::Module load_step_module(const HloWorkload& h, std::string* file) {
   *file = select_step_module(h);
   return hlo::parse_hlo_file(*file);

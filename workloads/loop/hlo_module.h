@@ -34,6 +34,11 @@ bool is_step_module_name(const std::string& name);
 // one) matches, listing the modules found.
 std::string select_step_module(const HloWorkload& h);
 
+// A kind: hlo workload's module contents as a digest, "module <file name> fnv1a64:<hex>" of the
+// selected file's bytes, which config_hash covers (a changed module is another run); "" for other
+// kinds, or when no module can be selected (the run then fails at `module`).
+std::string hlo_module_digest(const WorkloadConfig& w);
+
 // Parses the selected module (hlo::parse_hlo_file: a ConfigError with file, line and column on bad
 // text). `file` receives the selected path.
 hlo::Module load_step_module(const HloWorkload& h, std::string* file);

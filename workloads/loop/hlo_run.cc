@@ -106,6 +106,14 @@ HloRunResult run_hlo(const HwConfig& hw, const WorkloadConfig& w, const HloRunOp
   ring.resize(r.replicas);
   const compiler::SpmdProgram sp = compiler::compile_graph_spmd(imp.graph, hw, m.name, ring);
   r.compile_wall_s = seconds_since(t0);
+  // A replica's buffers must fit its device's HBM, as a training step's must (XLA's "Resource
+  // exhausted" when the program is allocated).
+  if (!sp.lowered)
+    throw OutOfHbmError(
+        out_of_hbm_message(sp.memory, m.name, device_hbm_bytes(hw.chip), hw.chip.megacore,
+                           "Partition the module over more cores (num_partitions with sharding annotations), run it with "
+                           "a smaller batch, or on a chip with more HBM (--hw)."),
+        0);
 
   TrainingWorkload tw;  // the personality is the training workload's (framework.h)
   tw.framework = h.framework;

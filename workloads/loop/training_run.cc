@@ -57,19 +57,27 @@ std::string out_of_hbm_advice(const TrainingWorkload& t, bool state_alone_too_bi
 // run's time until the failing execution (for auto_find_batch_size).
 [[noreturn]] void out_of_hbm(const BuiltStep& s, uint64_t capacity, bool megacore, double elapsed_s,
                              const std::string& advice) {
-  const compiler::MemoryPlan& m = s.compiled.memory;
+  throw OutOfHbmError(out_of_hbm_message(s.compiled.memory, s.name, capacity, megacore, advice), elapsed_s);
+}
+
+}  // namespace
+
+std::string out_of_hbm_message(const compiler::MemoryPlan& m, const std::string& program, uint64_t capacity, bool megacore,
+                               const std::string& advice) {
   const compiler::HbmBuffer* big = m.live_at_peak.empty() ? nullptr : &m.buffers[m.live_at_peak.front()];
   const uint64_t big_bytes = big ? big->bytes * big->copies : 0;  // a megacore: per-core buffers on both cores
   const uint64_t others = m.peak_bytes - std::min(m.peak_bytes, big_bytes);
   const uint64_t free_bytes = capacity > others ? capacity - others : 0;
-  throw OutOfHbmError(fmt::format(
+  return fmt::format(
       "Resource exhausted: out of HBM running program '{}' on each {}: attempting to allocate {} ({} bytes) "
       "for {} '{}', {} ({} bytes) free of the {}'s {}; the program needs {} at its peak ({} parameters and "
       "optimizer state). {}",
-      s.name, megacore ? "chip (megacore: both TensorCores)" : "TensorCore", gib(big_bytes), big_bytes,
+      program, megacore ? "chip (megacore: both TensorCores)" : "TensorCore", gib(big_bytes), big_bytes,
       big ? compiler::buffer_kind_name(big->kind) : "buffer", big ? big->name : "?", gib(free_bytes), free_bytes,
-      megacore ? "chip" : "core", gib(capacity), gib(m.peak_bytes), gib(m.persistent_bytes), advice), elapsed_s);
+      megacore ? "chip" : "core", gib(capacity), gib(m.peak_bytes), gib(m.persistent_bytes), advice);
 }
+
+namespace {
 
 // A process's compile cache; a persistent directory that cannot be made is bad input at the key
 // where the workload wrote it.

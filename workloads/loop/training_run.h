@@ -159,6 +159,10 @@ class OutOfHbmError : public SimError {
   OutOfHbmError(const std::string& what, double elapsed) : SimError(what), elapsed_s(elapsed) {}
   double elapsed_s = 0;
 };
+// XLA's "Resource exhausted" message for program `program` whose memory plan `m` exceeds a device's
+// `capacity` bytes, naming the largest buffer live at the peak, followed by `advice`.
+std::string out_of_hbm_message(const compiler::MemoryPlan& m, const std::string& program, uint64_t capacity, bool megacore,
+                               const std::string& advice);
 
 // A `model_code:` construct that breaks an XLA rule (workloads/config/xla_constructs.h), as reported.
 struct XlaDiagnostic {

@@ -45,7 +45,7 @@ nlohmann::ordered_json hlo_spmd_json(const hlo::SpmdReport& s, const hlo::HloSta
 json make_hlo_report(const HwConfig& hw, const WorkloadConfig& w, const HloRunResult& r, const RunContext& ctx) {
   const HloWorkload& h = w.hlo;
   json j;
-  j["tpusim"] = {{"version", TPUSIM_VERSION}, {"config_hash", config_hash(ctx.hw_dump, ctx.workload_dump)}};
+  j["tpusim"] = {{"version", TPUSIM_VERSION}, {"config_hash", config_hash(ctx)}};
   json wall = {{"parse", r.parse_wall_s}, {"compile", r.compile_wall_s}, {"simulate", r.simulate_wall_s}};
   if (ctx.total_wall_s >= 0) wall["total"] = ctx.total_wall_s;
   j["run"] = {{"engine", r.engine},

@@ -202,7 +202,7 @@ KernelSummary summarize(const HwConfig& hw, const KernelRunResult& r) {
   return s;
 }
 
-std::string config_hash(const std::string& hw_dump, const std::string& workload_dump) {
+std::string config_hash(const std::string& hw_dump, const std::string& workload_dump, const std::string& contents) {
   uint64_t h = 14695981039346656037ull;  // FNV-1a offset basis
   auto feed = [&h](const std::string& s) {
     for (unsigned char c : s) {
@@ -213,6 +213,10 @@ std::string config_hash(const std::string& hw_dump, const std::string& workload_
   feed(hw_dump);
   feed("\n---\n");
   feed(workload_dump);
+  if (!contents.empty()) {  // absent: the hashes of runs naming no file stay as they were
+    feed("\n---\n");
+    feed(contents);
+  }
   return fmt::format("fnv1a64:{:016x}", h);
 }
 

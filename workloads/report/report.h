@@ -18,6 +18,9 @@ struct RunContext {
   std::string workload_file;  // likewise
   std::string hw_dump;        // dump_hw_config(hw): hashed into tpusim.config_hash
   std::string workload_dump;  // dump_workload_config(workload)
+  // What the workload names beyond its text, hashed into config_hash too: a kind: hlo module's
+  // content digest (hlo_module_digest); "" for the other kinds.
+  std::string contents;
   double total_wall_s = -1;   // whole command incl. config loading; < 0: not measured
 };
 
@@ -68,6 +71,8 @@ std::string format_op_profile(const OpProfile& p, size_t top);
 std::string op_bound_shares(const OpProfile& p);
 
 // 64-bit FNV-1a of the resolved hardware and workload dumps, as "fnv1a64:0123456789abcdef".
-std::string config_hash(const std::string& hw_dump, const std::string& workload_dump);
+// `contents` (RunContext::contents), when not empty, is hashed after them.
+std::string config_hash(const std::string& hw_dump, const std::string& workload_dump, const std::string& contents = "");
+inline std::string config_hash(const RunContext& ctx) { return config_hash(ctx.hw_dump, ctx.workload_dump, ctx.contents); }
 
 }  // namespace tpusim
