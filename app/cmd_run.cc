@@ -325,6 +325,7 @@ void run_hlo_workload(const RunArgs& a, const HwConfig& hw, const WorkloadConfig
   HloRunOptions opts;
   opts.engine = a.engine.empty() ? kDefaultTrainingEngine : a.engine;
   opts.on_stage = [&progress](std::string_view stage) { progress.stage(stage); };
+  opts.on_progress = [&progress](const TrainingProgress& p) { progress.update(p); };
   opts.max_memory = memory_limit(a);
   std::unique_ptr<ChromeTraceFile> trace = open_step_trace(a, out_dir, ctx, opts.trace_steps);
   opts.trace = trace.get();
@@ -402,6 +403,7 @@ RunOutput run_core(const RunArgs& a, const RunSources& sources, bool want_report
   opts.engine = a.engine.empty() ? kDefaultKernelEngine : a.engine;
   opts.trace = trace.get();
   opts.on_stage = [&progress](std::string_view stage) { progress.stage(stage); };
+  opts.on_progress = [&progress](const TrainingProgress& p) { progress.update(p); };
   opts.max_memory = memory_limit(a);
   KernelRunResult result = run_kernel(hw, workload, opts);
 

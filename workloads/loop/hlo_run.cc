@@ -172,8 +172,11 @@ HloRunResult run_hlo(const HwConfig& hw, const WorkloadConfig& w, const HloRunOp
       check_memory_limit(estimate_run(sp.program, engine->name(), traced, current_rss_bytes()), o.max_memory,
                          sp.program.name, engine->name(), traced);
       if (o.on_stage) o.on_stage("simulate");
+      if (o.on_progress)
+        engine->set_progress([&](uint64_t done, uint64_t total) { o.on_progress({0, 0, sp.program.name, done, total}); });
       t0 = std::chrono::steady_clock::now();
       run = engine->run(sp.program, tracer.detail(i, true, rec.start_s + rec.setup_s));
+      engine->set_progress({});
       r.simulate_wall_s = seconds_since(t0);
       p.op_profile = std::make_shared<const OpProfile>(run.op_profile);
       p.collectives = run.collectives;

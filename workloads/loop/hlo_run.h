@@ -34,6 +34,9 @@ struct HloRunOptions {
   TraceSink* trace = nullptr;  // --trace: host, step and engine events as a training run's (training_trace.h)
   TrainingTraceOptions trace_steps;
   std::function<void(std::string_view stage)> on_stage;  // progress display, may be empty
+  // Called during the simulation with the step and the instructions done (a large module on many
+  // replicas simulates for seconds); may be empty.
+  std::function<void(const TrainingProgress&)> on_progress;
   MemoryLimit max_memory;  // --max-memory: the simulation's estimate is checked against it (run_estimate.h)
 };
 

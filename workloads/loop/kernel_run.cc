@@ -86,6 +86,8 @@ KernelRunResult run_kernel(const HwConfig& hw, const WorkloadConfig& workload, c
   check_memory_limit(estimate_run(program, engine->name(), trace, current_rss_bytes()), opts.max_memory, program.name,
                      engine->name(), trace);
   if (opts.on_stage) opts.on_stage("simulate");
+  if (opts.on_progress)
+    engine->set_progress([&](uint64_t done, uint64_t total) { opts.on_progress({0, 0, program.name, done, total}); });
   t0 = std::chrono::steady_clock::now();
   r.run = engine->run(program, opts.trace);
   r.simulate_wall_s = seconds_since(t0);

@@ -13,6 +13,7 @@
 #include "sim/isa/program.h"
 #include "sim/slice/slice_params.h"
 #include "workloads/config/workload_config.h"
+#include "workloads/loop/training_run.h"
 
 namespace tpusim {
 
@@ -21,6 +22,9 @@ struct KernelRunOptions {
   TraceSink* trace = nullptr;      // optional observer
   // Called when a stage starts ("compile", "simulate"); for progress display, may be empty.
   std::function<void(std::string_view stage)> on_stage;
+  // Called during the simulation with the instructions done of the total (a large kernel on the
+  // SystemC engine runs for seconds); may be empty.
+  std::function<void(const TrainingProgress&)> on_progress;
   // A simulation estimated to exceed it is refused (ConfigError) before it runs (sim/engine/run_estimate.h).
   MemoryLimit max_memory;
 };
