@@ -33,9 +33,13 @@ class DmaEngines : public UnitPool {
 };
 
 // Cycles a DMA takes when nothing else uses its memory (the engine's occupancy without waiting).
-inline uint64_t dma_alone_cycles(const ChipParams& chip, const isa::Instr& ins) {
+// `hbm_cycles`: hbm_transfer_cycles of its bytes (a caller with an HbmServer has it at hand).
+inline uint64_t dma_alone_cycles(const ChipParams& chip, const isa::Instr& ins, uint64_t hbm_cycles) {
   if (ins.mem == isa::MemSpace::kCmem) return cmem_dma_fixed_cycles(chip) + cmem_transfer_cycles(chip, ins.bytes);
-  return dma_fixed_cycles(chip) + (ins.bytes == 0 ? 0 : hbm_transfer_cycles(chip, ins.bytes));
+  return dma_fixed_cycles(chip) + (ins.bytes == 0 ? 0 : hbm_cycles);
+}
+inline uint64_t dma_alone_cycles(const ChipParams& chip, const isa::Instr& ins) {
+  return dma_alone_cycles(chip, ins, ins.mem == isa::MemSpace::kCmem ? 0 : hbm_transfer_cycles(chip, ins.bytes));
 }
 
 }  // namespace tpusim

@@ -13,6 +13,7 @@
 #include "sim/core/sequencer_stats.h"
 #include "sim/dma/dma_engines.h"
 #include "sim/dma/dma_stats.h"
+#include "sim/engine/completion_store.h"
 #include "sim/engine/hw_check.h"
 #include "sim/engine/run_stats.h"
 #include "sim/hbm/hbm_server.h"
@@ -36,14 +37,13 @@ namespace {
 
 struct CoreState {
   const CorePlan* plan = nullptr;
-  // Per instruction: its completion cycle once done (kDone set), the time to retry a deferred
-  // one before. One word per instruction and core: the largest per-core state of a run (a full
-  // pod holds 2048 of them), in one arena of the engine for all cores.
-  uint64_t* complete = nullptr;
-  uint32_t size = 0;
-  static constexpr uint64_t kDone = uint64_t(1) << 63;
-  bool done(uint32_t i) const { return complete[i] & kDone; }
-  uint64_t completion(uint32_t i) const { return complete[i] & ~kDone; }
+  // Per instruction: its completion cycle once done (the largest state of a run: a full pod has
+  // 2048 cores; sim/engine/completion_store.h keeps what replicas share once).
+  CompletionStore::Core times;
+  bool done(uint32_t i) const { return times.done(i); }
+  uint64_t completion(uint32_t i) const { return times.completion(i); }
+  // The instruction try_schedule() is at: its completion, or a deferred one's ready time.
+  uint64_t at = 0;
   // Per barrier (position in CorePlan::barriers) and per kSend/kRecv (position in sends_recvs):
   // sized by those few instructions, not by the stream (a BERT-large step has millions per core).
   std::vector<uint8_t> arrived;       // per barrier: reached (its group may still be incomplete)
@@ -119,15 +119,8 @@ class AnalyticalEngine final : public Engine {
     for (size_t c = 0; c < cores.size(); ++c) {
       states_[c].vmem = check_vmem(hw_.chip.core.vmem, *cores[c].prog, cores[c].name + ".vmem");
     }
-    // One arena for every core's completion times, replaced (not grown) when a program needs more:
-    // per-core vectors that grow leave the heap fragmented, which doubled the peak RSS of a pod's
-    // second program.
-    if (arena_.size() < plan_.instructions()) {
-      std::vector<uint64_t>().swap(arena_);
-      arena_.resize(plan_.instructions());
-    }
-    for (size_t c = 0, at = 0; c < cores.size(); at += cores[c].unit.size(), ++c)
-      reset(states_[c], cores[c], arena_.data() + at, trace);
+    times_.begin_run();
+    for (size_t c = 0; c < cores.size(); ++c) reset(states_[c], cores[c], trace);
     reset_network();
     trace_ = trace;
     has_background_ = false;
@@ -167,13 +160,10 @@ class AnalyticalEngine final : public Engine {
   }
 
  private:
-  void reset(CoreState& s, const CorePlan& cp, uint64_t* complete, TraceSink* trace) {
-    const size_t n = cp.unit.size();
+  void reset(CoreState& s, const CorePlan& cp, TraceSink* trace) {
     s.plan = &cp;
-    // complete, reached and data_at are read only where done, arrived and has_data are set.
-    s.complete = complete;
-    s.size = uint32_t(n);
-    std::fill(complete, complete + n, 0);
+    // reached and data_at are read only where arrived and has_data are set.
+    times_.reset(s.times, uint32_t(cp.unit.size()));
     s.arrived.assign(cp.barriers.size(), 0);
     s.reached.resize(cp.barriers.size());
     s.has_data.assign(cp.sends_recvs.size(), 0);
@@ -211,7 +201,7 @@ class AnalyticalEngine final : public Engine {
   }
 
   static std::vector<uint8_t> done_flags(const CoreState& s) {
-    std::vector<uint8_t> d(s.size);
+    std::vector<uint8_t> d(s.times.size());
     for (uint32_t i = 0; i < d.size(); ++i) d[i] = s.done(i);
     return d;
   }
@@ -312,7 +302,7 @@ class AnalyticalEngine final : public Engine {
       }
       if (r == Step::kDeferred || r == Step::kPaused) {
         if (r == Step::kDeferred) {
-          deferred = std::min(deferred, s.complete[i]);  // try_schedule() left its ready time there
+          deferred = std::min(deferred, s.at);  // try_schedule() left its ready time there
           horizon = std::min(horizon, deferred);
           pause_at_ = deferred;
         }
@@ -400,7 +390,7 @@ class AnalyticalEngine final : public Engine {
     // (or have nothing left to place), so that contended intervals go first come, first served.
     // (A zero-work VPU block occupies nothing: it never waits.)
     if (UnitIndex::is_async(u) && defer_ && ready > s.main_reached && occupies(u, ins) && main_work_left(s)) {
-      s.complete[i] = ready;  // not done: advance() reads it as the time to retry
+      s.at = ready;  // not done: advance() reads it as the time to retry
       return Step::kDeferred;
     }
     // ... and main DMA or VPU work ready after deferred background work waits for it to be placed
@@ -424,14 +414,14 @@ class AnalyticalEngine final : public Engine {
             for (auto& o : states_) o.dirty = true;  // the others waiting in it are released
         }
         if (!barriers_.complete(g)) return progress;
-        s.complete[i] = barriers_.release(g);
-        if (trace_) emit(s, s.prefix + ".sync", ins, s.reached[b], s.complete[i] - s.reached[b], 0);
+        s.at = barriers_.release(g);
+        if (trace_) emit(s, s.prefix + ".sync", ins, s.reached[b], s.at - s.reached[b], 0);
         break;
       }
       case isa::Op::kRecv: {
         const uint32_t t = cp.transfer_pos(i);
         if (!s.has_data[t]) return Step::kBlocked;
-        s.complete[i] = std::max(ready, s.data_at[t]);
+        s.at = std::max(ready, s.data_at[t]);
         ++s.seq.instructions;
         break;
       }
@@ -440,8 +430,8 @@ class AnalyticalEngine final : public Engine {
         ++s.seq.instructions;
         break;
     }
-    s.end = std::max(s.end, s.complete[i]);
-    s.complete[i] |= CoreState::kDone;
+    s.end = std::max(s.end, s.at);
+    s.times.finish(i, s.at);
     ++s.scheduled;
     ticker_.tick();
     --s.unscheduled[u];
@@ -454,7 +444,7 @@ class AnalyticalEngine final : public Engine {
     switch (ins.op) {
       case isa::Op::kMxuWeights: {
         const MxuPaths::Op o = s.mxu_paths[ins.mxu].weights(chip.core.mxu, ins, ready);
-        s.complete[i] = o.done;
+        s.at = o.done;
         s.main_reached = std::max(s.main_reached, o.start);
         s.mxu[ins.mxu].weights(o.cycles);
         if (trace_) emit(s, s.prefix + ".mxu" + std::to_string(ins.mxu) + ".weights", ins, o.start, o.cycles, 0);
@@ -462,7 +452,7 @@ class AnalyticalEngine final : public Engine {
       }
       case isa::Op::kMxuMatmul: {
         const MxuPaths::Op o = s.mxu_paths[ins.mxu].matmul(chip.core.mxu, ins, ready);
-        s.complete[i] = o.done;
+        s.at = o.done;
         s.main_reached = std::max(s.main_reached, o.start);
         s.mxu[ins.mxu].matmul(ins, o.cycles);
         if (trace_) emit(s, s.prefix + ".mxu" + std::to_string(ins.mxu), ins, o.start, o.cycles, 0);
@@ -471,7 +461,7 @@ class AnalyticalEngine final : public Engine {
       case isa::Op::kVpu: {
         const VpuUnit::Block b = s.vpu_unit.place(u == UnitIndex::kVpuAsync, ready, ins.vpu, floor(s));
         if (u == UnitIndex::kVpu) s.main_reached = std::max(s.main_reached, b.start);
-        s.complete[i] = b.done;
+        s.at = b.done;
         s.vpu.block(ins.vpu, b.cycles);
         if (trace_) emit(s, s.prefix + ".vpu", ins, b.start, b.cycles, 0);
         break;
@@ -481,7 +471,7 @@ class AnalyticalEngine final : public Engine {
         const bool background = u == UnitIndex::kDmaAsync;
         const bool in_cmem = ins.mem == isa::MemSpace::kCmem;
         const uint32_t q = background ? DmaEngines::kBackground : DmaEngines::kMain;
-        const UnitPool::Pick p = s.engines.pick(q, ready, s.engines.calendars() ? dma_alone_cycles(chip, ins) : 0);
+        const UnitPool::Pick p = s.engines.pick(q, ready, s.engines.calendars() ? dma_alone_cycles(chip, ins, in_cmem ? 0 : s.hbm.transfer_cycles(ins.bytes)) : 0);
         uint64_t end = p.start + setup_ + (in_cmem ? cmem_latency_ : latency_);  // zero bytes: no request
         if (ins.bytes > 0 && in_cmem) {
           const CmemServer::Service sv = s.cmem.serve(chip, p.start + setup_, ins.bytes);
@@ -492,7 +482,7 @@ class AnalyticalEngine final : public Engine {
           end = sv.begin + sv.cycles + latency_;
           if (trace_) emit(s, "hbm." + s.prefix, ins, sv.begin, sv.cycles, ins.bytes);
         }
-        s.complete[i] = end;
+        s.at = end;
         if (!background) s.main_reached = std::max(s.main_reached, p.start);
         s.engines.hold(q, p, end);
         if (s.engines.calendars()) prune_calendars(s);
@@ -557,7 +547,7 @@ class AnalyticalEngine final : public Engine {
     const uint64_t injected = flow + e.stream_cycles;
     const uint64_t delivered = injected + e.path_cycles;
     s.xfer_q.injected(p, stage, injected);
-    s.complete[i] = delivered;
+    s.at = delivered;
     s.xfer.transfer(ins, injected - p.start);
     if (trace_) emit(s, s.prefix + ".xfer" + std::to_string(p.unit), ins, p.start, injected - p.start, ins.bytes);
 
@@ -721,7 +711,7 @@ class AnalyticalEngine final : public Engine {
   ProgramPlan plan_;
   std::vector<CoreState> states_;
   BarrierGroups barriers_;
-  std::vector<uint64_t> arena_;  // CoreState::complete of every core
+  CompletionStore times_;  // CoreState::times of every core
   ProgressTicker ticker_;
   std::vector<LinkStats> links_;  // per chip and ICI port index
   std::vector<LinkStats> noc_;    // per chip

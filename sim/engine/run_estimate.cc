@@ -14,23 +14,31 @@ namespace {
 // Per engine: bytes and seconds per core-instruction (a core times an instruction of its stream).
 // Measured on the default workload (BERT-base MRPC, 3 epochs: 3 programs simulated, the train step
 // ~1.4e5-1.6e5 instructions per core) with /usr/bin/time's peak RSS less the RSS before the first
-// simulation (~50 MB on small slices, 452 MB on v3-2048), over the largest program's
-// core-instructions; wall time over all three programs' core-instructions. Release build, a 2-core
-// machine shared with other jobs (times are upper bounds):
-//   analytical  v3-128   17.9e6 core-instructions   237 MB,  2.3 s   10.4 B, 52 ns
-//               v3-2048  335e6                     4871 MB,  200 s   13.2 B, 250 ns (cache misses)
-//   systemc     v3-32    4.35e6                     198 MB,  1.5 s   36 B
-//               v3-128   17.9e6                     652 MB,  7.9 s   33 B, 180 ns
-// The analytical engine holds a completion time per core-instruction (8 B), its transfer tables
-// (peers, matches, arrivals: ~26 B per send or receive, ~1 in 20 instructions of a data-parallel
-// step) and its units' calendars; the SystemC engine a 16-byte scoreboard slot per
+// simulation (the "in use" of the refusal message: 37 MiB on v3-32, 53 MiB on v3-128, 228 MiB on a
+// 1024-core half pod (a 16x32 torus), 571 MiB on v3-2048), over the largest program's
+// core-instructions; wall time over all three programs' core-instructions (~2.2x the largest).
+// Release build, a 2-core machine shared with other jobs (times are upper bounds):
+//   analytical  v3-32     4.28e6 core-instructions     70 MiB,  0.6 s   8.2 B
+//               v3-128    17.6e6                      125 MiB,  2.5 s   4.3 B, 65 ns
+//               1024      157e6                      1235 MiB,   44 s   6.7 B, 130 ns
+//               v3-2048   331e6                      3290 MiB,  125 s   8.6 B, 175 ns
+//   systemc     v3-32     4.28e6                      193 MiB,  1.6 s   38 B
+//               v3-128    17.6e6                      638 MiB,   10 s   35 B, 260 ns
+//               1024      157e6                      5471 MiB,  272 s   35 B, 790 ns
+// The analytical engine holds its completion times (sim/engine/completion_store.h: 8 B per
+// instruction of a chunk in flight, 4 B per distinct finished chunk, shared between replicas), its
+// transfer tables (peers, matches, arrivals: ~26 B per send or receive, ~1 in 20 instructions of a
+// data-parallel step) and its units' calendars; the SystemC engine a 16-byte scoreboard slot per
 // core-instruction, its queues' copies and the op-profile and collective recorders of every core.
+// Time per core-instruction grows with the cores (each round over the cores touches every core's
+// state, which stops fitting in the caches): a + b x cores fits the measurements above.
 struct EngineCost {
   double bytes_per_core_instruction;
-  double seconds_per_core_instruction;
+  double seconds_per_core_instruction;            // a
+  double seconds_per_core_instruction_per_core;   // b
 };
-constexpr EngineCost kAnalytical{14.0, 2.5e-7};
-constexpr EngineCost kSystemc{34.0, 4.0e-7};
+constexpr EngineCost kAnalytical{9.0, 6.0e-8, 7.5e-11};
+constexpr EngineCost kSystemc{36.0, 1.9e-7, 6.0e-10};
 // A trace keeps about one event per instruction of the traced cores until it is written
 // (measured: TRACE_NOTE).
 constexpr double kTraceBytesPerCoreInstruction = 100.0;
@@ -45,7 +53,8 @@ RunEstimate estimate_run(const isa::Program& program, std::string_view engine, b
   double per = cost.bytes_per_core_instruction + (trace ? kTraceBytesPerCoreInstruction : 0.0);
   e.base_bytes = base_bytes;
   e.run_bytes = uint64_t(per * double(e.core_instructions));
-  e.seconds = cost.seconds_per_core_instruction * double(e.core_instructions);
+  e.seconds = (cost.seconds_per_core_instruction + cost.seconds_per_core_instruction_per_core * double(e.cores)) *
+              double(e.core_instructions);
   return e;
 }
 

@@ -3,10 +3,11 @@
 // on/off), and the refusal of a run whose estimate exceeds the memory limit (`--max-memory`).
 //
 // The engines' state is per core and per instruction of the stream the core runs (replicas share
-// their stream, but each has its own completion times), so a run costs about
+// their stream; the analytical engine shares what their completion times have in common, the
+// SystemC engine keeps all of them), so a run costs about
 //   peak = memory in use before the run + bytes_per_core_instruction x sum over cores of the
 //          instructions of its stream (+ the trace's per-instruction events when tracing)
-//   time = seconds_per_core_instruction x the same sum.
+//   time = (a + b x cores) x the same sum (per core-instruction, slower the more cores).
 // The constants are measured (run_estimate.cc: the runs and their RSS); bench/speed/
 // bench_run_estimate prints estimate against measurement.
 #pragma once

@@ -45,10 +45,12 @@ class HbmServer {
     busy_cycles = 0;
   }
   bool calendars() const { return calendars_; }
+  // Cycles a DMA of `b` bytes occupies the server (hbm_transfer_cycles at the core's rate).
+  uint64_t transfer_cycles(uint64_t b) const { return hbm_transfer_cycles(rate_, b); }
 
   // A DMA's request of `b` (> 0) bytes issued at `at`.
   Service serve_dma(uint64_t at, uint64_t b) {
-    const uint64_t t = hbm_transfer_cycles(*chip_, b);
+    const uint64_t t = hbm_transfer_cycles(rate_, b);
     uint64_t begin = std::max(at, free_);
     if (calendars_) {
       for (begin = at;;) {
@@ -64,7 +66,7 @@ class HbmServer {
   }
   // A transfer's source read of `b` (> 0) bytes issued at `at`.
   Service serve_read(uint64_t at, uint64_t b) {
-    const uint64_t t = hbm_transfer_cycles(*chip_, b);
+    const uint64_t t = hbm_transfer_cycles(rate_, b);
     uint64_t begin = std::max(at, dma_free_);
     if (calendars_) {
       begin = dmas_.first_fit(at, t);
@@ -78,7 +80,7 @@ class HbmServer {
   // Its last HBM-rate worth of writing must find room among the DMAs by then (no earlier than
   // `floor`), else the delivery waits: returns when it is written.
   uint64_t reserve_write(uint64_t delivered, uint64_t b, uint64_t floor) {
-    const uint64_t t = hbm_transfer_cycles(*chip_, b);
+    const uint64_t t = hbm_transfer_cycles(rate_, b);
     const uint64_t w = dmas_.first_fit(std::max(delivered > t ? delivered - t : 0, floor), t);
     reads_.add(w, t);
     return std::max(delivered, w + t);

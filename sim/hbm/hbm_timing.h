@@ -22,9 +22,13 @@ inline double hbm_core_bytes_per_cycle(const ChipParams& chip) {
   return clk.bytes_per_cycle(gbps);
 }
 
-// Cycles a transfer occupies the core's HBM bandwidth.
+// Cycles a transfer occupies the core's HBM bandwidth (`core_bytes_per_cycle`: the above, for
+// callers that keep it rather than derive it per transfer).
+inline uint64_t hbm_transfer_cycles(double core_bytes_per_cycle, uint64_t bytes) {
+  return uint64_t(std::ceil(double(bytes) / core_bytes_per_cycle));
+}
 inline uint64_t hbm_transfer_cycles(const ChipParams& chip, uint64_t bytes) {
-  return uint64_t(std::ceil(double(bytes) / hbm_core_bytes_per_cycle(chip)));
+  return hbm_transfer_cycles(hbm_core_bytes_per_cycle(chip), bytes);
 }
 
 // Fixed part of a DMA: descriptor setup plus HBM access latency (core cycles).

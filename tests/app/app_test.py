@@ -230,6 +230,13 @@ def test_max_memory(tmp):
     expect_bad_input(tmp, ["run", "--workload", KERNEL, "--max-memory", "2MiB", "--trace", "--out", os.path.join(tmp, "k")],
                      ["is too low for program", "on the systemc engine with a trace", "--engine analytical",
                       "run without --trace"])
+    # A pod slice on SystemC: the estimate names the cores and instructions and suggests the
+    # analytical engine (issue 15, part 5: the full pod is refused up front or fits).
+    expect_bad_input(tmp, ["run", "--engine", "systemc", "--hw", os.path.join(SRC, "configs", "hw", "v3-32.yaml"),
+                           "--max-memory", "120MiB", "--quiet"],
+                     ["--max-memory: value '120 MiB' (--max-memory 120MiB) is too low for program 'train_first_step",
+                      "32 cores", "on the systemc engine need an estimated", "--engine analytical",
+                      "fewer cores (a smaller slice)"])
     for bad in ["lots", "0", "-5GB", "8XB", "1e30GB"]:
         expect_bad_input(tmp, ["run", "--max-memory", bad], ["--max-memory: value '{}' must be a positive size".format(bad)])
     run(["run", "--workload", KERNEL, "--max-memory", "64GiB", "--quiet"], tmp)
