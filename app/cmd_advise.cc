@@ -29,7 +29,7 @@ int advise(const RunArgs& a) {
   }
   AdviceOptions o;
   o.tables = dataset_tables();
-  o.max_memory = memory_limit(a);
+  o.limits = run_limits(a);
   const bool progress = !a.quiet && ::isatty(STDERR_FILENO);
   int n = 0;
   o.on_run = [&](const std::string& what) {

@@ -178,12 +178,43 @@ WorkloadConfig load_workload(const RunArgs& a, const std::vector<Override>& over
   return w;
 }
 
-MemoryLimit memory_limit(const RunArgs& a) { return parse_memory_limit(a.max_memory, "--max-memory"); }
+RunLimits run_limits(const RunArgs& a) {
+  RunLimits l = parse_memory_limit(a.max_memory, "--max-memory");
+  parse_time_limit(a.max_time, "--max-time", l);
+  return l;
+}
 
-MemoryLimit parse_memory_limit(const std::string& t, const std::string& flag) {
+void parse_time_limit(const std::string& t, const std::string& flag, RunLimits& limits) {
+  if (t.empty()) {
+    limits.seconds = kDefaultMaxTimeSeconds;
+    limits.time_origin = fmt::format("the default, {:.0f} min per simulation", kDefaultMaxTimeSeconds / 60);
+    return;
+  }
+  if (t == "none") {
+    limits.seconds = 0;
+    limits.time_origin = flag + " none";
+    return;
+  }
+  size_t end = 0;
+  double v = 0;
+  try {
+    v = std::stod(t, &end);
+  } catch (const std::exception&) {
+    end = 0;
+  }
+  static const std::map<std::string, double> units = {{"", 1}, {"s", 1}, {"m", 60}, {"min", 60}, {"h", 3600}};
+  const auto u = units.find(t.substr(end));
+  if (end == 0 || u == units.end() || !(v > 0) || !std::isfinite(v) || v * u->second > 1e9)
+    throw input_error(flag, "must be a positive duration: a number and a unit (s, m or min, h), or none", t,
+                      "e.g. " + flag + " 30m, " + flag + " 900s or " + flag + " none");
+  limits.seconds = v * u->second;
+  limits.time_origin = flag + " " + t;
+}
+
+RunLimits parse_memory_limit(const std::string& t, const std::string& flag) {
   if (t.empty()) {
     const uint64_t ram = physical_memory_bytes();
-    return {ram / 2, "the default, half of the machine's " + format_bytes(ram) + " of RAM"};
+    return {ram / 2, "the default, half of the machine's " + format_bytes(ram) + " of RAM", 0, {}};
   }
   // SIZE: a number with an optional unit, B, kB/MB/GB/TB (powers of 1000) or KiB/MiB/GiB/TiB and
   // K/M/G/T (powers of 1024).
@@ -203,7 +234,7 @@ MemoryLimit parse_memory_limit(const std::string& t, const std::string& flag) {
   if (end == 0 || u == units.end() || !(v > 0) || v * u->second > 1e18 || !std::isfinite(v))
     throw input_error(flag, "must be a positive size: a number and a unit (B, MB, GB, MiB, GiB, ...)", t,
                       "e.g. " + flag + " 8GiB or " + flag + " 500MB");
-  return {uint64_t(v * u->second), flag + " " + t};
+  return {uint64_t(v * u->second), flag + " " + t, 0, {}};
 }
 
 void check_engine(const std::string& engine) {
@@ -302,7 +333,7 @@ void run_training_workload(const RunArgs& a, const HwConfig& hw, const WorkloadC
   opts.tables = dataset_tables();
   opts.on_stage = [&progress](std::string_view stage) { progress.stage(stage); };
   opts.on_progress = [&progress](const TrainingProgress& p) { progress.update(p); };
-  opts.max_memory = memory_limit(a);
+  opts.limits = run_limits(a);
   std::unique_ptr<ChromeTraceFile> trace = open_step_trace(a, out_dir, ctx, opts.trace_steps);
   opts.trace = trace.get();
   const TrainingRunResult result = run_training(hw, workload, opts);
@@ -326,7 +357,7 @@ void run_hlo_workload(const RunArgs& a, const HwConfig& hw, const WorkloadConfig
   opts.engine = a.engine.empty() ? kDefaultTrainingEngine : a.engine;
   opts.on_stage = [&progress](std::string_view stage) { progress.stage(stage); };
   opts.on_progress = [&progress](const TrainingProgress& p) { progress.update(p); };
-  opts.max_memory = memory_limit(a);
+  opts.limits = run_limits(a);
   std::unique_ptr<ChromeTraceFile> trace = open_step_trace(a, out_dir, ctx, opts.trace_steps);
   opts.trace = trace.get();
   const HloRunResult result = run_hlo(hw, workload, opts);
@@ -404,7 +435,7 @@ RunOutput run_core(const RunArgs& a, const RunSources& sources, bool want_report
   opts.trace = trace.get();
   opts.on_stage = [&progress](std::string_view stage) { progress.stage(stage); };
   opts.on_progress = [&progress](const TrainingProgress& p) { progress.update(p); };
-  opts.max_memory = memory_limit(a);
+  opts.limits = run_limits(a);
   KernelRunResult result = run_kernel(hw, workload, opts);
 
   std::string report_path;

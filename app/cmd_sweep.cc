@@ -113,6 +113,7 @@ std::string resume_command(const SweepArgs& a, const std::string& out_dir) {
   if (!a.shard.empty()) cmd += " --shard " + shell_word(a.shard);
   if (a.jobs) cmd += " --jobs " + std::to_string(a.jobs);
   if (!a.max_memory.empty()) cmd += " --max-memory " + shell_word(a.max_memory);
+  if (!a.max_time.empty()) cmd += " --max-time " + shell_word(a.max_time);
   if (a.no_plots) cmd += " --no-plots";
   return cmd + " --out " + shell_word(out_dir) + " --resume";
 }
@@ -124,6 +125,11 @@ int sweep(const SweepArgs& a) {
   if (!a.shard.empty()) parse_shard(a.shard, &opt.shard_index, &opt.shard_count);
   require_file(a.file);
   opt.max_memory = parse_memory_limit(a.max_memory, "--max-memory");  // bad text: exit 2 before planning
+  if (!a.max_time.empty()) {
+    RunLimits checked;
+    parse_time_limit(a.max_time, "--max-time", checked);  // bad text: exit 2 before planning
+    opt.point_args = {"--max-time", a.max_time};
+  }
   sweep::PlanOptions po;
   po.extra_sets = a.sets;
   po.load_hw = sweep_hw_loader();

@@ -44,14 +44,23 @@ struct RunArgs {
   bool dump_config = false;
   bool quiet = false;
   std::string max_memory;     // --max-memory SIZE ("8GiB", "500MB"); empty: half the machine's RAM
+  std::string max_time;       // --max-time DURATION ("30m", "900s", "none"); empty: kDefaultMaxTimeSeconds
 };
 int run(const RunArgs& args);
-// The run's memory limit (sim/engine/run_estimate.h) from --max-memory, else half of the machine's
-// physical RAM. ConfigError for a SIZE that is not a positive size.
-MemoryLimit memory_limit(const RunArgs& args);
+// A simulation estimated to take longer is refused unless --max-time allows it: a full-pod step on
+// the SystemC engine (~8 min here) is a choice to make, not a default to wait for.
+inline constexpr double kDefaultMaxTimeSeconds = 300;
+// The run's limits (sim/engine/run_estimate.h): memory from --max-memory, else half of the
+// machine's physical RAM; time from --max-time, else kDefaultMaxTimeSeconds per simulation.
+// ConfigError for a SIZE or DURATION that is not positive.
+RunLimits run_limits(const RunArgs& args);
+// A DURATION flag (`--max-time 30m`): a number with an optional unit s, m/min or h (none: seconds),
+// or `none` for no limit; empty: the default. Bad text is exit 2 naming `flag`. Sets `seconds` and
+// `time_origin` of `limits`.
+void parse_time_limit(const std::string& text, const std::string& flag, RunLimits& limits);
 // A SIZE flag (`--max-memory 8GiB`): a number and a unit (B, kB/MB/GB/TB, K/KiB/M/MiB/G/GiB/T/TiB);
 // empty: the default, half of the machine's RAM. Bad text is exit 2 naming `flag`.
-MemoryLimit parse_memory_limit(const std::string& text, const std::string& flag);
+RunLimits parse_memory_limit(const std::string& text, const std::string& flag);
 
 // Engines used without --engine. A training run defaults to the analytical engine: it simulates
 // each distinct step program (8 core streams of a BERT step) in well under a second, which keeps the
@@ -117,6 +126,7 @@ struct SweepArgs {
   bool dry_run = false;            // list the points and exit
   bool quiet = false;
   std::string max_memory;          // --max-memory for all running points together; empty: half of RAM
+  std::string max_time;            // --max-time, passed to every point; empty: the points' default
 };
 // Exit codes: 0 every point ok; 4 at least one point failed (recorded in the results); 2 bad input.
 int sweep(const SweepArgs& args);

@@ -75,6 +75,10 @@ int dispatch(int argc, char** argv) {
                       "Refuse (exit 2) a simulation whose estimated peak memory exceeds SIZE, e.g. 8GiB or 500MB "
                       "(default: half of the machine's RAM)")
       ->type_name("SIZE");
+  run_cmd->add_option("--max-time", ra.max_time,
+                      "Refuse (exit 2) a simulation estimated to take longer than DURATION, e.g. 30m, 900s, or none "
+                      "(default: 5m per simulation)")
+      ->type_name("DURATION");
 
   std::vector<std::string> files;
   CLI::App* validate_cmd = cli.add_subcommand("validate", "Check config files without simulating");
@@ -95,6 +99,9 @@ int dispatch(int argc, char** argv) {
   advise_cmd->add_option("--max-memory", aa.max_memory,
                          "Refuse (exit 2) a simulation whose estimated peak memory exceeds SIZE (default: half of RAM)")
       ->type_name("SIZE");
+  advise_cmd->add_option("--max-time", aa.max_time,
+                         "Refuse (exit 2) a simulation estimated to take longer than DURATION (default: 5m)")
+      ->type_name("DURATION");
 
   SweepArgs sa;
   CLI::App* sweep_cmd = cli.add_subcommand(
@@ -118,6 +125,8 @@ int dispatch(int argc, char** argv) {
                         "Memory for all the points running at once, e.g. 16GiB (default: half of the machine's RAM); "
                         "each of the --jobs points gets its share as its own --max-memory")
       ->type_name("SIZE");
+  sweep_cmd->add_option("--max-time", sa.max_time, "--max-time of every point (default: 5m per simulation)")
+      ->type_name("DURATION");
   sweep_cmd->add_flag("--dry-run", sa.dry_run, "List the points (and invalid ones) and exit");
   sweep_cmd->add_flag("-q,--quiet", sa.quiet, "No progress and no summary (warnings and errors still go to stderr)");
   MergeArgs ma;

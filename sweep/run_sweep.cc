@@ -186,6 +186,7 @@ SweepRunSummary run_sweep(const SweepPlan& plan, const SweepRunOptions& opt) {
     j.argv.insert(j.argv.end(), {"--workload", p.workload_file});
     if (!plan.engine.empty()) j.argv.insert(j.argv.end(), {"--engine", plan.engine});
     for (const auto& s : p.sets) j.argv.insert(j.argv.end(), {"--set", s});
+    j.argv.insert(j.argv.end(), opt.point_args.begin(), opt.point_args.end());
     j.argv.insert(j.argv.end(), {"--out", pdir, "--quiet"});
     j.stderr_path = (fs::path(pdir) / "stderr.txt").string();
     j.timeout_s = plan.config.timeout_s;

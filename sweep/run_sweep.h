@@ -26,7 +26,9 @@ struct SweepRunOptions {
   // Memory for the points running at once: each of the `jobs` parallel points is given its share as
   // its own --max-memory (a point whose estimate exceeds it fails with exit 2, naming the limit and
   // the knobs). bytes 0: the points' own default.
-  MemoryLimit max_memory;
+  RunLimits max_memory;
+  // More flags of every point's `tpusim run` (e.g. --max-time 30m).
+  std::vector<std::string> point_args;
   std::FILE* progress = stderr;
   // Called about every 100 ms while points run (the Python module checks for Ctrl-C here). An
   // exception from it stops the sweep: the running points are killed, the finished ones written

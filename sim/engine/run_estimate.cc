@@ -58,22 +58,36 @@ RunEstimate estimate_run(const isa::Program& program, std::string_view engine, b
   return e;
 }
 
-void check_memory_limit(const RunEstimate& e, const MemoryLimit& limit, std::string_view program_name,
-                        std::string_view engine, bool trace) {
-  if (limit.bytes == 0 || e.peak_bytes() <= limit.bytes) return;
+void check_run_limits(const RunEstimate& e, const RunLimits& limits, std::string_view program_name,
+                      std::string_view engine, bool trace) {
+  const bool memory = limits.bytes != 0 && e.peak_bytes() > limits.bytes;
+  const bool time = limits.seconds > 0 && e.seconds > limits.seconds;
+  if (!memory && !time) return;
   std::string knobs = "use fewer cores (a smaller slice) or fewer steps";
   if (engine != "analytical") knobs += ", the analytical engine (--engine analytical)";
   if (trace) knobs += ", run without --trace";
-  knobs += ", or raise --max-memory";
+  const std::string what = fmt::format("program '{}': {} cores, {:.3g} instructions over all cores, on the {} engine{}",
+                                       program_name, e.cores, double(e.core_instructions), engine,
+                                       trace ? " with a trace" : "");
   ConfigErrorInfo i;
-  i.yaml_path = "--max-memory";
-  i.value = format_bytes(limit.bytes);
-  i.rule = fmt::format(
-      "({}) is too low for program '{}': {} cores, {:.3g} instructions over all cores, on the {} engine{} need an "
-      "estimated {} at the peak ({} in use + {} for the run; it would take about {:.0f} s)",
-      limit.origin, program_name, e.cores, double(e.core_instructions), engine, trace ? " with a trace" : "",
-      format_bytes(e.peak_bytes()), format_bytes(e.base_bytes), format_bytes(e.run_bytes), e.seconds);
-  i.suggestion = knobs;
+  if (memory) {
+    i.yaml_path = "--max-memory";
+    i.value = format_bytes(limits.bytes);
+    i.rule = fmt::format("({}) is too low for {} need an estimated {} at the peak ({} in use + {} for the run; it "
+                         "would take about {:.0f} s)",
+                         limits.origin, what, format_bytes(e.peak_bytes()), format_bytes(e.base_bytes),
+                         format_bytes(e.run_bytes), e.seconds);
+    i.suggestion = knobs + ", or raise --max-memory";
+  } else {
+    // The time is an estimate from a 2-core development machine under load (upper bounds, see the
+    // constants above): a faster machine finishes sooner, and --max-time says how long is acceptable.
+    i.yaml_path = "--max-time";
+    i.value = fmt::format("{:.0f} s", limits.seconds);
+    i.rule = fmt::format("({}) is too short for {}, which would take an estimated {:.0f} s ({:.1f} min) to simulate and need {} at "
+                         "the peak",
+                         limits.time_origin, what, e.seconds, e.seconds / 60, format_bytes(e.peak_bytes()));
+    i.suggestion = knobs + ", or allow more time (e.g. --max-time 30m, or --max-time none)";
+  }
   throw ConfigError(i);
 }
 

@@ -1,6 +1,7 @@
 // What a simulation will cost before it starts: peak memory and wall time of one engine run, from
 // what is known once the program is compiled (instructions of every core's stream, cores, trace
-// on/off), and the refusal of a run whose estimate exceeds the memory limit (`--max-memory`).
+// on/off), and the refusal of a run whose estimate exceeds the memory or time limit (`--max-memory`,
+// `--max-time`).
 //
 // The engines' state is per core and per instruction of the stream the core runs (replicas share
 // their stream; the analytical engine shares what their completion times have in common, the
@@ -32,17 +33,21 @@ struct RunEstimate {
 // without a trace, `base_bytes` being in use already (current_rss_bytes()).
 RunEstimate estimate_run(const isa::Program& program, std::string_view engine, bool trace, uint64_t base_bytes);
 
-// The memory limit of a run: the bytes a run may reach, and where the limit came from (for the
-// message: "--max-memory 500MB" or "the default, half of the machine's 23.4 GiB").
-struct MemoryLimit {
-  uint64_t bytes = 0;  // 0: no limit
+// The limits of one simulation: the bytes it may reach and the wall time it may take, each with
+// where it came from (for the message: "--max-memory 500MB", "the default, half of the machine's
+// 23.4 GiB", "--max-time 30m", "the default, 5 min per simulation").
+struct RunLimits {
+  uint64_t bytes = 0;  // 0: no memory limit
   std::string origin;
+  double seconds = 0;  // 0: no time limit
+  std::string time_origin;
 };
 
-// Throws ConfigError (exit 2) when `e` exceeds `limit`: the estimate, the limit, and the knobs
-// that lower it (fewer cores, fewer steps, the analytical engine, --trace off, a higher limit).
-void check_memory_limit(const RunEstimate& e, const MemoryLimit& limit, std::string_view program_name,
-                        std::string_view engine, bool trace);
+// Throws ConfigError (exit 2) when `e` exceeds a limit (memory first): the estimate, the limit, and
+// the knobs that lower it (fewer cores, fewer steps, the analytical engine, --trace off, a higher
+// limit).
+void check_run_limits(const RunEstimate& e, const RunLimits& limits, std::string_view program_name,
+                      std::string_view engine, bool trace);
 
 // The process's resident set now (/proc/self/statm), and the machine's physical memory (sysconf).
 uint64_t current_rss_bytes();

@@ -204,6 +204,28 @@ def copy_hw_tree(tmp):
     return os.path.join(dst, os.path.basename(HW))
 
 
+def test_max_time(tmp):
+    """Issue 15, part 5: a simulation estimated to take longer than --max-time (default 5 min) is
+    refused up front (exit 2) with the estimate and the knobs, as the full pod on the SystemC engine
+    is; none lifts the limit; bad text is exit 2; a sweep passes it to every point."""
+    expect_bad_input(tmp, ["run", "--max-time", "1ms", "--quiet"],
+                     ["--max-time: value '1ms' must be a positive duration"])
+    expect_bad_input(tmp, ["run", "--workload", KERNEL, "--max-time", "0.000001s", "--quiet"],
+                     ["--max-time: value '0 s' (--max-time 0.000001s) is too short for program", "which would take an estimated",
+                      "--engine analytical", "--max-time none"])
+    run(["run", "--workload", KERNEL, "--max-time", "none", "--quiet"], tmp)
+    run(["run", "--workload", KERNEL, "--max-time", "2m", "--quiet"], tmp)
+    for bad in ["0", "-5m", "soon", "5d"]:
+        expect_bad_input(tmp, ["run", "--max-time", bad], ["--max-time: value '{}' must be a positive duration".format(bad)])
+    sweep = kernel_sweep(tmp)
+    out = os.path.join(tmp, "sw")
+    proc, where = run(["sweep", sweep, "--max-time", "0.000001s", "--out", out, "--no-plots"], tmp, expect=4)
+    _, rows = read_csv(os.path.join(out, "results.csv"))
+    for r in rows:
+        check(r["status"] == "failed" and r["exit_code"] == "2" and "--max-time" in r["error"], "row " + str(r), where)
+    expect_bad_input(tmp, ["sweep", sweep, "--max-time", "later"], ["--max-time: value 'later' must be a positive duration"])
+
+
 def test_paths_that_are_not_files(tmp):
     """Issue 15: paths that exist but are not files said "file not found" (and suggested an unrelated file)."""
     expect_bad_input(tmp, ["run", "--workload", os.path.join(SRC, "configs", "workloads")],

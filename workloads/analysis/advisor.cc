@@ -67,7 +67,7 @@ class Search {
     opts.engine = "analytical";
     opts.tables = o_.tables;
     opts.datasets_dir = o_.datasets_dir;
-    opts.max_memory = o_.max_memory;
+    opts.limits = o_.limits;
     return opts;
   }
 

@@ -43,7 +43,7 @@ struct AdviceOptions {
   std::string datasets_dir = data::default_datasets_dir();
   std::vector<uint32_t> batches = {1, 2, 4, 8, 16, 32, 64};
   std::function<void(const std::string&)> on_run;  // progress: called before each run
-  MemoryLimit max_memory;  // as TrainingRunOptions::max_memory
+  RunLimits limits;  // as TrainingRunOptions::limits
 };
 
 // Rows ranked by total_time_s (runs that fit first); each distinct setting once.

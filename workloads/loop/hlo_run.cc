@@ -169,7 +169,7 @@ HloRunResult run_hlo(const HwConfig& hw, const WorkloadConfig& w, const HloRunOp
       rec.first_execution = true;
       rec.setup_s = hw.host.program_load_s + r.upload_time_s;
       const bool traced = o.trace != nullptr;
-      check_memory_limit(estimate_run(sp.program, engine->name(), traced, current_rss_bytes()), o.max_memory,
+      check_run_limits(estimate_run(sp.program, engine->name(), traced, current_rss_bytes()), o.limits,
                          sp.program.name, engine->name(), traced);
       if (o.on_stage) o.on_stage("simulate");
       if (o.on_progress)

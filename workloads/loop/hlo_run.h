@@ -37,7 +37,7 @@ struct HloRunOptions {
   // Called during the simulation with the step and the instructions done (a large module on many
   // replicas simulates for seconds); may be empty.
   std::function<void(const TrainingProgress&)> on_progress;
-  MemoryLimit max_memory;  // --max-memory: the simulation's estimate is checked against it (run_estimate.h)
+  RunLimits limits;  // --max-memory: the simulation's estimate is checked against it (run_estimate.h)
 };
 
 struct HloRunResult {

@@ -83,7 +83,7 @@ KernelRunResult run_kernel(const HwConfig& hw, const WorkloadConfig& workload, c
   for (size_t c = 0; c < program.cores.size(); ++c) r.instructions += program.stream(c).instrs.size();
 
   const bool trace = opts.trace != nullptr;
-  check_memory_limit(estimate_run(program, engine->name(), trace, current_rss_bytes()), opts.max_memory, program.name,
+  check_run_limits(estimate_run(program, engine->name(), trace, current_rss_bytes()), opts.limits, program.name,
                      engine->name(), trace);
   if (opts.on_stage) opts.on_stage("simulate");
   if (opts.on_progress)

@@ -26,7 +26,7 @@ struct KernelRunOptions {
   // SystemC engine runs for seconds); may be empty.
   std::function<void(const TrainingProgress&)> on_progress;
   // A simulation estimated to exceed it is refused (ConfigError) before it runs (sim/engine/run_estimate.h).
-  MemoryLimit max_memory;
+  RunLimits limits;
 };
 
 struct KernelRunResult {

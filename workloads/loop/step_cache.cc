@@ -130,7 +130,7 @@ DeviceRun StepPrograms::execute(BuiltStep& s, TraceSink* trace) {
     }
   }
   const RunEstimate est = estimate_run(s.compiled.program, engine_->name(), trace != nullptr, current_rss_bytes());
-  check_memory_limit(est, max_memory_, s.name, engine_->name(), trace != nullptr);
+  check_run_limits(est, limits_, s.name, engine_->name(), trace != nullptr);
   if (progress_) engine_->set_progress([&](uint64_t done, uint64_t total) { progress_(s.name, done, total); });
   const auto t0 = Clock::now();
   if (!s.compiled.lowered) throw std::logic_error("step program '" + s.name + "' does not fit in HBM and was not lowered");

@@ -88,7 +88,7 @@ class StepPrograms {
   // (set_limits).
   DeviceRun execute(BuiltStep& s, TraceSink* trace = nullptr);
   // The memory limit of each simulation and the display of its progress (name, done, total).
-  void set_limits(MemoryLimit max_memory) { max_memory_ = std::move(max_memory); }
+  void set_limits(RunLimits limits) { limits_ = std::move(limits); }
   void set_progress(std::function<void(std::string_view program, uint64_t done, uint64_t total)> fn) {
     progress_ = std::move(fn);
   }
@@ -110,7 +110,7 @@ class StepPrograms {
   std::unique_ptr<const models::Model> model_;  // the workload's model (make_model)
   bool full_sim_;
   std::unique_ptr<Engine> engine_;
-  MemoryLimit max_memory_;
+  RunLimits limits_;
   std::function<void(std::string_view, uint64_t, uint64_t)> progress_;
   std::map<StepVariant, StepInfo> info_;
   std::map<StepVariant, BuiltStep> built_;

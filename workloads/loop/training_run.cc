@@ -147,7 +147,7 @@ class Loop {
   Loop(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunOptions& o, TrainingRunResult& r)
       : hw_(hw), t_(w.training), o_(o), r_(r), fw_(framework_personality(w.training)),
         programs_(hw, w.training, o.engine, o.full_sim) {
-    programs_.set_limits(o.max_memory);
+    programs_.set_limits(o.limits);
     if (o_.on_progress)
       programs_.set_progress([this](std::string_view program, uint64_t done, uint64_t total) {
         o_.on_progress({r_.steps.size(), steps_total_, program, done, total});

@@ -56,7 +56,7 @@ struct TrainingRunOptions {
   std::function<void(const TrainingProgress&)> on_progress;  // progress display, may be empty
   // A program whose simulation is estimated to exceed it is refused (ConfigError) before it runs
   // (sim/engine/run_estimate.h); bytes 0: no limit.
-  MemoryLimit max_memory;
+  RunLimits limits;
   TraceSink* trace = nullptr;  // --trace: host, step and engine events (workloads/loop/training_trace.h)
   TrainingTraceOptions trace_steps;
 };
