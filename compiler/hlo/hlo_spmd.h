@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/hlo/hlo_ast.h"
@@ -29,6 +30,10 @@ enum class SpmdMode {
   kPartition,  // partition whenever num_partitions > 1
   kAsWritten,  // never: every core runs the module as written
 };
+
+// The names of the modes (a kind: hlo workload's `spmd`, hlo-stats' --spmd): auto, partition,
+// as_written; nullopt for any other.
+std::optional<SpmdMode> spmd_mode_named(std::string_view name);
 
 struct SpmdOptions {
   SpmdMode mode = SpmdMode::kAuto;
