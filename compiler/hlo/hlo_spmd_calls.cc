@@ -45,10 +45,19 @@ void signature(const Val& v, std::string& s) {
     s += ')';
     return;
   }
-  s += v.t.manual ? "m" : "t";
-  for (int64_t x : v.t.tiles) s += std::to_string(x) + ",";
-  s += "r" + std::to_string(v.t.rep) + ":";
-  for (int64_t x : v.t.devices) s += std::to_string(x) + ",";
+  // Appended piece by piece: `"r" + std::to_string(...)` trips GCC 12's false -Wrestrict.
+  s += v.t.manual ? 'm' : 't';
+  for (int64_t x : v.t.tiles) {
+    s += std::to_string(x);
+    s += ',';
+  }
+  s += 'r';
+  s += std::to_string(v.t.rep);
+  s += ':';
+  for (int64_t x : v.t.devices) {
+    s += std::to_string(x);
+    s += ',';
+  }
   s += ';';
 }
 

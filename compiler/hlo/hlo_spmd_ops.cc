@@ -409,7 +409,15 @@ Val Partitioner::dimensionwise(const Instruction& in, const std::vector<Tiling>*
       along.push_back(int(d));
     }
   }
+  // The most finely tiled operand of the array's rank leads, as for element-wise ops (a
+  // dynamic-update-slice of a tiled update into replicated zeros, a scan's stacked outputs, is tiled).
   Tiling o = untile(operand(in, 0).t, along);
+  for (size_t i = 1; i < in.operands.size() && (op == "dynamic-update-slice" || op == "concatenate"); ++i) {
+    const Val& v = operand(in, i);
+    if (v.tuple || v.t.manual || operand_global(in, i).dims.size() != r) continue;
+    Tiling t = untile(v.t, along);
+    if (t.tile_count() > o.tile_count()) o = std::move(t);
+  }
   if (given && !in.shape.is_tuple() && given->front().tiles.size() == r &&
       std::all_of(along.begin(), along.end(), [&](int d) { return given->front().tiles[size_t(d)] == 1; }))
     o = given->front();

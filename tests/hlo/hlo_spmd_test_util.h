@@ -30,13 +30,14 @@ inline const Instruction& inst(const Computation& c, const std::string& name) {
 }
 inline const Instruction& entry_inst(const Module& m, const std::string& name) { return inst(m.entry_computation(), name); }
 
-// One partition's device time: the module (partitioned or as written) on `cores` cores of a v3-8.
-inline double device_time(const Module& m, int64_t cores) {
+// One partition's device time: the module (partitioned or as written) on `cores` cores of a v3-8;
+// `exact`: the import lists nothing as approximate.
+inline double device_time(const Module& m, int64_t cores, bool exact = true) {
   const HwConfig hw = v3_8();
   ImportOptions io;
   io.replicas = cores;
   const HloImport imp = import_hlo(m, io);
-  EXPECT_TRUE(imp.stats.unmodelled.empty()) << imp.stats.unmodelled.front().instruction << ": "
+  EXPECT_TRUE(!exact || imp.stats.unmodelled.empty()) << imp.stats.unmodelled.front().instruction << ": "
                                             << imp.stats.unmodelled.front().reason;
   std::vector<compiler::CoreId> ring = compiler::ring_order(hw);
   ring.resize(size_t(cores));
