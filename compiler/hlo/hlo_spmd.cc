@@ -109,6 +109,10 @@ void Partitioner::run_instructions() {
     const std::optional<std::vector<Tiling>> g = given_of(in);
     ++(g ? report_.given : report_.propagated);
     vals_[i] = partition(in, g ? &*g : nullptr);
+    if (!fits(vals_[i], in.shape)) {  // a malformed module (a result not of its declared shape): replicated
+      size_t k = 0;
+      vals_[i] = tree(in.shape, {}, k, use(vals_[i]));
+    }
   }
 }
 
@@ -400,6 +404,9 @@ int Partitioner::all_reduce(int x, const Tiling& t, const std::vector<int>& axes
 
 int Partitioner::reshard(int x, const Tiling& from_, const Tiling& to, const Shape& global) {
   if (from_.manual || to.manual || from_ == to || global.is_tuple()) return x;
+  // Tilings of another rank than the value (a body whose result is not the loop's shape): left as it
+  // is, for the importer to stand in.
+  if (from_.tiles.size() != global.dims.size() || to.tiles.size() != global.dims.size()) return x;
   Tiling from = from_;
   Shape cur = out_.at(size_t(x)).shape;
   const size_t r = global.dims.size();
@@ -506,7 +513,11 @@ Shape Partitioner::local(const Shape& s, const Val& v) const {
   return r;
 }
 
-const Shape& Partitioner::operand_global(const Instruction& in, size_t i) const { return operand_shape(*c_, in, i); }
+// The operand instruction's own shape, which its value's tilings follow (an older dump's written
+// operand shape may differ from it in a malformed module).
+const Shape& Partitioner::operand_global(const Instruction& in, size_t i) const {
+  return c_->instructions.at(size_t(in.operands.at(i))).shape;
+}
 
 int Partitioner::fold_reduce_scatters(int root) {
   if (all_reduces_.empty() || slices_.empty()) return root;

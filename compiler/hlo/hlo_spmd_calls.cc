@@ -64,7 +64,7 @@ void signature(const Val& v, std::string& s) {
 }  // namespace
 
 bool fits(const Val& v, const Shape& s) {
-  if (!s.is_tuple()) return !v.tuple;
+  if (!s.is_tuple()) return !v.tuple && v.t.tiles.size() == s.dims.size();
   if (!v.tuple || v.elems.size() != s.tuple.size()) return false;
   for (size_t i = 0; i < s.tuple.size(); ++i)
     if (!fits(v.elems[i], s.tuple[i])) return false;

@@ -95,7 +95,7 @@ Val Partitioner::partition(const Instruction& in, const std::vector<Tiling>* giv
   if (op == "get-tuple-element" && in.operands.size() == 1) {
     const Val& t = operand(in, 0);
     const int64_t k = int_attr(m_, in, "index").value_or(-1);
-    if (!t.tuple || k < 0 || k >= int64_t(t.elems.size())) return whole(in, given);
+    if (!t.tuple || k < 0 || k >= int64_t(t.elems.size()) || !fits(t.elems[size_t(k)], in.shape)) return whole(in, given);
     Val v = t.elems[size_t(k)];
     v.index = emit_self(in, {t.index}, local(in.shape, v));
     return finish(v, in, given);

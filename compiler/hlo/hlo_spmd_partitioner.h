@@ -36,7 +36,7 @@ struct Called {
   Val root;
 };
 
-// Whether `v` has the tuple structure of `s`.
+// Whether `v` has the tuple structure of `s`, each leaf's tiling of its array's rank.
 bool fits(const Val& v, const Shape& s);
 
 class Partitioner {

@@ -7,10 +7,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <optional>
 #include <string>
 
 #include "compiler/hlo/hlo_import_stats.h"
+#include "compiler/hlo/hlo_parser.h"
 #include "tests/hlo/hlo_spmd_test_util.h"
+#include "tests/hlo/hlo_test_util.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -434,6 +439,57 @@ ENTRY main {
   EXPECT_TRUE(partition(no_collective).report.partitioned);
   EXPECT_FALSE(partition(no_collective, 1, SpmdMode::kAuto, "module_0001.jit_f.0042.spmd-partitioner.after_spmd-partitioning.txt")
                    .report.partitioned);
+}
+
+// The data module (also a fuzz seed): every called computation partitioned, the gradient a
+// reduce-scatter, the loop's trip count still read by the importer.
+TEST(HloSpmdCalls, DataModule) {
+  const Module m = parse_hlo_file(std::string(TPUSIM_HLO_DATA) + "/spmd_calls.hlo");
+  const SpmdResult r = spmd_partition(m);
+  ASSERT_TRUE(r.module) << r.report.reason;
+  EXPECT_TRUE(r.report.unmodelled.empty()) << r.report.unmodelled.front().reason;
+  EXPECT_EQ(r.report.collectives.at("reduce-scatter").count, 1);
+  EXPECT_EQ(r.report.collectives.count("all-gather"), 0u);
+  EXPECT_EQ(inst(*r.module->find("body"), "h").shape.dims, (std::vector<int64_t>{4, 32}));
+  EXPECT_EQ(inst(*r.module->find("act"), "e").shape.dims, (std::vector<int64_t>{4, 16}));
+  EXPECT_EQ(entry_inst(*r.module, "g").shape.dims, (std::vector<int64_t>{16, 16}));  // the partial sums
+  EXPECT_EQ(entry_inst(*r.module, "g.spmd_reduce-scatter").shape.dims, (std::vector<int64_t>{8, 16}));
+  ImportOptions io;
+  io.replicas = 2;
+  const HloImport imp = import_hlo(*r.module, io);
+  for (const Unmodelled& u : imp.stats.unmodelled) EXPECT_TRUE(u.opcode == "conditional" || u.opcode == "copy") << u.reason;
+}
+
+// The pass is total: on mutated modules with called computations (the data module, the scan
+// training step) only HloError escapes, and the import of what it makes too.
+TEST(HloSpmdCalls, TotalOnMutatedModules) {
+  std::ifstream in(std::string(TPUSIM_HLO_DATA) + "/spmd_calls.hlo");
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(data.empty());
+  const std::vector<std::string> opcodes = {"add", "dot", "while", "call", "conditional", "tuple", "get-tuple-element",
+                                            "dynamic-slice", "dynamic-update-slice", "reshape", "reduce", "custom-call"};
+  uint64_t seed = 2024;
+  int partitioned = 0;
+  for (const std::string& text : {data, scan_step_module()})
+    for (int k = 0; k < 300; ++k) {
+      const std::string t = testing::mutate(text, seed, opcodes);
+      std::optional<Module> m;
+      try {
+        m = parse_hlo_module(t, "fuzz.hlo");
+      } catch (const HloError&) {
+        continue;
+      }
+      try {
+        const SpmdResult r = spmd_partition(*m, {SpmdMode::kPartition, 1});
+        partitioned += r.module.has_value();
+        if (r.module) import_hlo(*r.module, {.max_instructions = 20000, .while_trip_count = std::nullopt, .replicas = std::nullopt});
+      } catch (const HloError&) {
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "mutation " << k << ": " << e.what() << "\n" << t;
+        return;
+      }
+    }
+  EXPECT_GT(partitioned, 100);
 }
 
 }  // namespace
