@@ -533,10 +533,13 @@ int Partitioner::fold_reduce_scatters(int root) {
     const Shape& whole = out_[size_t(a)].shape;
     const Shape& part = out_[size_t(s)].shape;
     if (whole.is_tuple() || whole.dims.size() != part.dims.size()) continue;
-    int d = -1;
+    int d = -1;  // the one dimension the slice cuts
     bool one = true;
-    for (size_t i = 0; i < whole.dims.size(); ++i)
-      if (whole.dims[i] != part.dims[i]) one = one && d < 0, d = int(i);
+    for (size_t i = 0; i < whole.dims.size(); ++i) {
+      if (whole.dims[i] == part.dims[i]) continue;
+      one = one && d < 0;
+      d = int(i);
+    }
     const std::vector<std::vector<int64_t>> groups = groups_along(how.first, how.second);
     const Tiling& to = sl->second.first;
     if (!one || d < 0 || groups.empty() || to.tiles.size() != whole.dims.size() ||

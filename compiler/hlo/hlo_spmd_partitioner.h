@@ -14,7 +14,7 @@
 
 namespace tpusim::hlo::spmd {
 
-// A value of the partitioned ENTRY: its instruction there (-1: an element of a tuple reached through
+// A value of the computation being partitioned: its instruction there (-1: an element of a tuple reached through
 // get-tuple-element) and the tiling of each array leaf.
 struct Val {
   int index = -1;
@@ -45,7 +45,7 @@ class Partitioner {
   Module run();
 
  private:
-  // hlo_spmd_ops.cc: the rule of each op; returns the value of `in` in the new ENTRY.
+  // hlo_spmd_ops.cc: the rule of each op; returns the value of `in` in the new computation.
   Val partition(const Instruction& in, const std::vector<Tiling>* given);
   Val source(const Instruction& in, const std::vector<Tiling>* given);
   Val elementwise(const Instruction& in, const std::vector<Tiling>* given);
@@ -108,7 +108,7 @@ class Partitioner {
 
   // hlo_spmd.cc: the given sharding of `in` as the tilings of its array leaves (nullptr: none given).
   std::optional<std::vector<Tiling>> given_of(const Instruction& in);
-  // A copy of `in` with `operands` (new indices), `shape` and `attrs`, appended to the new ENTRY.
+  // A copy of `in` with `operands` (new indices), `shape` and `attrs`, appended to the new computation.
   int emit_self(const Instruction& in, const std::vector<int>& operands, const Shape& shape);
   int emit(const std::string& opcode, const std::string& suffix, const Shape& shape, const std::vector<int>& operands,
            std::vector<Attribute> attrs = {}, std::vector<int> called = {});
@@ -145,12 +145,13 @@ class Partitioner {
   std::set<std::string> names_;
   std::vector<Computation> helpers_;
   std::map<ElementType, int> add_;
-  std::vector<Val> vals_;  // per original ENTRY instruction
-  std::vector<int> users_;  // per original ENTRY instruction: how many instructions read it
+  // The computation being partitioned (c_, from out_ to slices_; the caller's saved in a Frame).
+  std::vector<Val> vals_;   // per original instruction
+  std::vector<int> users_;  // per original instruction: how many instructions read it
   const Instruction* cur_ = nullptr;
   const std::vector<Val>* params_ = nullptr;  // a called computation's parameters (nullptr: ENTRY's, as given)
-  std::map<int, std::pair<Tiling, std::vector<int>>> all_reduces_;
-  std::map<int, std::pair<Tiling, bool>> slices_;
+  std::map<int, std::pair<Tiling, std::vector<int>>> all_reduces_;  // Frame::all_reduces
+  std::map<int, std::pair<Tiling, bool>> slices_;                    // Frame::slices
   std::vector<Computation> parts_;  // partitioned called computations (encoded kPartBase + j)
   std::vector<int> part_of_;        // the module computation each is a version of
   std::map<std::string, Called> memo_;
