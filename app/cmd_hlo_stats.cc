@@ -68,7 +68,7 @@ Simulated simulate(const HloStatsArgs& a, const hlo::Module& m, const hlo::HloIm
     const uint32_t cores = hw.slice.chips() * hw.chip.cores;
     if (m.num_partitions > int64_t(cores))
       throw ConfigError({a.file, "num_partitions", 0, std::to_string(m.num_partitions),
-                         fmt::format("partitions are more than the {} cores of {}: each partition runs on its own core",
+                         fmt::format("is more partitions than the {} cores of {}: each partition runs on its own core",
                                      cores, hw.name),
                          "use a larger slice (--hw), or --spmd as_written to run the module as written on one core"});
     s.cores = m.num_partitions;
