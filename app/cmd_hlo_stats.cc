@@ -1,8 +1,10 @@
-// `tpusim hlo-stats FILE [--json] [--simulate [--hw NAME]]`: parses an XLA HLO text module
-// (compiler/hlo/, docs/hlo.md), prints its computations, opcode histogram and op statistics
+// `tpusim hlo-stats FILE [--json] [--simulate [--hw NAME] [--spmd MODE]]`: parses an XLA HLO text
+// module (compiler/hlo/, docs/hlo.md), prints its computations, opcode histogram and op statistics
 // (dot/convolution flops, parameter/output bytes, what the import does not model), and with
-// --simulate imports the ENTRY computation, lowers it for one core and runs it on the analytical
-// engine (device time and the op profile's top kernels). Exit 2 with file, line and column on bad input.
+// --simulate imports the ENTRY computation, lowers it for one core (a pre-partitioning module: one
+// partition per core of num_partitions cores, as a kind: hlo run partitions it) and runs it on the
+// analytical engine (device time and the op profile's top kernels). Exit 2 with file, line and
+// column on bad input.
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
@@ -11,13 +13,18 @@
 #include <optional>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
 #include "compiler/compile.h"
+#include "compiler/graph_spmd.h"
 #include "compiler/hlo/hlo_import.h"
 #include "compiler/hlo/hlo_parser.h"
+#include "compiler/hlo/hlo_spmd.h"
+#include "config/config_error.h"
 #include "sim/engine/engine.h"
+#include "workloads/loop/training_run.h"
 #include "workloads/report/hlo_report.h"
 
 namespace tpusim::app {
@@ -28,6 +35,7 @@ struct HloStatsArgs {
   bool json = false;
   bool simulate = false;
   std::string hw;  // --hw: file or built-in name; empty: the default
+  std::string spmd = "auto";  // --spmd: hlo::spmd_mode_named
 };
 
 // How many op profile entries --simulate prints.
@@ -38,17 +46,46 @@ struct Simulated {
   OpProfile profile;  // grouped as the run summaries list it (op_group_name: "dot.12" -> "dot.*")
   size_t graph_nodes = 0;
   std::string hw_origin;
+  hlo::SpmdReport spmd;
+  int64_t cores = 1;
 };
 
-Simulated simulate(const HloStatsArgs& a, const hlo::HloImport& imp, const std::string& name) {
+// A module SPMD partitioning applies to (a kind: hlo run's rule and `spmd` mode, hlo_spmd.h) runs one
+// partition per core on num_partitions cores of --hw, its inserted collectives between them; any
+// other on one core (its collectives there at no cost: docs/hlo.md, "Collectives").
+Simulated simulate(const HloStatsArgs& a, const hlo::Module& m, const hlo::HloImport& imp) {
   RunArgs ra;
   ra.hw_file = a.hw;
   Simulated s;
   const HwConfig hw = load_hw(ra, {}, &s.hw_origin);
-  const isa::Program p = compiler::compile_graph(imp.graph, hw, name, 0, 0);
-  s.run = make_engine("analytical", hw)->run(p, nullptr);
+  hlo::SpmdResult part = hlo::spmd_partition(m, {*hlo::spmd_mode_named(a.spmd), 1});
+  s.spmd = std::move(part.report);
+  if (!part.module) {
+    const isa::Program p = compiler::compile_graph(imp.graph, hw, m.name, 0, 0);
+    s.run = make_engine("analytical", hw)->run(p, nullptr);
+    s.graph_nodes = imp.graph.nodes().size();
+  } else {
+    const uint32_t cores = hw.slice.chips() * hw.chip.cores;
+    if (m.num_partitions > int64_t(cores))
+      throw ConfigError({a.file, "num_partitions", 0, std::to_string(m.num_partitions),
+                         fmt::format("is more partitions than the {} cores of {}: each partition runs on its own core",
+                                     cores, hw.name),
+                         "use a larger slice (--hw), or --spmd as_written to run the module as written on one core"});
+    s.cores = m.num_partitions;
+    hlo::ImportOptions io;
+    io.replicas = m.num_partitions;
+    const hlo::HloImport pi = hlo::import_hlo(*part.module, io);
+    std::vector<compiler::CoreId> ring = compiler::ring_order(hw);
+    ring.resize(size_t(m.num_partitions));
+    const compiler::SpmdProgram sp = compiler::compile_graph_spmd(pi.graph, hw, m.name, ring);
+    if (!sp.lowered)  // as a kind: hlo run (exit 3)
+      throw OutOfHbmError(out_of_hbm_message(sp.memory, m.name, device_hbm_bytes(hw.chip), hw.chip.megacore,
+                                             "Run it on a chip with more HBM (--hw)."),
+                          0);
+    s.run = make_engine("analytical", hw)->run(sp.program, nullptr);
+    s.graph_nodes = pi.graph.nodes().size();
+  }
   s.profile = group_op_profile(s.run.op_profile);
-  s.graph_nodes = imp.graph.nodes().size();
   return s;
 }
 
@@ -58,7 +95,7 @@ int hlo_stats(const HloStatsArgs& a) {
   // the statistics say what a simulation would approximate.
   const hlo::HloImport imp = hlo::import_hlo(m);
   std::optional<Simulated> sim;
-  if (a.simulate) sim = simulate(a, imp, m.name);
+  if (a.simulate) sim = simulate(a, m, imp);
   std::map<std::string, int64_t> opcodes;  // sorted by name: deterministic output
   for (const hlo::Computation& c : m.computations)
     for (const hlo::Instruction& in : c.instructions) ++opcodes[in.opcode];
@@ -97,9 +134,10 @@ int hlo_stats(const HloStatsArgs& a) {
       for (size_t i = 0; i < std::min(e.size(), kTopKernels); ++i)
         top.push_back({{"name", e[i].name}, {"count", e[i].count}, {"time_s", e[i].time_s}, {"flops", e[i].flops},
                        {"hbm_bytes", e[i].hbm_bytes}, {"bound", op_bound_name(e[i].bound)}});
-      j["simulation"] = {{"hw", sim->hw_origin}, {"engine", "analytical"}, {"graph_nodes", sim->graph_nodes},
-                         {"device_time_s", sim->run.device_time_s}, {"device_cycles", sim->run.device_cycles},
-                         {"top_kernels", top}};
+      j["simulation"] = {{"hw", sim->hw_origin}, {"engine", "analytical"}, {"cores", sim->cores},
+                         {"graph_nodes", sim->graph_nodes}, {"device_time_s", sim->run.device_time_s},
+                         {"device_cycles", sim->run.device_cycles}, {"top_kernels", top},
+                         {"spmd", hlo_spmd_json(sim->spmd, sim->spmd.partitioned ? imp.stats : hlo::HloStats{})}};
     }
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -131,8 +169,12 @@ int hlo_stats(const HloStatsArgs& a) {
   for (const hlo::Unmodelled& u : st.unmodelled)
     std::cout << "    line " << u.line << "  " << u.instruction << " (" << u.opcode << "): " << u.reason << "\n";
   if (sim) {
-    std::cout << "\nsimulation (" << sim->hw_origin << ", analytical engine, one core, " << sim->graph_nodes
-              << " graph nodes)\n"
+    std::cout << "\nsimulation (" << sim->hw_origin << ", analytical engine, "
+              << (sim->cores == 1 ? std::string("one core") : "one partition per core of " + std::to_string(sim->cores))
+              << ", " << sim->graph_nodes << " graph nodes)\n"
+              << "  spmd         " << (sim->spmd.partitioned ? "partitioned: " : "not partitioned: ") << sim->spmd.reason;
+    for (const auto& [op, c] : sim->spmd.collectives) std::cout << "; " << c.count << " " << op << " inserted";
+    std::cout << "\n"
               << "  device time  " << std::setprecision(6) << sim->run.device_time_s * 1e6 << " us ("
               << sim->run.device_cycles << " cycles)\n"
               << "  top kernels\n";
@@ -156,6 +198,10 @@ Subcommand add_hlo_stats_command(CLI::App& cli) {
   cmd->add_flag("--simulate", args->simulate,
                 "Import the ENTRY computation, compile it for one core and run it on the analytical engine");
   cmd->add_option("--hw", args->hw, "Hardware YAML or built-in name for --simulate (default v3-8)")->type_name("FILE|NAME");
+  cmd->add_option("--spmd", args->spmd,
+                  "SPMD partitioning for --simulate, as a kind: hlo workload's spmd: auto (a pre-partitioning module "
+                  "runs one partition per core), partition, as_written (default auto)")
+      ->check(CLI::IsMember({"auto", "partition", "as_written"}));
   return {cmd, [args] { return hlo_stats(*args); }};
 }
 

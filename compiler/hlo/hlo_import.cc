@@ -241,13 +241,8 @@ class Importer {
 
   // The called computation of `in` named by attribute `attr` (-1 when absent).
   int called(const Instruction& in, std::string_view attr) const {
-    size_t k = 0;
-    for (const Attribute& a : in.attrs) {
-      if (!is_computation_attr(a.name)) continue;
-      if (a.name == attr) return k < in.called.size() ? in.called[k] : -1;
-      ++k;  // one computation per attribute but branch_computations, which comes alone
-    }
-    return -1;
+    const int k = called_slot(in, attr);
+    return k < 0 ? -1 : in.called[size_t(k)];
   }
 
   bool inline_limit(int depth) const { return depth >= kMaxInlineDepth || imported_ >= max_imported_; }

@@ -1,10 +1,12 @@
 // SPMD partitioning of a pre-partitioning HLO module by its `sharding` annotations (docs/hlo.md,
 // "SPMD partitioning"): what XLA's sharding propagation and SPMD partitioner do, to the degree that
-// timing needs it. The ENTRY computation is rewritten into one partition's program (an AST -> AST
-// pass: the importer then reads it like any module): every instruction takes its per-partition shape
-// (each tiled dimension ceil(dim / tiles)), and the collectives the partitioner would insert are
-// instructions of the rewritten module (all-reduce of partial sums, all-gather, all-to-all,
-// collective-permute), their replica_groups derived from the tile assignments. Each partition runs on
+// timing needs it. The ENTRY computation, and the computations its while, call and conditional
+// instructions run (one version per set of operand tilings), are rewritten into one partition's
+// program (an AST -> AST pass: the importer then reads it like any module): every instruction takes
+// its per-partition shape (each tiled dimension ceil(dim / tiles)), and the collectives the
+// partitioner would insert are instructions of the rewritten module (all-reduce of partial sums, or
+// a reduce-scatter where the sum is used sliced; all-gather, all-to-all, collective-permute), their
+// replica_groups derived from the tile assignments. Each partition runs on
 // its own core; `copies` data-parallel copies of the partitioned program (the module's replica_count)
 // take the cores copies x num_partitions.
 //
@@ -17,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/hlo/hlo_ast.h"
@@ -29,6 +32,10 @@ enum class SpmdMode {
   kPartition,  // partition whenever num_partitions > 1
   kAsWritten,  // never: every core runs the module as written
 };
+
+// The names of the modes (a kind: hlo workload's `spmd`, hlo-stats' --spmd): auto, partition,
+// as_written; nullopt for any other.
+std::optional<SpmdMode> spmd_mode_named(std::string_view name);
 
 struct SpmdOptions {
   SpmdMode mode = SpmdMode::kAuto;
@@ -52,7 +59,7 @@ struct SpmdReport {
   int64_t num_partitions = 1;
   std::map<std::string, SpmdCollectiveStats> collectives;  // inserted, by opcode
   int64_t local_slices = 0;  // replicated -> tiled: a slice of the local tile, no communication
-  int64_t given = 0;         // ENTRY instructions whose sharding the module gives
+  int64_t given = 0;         // instructions partitioned (ENTRY's and each called version's) whose sharding the module gives
   int64_t propagated = 0;    // ... whose sharding the pass propagated
   std::vector<SpmdNote> unmodelled;  // what the pass did not partition as XLA would, with the line
 };

@@ -63,12 +63,23 @@ int64_t product(const std::vector<int64_t>& v) { return std::accumulate(v.begin(
 
 Val Partitioner::partition(const Instruction& in, const std::vector<Tiling>* given) {
   const std::string& op = in.opcode;
-  const int self = int(&in - c_.instructions.data());
+  const int self = int(&in - c_->instructions.data());
   if ((op == "broadcast" || op == "iota") && !given && users_.at(size_t(self)) == 1 && !in.shape.is_tuple()) {
     const std::optional<Tiling> t = op == "iota" ? replicated(in.shape.dims.size(), n_) : broadcast_tiling(in);
     if (t) {
       Val v = leaf(-1, *t);
       v.deferred = self;
+      return v;
+    }
+  }
+  if (op == "parameter" && params_) {
+    // A called computation's parameter: the caller's value, whatever the annotation (the caller
+    // reconciled them: a loop's state takes its body parameter's sharding).
+    const int64_t k = in.parameter_number.value_or(-1);
+    if (k >= 0 && k < int64_t(params_->size()) && fits((*params_)[size_t(k)], in.shape)) {
+      Val v = (*params_)[size_t(k)];
+      v.deferred = -1;
+      v.index = emit_self(in, {}, local(in.shape, v));
       return v;
     }
   }
@@ -78,10 +89,13 @@ Val Partitioner::partition(const Instruction& in, const std::vector<Tiling>* giv
   for (size_t i = 0; i < in.operands.size(); ++i) manual_value = manual_value || any_manual(operand(in, i));
   if (manual_value) return as_written(in);
   if (op == "tuple") return tuple(in, given);
+  if (op == "while") return while_loop(in, given);
+  if (op == "call") return call(in, given);
+  if (op == "conditional") return conditional(in, given);
   if (op == "get-tuple-element" && in.operands.size() == 1) {
     const Val& t = operand(in, 0);
     const int64_t k = int_attr(m_, in, "index").value_or(-1);
-    if (!t.tuple || k < 0 || k >= int64_t(t.elems.size())) return whole(in, given);
+    if (!t.tuple || k < 0 || k >= int64_t(t.elems.size()) || !fits(t.elems[size_t(k)], in.shape)) return whole(in, given);
     Val v = t.elems[size_t(k)];
     v.index = emit_self(in, {t.index}, local(in.shape, v));
     return finish(v, in, given);
@@ -395,7 +409,15 @@ Val Partitioner::dimensionwise(const Instruction& in, const std::vector<Tiling>*
       along.push_back(int(d));
     }
   }
+  // The most finely tiled operand of the array's rank leads, as for element-wise ops (a
+  // dynamic-update-slice of a tiled update into replicated zeros, a scan's stacked outputs, is tiled).
   Tiling o = untile(operand(in, 0).t, along);
+  for (size_t i = 1; i < in.operands.size() && (op == "dynamic-update-slice" || op == "concatenate"); ++i) {
+    const Val& v = operand(in, i);
+    if (v.tuple || v.t.manual || operand_global(in, i).dims.size() != r) continue;
+    Tiling t = untile(v.t, along);
+    if (t.tile_count() > o.tile_count()) o = std::move(t);
+  }
   if (given && !in.shape.is_tuple() && given->front().tiles.size() == r &&
       std::all_of(along.begin(), along.end(), [&](int d) { return given->front().tiles[size_t(d)] == 1; }))
     o = given->front();
@@ -514,7 +536,7 @@ Val Partitioner::whole(const Instruction& in, const std::vector<Tiling>* given) 
              "replica_groups as written");
   else if (tiled_tuple)
     note(in, "a tuple operand holds tiled values: passed as partitioned, where '" + in.opcode + "' expects the whole "
-             "shapes (the SPMD pass does not partition into called computations)");
+             "shapes");
   else if (tiled || given_tiled)
     note(in, "'" + in.opcode + "' is not partitioned by tpusim's SPMD pass: its operands are gathered and every "
              "partition runs it whole (XLA would partition it: time overstated)");

@@ -97,6 +97,7 @@ Tiling untile(const Tiling& x, const std::vector<int>& axes) {
   std::vector<int64_t> sizes = x.tiles;
   for (size_t d = 0; d < map.size(); ++d) map[d] = int(d);
   for (int a : axes) {
+    if (a < 0 || size_t(a) >= map.size()) continue;  // not an axis of x
     map[size_t(a)] = -1;
     sizes[size_t(a)] = 1;
   }

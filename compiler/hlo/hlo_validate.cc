@@ -123,6 +123,16 @@ bool is_computation_attr(std::string_view name) {
   return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
 }
 
+int called_slot(const Instruction& in, std::string_view attr) {
+  size_t k = 0;
+  for (const Attribute& a : in.attrs) {
+    if (!is_computation_attr(a.name)) continue;
+    if (a.name == attr) return k < in.called.size() ? int(k) : -1;
+    ++k;
+  }
+  return -1;
+}
+
 void resolve_and_validate(Module& m) {
   // Every name first, so that a call of a computation defined below says so.
   for (int ci = 0; ci < int(m.computations.size()); ++ci) {

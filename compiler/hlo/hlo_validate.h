@@ -15,4 +15,8 @@ void resolve_and_validate(Module& m);
 // Attributes whose value names computations (`to_apply=%add`, `branch_computations={%a, %b}`).
 bool is_computation_attr(std::string_view name);
 
+// The place in in.called of the computation named by attribute `attr` (-1 when absent): one
+// computation per attribute, but branch_computations, which comes alone.
+int called_slot(const Instruction& in, std::string_view attr);
+
 }  // namespace tpusim::hlo

@@ -244,6 +244,34 @@ def test_spmd(tmp):
     check("tile dimensions" in proc.stderr, "validate partitions the module", where)
 
 
+def test_stats_spmd(tmp):
+    """`tpusim hlo-stats --simulate` partitions a pre-partitioning module as a kind: hlo run does (the
+    Megatron example's module: one partition per core of the v3-8, the same device time as the run);
+    --spmd as_written runs it whole on one core; more partitions than the slice's cores is exit 2."""
+    hlo = os.path.join(A.SRC, "configs", "hlo", "mlp_megatron_train_step.hlo")
+    proc, where = run(["hlo-stats", hlo, "--simulate", "--json"], tmp)
+    sim = json.loads(proc.stdout)["simulation"]
+    sp = sim["spmd"]
+    check(sim["cores"] == 8 and sp["partitioned"] and sp["collectives"]["all-reduce"]["count"] == 4, "spmd: " + str(sp), where)
+    out = os.path.join(tmp, "p")
+    run(["run", "--workload", os.path.join(A.SRC, "configs", "workloads", "hlo_megatron_mlp_v3-8.yaml"), "--out", out, "-q"], tmp)
+    dev = load_report(out)[0]["summary"]["device_time_s"]
+    check(abs(sim["device_time_s"] / dev - 1) < 1e-6, "hlo-stats {} s vs kind: hlo {} s".format(sim["device_time_s"], dev))
+    proc, where = run(["hlo-stats", hlo, "--simulate"], tmp)
+    check("one partition per core of 8" in proc.stdout and "spmd         partitioned" in proc.stdout and
+          "4 all-reduce inserted" in proc.stdout, "text summary", where)
+    proc, where = run(["hlo-stats", hlo, "--simulate", "--json", "--spmd", "as_written"], tmp)
+    whole = json.loads(proc.stdout)["simulation"]
+    check(whole["cores"] == 1 and not whole["spmd"]["partitioned"] and whole["device_time_s"] > sim["device_time_s"],
+          "as written: {}".format(whole["device_time_s"]), where)
+    print("Megatron MLP step module, hlo-stats --simulate on v3-8: partitioned {:.1f} us, as written {:.1f} us".format(
+        sim["device_time_s"] * 1e6, whole["device_time_s"] * 1e6))
+    proc, where = run(["hlo-stats", hlo, "--simulate", "--hw", "v5litepod-4"], tmp, expect=2)
+    check("num_partitions" in proc.stderr and "4 cores" in proc.stderr and "--spmd as_written" in proc.stderr,
+          "more partitions than cores", where)
+    run(["hlo-stats", hlo, "--simulate", "--spmd", "sideways"], tmp, expect=2)
+
+
 def test_max_memory(tmp):
     """--max-memory applies to kind: hlo as to every simulation: refused up front, exit 2."""
     proc, where = run(["run", "--workload", MLP_YAML, "--max-memory", "1MB", "--quiet"], tmp, expect=2)

@@ -14,6 +14,7 @@
 #include "compiler/hlo/hlo_error.h"
 #include "compiler/hlo/hlo_import.h"
 #include "compiler/hlo/hlo_parser.h"
+#include "tests/hlo/hlo_test_util.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -264,36 +265,16 @@ namespace {
 TEST(HloImportOps, TotalOnMutatedModules) {
   const char* files[] = {"import_elementwise.hlo", "import_shapes.hlo", "import_dot_reduce.hlo", "import_unmodelled.hlo",
                          "called_computations.hlo", "jax_style.hlo"};
-  const char* opcodes[] = {"add", "dot", "reduce", "pad", "sort", "while", "scatter", "convolution", "select",
-                           "reverse", "dynamic-slice", "reduce-window", "tuple", "custom-call", "map", "rng"};
+  const std::vector<std::string> opcodes = {"add", "dot", "reduce", "pad", "sort", "while", "scatter", "convolution", "select",
+                                            "reverse", "dynamic-slice", "reduce-window", "tuple", "custom-call", "map", "rng"};
   uint64_t seed = 12345;
-  auto next = [&] { return (seed = seed * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
   int imported = 0;
   for (const char* f : files) {
     std::ifstream in(std::string(TPUSIM_HLO_DATA) + "/" + f);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     ASSERT_FALSE(text.empty()) << f;
     for (int k = 0; k < 300; ++k) {
-      std::string t = text;
-      for (int edits = 1 + int(next() % 3); edits-- > 0;) {
-        const size_t p = next() % t.size();
-        switch (next() % 3) {
-          case 0:
-            if (std::isdigit(static_cast<unsigned char>(t[p]))) t[p] = char('0' + next() % 10);
-            break;
-          case 1: {
-            const std::string op = opcodes[next() % std::size(opcodes)];
-            const size_t paren = t.find('(', p);
-            const size_t sp = paren == std::string::npos ? paren : t.rfind(' ', paren);
-            if (sp != std::string::npos && sp > p) t.replace(sp + 1, paren - sp - 1, op);
-            break;
-          }
-          default: {
-            const size_t eol = t.find('\n', p);
-            if (eol != std::string::npos && eol + 1 < t.size()) t.erase(p, eol - p);
-          }
-        }
-      }
+      const std::string t = testing::mutate(text, seed, opcodes);
       std::optional<Module> m;
       try {
         m = parse_hlo_module(t, "fuzz.hlo");

@@ -8,49 +8,13 @@
 
 #include <string>
 
-#include "compiler/graph_spmd.h"
 #include "compiler/hlo/hlo_error.h"
-#include "compiler/hlo/hlo_import.h"
-#include "compiler/hlo/hlo_parser.h"
-#include "compiler/hlo/hlo_spmd.h"
-#include "config/hw_loader.h"
-#include "sim/engine/engine.h"
+#include "tests/hlo/hlo_spmd_test_util.h"
 
 namespace tpusim::hlo {
 namespace {
 
-HwConfig v3_8() { return load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v3-8.yaml"); }
-
-SpmdResult partition(const std::string& text, int64_t copies = 1, SpmdMode mode = SpmdMode::kAuto,
-                     const std::string& file = "t.hlo") {
-  return spmd_partition(parse_hlo_module(text, file), {mode, copies});
-}
-
-const Instruction& entry_inst(const Module& m, const std::string& name) {
-  const Instruction* i = m.entry_computation().find(name);
-  if (!i) throw std::runtime_error("no instruction " + name);
-  return *i;
-}
-
-// One partition's device time: the module (partitioned or as written) on `cores` cores of a v3-8.
-double device_time(const Module& m, int64_t cores) {
-  const HwConfig hw = v3_8();
-  ImportOptions io;
-  io.replicas = cores;
-  const HloImport imp = import_hlo(m, io);
-  EXPECT_TRUE(imp.stats.unmodelled.empty()) << imp.stats.unmodelled.front().instruction << ": "
-                                            << imp.stats.unmodelled.front().reason;
-  std::vector<compiler::CoreId> ring = compiler::ring_order(hw);
-  ring.resize(size_t(cores));
-  const compiler::SpmdProgram sp = compiler::compile_graph_spmd(imp.graph, hw, "spmd", ring);
-  return make_engine("analytical", hw)->run(sp.program, nullptr).device_time_s;
-}
-
-int64_t inserted(const SpmdReport& r) {
-  int64_t n = 0;
-  for (const auto& [op, c] : r.collectives) n += c.count;
-  return n;
-}
+using namespace spmd_test;  // NOLINT: the helpers of hlo_spmd_test_util.h
 
 const char* kDataParallel = R"(HloModule dp, num_partitions=4
 ENTRY main {

@@ -43,8 +43,8 @@ const Schema<WorkloadConfig>& hlo_workload_schema() {
     s.field(&WorkloadConfig::hlo, &HW::spmd, "spmd").one_of({"auto", "partition", "as_written"}).default_value("auto")
         .doc("SPMD partitioning by the module's `sharding` annotations (docs/hlo.md, \"SPMD partitioning\")")
         .details("`auto` partitions a module with num_partitions > 1 and sharding annotations into one partition per "
-                 "core, unless it is an already partitioned dump (an `after_optimizations` file, or `fusion` "
-                 "instructions); `partition` always partitions when num_partitions > 1; `as_written` runs the module "
+                 "core, unless it is an already partitioned dump (an `after_optimizations` or `after_spmd` file, "
+                 "`fusion` instructions, or a collective outside a manual region); `partition` always partitions when num_partitions > 1; `as_written` runs the module "
                  "as written on every core.");
     return s;
   }();

@@ -157,8 +157,7 @@ hlo::Module load_step_module(const HloWorkload& h, std::string* file) {
 
 hlo::SpmdResult partition_step_module(const HloWorkload& h, const hlo::Module& m, uint32_t replicas) {
   hlo::SpmdOptions o;
-  o.mode = h.spmd == "partition" ? hlo::SpmdMode::kPartition : h.spmd == "as_written" ? hlo::SpmdMode::kAsWritten
-                                                                                       : hlo::SpmdMode::kAuto;
+  o.mode = hlo::spmd_mode_named(h.spmd).value_or(hlo::SpmdMode::kAuto);  // the name checked by the workload's schema
   if (hlo::spmd_detect(m, o.mode).pre_partitioning) {
     if (replicas % uint64_t(m.num_partitions) != 0) {
       const bool own = h.replicas == 0;

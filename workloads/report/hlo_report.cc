@@ -113,7 +113,7 @@ json make_hlo_report(const HwConfig& hw, const WorkloadConfig& w, const HloRunRe
             {"hlo.dot_flops", "flop (per replica, every dot of the module; one partition's when partitioned)"},
             {"hlo.spmd.collectives.*.count", "count (inserted per partition)"},
             {"hlo.spmd.collectives.*.result_bytes", "bytes (one partition's results, summed)"},
-            {"hlo.spmd.local_slices", "count"}, {"hlo.spmd.shardings", "count (ENTRY instructions)"},
+            {"hlo.spmd.local_slices", "count"}, {"hlo.spmd.shardings", "count (instructions partitioned)"},
             {"hlo.spmd.module.dot_flops", "flop (the module as written: every partition)"},
             {"hlo.spmd.module.convolution_flops", "flop (the module as written)"},
             {"hlo.spmd.module.parameter_bytes", "bytes (the module as written)"},
