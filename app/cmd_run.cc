@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -178,6 +179,20 @@ WorkloadConfig load_workload(const RunArgs& a, const std::vector<Override>& over
   return w;
 }
 
+// "30m", "8GiB": a number and one of `units` (its factor), > 0 and at most `max`; nullopt otherwise.
+static std::optional<double> parse_quantity(const std::string& t, const std::map<std::string, double>& units, double max) {
+  size_t end = 0;
+  double v = 0;
+  try {
+    v = std::stod(t, &end);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  const auto u = units.find(t.substr(end));
+  if (end == 0 || u == units.end() || !(v > 0) || !std::isfinite(v) || v * u->second > max) return std::nullopt;
+  return v * u->second;
+}
+
 RunLimits run_limits(const RunArgs& a) {
   RunLimits l = parse_memory_limit(a.max_memory, "--max-memory");
   parse_time_limit(a.max_time, "--max-time", l);
@@ -195,19 +210,12 @@ void parse_time_limit(const std::string& t, const std::string& flag, RunLimits& 
     limits.time_origin = flag + " none";
     return;
   }
-  size_t end = 0;
-  double v = 0;
-  try {
-    v = std::stod(t, &end);
-  } catch (const std::exception&) {
-    end = 0;
-  }
   static const std::map<std::string, double> units = {{"", 1}, {"s", 1}, {"m", 60}, {"min", 60}, {"h", 3600}};
-  const auto u = units.find(t.substr(end));
-  if (end == 0 || u == units.end() || !(v > 0) || !std::isfinite(v) || v * u->second > 1e9)
+  const std::optional<double> seconds = parse_quantity(t, units, 1e9);
+  if (!seconds)
     throw input_error(flag, "must be a positive duration: a number and a unit (s, m or min, h), or none", t,
                       "e.g. " + flag + " 30m, " + flag + " 900s or " + flag + " none");
-  limits.seconds = v * u->second;
+  limits.seconds = *seconds;
   limits.time_origin = flag + " " + t;
 }
 
@@ -218,23 +226,15 @@ RunLimits parse_memory_limit(const std::string& t, const std::string& flag) {
   }
   // SIZE: a number with an optional unit, B, kB/MB/GB/TB (powers of 1000) or KiB/MiB/GiB/TiB and
   // K/M/G/T (powers of 1024).
-  size_t end = 0;
-  double v = 0;
-  try {
-    v = std::stod(t, &end);
-  } catch (const std::exception&) {
-    end = 0;
-  }
-  std::string unit = t.substr(end);
   static const std::map<std::string, double> units = {
       {"", 1}, {"B", 1}, {"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"K", 1024.0},
       {"KiB", 1024.0}, {"M", 1048576.0}, {"MiB", 1048576.0}, {"G", 1073741824.0}, {"GiB", 1073741824.0},
       {"T", 1099511627776.0}, {"TiB", 1099511627776.0}};
-  const auto u = units.find(unit);
-  if (end == 0 || u == units.end() || !(v > 0) || v * u->second > 1e18 || !std::isfinite(v))
+  const std::optional<double> bytes = parse_quantity(t, units, 1e18);
+  if (!bytes)
     throw input_error(flag, "must be a positive size: a number and a unit (B, MB, GB, MiB, GiB, ...)", t,
                       "e.g. " + flag + " 8GiB or " + flag + " 500MB");
-  return {uint64_t(v * u->second), flag + " " + t, 0, {}};
+  return {uint64_t(*bytes), flag + " " + t, 0, {}};
 }
 
 void check_engine(const std::string& engine) {
