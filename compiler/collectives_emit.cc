@@ -103,6 +103,18 @@ CollectiveResult emit_plan(const CollectivePlan& plan, std::vector<ProgramBuilde
   std::vector<std::vector<uint32_t>> recv_from(plan.steps.size(), std::vector<uint32_t>(n));
   for (size_t k = 0; k < plan.steps.size(); ++k)
     for (uint32_t i = 0; i < n; ++i) recv_from[k][plan.steps[k].send_to[i]] = i;
+  // continues[k]: step k is in the same phase as the previous step of its lane. The same for
+  // every core, so compared once here (send_to has one entry per core: comparing it per core made
+  // emitting a full pod's collectives quadratic in its cores).
+  std::vector<uint8_t> continues(plan.steps.size(), 0);
+  {
+    std::vector<const PlanStep*> last(plan.lanes, nullptr);
+    for (size_t k = 0; k < plan.steps.size(); ++k) {
+      const PlanStep& s = plan.steps[k];
+      continues[k] = last[s.lane] && same_phase(*last[s.lane], s);
+      last[s.lane] = &s;
+    }
+  }
   for (uint32_t i = 0; i < n; ++i) {
     ProgramBuilder& B = *b[i];
     if (background)
@@ -134,7 +146,7 @@ CollectiveResult emit_plan(const CollectivePlan& plan, std::vector<ProgramBuilde
       isa::Deps barrier;
       if (ls.last && !s.from_input) {
         chain = ls.slots.size() == pc.count &&
-                (same_phase(*ls.last, s) || (s.first[i] == ls.last_recv_first && s.count == ls.last->count));
+                (continues[k] || (s.first[i] == ls.last_recv_first && s.count == ls.last->count));
         if (!chain)
           for (uint32_t x : ls.slots) add_dep(barrier, x);
       }

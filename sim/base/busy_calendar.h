@@ -33,8 +33,7 @@ class BusyCalendar {
   // The earliest t >= at such that [t, t + dur) meets no busy interval (a zero-length occupancy
   // only has to fall outside every interval).
   uint64_t first_fit(uint64_t at, uint64_t dur) const {
-    auto it = std::upper_bound(iv_.begin() + long(head_), iv_.end(), at,
-                               [](uint64_t t, const Interval& v) { return t < v.start; });
+    auto it = after(at);
     if (it != iv_.begin() + long(head_) && std::prev(it)->end > at) at = std::prev(it)->end;
     for (; it != iv_.end() && it->start < at + dur; ++it) at = std::max(at, it->end);
     return at;
@@ -51,8 +50,7 @@ class BusyCalendar {
         iv_.push_back({start, end});
       return;
     }
-    auto it = std::upper_bound(iv_.begin() + long(head_), iv_.end(), start,
-                               [](uint64_t t, const Interval& v) { return t < v.start; });
+    auto it = after(start);
     const bool join_prev = it != iv_.begin() + long(head_) && std::prev(it)->end == start;
     const bool join_next = it != iv_.end() && it->start == end;
     if (join_prev && join_next) {
@@ -74,8 +72,7 @@ class BusyCalendar {
   void add(uint64_t start, uint64_t dur) {
     if (dur == 0) return;
     const uint64_t end = start + dur;
-    auto first = std::upper_bound(iv_.begin() + long(head_), iv_.end(), start,
-                                  [](uint64_t t, const Interval& v) { return t < v.start; });
+    auto first = after(start);
     if (first != iv_.begin() + long(head_) && std::prev(first)->end >= start) --first;
     auto last = first;
     while (last != iv_.end() && last->start <= end) ++last;
@@ -101,6 +98,27 @@ class BusyCalendar {
   struct Interval {
     uint64_t start, end;
   };
+  using Iter = std::vector<Interval>::iterator;
+  using ConstIter = std::vector<Interval>::const_iterator;
+  // The first interval starting after t (upper_bound), searched from the end: placements are
+  // mostly near it, and a binary search over a long calendar misses the cache at every level.
+  template <class It>
+  static It after(It lo, It hi, uint64_t t) {
+    size_t step = 1;
+    It top = hi;
+    while (top != lo) {
+      const It probe = size_t(top - lo) > step ? top - long(step) : lo;
+      if (probe->start <= t) {
+        lo = probe + 1;
+        break;
+      }
+      top = probe;
+      step *= 2;
+    }
+    return std::upper_bound(lo, top, t, [](uint64_t x, const Interval& v) { return x < v.start; });
+  }
+  ConstIter after(uint64_t t) const { return after(iv_.cbegin() + long(head_), iv_.cend(), t); }
+  Iter after(uint64_t t) { return after(iv_.begin() + long(head_), iv_.end(), t); }
   std::vector<Interval> iv_;
   size_t head_ = 0;  // intervals before it are pruned
 };

@@ -35,6 +35,16 @@
 namespace tpusim {
 namespace {
 
+// A core's way to another chip: the first stage its transfers stream through, the links they
+// cross, and the estimate for the last message size sent (AnalyticalEngine::route_to).
+struct Route {
+  uint32_t peer_chip = 0;
+  uint32_t stage = 0;
+  std::vector<IciHop> path;
+  uint64_t bytes = 0;
+  TransferEstimate estimate;
+};
+
 struct CoreState {
   const CorePlan* plan = nullptr;
   // Per instruction: its completion cycle once done (the largest state of a run: a full pod has
@@ -70,6 +80,7 @@ struct CoreState {
   // kSend/kRecv position until its send is scheduled, which puts it in `woken`.
   std::vector<uint8_t> asleep;
   std::vector<uint32_t> woken;
+  std::vector<Route> routes;          // per peer chip sent to (route_to())
   uint64_t scheduled = 0;             // instructions done
   std::vector<uint32_t> cand;         // during a scan, per unit queue: its next position to visit
   std::vector<uint8_t> noted;         // ... and a blocked background queue's horizon was noted
@@ -182,6 +193,7 @@ class AnalyticalEngine final : public Engine {
     s.pending.clear();
     s.asleep.assign(cp.sends_recvs.size(), 0);
     s.woken.clear();
+    s.routes.clear();
     s.passed.assign(cp.queues.begin.size() - 1, 0);
     s.scheduled = 0;
     s.main_reached = s.last_barrier = 0;
@@ -523,6 +535,31 @@ class AnalyticalEngine final : public Engine {
     s.pruned_at = size();
   }
 
+  // The core's route to `peer_chip` with the estimate for a message of `bytes` (sim/ici/
+  // ici_timing.h), kept per core: a collective sends thousands of pieces to a few peers, and
+  // computing the path (coordinates by division, one allocation) per piece took several percent
+  // of a full-pod simulation.
+  Route& route_to(CoreState& s, uint32_t peer_chip, uint64_t bytes) {
+    Route* r = nullptr;
+    for (Route& x : s.routes)
+      if (x.peer_chip == peer_chip) {
+        r = &x;
+        break;
+      }
+    if (!r) {
+      r = &s.routes.emplace_back();
+      r->peer_chip = peer_chip;
+      r->stage = XferChannels::first_stage(hw_, isa::Op::kSend, s.plan->chip, peer_chip);
+      if (peer_chip != s.plan->chip) r->path = ici_path(hw_.slice.topology, s.plan->chip, peer_chip);
+      r->bytes = ~bytes;
+    }
+    if (r->bytes != bytes) {
+      r->estimate = send_estimate(hw_, s.plan->chip, peer_chip, bytes);
+      r->bytes = bytes;
+    }
+    return *r;
+  }
+
   // kSend / kHostLoad / kHostStore on the core's transfer queue (sim/xfer/xfer_channels.h: its
   // channel, and the first stage it streams through), with the contention-free formulas of
   // sim/ici/ici_timing.h; the source read is served by the core's HBM server (sim/hbm/
@@ -531,8 +568,8 @@ class AnalyticalEngine final : public Engine {
     const CorePlan& cp = *s.plan;
     const bool send = ins.op == isa::Op::kSend, load = ins.op == isa::Op::kHostLoad;
     const uint32_t peer_chip = send ? cp.peer(i).chip : cp.chip;
-    const TransferEstimate e = send ? send_estimate(hw_, cp.chip, peer_chip, ins.bytes)
-                                    : host_transfer_estimate(hw_, load, ins.bytes);
+    const Route* route = send ? &route_to(s, peer_chip, ins.bytes) : nullptr;
+    const TransferEstimate e = send ? route->estimate : host_transfer_estimate(hw_, load, ins.bytes);
     const UnitPool::Pick p = s.xfer_q.pick(0, ready);
     const uint64_t t0 = p.start + e.setup_cycles;
     uint64_t flow = t0;  // the first byte leaves the source
@@ -542,7 +579,7 @@ class AnalyticalEngine final : public Engine {
       flow = sv.begin;
     }
     if (!load) flow += e.read_cycles;
-    const uint32_t stage = XferChannels::first_stage(hw_, ins.op, cp.chip, peer_chip);
+    const uint32_t stage = send ? route->stage : XferChannels::first_stage(hw_, ins.op, cp.chip, peer_chip);
     flow = s.xfer_q.stream_after(stage, flow);
     const uint64_t injected = flow + e.stream_cycles;
     const uint64_t delivered = injected + e.path_cycles;
@@ -559,11 +596,11 @@ class AnalyticalEngine final : public Engine {
     if (send) {
       const uint32_t t = cp.transfer_pos(i);
       CoreState& dst = states_[cp.match_slot_at[t]];
-      const uint32_t r = dst.plan->transfer_pos(cp.match_instr_at[t]);
+      const uint32_t r = cp.match_pos_at[t];
       dst.has_data[r] = 1;
       if (dst.asleep[r]) {
         dst.asleep[r] = 0;
-        dst.woken.push_back(cp.match_instr_at[t]);
+        dst.woken.push_back(dst.plan->sends_recvs[r]);
       }
       dst.data_at[r] = delivered;
       // A destination whose HBM is a calendar reserves the write (as SystemC's posted writes queue).
@@ -577,7 +614,7 @@ class AnalyticalEngine final : public Engine {
       } else {
         const uint64_t hop = ici_hop_cycles(hw_.chip);
         uint64_t at = flow;
-        for (const IciHop& h : ici_path(hw_.slice.topology, cp.chip, peer_chip)) {
+        for (const IciHop& h : route->path) {
           carry(links_[size_t(h.chip) * ports_ + h.port]);
           if (trace_) emit_stage(h.chip, "ici." + ici_port_name(h.port), ins, at, e.bytes_per_cycle);
           at += hop;

@@ -95,7 +95,7 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
     if (prog.stream_of < 0) check_kernel_table(cp.name, stream);
     instructions_ += stream.instrs.size();
     translate_peers(cp, prog, program);
-    cp.match_instr_at.assign(cp.sends_recvs.size(), kNoIndex);
+    cp.match_pos_at.assign(cp.sends_recvs.size(), kNoIndex);
     cp.match_slot_at.assign(cp.sends_recvs.size(), kNoIndex);
     cp.barrier_group_at.assign(cp.barriers.size(), kNoIndex);
 
@@ -140,6 +140,7 @@ void ProgramPlan::decode(CorePlan& cp, const isa::CoreProgram& prog, const HwCon
   cp.role = d->role;
   cp.barriers = d->barriers;
   cp.sends_recvs = d->sends_recvs;
+  cp.position = d->position;
   cp.has_transfers = d->has_transfers;
   if (fresh) check_weight_buffers(cp, hw);  // structural: the same for every stream sharing it
 }
@@ -266,6 +267,10 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
     }
     d.deps.begin[i + 1] = uint32_t(d.deps.items.size());
   }
+  if (n >= kBarrierPos) invalid("core stream of " + std::to_string(n) + " instructions: at most 2^31 - 1 are supported");
+  d.position.assign(n, kNoIndex);
+  for (uint32_t k = 0; k < d.sends_recvs.size(); ++k) d.position[d.sends_recvs[k]] = k;
+  for (uint32_t k = 0; k < d.barriers.size(); ++k) d.position[d.barriers[k]] = k | kBarrierPos;
 
   // Reverse edges (successors) and unit queues, by counting sort (stream order is preserved).
   d.succs.begin.assign(size_t(n) + 1, 0);
@@ -436,16 +441,16 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
                 describe(sp, send_instr) + " sends " + std::to_string(sent) +
                 " (bytes of a recv: 0 or the send's bytes)");
       }
-      rp.match_instr_at[it->pos] = send_instr;
+      rp.match_pos_at[it->pos] = pos;
       rp.match_slot_at[it->pos] = c;
-      sp.match_instr_at[pos] = recv_instr;
+      sp.match_pos_at[pos] = it->pos;
       sp.match_slot_at[pos] = r;
     }
   }
   for (uint32_t c = 0; c < cores_.size(); ++c) {
     const CorePlan& rp = cores_[c];
     for (const End& e : recvs[c]) {
-      if (rp.match_instr_at[e.pos] != kNoIndex) continue;
+      if (rp.match_pos_at[e.pos] != kNoIndex) continue;
       invalid(describe(rp, rp.sends_recvs[e.pos]) + " has no matching send (no send from " +
               pair_name(e.key >> 32, global({rp.chip, rp.core}), uint32_t(e.key)) + ")");
     }
@@ -454,7 +459,7 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
     for (uint32_t pos = 0; pos < sp.sends_recvs.size(); ++pos) {
       const uint32_t i = sp.sends_recvs[pos];
       const isa::Instr& ins = sp.prog->instrs[i];
-      if (ins.op != isa::Op::kSend || sp.match_instr_at[pos] != kNoIndex) continue;
+      if (ins.op != isa::Op::kSend || sp.match_pos_at[pos] != kNoIndex) continue;
       invalid(describe(sp, i) + " has no matching recv (no recv from " + core_name(sp.chip, sp.core) + " on " +
               core_name(sp.peer_at[pos].chip, sp.peer_at[pos].core) + " with tag " + std::to_string(ins.tag) +
               (program.name.empty() ? "" : " in program '" + program.name + "'") + ")");

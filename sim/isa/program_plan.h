@@ -49,6 +49,8 @@ struct UnitIndex {
 };
 
 inline constexpr uint32_t kNoIndex = UINT32_MAX;
+// DecodedStream::position: the mark of a barrier's position (a stream has < 2^31 instructions).
+inline constexpr uint32_t kBarrierPos = 1u << 31;
 
 // Compressed sparse rows: row r is items[begin[r] .. begin[r+1]).
 struct Csr {
@@ -83,6 +85,10 @@ struct DecodedStream {
   // (decoding is bound by reading the instructions from memory).
   std::vector<uint32_t> barriers;     // kBarrier, stream order
   std::vector<uint32_t> sends_recvs;  // kSend and kRecv, stream order
+  // Per instruction: a kSend/kRecv's position in sends_recvs, a barrier's in barriers with
+  // kBarrierPos set, else kNoIndex. The engines look these up per visit: a binary search over a
+  // pod's tens of thousands of transfers was a tenth of a full-pod simulation.
+  std::vector<uint32_t> position;
   bool has_transfers = false;         // any kSend, kRecv, kHostLoad or kHostStore
 };
 
@@ -103,27 +109,28 @@ struct CorePlan {
   std::span<const uint8_t> role;        // per instruction: collective_role() (collective_stats.h)
   std::span<const uint32_t> barriers;   // kBarrier instructions, stream order
   std::span<const uint32_t> sends_recvs;  // kSend and kRecv instructions, stream order
+  std::span<const uint32_t> position;     // DecodedStream::position
   bool has_transfers = false;           // any kSend, kRecv, kHostLoad or kHostStore
   // Per kSend/kRecv (position in `sends_recvs`): the peer (translated when the stream is shared),
   // the matching instruction and the slot (ProgramPlan::cores() index) of its core. Per barrier
   // (position in `barriers`): its group. Sized by those few instructions, not by the stream.
   std::vector<isa::PeerRef> peer_at;
-  std::vector<uint32_t> match_instr_at, match_slot_at;
+  // match_pos_at: the matching instruction's position in its core's sends_recvs.
+  std::vector<uint32_t> match_pos_at, match_slot_at;
   std::vector<uint32_t> barrier_group_at;
 
   // Per instruction i (kNoIndex when i is not a kSend/kRecv, resp. not a barrier).
-  uint32_t transfer_pos(uint32_t i) const { return position(sends_recvs, i); }
-  uint32_t barrier_pos(uint32_t i) const { return position(barriers, i); }
+  uint32_t transfer_pos(uint32_t i) const { return position[i] & kBarrierPos ? kNoIndex : position[i]; }
+  uint32_t barrier_pos(uint32_t i) const {
+    const uint32_t p = position[i];
+    return p == kNoIndex || !(p & kBarrierPos) ? kNoIndex : p & ~kBarrierPos;
+  }
   isa::PeerRef peer(uint32_t i) const { return peer_at[transfer_pos(i)]; }  // i must be a kSend/kRecv
-  uint32_t match_instr(uint32_t i) const { return at(match_instr_at, transfer_pos(i)); }
+  uint32_t match_instr(uint32_t i) const;
   uint32_t match_slot(uint32_t i) const { return at(match_slot_at, transfer_pos(i)); }
   uint32_t barrier_group(uint32_t i) const { return at(barrier_group_at, barrier_pos(i)); }
 
  private:
-  static uint32_t position(std::span<const uint32_t> sorted, uint32_t i) {
-    auto it = std::lower_bound(sorted.begin(), sorted.end(), i);
-    return it != sorted.end() && *it == i ? uint32_t(it - sorted.begin()) : kNoIndex;
-  }
   static uint32_t at(const std::vector<uint32_t>& v, uint32_t pos) { return pos == kNoIndex ? kNoIndex : v[pos]; }
 };
 
@@ -167,5 +174,11 @@ class ProgramPlan {
   std::vector<uint32_t> tile_of_, last_user_, stamp_, stack_, tmp_;
   uint32_t epoch_ = 0;
 };
+
+inline uint32_t CorePlan::match_instr(uint32_t i) const {
+  const uint32_t pos = transfer_pos(i);
+  if (pos == kNoIndex || match_pos_at[pos] == kNoIndex) return kNoIndex;
+  return plan->cores()[match_slot_at[pos]].sends_recvs[match_pos_at[pos]];
+}
 
 }  // namespace tpusim
