@@ -16,12 +16,14 @@ namespace {
 // ~1.4e5-1.6e5 instructions per core) with /usr/bin/time's peak RSS less the RSS before the first
 // simulation (the "in use" of the refusal message: 37 MiB on v3-32, 53 MiB on v3-128, 228 MiB on a
 // 1024-core half pod (a 16x32 torus), 571 MiB on v3-2048), over the largest program's
-// core-instructions; wall time over all three programs' core-instructions (~2.2x the largest).
-// Release build, a 2-core machine shared with other jobs (times are upper bounds):
-//   analytical  v3-32     4.28e6 core-instructions     70 MiB,  0.6 s   8.2 B
-//               v3-128    17.6e6                      125 MiB,  2.5 s   4.3 B, 65 ns
-//               1024      157e6                      1235 MiB,   44 s   6.7 B, 130 ns
-//               v3-2048   331e6                      3290 MiB,  125 s   8.6 B, 175 ns
+// core-instructions. Wall time: SystemC, all three programs over their core-instructions (~2.2x
+// the largest), on a 2-core machine shared with other jobs (upper bounds); analytical, the largest
+// program's simulation (plan build included) over its core-instructions. Release build:
+//   analytical  v3-32     4.28e6 core-instructions     72 MiB,  0.17 s  8.2 B, 40 ns
+//               v3-128    17.6e6                      126 MiB,  0.84 s  4.3 B, 48 ns
+//               1024      157e6                      1235 MiB,   15 s   6.7 B, 94 ns
+//               v3-2048   331e6                      3293 MiB,   49 s   8.6 B, 148 ns
+//   (analytical times: the largest program alone, on an idle machine, 2026-11-27)
 //   systemc     v3-32     4.28e6                      193 MiB,  1.6 s   38 B
 //               v3-128    17.6e6                      638 MiB,   10 s   35 B, 260 ns
 //               1024      157e6                      5471 MiB,  272 s   35 B, 790 ns
@@ -37,7 +39,7 @@ struct EngineCost {
   double seconds_per_core_instruction;            // a
   double seconds_per_core_instruction_per_core;   // b
 };
-constexpr EngineCost kAnalytical{9.0, 6.0e-8, 7.5e-11};
+constexpr EngineCost kAnalytical{9.0, 4.2e-8, 5.2e-11};
 constexpr EngineCost kSystemc{36.0, 1.9e-7, 6.0e-10};
 // A trace keeps about one event per instruction of the traced cores until it is written
 // (measured: TRACE_NOTE).
