@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <iostream>
 
-#include <yaml-cpp/yaml.h>
 
 #include "app/commands.h"
 #include "config/config_error.h"
@@ -44,22 +43,13 @@ enum class ConfigKind { kWorkload, kHardware, kChip, kSweep };
 // a chip file (configs/hw/chips/) is the mapping a slice includes under `chip:`, recognised by the
 // chip's own keys. Anything else is checked as a hardware file, whose loader names what is missing.
 ConfigKind detect(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::ParserException& e) {
-    ConfigErrorInfo info;
-    info.file = path;
-    info.line = e.mark.line + 1;
-    info.rule = "YAML syntax error: " + e.msg;
-    throw ConfigError(info);
-  } catch (const YAML::BadFile&) {
-    throw input_error(path, "cannot read the file");
-  }
-  if (!root.IsMap()) return ConfigKind::kHardware;
-  if (root["axes"]) return ConfigKind::kSweep;
-  if (root["kind"]) return ConfigKind::kWorkload;
-  if (!root["chip"] && (root["generation"] || root["core"])) return ConfigKind::kChip;
+  // The config reader's own parser (config/tree.h): its limits on depth and alias expansion and
+  // its errors, as when the file is then loaded.
+  const config::Node root = config::parse_yaml(config::read_file(path), path);
+  if (!root.is_map()) return ConfigKind::kHardware;
+  if (root.find("axes")) return ConfigKind::kSweep;
+  if (root.find("kind")) return ConfigKind::kWorkload;
+  if (!root.find("chip") && (root.find("generation") || root.find("core"))) return ConfigKind::kChip;
   return ConfigKind::kHardware;
 }
 

@@ -154,10 +154,16 @@ void require_utf8(const std::string& text, const std::string& file, const std::s
                      "save the file as UTF-8"});
 }
 
+// A path too deep to read (a[0][0]... 64 levels down) as its start and end.
+std::string deep_path(const std::string& path) {
+  if (path.size() <= 60) return path;
+  return path.substr(0, 30) + "..." + path.substr(path.size() - 20);
+}
+
 Node convert(const YAML::Node& y, const std::string& file, int line, const std::string& path, size_t& nodes,
              int depth) {
   if (depth > kMaxYamlDepth)
-    throw ConfigError({file, path, line > 0 ? line : y.Mark().line + 1, "",
+    throw ConfigError({file, deep_path(path), line > 0 ? line : y.Mark().line + 1, "",
                        "nests deeper than " + std::to_string(kMaxYamlDepth) + " levels (a recursive alias such as `a: &a [*a]`?)",
                        "flatten the structure; an alias may not contain itself"});
   if (++nodes > kMaxYamlNodes)

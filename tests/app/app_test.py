@@ -970,6 +970,19 @@ def test_validate_mixed(tmp):
         check("ok " + f in proc.stdout.splitlines(), "no 'ok {}'".format(f), where)
     check("bad.yaml" in proc.stderr, "the bad file is not named", where)
 
+def test_validate_hostile_yaml(tmp):
+    """Issue 15: validate read a file's kind with yaml-cpp directly, so a mapping nested 500 deep said
+    "YAML syntax error: bad file"; it now parses with the config reader's limits, as run does."""
+    deep = write(tmp, "deep.yaml", "a:\n" + "".join("  " * (i + 1) + "b:\n" for i in range(500)))
+    for cmd in (["validate", deep], ["run", "--workload", deep]):
+        expect_bad_input(tmp, cmd, ["deep.yaml:", "nests deeper than 64 levels", "flatten the structure"])
+    alias = write(tmp, "alias.yaml", "a: &a [*a]\n")
+    expect_bad_input(tmp, ["validate", alias], ["alias.yaml:1", "nests deeper than 64 levels", "...", "an alias may not contain itself"])
+    laughs = write(tmp, "laughs.yaml", "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+        "{}: &{} [{}]\n".format(c, c, ",".join(["*" + p] * 9)) for p, c in zip("abcdefgh", "bcdefghi")))
+    expect_bad_input(tmp, ["validate", laughs], ["laughs.yaml:1", "expands to more than 1048576 values"])
+
+
 # ---- sweeps (docs/sweeps.md) --------------------------------------------------------------------
 
 # 2 values of n x 2 zipped MXU sizes x 2 HBM bandwidths = 8 grid points; the constraint drops id 4
