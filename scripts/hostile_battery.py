@@ -65,8 +65,10 @@ def main():
         ("3 kernel shapes 2^20 per dimension", ["run", "--workload", K, "--set", "shape.m=1048576", "--set", "shape.k=1048576", "--set", "shape.n=1048576"]),
         ("3 epochs: 1048576", ["run", "--set", "workload.epochs=1048576", "--out", os.path.join(d, "e1")]),
         ("3 epochs: 10000 (report size)", ["run", "--set", "workload.epochs=10000", "-q", "--out", os.path.join(d, "e2")]),
-        ("3 largest in-range model_config", ["run", "--set", "workload.model_config.hidden=65536", "--set", "workload.model_config.layers=1024",
-                                            "--set", "workload.model_config.intermediate=262144", "--out", os.path.join(d, "e3")]),
+        ("3 largest in-range model_config", ["run", "--out", os.path.join(d, "e3")] + sum(
+            (["--set", "workload." + x] for x in ["model=custom", "model_config.layers=1024", "model_config.hidden=65536",
+                                                  "model_config.heads=1024", "model_config.intermediate=262144",
+                                                  "model_config.vocab=4194304", "model_config.max_position=65536"]), [])),
         ("4 kernel on chip 99", ["run", "--workload", K, "--set", "workload.chip=99"]),
         ("4 kernel on core 5", ["run", "--workload", write(d, "core5.yaml", open(K).read() + "core: 5\n")]),
         ("4 max_length above max_position", ["run", "--set", "workload.max_length=1024", "--set", "workload.model_config.max_position=512"]),
