@@ -29,7 +29,7 @@ seeds() {  # the seed inputs of a target, as files
     config_loader) find configs/hw configs/workloads configs/sweeps -name '*.yaml' ;;
     constraint) find tests/fuzz/constraint_corpus -type f ;;
     kernel_compile) ls configs/workloads/kernel_*.yaml ;;
-    hlo_parser) find tests/hlo/data configs/hlo -type f ;;
+    hlo_parser) find tests/hlo/data configs/hlo tests/fuzz/hlo_corpus -type f ;;
   esac
 }
 

@@ -385,6 +385,9 @@ Val Partitioner::dimensionwise(const Instruction& in, const std::vector<Tiling>*
   if (in.operands.empty() || operand(in, 0).tuple) return whole(in, given);
   const Shape& xs = operand_global(in, 0);
   const size_t r = xs.dims.size();
+  // These ops keep the operand's rank; a module that says otherwise is left whole (the window
+  // rewrite below reads the result's dimensions by the operand's: the fuzzer found a heap overflow).
+  if (!in.shape.is_tuple() && in.shape.dims.size() != r) return whole(in, given);
   // The dimensions the op works along: they must be whole on every partition.
   std::vector<int> along;
   if (op == "slice") {
