@@ -112,10 +112,10 @@ struct CorePlan {
   std::span<const uint32_t> position;     // DecodedStream::position
   bool has_transfers = false;           // any kSend, kRecv, kHostLoad or kHostStore
   // Per kSend/kRecv (position in `sends_recvs`): the peer (translated when the stream is shared),
-  // the matching instruction and the slot (ProgramPlan::cores() index) of its core. Per barrier
+  // the matching instruction's position in its core's sends_recvs and the slot (ProgramPlan::
+  // cores() index) of that core. Per barrier
   // (position in `barriers`): its group. Sized by those few instructions, not by the stream.
   std::vector<isa::PeerRef> peer_at;
-  // match_pos_at: the matching instruction's position in its core's sends_recvs.
   std::vector<uint32_t> match_pos_at, match_slot_at;
   std::vector<uint32_t> barrier_group_at;
 
