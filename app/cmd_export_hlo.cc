@@ -11,7 +11,7 @@
 
 #include "app/commands.h"
 #include "compiler/collectives.h"
-#include "compiler/data_parallel.h"
+#include "compiler/step/data_parallel.h"
 #include "compiler/hlo/hlo_export.h"
 #include "models/kernels.h"
 #include "workloads/loop/framework.h"
@@ -79,18 +79,21 @@ std::string export_training(const ExportHloArgs& a, const WorkloadConfig& w, con
                                   cores_per_device(hw.chip) > 1 ? " (the device's cores split the batch)" : "",
                                   v.kind == GraphKind::kEval ? "" : ", backward and optimizer update"));
   const models::Graph* g = &sg->fwd.graph;
-  // Data parallel: the gradient all-reduces over the slice's cores, combined into buckets as the
-  // compiler runs them (compiler/data_parallel.h), so that the module run as kind: hlo with as many
-  // replicas takes the native step's time.
-  const uint32_t replicas = uint32_t(compiler::ring_order(hw).size());
-  models::Graph with_allreduces;
-  if (!sg->fsdp && !sg->dp.grads.empty() && replicas > 1) {
-    with_allreduces = compiler::graph_with_allreduces(sg->dp, replicas);
-    g = &with_allreduces;
+  // Data parallel: the step tpusim compiles (compiler/step/data_parallel.h): scheduled, with the
+  // gradient all-reduces over the slice's cores combined into buckets, so that the module run as
+  // kind: hlo with as many replicas takes the native step's time.
+  compiler::SpmdStep dp;
+  if (!sg->fsdp) {
+    dp = compiler::data_parallel_step(sg->dp, hw);
+    g = &dp.graph;
+    o.donated = dp.donated;
+  }
+  const size_t allreduces = count_allreduces(*g);
+  if (allreduces > 0) {
     o.comment.push_back(fmt::format(
         "The gradients are all-reduced over the slice's {} cores (replica_count) in {} combined all-reduces of at most {} "
         "MiB{}, as tpusim's compiler runs the data-parallel step; the optimizer update reads the reduced gradients.",
-        replicas, count_allreduces(with_allreduces), sg->dp.allreduce_bucket_bytes >> 20,
+        dp.cores.size(), allreduces, sg->dp.allreduce_bucket_bytes >> 20,
         sg->dp.overlap_allreduce ? " (all-reduce-start/done: overlapping the rest of the backward pass)" : ""));
   } else if (sg->fsdp) {
     o.comment.push_back(kFsdpCollectivesNote);

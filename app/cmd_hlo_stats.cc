@@ -18,13 +18,13 @@
 
 #include "app/commands.h"
 #include "compiler/compile.h"
-#include "compiler/graph_spmd.h"
+#include "compiler/step/spmd_step.h"
 #include "compiler/hlo/hlo_import.h"
 #include "compiler/hlo/hlo_parser.h"
 #include "compiler/hlo/hlo_spmd.h"
 #include "config/config_error.h"
 #include "sim/engine/engine.h"
-#include "workloads/loop/training_run.h"
+#include "workloads/loop/hlo_run.h"
 #include "workloads/report/hlo_report.h"
 
 namespace tpusim::app {
@@ -42,7 +42,8 @@ struct HloStatsArgs {
 constexpr size_t kTopKernels = 10;
 
 struct Simulated {
-  RunResult run;
+  double device_time_s = 0;
+  uint64_t device_cycles = 0;
   OpProfile profile;  // grouped as the run summaries list it (op_group_name: "dot.12" -> "dot.*")
   size_t graph_nodes = 0;
   std::string hw_origin;
@@ -60,10 +61,11 @@ Simulated simulate(const HloStatsArgs& a, const hlo::Module& m, const hlo::HloIm
   const HwConfig hw = load_hw(ra, {}, &s.hw_origin);
   hlo::SpmdResult part = hlo::spmd_partition(m, {*hlo::spmd_mode_named(a.spmd), 1});
   s.spmd = std::move(part.report);
+  models::Graph graph;
+  std::map<int, int> donated;
   if (!part.module) {
-    const isa::Program p = compiler::compile_graph(imp.graph, hw, m.name, 0, 0);
-    s.run = make_engine("analytical", hw)->run(p, nullptr);
-    s.graph_nodes = imp.graph.nodes().size();
+    graph = imp.graph;
+    donated = imp.donated;
   } else {
     const uint32_t cores = hw.slice.chips() * hw.chip.cores;
     if (m.num_partitions > int64_t(cores))
@@ -74,18 +76,24 @@ Simulated simulate(const HloStatsArgs& a, const hlo::Module& m, const hlo::HloIm
     s.cores = m.num_partitions;
     hlo::ImportOptions io;
     io.replicas = m.num_partitions;
-    const hlo::HloImport pi = hlo::import_hlo(*part.module, io);
-    std::vector<compiler::CoreId> ring = compiler::ring_order(hw);
-    ring.resize(size_t(m.num_partitions));
-    const compiler::SpmdProgram sp = compiler::compile_graph_spmd(pi.graph, hw, m.name, ring);
-    if (!sp.lowered)  // as a kind: hlo run (exit 3)
-      throw OutOfHbmError(out_of_hbm_message(sp.memory, m.name, device_hbm_bytes(hw.chip), hw.chip.megacore,
-                                             "Run it on a chip with more HBM (--hw)."),
-                          0);
-    s.run = make_engine("analytical", hw)->run(sp.program, nullptr);
-    s.graph_nodes = pi.graph.nodes().size();
+    hlo::HloImport pi = hlo::import_hlo(*part.module, io);
+    graph = std::move(pi.graph);
+    donated = std::move(pi.donated);
   }
-  s.profile = group_op_profile(s.run.op_profile);
+  s.graph_nodes = graph.nodes().size();
+  // One step of the step loop (workloads/loop/step_loop.h), as a kind: hlo run takes it; an
+  // over-full program fails as that run's does (exit 3).
+  std::vector<compiler::CoreId> cores = compiler::ring_order(hw);
+  cores.resize(size_t(s.cores));
+  ImportedStep source(hw, std::move(graph), std::move(donated), m.name, std::move(cores), imp.stats.parameter_bytes);
+  LoopOptions o;
+  o.engine = "analytical";
+  LoopResult r;
+  run_imported_steps(hw, source, uint32_t(s.cores), "jax", 1, "Run it on a chip with more HBM (--hw).", o, r);
+  const ProgramRecord& p = r.programs.at(0);
+  s.device_time_s = p.device_s;
+  s.device_cycles = p.device_cycles;
+  s.profile = group_op_profile(*p.op_profile);
   return s;
 }
 
@@ -135,8 +143,8 @@ int hlo_stats(const HloStatsArgs& a) {
         top.push_back({{"name", e[i].name}, {"count", e[i].count}, {"time_s", e[i].time_s}, {"flops", e[i].flops},
                        {"hbm_bytes", e[i].hbm_bytes}, {"bound", op_bound_name(e[i].bound)}});
       j["simulation"] = {{"hw", sim->hw_origin}, {"engine", "analytical"}, {"cores", sim->cores},
-                         {"graph_nodes", sim->graph_nodes}, {"device_time_s", sim->run.device_time_s},
-                         {"device_cycles", sim->run.device_cycles}, {"top_kernels", top},
+                         {"graph_nodes", sim->graph_nodes}, {"device_time_s", sim->device_time_s},
+                         {"device_cycles", sim->device_cycles}, {"top_kernels", top},
                          {"spmd", hlo_spmd_json(sim->spmd, sim->spmd.partitioned ? imp.stats : hlo::HloStats{})}};
     }
     std::cout << j.dump(2) << "\n";
@@ -175,8 +183,8 @@ int hlo_stats(const HloStatsArgs& a) {
               << "  spmd         " << (sim->spmd.partitioned ? "partitioned: " : "not partitioned: ") << sim->spmd.reason;
     for (const auto& [op, c] : sim->spmd.collectives) std::cout << "; " << c.count << " " << op << " inserted";
     std::cout << "\n"
-              << "  device time  " << std::setprecision(6) << sim->run.device_time_s * 1e6 << " us ("
-              << sim->run.device_cycles << " cycles)\n"
+              << "  device time  " << std::setprecision(6) << sim->device_time_s * 1e6 << " us ("
+              << sim->device_cycles << " cycles)\n"
               << "  top kernels\n";
     const std::vector<OpProfileEntry>& e = sim->profile.entries;
     for (size_t i = 0; i < std::min(e.size(), kTopKernels); ++i)

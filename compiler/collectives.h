@@ -44,7 +44,7 @@ struct CollectiveOptions {
   // in its shared HBM, not on every core: the chip's cores reduce-scatter among themselves first,
   // then each core all-reduces its 1/cores share with the cores of the same index on the other
   // chips, and the on-chip all-gather is left out (each core updates the parameters of its share:
-  // compiler/data_parallel.h). Needs `cores` to be whole chips; otherwise (or without megacore)
+  // compiler/step/data_parallel.h). Needs `cores` to be whole chips; otherwise (or without megacore)
   // ignored.
   bool per_device = false;
 };
@@ -83,7 +83,7 @@ CollectivePlan plan_collective(CollectiveKind kind, const std::vector<CoreId>& c
 // whole slice).
 CollectiveAlgorithm choose_algorithm(CollectiveKind kind, uint64_t bytes, const HwConfig& hw, uint32_t cores);
 
-// ---- the original all-reduce entry point (data_parallel.cc) ----
+// ---- the original all-reduce entry point (compiler/step/spmd_step.cc) ----
 struct AllReduceOptions {
   uint64_t piece_bytes = 1ull << 20;  // pipelining granularity of a chunk (4 pieces must fit VMEM)
   uint32_t tag_base = 0;              // tags [tag_base, tag_base + tags_used) are taken

@@ -7,7 +7,7 @@
 //   2. all-reduce of that share with the cores of index j on every other chip: a bidirectional
 //      ring along the chips (one ring per core index; both rings cross the same ICI links, each
 //      with 1/c of the bytes, so a chip's links carry what one participant per chip would send);
-//   3. nothing: core j updates the parameters of its share (compiler/data_parallel.cc), and the
+//   3. nothing: core j updates the parameters of its share (compiler/step/data_parallel.cc), and the
 //      next step's kernels on both cores read the parameters from the shared HBM.
 // The dimension-by-dimension form is dims_plan(per_device = true): the same chip phase first,
 // then the ICI dimensions, and no chip-phase all-gather.

@@ -15,8 +15,10 @@ namespace tpusim::compiler {
 
 void lower_fusion(LowerContext& cx, const Fusion& f) {
   const uint64_t flops = cx.flops, hbm_bytes = cx.hbm_bytes;
+  if (f.kind == FusionKind::kCollectiveDone)
+    return;  // no work: where a core waits for its collective (compile_spmd_step)
   if (f.kind == FusionKind::kCollective)
-    lower_collective_alone(cx, f);  // across replicas: compile_graph_spmd
+    lower_collective_alone(cx, f);  // across replicas: compile_spmd_step
   else if (f.kind == FusionKind::kDot)
     lower_dot_kernel(cx, f);
   else

@@ -97,6 +97,7 @@ CacheKey graph_cache_key(const models::Graph& g, const std::vector<int>& donated
   }
   h.vec(g.outputs());
   h.vec(donated);
+  if (g.scheduled()) h.pod(uint8_t(1));  // the node order is the kernels' (absent otherwise: keys unchanged)
   return {h.a, h.b};
 }
 

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/data_parallel.h"
+#include "compiler/step/spmd_step.h"
 #include "compiler/fusion.h"
 #include "compiler/memory_plan.h"
 #include "models/graph.h"

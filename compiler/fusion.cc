@@ -36,9 +36,14 @@ FusionPlan plan_fusions(const models::Graph& g) {
   for (const auto& node : nodes)
     for (int in : node.inputs) boost::add_edge(in, node.id, hlo);
 
-  std::vector<HloGraph::vertex_descriptor> rev;
-  boost::topological_sort(hlo, std::back_inserter(rev));
-  std::vector<int> topo(rev.rbegin(), rev.rend());
+  std::vector<int> topo(size_t(n), 0);
+  if (g.scheduled()) {
+    for (int i = 0; i < n; ++i) topo[size_t(i)] = i;  // node ids are a topological order, and the schedule
+  } else {
+    std::vector<HloGraph::vertex_descriptor> rev;
+    boost::topological_sort(hlo, std::back_inserter(rev));
+    topo.assign(rev.rbegin(), rev.rend());
+  }
 
   FusionPlan plan;
   plan.users.assign(n, {});
@@ -91,7 +96,8 @@ FusionPlan plan_fusions(const models::Graph& g) {
       // A kept group: what leaves it is written, the rest computed inside its one kernel.
       if (node.kind == OpKind::kCollective) materialize_operands(node);
       mat[v] = node.kind != OpKind::kConstant &&
-               (node.kind == OpKind::kParameter || node.kind == OpKind::kCollective || outputs.count(v) ||
+               (node.kind == OpKind::kParameter || node.kind == OpKind::kCollective ||
+                node.kind == OpKind::kCollectiveDone || outputs.count(v) ||
                 (!is_view(node) && fusion_groups::used_outside(g, group, plan.users, v)));
       bool has_dot = node.kind == OpKind::kDot;
       for (int in : node.inputs) has_dot = has_dot || (!mat[in] && cone_dot[in]);
@@ -105,6 +111,7 @@ FusionPlan plan_fusions(const models::Graph& g) {
       case OpKind::kConstant: break;
       case OpKind::kReduce: mat[v] = true; break;
       case OpKind::kCollective:
+      case OpKind::kCollectiveDone:
       case OpKind::kGather:
       case OpKind::kScatterAdd:
         // Indexed row moves and collectives are their own kernels, reading materialized operands
@@ -183,11 +190,12 @@ FusionPlan plan_fusions(const models::Graph& g) {
     fusion_groups::merge_group_kernels(g, group, split, g.groups(), order, plan);
   } else {
     // A combined collective's parts are one kernel (models::CollectiveAttrs::combine).
-    std::map<int64_t, int> combined;
+    std::map<std::pair<int64_t, bool>, int> combined;  // (combine id, done) -> part
     std::vector<int> part(n, -1);
     for (const auto& x : nodes)
-      if (x.kind == OpKind::kCollective && x.collective.combine >= 0)
-        part[size_t(x.id)] = combined.emplace(x.collective.combine, int(combined.size())).first->second;
+      if ((x.kind == OpKind::kCollective || x.kind == OpKind::kCollectiveDone) && x.collective.combine >= 0)
+        part[size_t(x.id)] = combined.emplace(std::pair(x.collective.combine, x.kind == OpKind::kCollectiveDone),
+                                              int(combined.size())).first->second;
     if (!combined.empty())
       fusion_groups::merge_group_kernels(g, part, std::vector<bool>(combined.size(), false), {}, order, plan);
   }
@@ -202,6 +210,8 @@ FusionPlan plan_fusions(const models::Graph& g) {
     if (dots > 1) throw std::logic_error("fusion: two dots in one kernel at " + f.name);
     if (nodes[v].kind == OpKind::kCollective)
       f.kind = FusionKind::kCollective;
+    else if (nodes[v].kind == OpKind::kCollectiveDone)
+      f.kind = FusionKind::kCollectiveDone;
     else if (nodes[v].kind == OpKind::kReduce)
       f.kind = FusionKind::kReduce;
     else if (f.dot >= 0)
@@ -224,6 +234,7 @@ FusionPlan plan_fusions(const models::Graph& g) {
       const bool same_group = !grouped || (producer != merged.end() && group[size_t(x)] >= 0 &&
                                            group[size_t(x)] == group[size_t(f.root)]);
       if (producer != merged.end() && same_group && producer->kind != FusionKind::kReduce && producer->kind != FusionKind::kCollective &&
+          producer->kind != FusionKind::kCollectiveDone &&
           reduce_fits_producer(g, *producer, nodes[f.root])) {
         producer->merged_reduces.push_back(f.root);
         continue;

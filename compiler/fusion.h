@@ -20,6 +20,12 @@
 //    transfers between cores read and write them; nothing fuses into it or it into anything.
 //    The parts of a combined collective (models::CollectiveAttrs::combine) are one such kernel, its
 //    other parts extra_outputs, placed where all its operands are ready.
+//  * A collective's done (models::OpKind::kCollectiveDone) is a kernel of its own without work
+//    (FusionKind::kCollectiveDone): the point where the core waits for the collective; the dones of
+//    a combined collective's parts are one.
+//
+// Kernel order: a topological order of the graph; a scheduled graph's (models::Graph::scheduled)
+// is its node order (the kernels ordered by their roots' ids).
 //
 // An already-fused graph (nodes in fusion groups, models::Node::group: an XLA after-optimizations
 // module's `fusion` instructions and unfused instructions) keeps its kernels instead: each group is
@@ -41,7 +47,7 @@ namespace tpusim::compiler {
 // The HLO-like module: the op graph as a Boost graph (edge u->v: v reads u).
 using HloGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
 
-enum class FusionKind { kLoop, kReduce, kDot, kCollective };
+enum class FusionKind { kLoop, kReduce, kDot, kCollective, kCollectiveDone };
 
 struct Fusion {
   FusionKind kind = FusionKind::kLoop;

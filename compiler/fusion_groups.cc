@@ -142,8 +142,10 @@ void merge_group_kernels(const models::Graph& g, const std::vector<int>& group, 
   // reads all its parts read), otherwise as planned: Kahn's algorithm taking the earliest first,
   // but collectives as soon as they can start and the readers of an asynchronous collective's
   // result as late as they can (XLA's latency-hiding scheduler; a data-parallel step's all-reduces
-  // overlap the rest of the backward pass so, compiler/data_parallel.h).
+  // overlap the rest of the backward pass so, compiler/step/data_parallel.h).
+  // A scheduled graph (models::Graph::scheduled) keeps its own order: its node order.
   auto rank = [&](const Fusion& f) {
+    if (g.scheduled()) return 1;
     if (nodes[size_t(f.root)].kind == OpKind::kCollective) return 0;
     for (int in : f.inputs)
       if (nodes[size_t(in)].kind == OpKind::kCollective && nodes[size_t(in)].collective.async) return 2;

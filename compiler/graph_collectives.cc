@@ -101,8 +101,15 @@ GraphCollective emit_graph_collective(ReplicaStreams& streams, LowerContext& cx,
                                       const std::vector<CoreId>& cores, CollectiveOptions& opt, uint32_t previous) {
   const models::Node& n = cx.graph.node(f.root);
   const models::CollectiveAttrs& a = n.collective;
+  if (cores.size() == 1 && a.replicas > 1) {  // a program of one core: nobody to talk to (lower_collective_alone)
+    GraphCollective alone;
+    alone.name = f.name;
+    alone.op = a.op;
+    lower_collective_alone(cx, f);
+    return alone;
+  }
   if (a.replicas != int64_t(cores.size()))
-    throw std::invalid_argument("compile_graph_spmd: collective '" + n.name + "' is for " + std::to_string(a.replicas) +
+    throw std::invalid_argument("compile_spmd_step: collective '" + n.name + "' is for " + std::to_string(a.replicas) +
                                 " replicas, the program runs on " + std::to_string(cores.size()) + " cores");
   GraphCollective out;
   out.name = f.name;

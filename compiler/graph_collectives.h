@@ -1,5 +1,5 @@
 // The graph's collectives (models::OpKind::kCollective) as instructions: on one core
-// (compile_graph) and across replicas (compile_graph_spmd). docs/hlo.md ("Collectives") says what
+// (compile_graph) and across replicas (compile_spmd_step). docs/hlo.md ("Collectives") says what
 // is modelled.
 #pragma once
 #include <cstdint>
@@ -27,7 +27,7 @@ uint64_t graph_collective_bytes(const models::Graph& g, const models::Node& n);
 // marked with the collective's kind. Over a group of one replica the collective is the identity
 // (all-gather and reduce-scatter of one member keep the shape), so this is exact; over a larger
 // group a program of one core cannot run it, and the kernel is listed (its label says so) but
-// costs nothing: compile_graph_spmd runs it.
+// costs nothing: compile_spmd_step runs it.
 void lower_collective_alone(LowerContext& cx, const Fusion& f);
 
 // What one collective of a graph compiled across replicas did.
@@ -40,6 +40,7 @@ struct GraphCollective {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;  // as emitted (all-reduce & co)
   uint64_t bytes_sent_per_core = 0;  // the busiest core's
   bool background = false;           // run asynchronously (models::CollectiveAttrs::async)
+  std::string after_kernel;          // the kernel whose end starts it ("" at the program's start)
   uint32_t done = kNoInstr;          // the stream index (every core's) of the instruction ending it
 };
 

@@ -30,31 +30,45 @@ BufferKind buffer_kind_of_role(models::ParamRole role) {
 }
 
 MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
-                       const std::function<BufferKind(int)>& kind_of, const std::map<int, int>& donated) {
+                       const std::function<BufferKind(int)>& kind_of, const std::map<int, int>& donated,
+                       const std::map<int, int>& aliases) {
   const int kernels = int(plan.fusions.size());
   const int last = std::max(0, kernels - 1);
+  auto buffer_of = [&](int v) {
+    for (auto it = aliases.find(v); it != aliases.end(); it = aliases.find(v)) v = it->second;
+    return v;
+  };
   std::map<int, int> producer;  // value -> kernel index
   std::map<int, int> last_use;  // value -> last kernel reading it
   for (int k = 0; k < kernels; ++k) {
     const auto& f = plan.fusions[k];
-    for (int r : kernel_outputs(f)) producer[r] = k;
-    for (int in : f.inputs) last_use[in] = std::max(last_use.count(in) ? last_use[in] : 0, k);
+    for (int r : kernel_outputs(f))
+      if (!aliases.count(r)) producer[r] = k;
+    for (int in : f.inputs) {
+      const int b = buffer_of(in);
+      last_use[b] = std::max(last_use.count(b) ? last_use[b] : 0, k);
+    }
   }
-  std::set<int> outputs(g.outputs().begin(), g.outputs().end());
+  std::set<int> outputs;
   // An output no kernel writes is a view of a value that one does (an already-fused graph's output
   // bitcast, compiler/fusion.h): that value is the output's buffer.
   for (int o : g.outputs()) {
-    int src = o;
-    while (!producer.count(src) && g.node(src).kind == models::OpKind::kReshape) src = g.node(src).inputs[0];
+    int src = buffer_of(o);
+    outputs.insert(src);
+    while (!producer.count(src) && g.node(src).kind == models::OpKind::kReshape) src = buffer_of(g.node(src).inputs[0]);
     outputs.insert(src);
   }
   std::map<int, int> readers;  // value -> kernels reading it
-  for (const auto& f : plan.fusions)
-    for (int in : std::set<int>(f.inputs.begin(), f.inputs.end())) ++readers[in];
+  for (const auto& f : plan.fusions) {
+    std::set<int> read;
+    for (int in : f.inputs) read.insert(buffer_of(in));
+    for (int in : read) ++readers[in];
+  }
 
   MemoryPlan mp;
   mp.donated = donated;
   for (const auto& n : g.nodes()) {
+    if (aliases.count(n.id)) continue;  // another value's buffer
     HbmBuffer b;
     b.name = n.name;
     b.node = n.id;

@@ -60,9 +60,12 @@ struct MemoryPlan {
 };
 
 // kind_of: role of each Parameter node (others are computed). donated: output node -> parameter
-// node whose buffer it overwrites (optimizer updates), so it needs no buffer of its own.
+// node whose buffer it overwrites (optimizer updates), so it needs no buffer of its own. aliases:
+// value -> the value whose buffer it is (a collective's done, an all-reduce written over its
+// operand): no buffer of its own; its readers keep that buffer live.
 MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
-                       const std::function<BufferKind(int)>& kind_of, const std::map<int, int>& donated = {});
+                       const std::function<BufferKind(int)>& kind_of, const std::map<int, int>& donated = {},
+                       const std::map<int, int>& aliases = {});
 
 // A megacore device (chip.megacore): `cores` TensorCores that run the same per-core program on
 // one shared HBM. Buffers for which `shared` holds are stored once per device (data parallel: the

@@ -26,6 +26,7 @@ class ReplicaStreams {
   ~ReplicaStreams();
 
   ProgramBuilder& main() { return *main_; }
+  isa::Program& program() { return prog_; }
   // One builder per core ([0] = &main()) for a collective section starting at main()'s current
   // stream index. Sections do not nest; call end_section() when the collective is emitted.
   std::vector<ProgramBuilder*> begin_section();

@@ -161,6 +161,7 @@ class Backward {
       }
       case OpKind::kParameter: case OpKind::kConstant: case OpKind::kIota: break;
       case OpKind::kCollective:  // imported modules carry their own backward pass
+      case OpKind::kCollectiveDone:
         throw std::invalid_argument("autodiff: no gradient of a collective (" + n.name + ")");
     }
   }

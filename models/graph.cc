@@ -323,6 +323,20 @@ int Graph::collective(int x, CollectiveAttrs a, const std::string& name) {
   return add(std::move(n));
 }
 
+int Graph::collective_done(int x, const std::string& name) {
+  const Node& in = node(x);
+  require(in.kind == OpKind::kCollective && in.collective.async,
+          "collective done: '" + in.name + "' is not an asynchronous collective");
+  Node n;
+  n.kind = OpKind::kCollectiveDone;
+  n.name = name.empty() ? std::string(collective_op_name(in.collective.op)) + "-done" : name;
+  n.shape = in.shape;
+  n.dtype = in.dtype;
+  n.inputs = {x};
+  n.collective = in.collective;  // a combined collective's parts' dones are awaited as one
+  return add(std::move(n));
+}
+
 int Graph::full(double value, Dims shape, DType dtype) {
   // A scalar broadcast: every output dimension is new.
   return broadcast(constant(value, dtype), std::move(shape), {});

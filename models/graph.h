@@ -59,6 +59,11 @@ enum class OpKind : uint8_t {
   kSlice,        // a contiguous range [start, start + shape[axis]) of one dimension (XLA slice, stride 1)
   kConcatenate,  // operands joined along one dimension (XLA concatenate)
   kCollective,   // a cross-replica collective (Node::collective): always a kernel of its own
+  // Where an asynchronous collective's result is awaited (XLA's all-reduce-done, all-gather-done,
+  // ...): its one operand is an async kCollective, its value that collective's (the same buffer).
+  // The kernels scheduled between the collective and its done run while it is under way; the
+  // kernels after the done wait for it. No work of its own.
+  kCollectiveDone,
 };
 
 // XLA's cross-replica collectives. The graph is the program of one replica (SPMD: every replica
@@ -74,7 +79,7 @@ enum class OpKind : uint8_t {
 //                       split_dimension = concat_dimension); g must divide dimension `dim`
 //   kCollectivePermute  out = operand: each source replica sends it to its target; a replica that
 //                       is no pair's target gets zeros (XLA)
-// The compiler keeps a collective a kernel of its own (compiler/fusion.h). compile_graph_spmd runs
+// The compiler keeps a collective a kernel of its own (compiler/fusion.h). compile_spmd_step runs
 // it across the cores (compiler/graph_collectives.h); a program of one core (compile_graph) holds
 // it as a zero-cost marked kernel: exact for a group of one replica (the identity), and for a larger
 // group listed but not run (there is nobody to talk to). docs/hlo.md, "Collectives".
@@ -88,7 +93,7 @@ inline constexpr int64_t kMaxReplicas = int64_t(1) << 20;
 struct CollectiveAttrs {
   CollectiveOp op = CollectiveOp::kAllReduce;
   // The replicas the program runs on (ids 0..replicas-1): replica i is the i-th core the SPMD
-  // compile is given (compiler/graph_spmd.h checks that they agree).
+  // compile is given (compiler/step/spmd_step.h checks that they agree).
   int64_t replicas = 1;
   // Replica ids per group (XLA replica_groups); every group has the same size and together they
   // hold every replica once. Empty: one group of all replicas.
@@ -96,8 +101,9 @@ struct CollectiveAttrs {
   int dim = -1;                       // kAllGather, kReduceScatter, kAllToAll
   ReduceOp reduce = ReduceOp::kSum;   // kAllReduce, kReduceScatter (XLA's to_apply)
   std::vector<std::pair<int64_t, int64_t>> pairs;  // kCollectivePermute: (source, target) replica ids
-  // Asynchronous (XLA's -start/-done pairs): the collective runs in the background from where its
-  // operand is ready until a kernel reads its result; the kernels in between run meanwhile.
+  // Asynchronous (XLA's -start/-done pairs): the collective runs in the background from where it is
+  // scheduled until its result is awaited: at its kCollectiveDone when the graph has one, else at
+  // the first kernel reading it; the kernels in between run meanwhile.
   bool async = false;
   // Collectives of one id (>= 0) are one combined collective (XLA's all-reduce combiner: a
   // tuple-shaped all-reduce of several operands): the compiler runs them as one transfer of their
@@ -198,6 +204,9 @@ class Graph {
   // range or not divisible as the op needs, a permute pair outside the replicas or a source or
   // target named twice.
   int collective(int x, CollectiveAttrs attrs, const std::string& name = "");
+  // The point where the async collective `x` is awaited (OpKind::kCollectiveDone); refuses an `x`
+  // that is not an asynchronous collective.
+  int collective_done(int x, const std::string& name = "");
   // A tensor of `shape` filled with `value` (a broadcast scalar constant).
   int full(double value, Dims shape, DType dtype);
   void set_stop_gradient(int id) { nodes_.at(id).stop_gradient = true; }
@@ -212,6 +221,10 @@ class Graph {
   }
   void set_group(int id, int group) { nodes_.at(id).group = group; }
   const std::vector<std::string>& groups() const { return groups_; }
+  // A scheduled graph's node order is the order its kernels run in (XLA's scheduled module,
+  // `is_scheduled=true`): the compiler keeps it (compiler/fusion.h) instead of choosing its own.
+  void set_scheduled(bool on) { scheduled_ = on; }
+  bool scheduled() const { return scheduled_; }
   // Appends a copy of `n` (any op, already checked by the graph it came from) with a new id; its
   // inputs must be ids of this graph. For graph rewrites (models/recompute.h).
   int append_copy(Node n) { return add(std::move(n)); }
@@ -225,6 +238,7 @@ class Graph {
   std::vector<Node> nodes_;
   std::vector<int> outputs_;
   std::vector<std::string> groups_;
+  bool scheduled_ = false;
 };
 
 // The flops of a kDot node: a multiply-add (2 flop) per output element per contracted element,

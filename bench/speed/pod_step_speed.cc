@@ -16,7 +16,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "compiler/data_parallel.h"
+#include "compiler/step/data_parallel.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
 #include "models/optimizers.h"
@@ -52,7 +52,7 @@ void run_case(const HwConfig& hw, const char* engine_name) {
   for (auto [in, out] : s.optimizer.donated) dp.donated[out] = in;
 
   auto t0 = std::chrono::steady_clock::now();
-  const compiler::CompiledStep c = compiler::compile_data_parallel_step(dp, hw, "bert-large");
+  const compiler::CompiledStep c = compiler::compile_spmd_step(compiler::data_parallel_step(dp, hw), hw, "bert-large");
   const double compile_s = seconds_since(t0);
   double sim_s = 0, step_ms = 0;
   if (engine_name) {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/data_parallel.h"
+#include "compiler/step/data_parallel.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
 #include "models/optimizers.h"
@@ -41,7 +41,7 @@ void run_case(const HwConfig& hw, const char* engine_name) {
   dp.graph = &s.model.graph;
   dp.grads = s.grads.grads;
   for (auto [in, out] : s.optimizer.donated) dp.donated[out] = in;
-  const compiler::CompiledStep c = compiler::compile_data_parallel_step(dp, hw, "bert-base");
+  const compiler::CompiledStep c = compiler::compile_spmd_step(compiler::data_parallel_step(dp, hw), hw, "bert-base");
   auto engine = make_engine(engine_name, hw);
   const RunEstimate e = estimate_run(c.program, engine->name(), false, current_rss_bytes());
   const auto t0 = std::chrono::steady_clock::now();

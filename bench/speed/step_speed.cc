@@ -13,7 +13,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "compiler/data_parallel.h"
+#include "compiler/step/data_parallel.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
 #include "sim/engine/engine.h"
@@ -57,7 +57,7 @@ const BertBaseStep& bert_base_step() {
 }
 
 const compiler::CompiledStep& compiled_step() {
-  static const compiler::CompiledStep c = compiler::compile_data_parallel_step(bert_base_step().dp, v3_8(), "bert-base");
+  static const compiler::CompiledStep c = compiler::compile_spmd_step(compiler::data_parallel_step(bert_base_step().dp, v3_8()), v3_8(), "bert-base");
   return c;
 }
 
@@ -65,7 +65,7 @@ void BM_StepCompile(benchmark::State& state) {
   const BertBaseStep& st = bert_base_step();
   size_t per_core = 0;
   for (auto _ : state) {
-    compiler::CompiledStep c = compiler::compile_data_parallel_step(st.dp, v3_8(), "bert-base");
+    compiler::CompiledStep c = compiler::compile_spmd_step(compiler::data_parallel_step(st.dp, v3_8()), v3_8(), "bert-base");
     per_core = c.program.cores[0].instrs.size();
     benchmark::DoNotOptimize(per_core);
   }

@@ -111,6 +111,9 @@ struct Module {
   std::vector<InputOutputAlias> input_output_alias;
   int64_t replica_count = 1;
   int64_t num_partitions = 1;
+  // is_scheduled=true: the instructions of each computation are in the order they run (XLA's
+  // scheduler ran); the import keeps that order (models::Graph::scheduled).
+  bool is_scheduled = false;
   std::vector<Computation> computations;  // in text order; callees come before their callers
   int entry = -1;
   std::unordered_map<std::string, int> index;  // computation name -> index

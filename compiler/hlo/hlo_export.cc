@@ -92,13 +92,14 @@ class ComputationWriter {
     std::vector<std::string> params, outs;
     for (const Node& n : g_.nodes()) {
       if (n.kind == OpKind::kParameter) params.push_back(fmt::format("{}: {}", name(n), shape_str(n.shape, n.dtype)));
-      if (n.kind == OpKind::kCollective && n.collective.combine >= 0) {
-        // A combined collective at its first part; its parts are consecutive nodes (the builders'
-        // rule, graph_with_allreduces and the import), so its operands are all defined above.
+      if ((n.kind == OpKind::kCollective || n.kind == OpKind::kCollectiveDone) && n.collective.combine >= 0) {
+        // A combined collective (or its done) at its first part; its parts are consecutive nodes
+        // (the builders' rule: compiler/step/data_parallel.cc and the import), so its operands are
+        // all defined above.
         if (n.id > 0 && combined_with(g_.node(n.id - 1), n)) continue;
         std::vector<const Node*> parts = {&n};
         for (int k = n.id + 1; k < int(g_.nodes().size()) && combined_with(g_.node(k), n); ++k) parts.push_back(&g_.node(k));
-        emit_collective(parts);
+        n.kind == OpKind::kCollective ? emit_collective(parts) : emit_done(parts);
         continue;
       }
       emit(n);
@@ -120,7 +121,15 @@ class ComputationWriter {
  private:
   static std::string name(const Node& n) { return hlo_instruction_name(n); }
   static bool combined_with(const Node& x, const Node& n) {
-    return x.kind == OpKind::kCollective && x.collective.combine == n.collective.combine;
+    return x.kind == n.kind && x.collective.combine == n.collective.combine;
+  }
+  // An async collective awaited by a done node of the graph: written as its -start alone (the
+  // done node writes the -done where the graph awaits it).
+  bool awaited_later(const Node& n) const {
+    if (!n.collective.async) return false;
+    for (int k = n.id + 1; k < int(g_.nodes().size()); ++k)
+      if (g_.node(k).kind == OpKind::kCollectiveDone && g_.node(k).inputs[0] == n.id) return true;
+    return false;
   }
   static bool barrier(const Node& n) {
     return n.materialize && n.kind != OpKind::kParameter && n.kind != OpKind::kConstant;
@@ -265,14 +274,32 @@ class ComputationWriter {
       case OpKind::kCollective:
         emit_collective({&n});
         return;
+      case OpKind::kCollectiveDone:
+        emit_done({&n});
+        return;
     }
     throw std::logic_error("hlo export: unknown op kind");
   }
 
+  // XLA's asynchronous forms: all-reduce-start's value is its result; all-gather-start's and
+  // collective-permute-start's a tuple (operand, result). The others run synchronously.
+  static bool has_async_form(models::CollectiveOp op) {
+    return op == models::CollectiveOp::kAllReduce || op == models::CollectiveOp::kAllGather ||
+           op == models::CollectiveOp::kCollectivePermute;
+  }
+  // The -start's shape of a collective of `parts` whose result shape is `result`.
+  std::string start_shape(const std::vector<const Node*>& parts, const std::string& result) {
+    if (parts.front()->collective.op == models::CollectiveOp::kAllReduce) return result;
+    std::vector<std::string> operands;
+    for (const Node* p : parts) operands.push_back(shape_str(g_.node(p->inputs[0]).shape, p->dtype));
+    const std::string o = parts.size() > 1 ? fmt::format("({})", fmt::join(operands, ", ")) : operands[0];
+    return fmt::format("({}, {})", o, result);
+  }
+
   // A collective in the form hlo_import_collectives.cc reads back; the parts of a combined one
   // (CollectiveAttrs::combine) as XLA's combiner writes them: one tuple-shaped instruction of all
-  // their operands, each part a get-tuple-element of it. An asynchronous all-reduce is an
-  // all-reduce-start and its all-reduce-done (the other asynchronous ones in their synchronous form).
+  // their operands, each part a get-tuple-element of it. An asynchronous one (has_async_form) is a
+  // -start, with its -done right after it unless the graph awaits it later (a done node: emit_done).
   void emit_collective(const std::vector<const Node*>& parts) {
     const Node& n = *parts.front();
     const models::CollectiveAttrs& c = n.collective;
@@ -298,12 +325,31 @@ class ComputationWriter {
     const std::string sh = combined ? fmt::format("({})", fmt::join(shapes, ", ")) : shapes[0];
     std::string value = combined ? helper(n, "combined") : name(n);
     const std::string op = models::collective_op_name(c.op), attr_text = fmt::format("{}", fmt::join(attrs, ", "));
-    if (c.async && c.op == models::CollectiveOp::kAllReduce) {
-      line(n, helper(n, "start"), sh, op + "-start", ops, attr_text);
+    if (c.async && has_async_form(c.op) && awaited_later(n)) {
+      line(n, name(n), start_shape(parts, sh), op + "-start", ops, attr_text);  // read by the done
+      return;
+    }
+    if (c.async && has_async_form(c.op)) {
+      line(n, helper(n, "start"), start_shape(parts, sh), op + "-start", ops, attr_text);
       line(n, value, sh, op + "-done", {helper(n, "start")});
     } else {
       line(n, value, sh, op, ops, attr_text);
     }
+    if (combined)
+      for (size_t i = 0; i < parts.size(); ++i)
+        line(*parts[i], name(*parts[i]), shapes[i], "get-tuple-element", {value}, fmt::format("index={}", i));
+  }
+
+  // The -done of an async collective (its parts' dones, when combined) where the graph awaits it.
+  void emit_done(const std::vector<const Node*>& parts) {
+    const Node& n = *parts.front();
+    const Node& start = g_.node(n.inputs[0]);
+    std::vector<std::string> shapes;
+    for (const Node* p : parts) shapes.push_back(shape_str(p->shape, p->dtype));
+    const bool combined = parts.size() > 1;
+    const std::string sh = combined ? fmt::format("({})", fmt::join(shapes, ", ")) : shapes[0];
+    const std::string value = combined ? helper(n, "combined") : name(n);
+    line(n, value, sh, std::string(models::collective_op_name(start.collective.op)) + "-done", {name(start)});
     if (combined)
       for (size_t i = 0; i < parts.size(); ++i)
         line(*parts[i], name(*parts[i]), shapes[i], "get-tuple-element", {value}, fmt::format("index={}", i));
@@ -370,6 +416,20 @@ std::string reducer_computation(const std::string& r) {
       r, type, op);
 }
 
+// `, input_output_alias={ {i}: (p, {}, may-alias), ... }` of the donated outputs: output index i
+// (its place in the ROOT tuple) over ENTRY parameter p (parameters are numbered in graph order).
+std::string input_output_alias(const models::Graph& g, const std::map<int, int>& donated) {
+  if (donated.empty()) return "";
+  std::map<int, int> param_number;
+  for (const Node& n : g.nodes())
+    if (n.kind == OpKind::kParameter) param_number.emplace(n.id, int(param_number.size()));
+  std::vector<std::string> entries;
+  for (size_t i = 0; i < g.outputs().size(); ++i)
+    if (auto d = donated.find(g.outputs()[i]); d != donated.end() && param_number.count(d->second))
+      entries.push_back(fmt::format("{{{}}}: ({}, {{}}, may-alias)", i, param_number[d->second]));
+  return entries.empty() ? "" : fmt::format(", input_output_alias={{ {} }}", fmt::join(entries, ", "));
+}
+
 }  // namespace
 
 std::string hlo_instruction_name(const models::Node& n) { return fmt::format("{}.{}", sanitize(n.name), n.id); }
@@ -390,7 +450,8 @@ std::string export_hlo(const models::Graph& g, const HloExportOptions& options) 
   int64_t replicas = 1;
   for (const models::Node& n : g.nodes())
     if (n.kind == OpKind::kCollective) replicas = std::max(replicas, n.collective.replicas);
-  out += "HloModule " + sanitize(options.module_name) + (replicas > 1 ? fmt::format(", replica_count={}", replicas) : "") +
+  out += "HloModule " + sanitize(options.module_name) + (g.scheduled() ? ", is_scheduled=true" : "") +
+         (replicas > 1 ? fmt::format(", replica_count={}", replicas) : "") + input_output_alias(g, options.donated) +
          "\n\n";
   for (const std::string& r : reducers) out += reducer_computation(r) + "\n";
   for (const std::string& e : extra) out += e + "\n";

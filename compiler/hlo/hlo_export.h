@@ -10,6 +10,7 @@
 // value the compiler materializes (which its users then read). Parameters are numbered in graph order; the
 // ROOT is a tuple of the graph's outputs in order. The output is a pure function of the graph.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,9 +30,13 @@ struct HloExportOptions {
   // `// ` comment lines written before `HloModule` (what the module is, what is left out).
   std::vector<std::string> comment;
   std::vector<ExtraComputation> extra;
+  // Output node -> the parameter node whose buffer it overwrites (the optimizer update's): written as
+  // input_output_alias, which the import reads back as persistent parameters.
+  std::map<int, int> donated;
 };
 
-// The graph as one HLO module: `HloModule <name>`, the reduce/scatter helper computations used
+// The graph as one HLO module: `HloModule <name>` (with `is_scheduled=true` for a scheduled graph,
+// models::Graph::scheduled, whose node order the instructions keep), the reduce/scatter helper computations used
 // (`%add.f32`, `%max.bf16`, ...), the extra computations, then `ENTRY %main (...) -> (...)`.
 std::string export_hlo(const models::Graph& g, const HloExportOptions& options = {});
 

@@ -148,7 +148,16 @@ class Importer {
     const Value root = import_computation(m_.entry, nullptr, 0);
     std::set<int> marked;
     mark_outputs(root, marked);
+    for (const InputOutputAlias& a : m_.input_output_alias) {
+      const Value* out = &root;
+      for (int64_t i : a.output_index) out = out->tuple && i >= 0 && size_t(i) < out->size() ? &out->at(size_t(i)) : nullptr;
+      const auto p = param_node_.find({a.parameter, a.parameter_index});
+      if (out && !out->tuple && out->node >= 0 && p != param_node_.end() && out->node != p->second &&
+          g_.node(out->node).shape == g_.node(p->second).shape)
+        donated[out->node] = p->second;
+    }
   }
+  std::map<int, int> donated;  // output node -> parameter node (input_output_alias)
 
  private:
   void mark_outputs(const Value& v, std::set<int>& marked) {
@@ -183,6 +192,7 @@ class Importer {
     // weights and optimizer state of a training step (held as kTrainable).
     const bool persistent = entry_param >= 0 && aliased_.count({entry_param, path});
     v.node = g_.parameter(name, s.dims, t->dtype, persistent ? models::ParamRole::kTrainable : models::ParamRole::kInput);
+    if (entry_param >= 0) param_node_[{entry_param, path}] = v.node;
     return v;
   }
 
@@ -398,8 +408,7 @@ class Importer {
       const Value& s = vals[in.operands[0]];
       // all-reduce-start's value is its result (a tuple of results when combined); the others'
       // are (operands, results).
-      if (in.opcode == "all-reduce-done") return s;
-      return s.tuple && s.size() >= 2 ? s.at(1) : s;
+      return awaited(in.opcode == "all-reduce-done" ? s : s.tuple && s.size() >= 2 ? s.at(1) : s, in.name);
     }
     std::vector<int> ops;
     for (int o : in.operands) ops.push_back(vals[o].tuple ? -1 : vals[o].node);
@@ -418,6 +427,20 @@ class Importer {
     t.elems->push_back(operands.size() == 1 ? operands.at(0) : operands);
     t.elems->push_back(v);
     return t;
+  }
+
+  // A -done's value: each asynchronous collective among `v`'s leaves awaited there
+  // (models::OpKind::kCollectiveDone), anything else passed on.
+  Value awaited(const Value& v, const std::string& name) {
+    if (v.tuple) {
+      Value t = make_tuple();
+      for (size_t i = 0; i < v.size(); ++i) t.elems->push_back(awaited(v.at(i), name));
+      return t;
+    }
+    if (v.node < 0) return v;
+    const models::Node& n = g_.node(v.node);
+    if (n.kind != models::OpKind::kCollective || !n.collective.async) return v;
+    return Value{g_.collective_done(v.node, name), false, nullptr};
   }
 
   // Whether `v` holds nodes of the dimensions of `s` (leaves without a node match any shape).
@@ -721,6 +744,7 @@ class Importer {
   size_t max_imported_;
   int64_t replicas_;  // the ids of replica_groups and source_target_pairs: 0..replicas_-1
   std::map<int, std::vector<char>> live_;  // per computation: the instructions its root reaches
+  std::map<std::pair<int64_t, std::vector<int64_t>>, int> param_node_;  // (ENTRY parameter, index) -> node
   size_t imported_ = 0;  // instructions imported, inlined copies included
   bool grouped_ = false;  // an after-optimizations module (group_nodes)
   int in_fusion_ = 0;     // inside a fusion's computation: its nodes are the fusion's group
@@ -729,7 +753,7 @@ class Importer {
 // The nodes the outputs use, and every parameter (the module's inputs), in their order: the import
 // leaves behind what a matched pattern folded (a dropout mask's draw and compare, the init value of a
 // reduce), which no kernel computes but which would count as graph ops.
-Graph live_graph(const Graph& g) {
+Graph live_graph(const Graph& g, std::vector<int>* id_of = nullptr) {
   const std::vector<models::Node>& nodes = g.nodes();
   std::vector<char> live(nodes.size(), 0);
   for (int o : g.outputs()) live.at(size_t(o)) = 1;
@@ -748,6 +772,7 @@ Graph live_graph(const Graph& g) {
     id[i] = r.append_copy(std::move(n));
   }
   for (int o : g.outputs()) r.mark_output(id.at(size_t(o)));
+  if (id_of) *id_of = std::move(id);
   return r;
 }
 
@@ -767,7 +792,11 @@ HloImport import_hlo(const Module& m, const ImportOptions& options) {
   Graph g;
   Importer imp(m, g, r.stats, options, replicas);
   imp.run();
-  r.graph = live_graph(g);
+  std::vector<int> id;
+  r.graph = live_graph(g, &id);
+  r.graph.set_scheduled(m.is_scheduled);
+  for (const auto& [out, param] : imp.donated)
+    if (id.at(size_t(out)) >= 0 && id.at(size_t(param)) >= 0) r.donated[id[size_t(out)]] = id[size_t(param)];
   // A fusion one kernel cannot hold is split by the compiler (compiler/fusion.h): listed.
   for (const compiler::GroupSplit& s : compiler::split_groups(r.graph)) {
     const Instruction& in = *imp.group_instructions.at(size_t(s.group));

@@ -45,6 +45,9 @@ struct HloStats {
 struct HloImport {
   models::Graph graph;
   HloStats stats;
+  // The module's input_output_alias: an output node -> the parameter node whose buffer it writes
+  // (a training step's updated weights and optimizer state), for the memory plan.
+  std::map<int, int> donated;
 };
 
 struct ImportOptions {
@@ -56,7 +59,7 @@ struct ImportOptions {
   // The iterations of a `while` whose trip count cannot be read from the loop itself (the workload's
   // `while_trip_count`); unset: such a loop is imported once and listed as unmodelled.
   std::optional<int64_t> while_trip_count;
-  // The replicas the program runs on (the cores of compile_graph_spmd): the ids of collectives'
+  // The replicas the program runs on (the cores of compile_spmd_step): the ids of collectives'
   // replica_groups and source_target_pairs are 0..replicas-1, and an empty replica_groups is one
   // group of all. Unset: the module's replica_count x num_partitions.
   std::optional<int64_t> replicas;

@@ -43,6 +43,8 @@ class Parser {
         m.num_partitions = positive(v, "num_partitions");
       } else if (a.name == "entry_computation_layout") {
         m.entry_computation_layout = v.balanced("{(PARAMETER SHAPES)->RESULT SHAPE}");
+      } else if (a.name == "is_scheduled") {
+        m.is_scheduled = a.value == "true";
       } else if (a.name == "input_output_alias") {
         m.input_output_alias = aliases(v);
       }

@@ -2,8 +2,9 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
-#include "compiler/data_parallel.h"
+#include "compiler/step/data_parallel.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
 
@@ -29,6 +30,14 @@ inline Step make_step(const std::string& preset, int64_t batch, int64_t seq, mod
   st.dp.grads = st.s.grads.grads;
   for (auto [in, out] : st.s.optimizer.donated) st.dp.donated[out] = in;
   return st;
+}
+
+// The step's combined gradient all-reduces, in program order.
+inline std::vector<GraphCollective> allreduces(const CompiledStep& c) {
+  std::vector<GraphCollective> r;
+  for (const GraphCollective& x : c.collectives)
+    if (x.op == models::CollectiveOp::kAllReduce) r.push_back(x);
+  return r;
 }
 
 }  // namespace tpusim::compiler::test

@@ -10,7 +10,7 @@
 
 #include "compiler/collective_algorithms.h"
 #include "compiler/collectives.h"
-#include "compiler/data_parallel.h"
+#include "compiler/step/data_parallel.h"
 #include "config/hw_loader.h"
 #include "sim/engine/engine.h"
 #include "tests/compiler/dp_steps.h"
@@ -87,18 +87,21 @@ TEST(DeviceAllReduce, OnlyForAllReducesOnMegacoreChips) {
 // slice with every core its own device.
 struct Compiled {
   test::Step step;
+  std::vector<int> grads;  // the gradients' nodes in the compiled (SPMD) graph
   CompiledStep c;
 };
 Compiled compile(const HwConfig& hw) {
-  Compiled out{test::make_step("bert-tiny", 2, 128), {}};
-  out.c = compile_data_parallel_step(out.step.dp, hw, "bert-tiny");
+  Compiled out{test::make_step("bert-tiny", 2, 128), {}, {}};
+  const SpmdStep s = data_parallel_step(out.step.dp, hw);
+  out.grads = s.gradients;
+  out.c = compile_spmd_step(s, hw, "bert-tiny");
   return out;
 }
 
 TEST(MegacoreStep, GradientsTakeOnePathPerChip) {
   const HwConfig hw = hw_of("v4-8");
   const Compiled m = compile(hw);
-  ASSERT_FALSE(m.c.allreduces.empty());
+  ASSERT_FALSE(test::allreduces(m.c).empty());
   const isa::Program p = isa::unshared(m.c.program);
   ASSERT_EQ(p.cores.size(), 8u);
   // Per core: sends to its chip's other core (the on-chip reduce-scatter) and, across chips, only
@@ -139,7 +142,7 @@ TEST(MegacoreStep, MemoryIsTheChipsAndStateIsStoredOnce) {
     if (b.kind == BufferKind::kParameter || b.kind == BufferKind::kOptimizerState) {
       EXPECT_EQ(b.copies, 1u) << b.name;
       params += b.bytes;
-    } else if (std::find(m.step.dp.grads.begin(), m.step.dp.grads.end(), b.node) != m.step.dp.grads.end()) {
+    } else if (std::find(m.grads.begin(), m.grads.end(), b.node) != m.grads.end()) {
       EXPECT_EQ(b.copies, 1u) << b.name;
       grads += b.bytes;
     } else {

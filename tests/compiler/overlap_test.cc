@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "compiler/collectives.h"
-#include "compiler/data_parallel.h"
+#include "compiler/step/data_parallel.h"
 #include "compiler/fsdp.h"
 #include "compiler/fsdp_graphs.h"
 #include "tests/compiler/dp_steps.h"
@@ -25,9 +25,19 @@ namespace {
 using test::make_step;
 using test::Step;
 using test::v3_8;
+using test::allreduces;
 
 bool in_collective(const isa::Instr& in) { return in.label.str().rfind("all-reduce:", 0) == 0; }
-bool is_join(const isa::Instr& in) { return in.label.str() == "all-reduce:gradients reduced"; }
+bool is_done(const isa::Instr& in) { return in.label.str() == "all-reduce:all-reduce done"; }
+// The update's first instruction: the first outside the all-reduces that waits for one's end (the
+// all-reduce-dones make the update wait for every one).
+size_t join_of(const std::vector<isa::Instr>& s) {
+  for (size_t i = 0; i < s.size(); ++i)
+    if (!in_collective(s[i]))
+      for (uint32_t d : s[i].deps)
+        if (is_done(s[d])) return i;
+  return s.size();
+}
 
 // bert-tiny with 256 KiB buckets: several combined all-reduces.
 Step bucketed_tiny() {
@@ -38,18 +48,17 @@ Step bucketed_tiny() {
 
 TEST(AllReduceOverlap, EachCombinedAllReduceStartsWhenItsGradientsAreProduced) {
   Step st = bucketed_tiny();
-  const CompiledStep c = compile_data_parallel_step(st.dp, v3_8(), "overlap");
-  ASSERT_GT(c.allreduces.size(), 2u);
-  for (const auto& a : c.allreduces) EXPECT_TRUE(a.overlapped);
+  const CompiledStep c = compile_spmd_step(data_parallel_step(st.dp, v3_8()), v3_8(), "overlap");
+  ASSERT_GT(allreduces(c).size(), 2u);
+  for (const auto& a : allreduces(c)) EXPECT_TRUE(a.background);
   // Started by different kernels of the backward pass, not all by its last one.
-  EXPECT_NE(c.allreduces.front().after_kernel, c.allreduces.back().after_kernel);
+  EXPECT_NE(allreduces(c).front().after_kernel, allreduces(c).back().after_kernel);
 
   const auto& s = c.program.stream(0).instrs;
-  size_t first = s.size(), join = s.size();
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (in_collective(s[i]) && !is_join(s[i])) first = std::min(first, i);
-    if (is_join(s[i])) join = i;
-  }
+  size_t first = s.size();
+  const size_t join = join_of(s);
+  for (size_t i = 0; i < s.size(); ++i)
+    if (in_collective(s[i])) first = std::min(first, i);
   ASSERT_LT(first, join);
   // Backward kernels (MXU work) follow the first all-reduce in the stream: they run meanwhile.
   size_t matmuls_between = 0;
@@ -58,28 +67,28 @@ TEST(AllReduceOverlap, EachCombinedAllReduceStartsWhenItsGradientsAreProduced) {
   // The collectives' DMAs and vector work are background work; nothing else is.
   for (size_t i = 0; i < s.size(); ++i) {
     const bool dma_or_vpu = s[i].op == isa::Op::kDmaLoad || s[i].op == isa::Op::kDmaStore || s[i].op == isa::Op::kVpu;
-    EXPECT_EQ(s[i].async, dma_or_vpu && in_collective(s[i]) && !is_join(s[i])) << i << " " << s[i].label.str();
+    EXPECT_EQ(s[i].async, dma_or_vpu && in_collective(s[i])) << i << " " << s[i].label.str();
   }
-  // No foreground instruction between the first all-reduce and the join waits for an all-reduce
-  // instruction (the backward pass does not wait for the collectives), and the join waits for
-  // every all-reduce's completion.
+  // No foreground instruction between the first all-reduce and the update waits for an all-reduce
+  // instruction (the backward pass does not wait for the collectives), and the update's first
+  // instructions wait for every all-reduce's completion.
   for (size_t i = first; i < join; ++i) {
     if (in_collective(s[i])) continue;
     for (uint32_t d : s[i].deps) EXPECT_FALSE(in_collective(s[d])) << i << " " << s[i].label.str() << " <- " << s[d].label.str();
   }
   size_t dones = 0;
-  for (uint32_t d : s[join].deps) dones += s[d].label.str() == "all-reduce:all-reduce done";
-  EXPECT_EQ(dones, c.allreduces.size());
+  for (uint32_t d : s[join].deps) dones += is_done(s[d]);
+  EXPECT_EQ(dones, allreduces(c).size());
 }
 
 TEST(AllReduceOverlap, OffStartsEveryAllReduceAfterTheBackwardPass) {
   Step st = bucketed_tiny();
   st.dp.overlap_allreduce = false;
-  const CompiledStep c = compile_data_parallel_step(st.dp, v3_8(), "no overlap");
-  ASSERT_GT(c.allreduces.size(), 2u);
-  for (const auto& a : c.allreduces) {
-    EXPECT_FALSE(a.overlapped);
-    EXPECT_EQ(a.after_kernel, c.allreduces.front().after_kernel);
+  const CompiledStep c = compile_spmd_step(data_parallel_step(st.dp, v3_8()), v3_8(), "no overlap");
+  ASSERT_GT(allreduces(c).size(), 2u);
+  for (const auto& a : allreduces(c)) {
+    EXPECT_FALSE(a.background);
+    EXPECT_EQ(a.after_kernel, allreduces(c).front().after_kernel);
   }
   const auto& s = c.program.stream(0).instrs;
   size_t first = s.size(), last_matmul = 0;
@@ -94,19 +103,18 @@ TEST(AllReduceOverlap, OffStartsEveryAllReduceAfterTheBackwardPass) {
 }
 
 // The collective stages in the top staging_bytes() of VMEM; the kernels emitted between the first
-// all-reduce and the join (which run while one is in flight) stay below it.
+// all-reduce and the update (which run while one is in flight) stay below it.
 TEST(AllReduceOverlap, KernelsBesideABackgroundAllReduceLeaveItsVmem) {
   const HwConfig hw = v3_8();
   Step st = bucketed_tiny();
-  const CompiledStep c = compile_data_parallel_step(st.dp, hw, "overlap");
+  const CompiledStep c = compile_spmd_step(data_parallel_step(st.dp, hw), hw, "overlap");
   const auto& cp = c.program.stream(0);
   const uint64_t vmem = hw.chip.core.vmem.size_bytes();
   const uint64_t staging = staging_bytes(st.dp.allreduce_piece_bytes);
-  size_t first = cp.instrs.size(), join = cp.instrs.size();
-  for (size_t i = 0; i < cp.instrs.size(); ++i) {
-    if (in_collective(cp.instrs[i]) && !is_join(cp.instrs[i])) first = std::min(first, i);
-    if (is_join(cp.instrs[i])) join = i;
-  }
+  size_t first = cp.instrs.size();
+  const size_t join = join_of(cp.instrs);
+  for (size_t i = 0; i < cp.instrs.size(); ++i)
+    if (in_collective(cp.instrs[i])) first = std::min(first, i);
   size_t beside = 0, staged = 0;
   for (const auto& a : cp.vmem_allocs) {
     if (a.label.str().rfind("all-reduce.", 0) == 0) {
@@ -117,7 +125,7 @@ TEST(AllReduceOverlap, KernelsBesideABackgroundAllReduceLeaveItsVmem) {
       ++beside;
     }
   }
-  EXPECT_EQ(staged, c.allreduces.size());
+  EXPECT_EQ(staged, allreduces(c).size());
   EXPECT_GT(beside, 0u);
 }
 
@@ -132,9 +140,9 @@ TEST(AllReduceOverlap, ShortensTheStepOnBothEngines) {
   Step on = make_step("bert-base-uncased", 2, 128);
   Step off = make_step("bert-base-uncased", 2, 128);
   off.dp.overlap_allreduce = false;
-  const CompiledStep c_on = compile_data_parallel_step(on.dp, hw, "overlap");
-  const CompiledStep c_off = compile_data_parallel_step(off.dp, hw, "after backward");
-  const CompiledStep c_one = compile_data_parallel_step(off.dp, hw, "1 replica", 1);
+  const CompiledStep c_on = compile_spmd_step(data_parallel_step(on.dp, hw), hw, "overlap");
+  const CompiledStep c_off = compile_spmd_step(data_parallel_step(off.dp, hw), hw, "after backward");
+  const CompiledStep c_one = compile_spmd_step(data_parallel_step(off.dp, hw, 1), hw, "1 replica");
   std::vector<uint64_t> overlapped;
   for (const char* engine : {"analytical", "systemc"}) {
     const uint64_t t_on = make_engine(engine, hw)->run(c_on.program, nullptr).device_cycles;

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "compiler/graph_spmd.h"
+#include "compiler/step/spmd_step.h"
 #include "compiler/hlo/hlo_import.h"
 #include "compiler/hlo/hlo_parser.h"
 #include "config/hw_loader.h"
@@ -30,7 +30,7 @@ Simulated simulate(int batch, const char* engine) {
   const HwConfig hw = load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v3-8.yaml");
   const HloImport r = import_hlo(parse_hlo_module(conv_module(batch), "conv.hlo"));
   for (const models::Node& n : r.graph.nodes()) EXPECT_FALSE(n.materialize) << n.name;
-  const compiler::SpmdProgram sp = compiler::compile_graph_spmd(r.graph, hw, "conv", {compiler::ring_order(hw)[0]});
+  const compiler::CompiledStep sp = compiler::compile_spmd_graph(r.graph, hw, "conv", {compiler::ring_order(hw)[0]});
   const RunResult rr = make_engine(engine, hw)->run(sp.program, nullptr);
   Simulated s{0, 0, rr.device_time_s};
   for (const isa::KernelRange& k : sp.program.cores.at(0).kernels)

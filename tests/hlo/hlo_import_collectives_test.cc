@@ -1,13 +1,13 @@
 // The import of collectives (compiler/hlo/hlo_import_collectives.h): every form in
 // data/import_collectives.hlo read into graph collectives, compiled across the 8 cores of a v3-8
-// (compiler/graph_spmd.h) and simulated; an imported all-reduce against the data-parallel one.
+// (compiler/step/spmd_step.h) and simulated; an imported all-reduce against the data-parallel one.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <set>
 #include <string>
 
-#include "compiler/graph_spmd.h"
+#include "compiler/step/spmd_step.h"
 #include "compiler/hlo/hlo_export.h"
 #include "compiler/hlo/hlo_import.h"
 #include "compiler/hlo/hlo_parser.h"
@@ -65,14 +65,19 @@ TEST(HloImportCollectives, EveryForm) {
   ASSERT_EQ(combined.size(), 2u);
   EXPECT_EQ(combined[0]->shape, (models::Dims{64, 128}));
   EXPECT_EQ(combined[1]->shape, (models::Dims{32, 128}));
-  // -start/-done: the -done passes the -start's collective on (the outputs are those nodes).
+  // -start/-done: the -done awaits the -start's collective (models::OpKind::kCollectiveDone, named
+  // after the -done); the outputs are the dones.
   EXPECT_EQ(one_named(g, "ars").collective.op, CollectiveOp::kAllReduce);
   EXPECT_EQ(one_named(g, "ags").shape, (models::Dims{32, 1024}));
   EXPECT_EQ(one_named(g, "cps").collective.pairs, (std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {4, 0}}));
   for (const char* n : {"ars", "ags", "cps"}) EXPECT_TRUE(one_named(g, n).collective.async) << n;
   for (const char* n : {"ar", "ag", "rs", "a2a", "cp"}) EXPECT_FALSE(one_named(g, n).collective.async) << n;
   std::set<int> outputs(g.outputs().begin(), g.outputs().end());
-  for (const char* n : {"ag", "rs", "a2a", "cp", "ars", "ags", "cps"}) EXPECT_TRUE(outputs.count(one_named(g, n).id)) << n;
+  for (const char* n : {"ag", "rs", "a2a", "cp", "ard", "agd", "cpd"}) EXPECT_TRUE(outputs.count(one_named(g, n).id)) << n;
+  for (const auto& [start, done] : {std::pair{"ars", "ard"}, {"ags", "agd"}, {"cps", "cpd"}}) {
+    EXPECT_EQ(one_named(g, done).kind, OpKind::kCollectiveDone) << done;
+    EXPECT_EQ(one_named(g, done).inputs, std::vector<int>{one_named(g, start).id}) << done;
+  }
   // Only the multiply reduction is an approximation.
   ASSERT_EQ(r.stats.unmodelled.size(), 1u);
   EXPECT_EQ(r.stats.unmodelled[0].instruction, "combined");
@@ -138,7 +143,7 @@ TEST(HloImportCollectives, ExportRoundTrip) {
 TEST(HloImportCollectives, SimulatedAcrossReplicas) {
   const HwConfig hw = v3_8();
   const HloImport r = import_hlo(data_module("import_collectives.hlo"));
-  const compiler::SpmdProgram sp = compiler::compile_graph_spmd(r.graph, hw, "c", compiler::ring_order(hw));
+  const compiler::CompiledStep sp = compiler::compile_spmd_graph(r.graph, hw, "c", compiler::ring_order(hw));
   // 11 collective instructions; the combined (tuple-shaped) all-reduce of two operands is one
   // collective of their summed bytes (models::CollectiveAttrs::combine).
   EXPECT_EQ(sp.collectives.size(), 10u);
@@ -172,7 +177,7 @@ ENTRY main {
   ROOT ar = f32[32768,128] all-reduce(g), replica_groups={}, to_apply=add_f
 })";
   const HloImport r = import_hlo(parse_hlo_module(text, "t.hlo"));
-  const compiler::SpmdProgram sp = compiler::compile_graph_spmd(r.graph, hw, "ar", compiler::ring_order(hw));
+  const compiler::CompiledStep sp = compiler::compile_spmd_graph(r.graph, hw, "ar", compiler::ring_order(hw));
   ASSERT_EQ(sp.collectives.size(), 1u);
   EXPECT_EQ(sp.collectives[0].bytes, 16u << 20);
   const isa::Program ref = compiler::collective_program(compiler::CollectiveKind::kAllReduce, hw, 16u << 20, {});

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/graph_spmd.h"
+#include "compiler/step/spmd_step.h"
 #include "compiler/hlo/hlo_import.h"
 #include "compiler/hlo/hlo_parser.h"
 #include "compiler/hlo/hlo_spmd.h"
@@ -41,7 +41,7 @@ inline double device_time(const Module& m, int64_t cores, bool exact = true) {
                                             << imp.stats.unmodelled.front().reason;
   std::vector<compiler::CoreId> ring = compiler::ring_order(hw);
   ring.resize(size_t(cores));
-  const compiler::SpmdProgram sp = compiler::compile_graph_spmd(imp.graph, hw, "spmd", ring);
+  const compiler::CompiledStep sp = compiler::compile_spmd_graph(imp.graph, hw, "spmd", ring);
   return make_engine("analytical", hw)->run(sp.program, nullptr).device_time_s;
 }
 

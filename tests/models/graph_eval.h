@@ -174,6 +174,7 @@ inline std::vector<Tensor> evaluate(const models::Graph& g, const std::map<int, 
         break;
       }
       case OpKind::kCollective:  // one replica's values alone cannot give another's
+      case OpKind::kCollectiveDone:
         throw std::runtime_error("evaluate: collectives are not evaluated (" + n.name + ")");
       case OpKind::kConcatenate: {
         int64_t offset = 0;

@@ -10,7 +10,7 @@
 #include "config/config_error.h"
 #include "config/hw_loader.h"
 #include "workloads/data/dataset.h"
-#include "workloads/loop/step_cache.h"
+#include "workloads/loop/native_steps.h"
 #include "workloads/loop/training_run.h"
 #include "workloads/config/workload_config.h"
 
@@ -72,7 +72,7 @@ TEST(Seq2seqWorkload, BartRunsAndBoundsTargets) {
 // Every distinct target length is its own program: its own cache key (a compile, as on a TPU).
 TEST(Seq2seqWorkload, TargetLengthChangeRecompiles) {
   const WorkloadConfig w = t5("{train: {source: 'fixed:32:16', target: 'fixed:16:16'}}");
-  StepPrograms p(v3_8(), w.training, "analytical", false);
+  NativeSteps p(v3_8(), w.training);
   const StepInfo& a = p.info({GraphKind::kTrain, 2, 32, false, 16});
   const StepInfo& b = p.info({GraphKind::kTrain, 2, 32, false, 32});
   const StepInfo& c = p.info({GraphKind::kTrain, 2, 32, false, 16});

@@ -15,7 +15,8 @@
 #include "workloads/data/batching.h"
 #include "workloads/data/dataset.h"
 #include "workloads/loop/host_costs.h"
-#include "workloads/loop/step_cache.h"
+#include "workloads/loop/native_steps.h"
+#include "workloads/loop/step_executor.h"
 #include "workloads/loop/training_run.h"
 #include "workloads/config/workload_config.h"
 #include "workloads/config/xla_constructs.h"
@@ -399,12 +400,13 @@ TEST(TrainingXla, UnknownConstructIsConfigErrorWithDidYouMean) {
 // is a statistic of that simulation (no one-replica copy is built, compiled or simulated).
 TEST(StepPrograms, EachVariantGraphIsBuiltOnceAndSimulatedOnce) {
   const WorkloadConfig w = tiny();
-  StepPrograms p(v3_8(), w.training, "analytical", false);
+  NativeSteps p(v3_8(), w.training);
+  StepExecutor x(v3_8(), "analytical", false);
   const StepVariant train{GraphKind::kTrain, 4, 64}, eval{GraphKind::kEval, 4, 64}, first{GraphKind::kTrainFirstStep, 4, 32};
   p.info(train);  // a process's cache lookup first, then the device's compile and run
   BuiltStep& t = p.get(train);
   EXPECT_GT(t.compiled.allreduce_bytes, 0u);
-  const DeviceRun run = p.execute(t);
+  const DeviceRun run = x.execute(t);
   const CollectiveKindStats& ar = run.collectives[isa::Collective::kAllReduce];
   EXPECT_GT(run.allreduce_s, 0.0);  // the last bucket's all-reduce ends the backward pass: exposed
   EXPECT_EQ(run.allreduce_s, ar.exposed_s);
@@ -412,16 +414,16 @@ TEST(StepPrograms, EachVariantGraphIsBuiltOnceAndSimulatedOnce) {
   EXPECT_GT(ar.instructions, 0u);
   EXPECT_GT(ar.bytes, 0u);
   EXPECT_EQ(p.graph_builds(), 1u);
-  EXPECT_EQ(p.simulations(), 1u);
+  EXPECT_EQ(x.simulations(), 1u);
   BuiltStep& f = p.get(first);  // the compile first, then the lookups
   p.info(first);
-  p.execute(f);
+  x.execute(f);
   EXPECT_EQ(p.graph_builds(), 2u);
   p.info(eval);
   p.info(first);
-  p.execute(p.get(eval));
+  x.execute(p.get(eval));
   EXPECT_EQ(p.graph_builds(), 3u);
-  EXPECT_EQ(p.simulations(), 3u);
+  EXPECT_EQ(x.simulations(), 3u);
 }
 
 }  // namespace

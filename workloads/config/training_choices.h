@@ -54,6 +54,14 @@ const char* name_of(const NameTable<E>& t, E e) {
   return "?";
 }
 
+// The value of a YAML name (the schema has checked it is one of the table's).
+template <class E>
+E value_of(const NameTable<E>& t, const std::string& name) {
+  for (const auto& [v, s] : t)
+    if (name == s) return v;
+  return t.front().first;
+}
+
 struct TrainingChoices {
   data::PaddingSpec padding;
   Precision precision = Precision::kFp32;

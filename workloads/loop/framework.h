@@ -39,17 +39,22 @@ struct FrameworkPersonality {
   bool per_client_shapes = true;     // a client compiles its own batch's shape (else the global SPMD shape)
   uint32_t steps_per_execution = 1;  // steps per host dispatch (tf_keras)
 
-  uint32_t client_count(const HwConfig& hw) const;
+  // The clients driving `devices` devices of the slice (the first ones in process order; a training
+  // run drives every device: slice_devices).
+  uint32_t client_count(const HwConfig& hw, uint32_t devices) const;
   // The devices (data-parallel replicas) client `c` drives, as [first, first + count) in process
   // (device) order.
-  uint32_t first_device(const HwConfig& hw, uint32_t c) const;
-  uint32_t device_count(const HwConfig& hw, uint32_t c) const;
+  uint32_t first_device(const HwConfig& hw, uint32_t devices, uint32_t c) const;
+  uint32_t device_count(const HwConfig& hw, uint32_t devices, uint32_t c) const;
   // The host client `c` runs on (compiles on one host share its CPUs).
-  uint32_t host_of(const HwConfig& hw, uint32_t c) const;
-  // "8 processes (xla_spawn)", "1 client (TPUStrategy)", ...
-  std::string describe(const HwConfig& hw, const std::string& launcher) const;
+  uint32_t host_of(const HwConfig& hw, uint32_t devices, uint32_t c) const;
+  // "8 processes (xla_spawn)", "1 client (TPUStrategy)", ...; `launcher` names how per-device
+  // processes were started.
+  std::string describe(const HwConfig& hw, uint32_t devices, const std::string& launcher) const;
 };
 
+// A framework's personality: `name` as the workload wrote it, tf_keras's steps_per_execution.
+FrameworkPersonality framework_personality(FrameworkKind kind, const std::string& name, uint32_t steps_per_execution = 1);
 FrameworkPersonality framework_personality(const TrainingWorkload& t);
 
 }  // namespace tpusim

@@ -8,6 +8,18 @@
 #include "models/optimizers.h"
 
 namespace tpusim {
+
+const char* graph_kind_name(GraphKind k) {
+  switch (k) {
+    case GraphKind::kTrain: return "train";
+    case GraphKind::kTrainFirstStep: return "train_first_step";
+    case GraphKind::kAccumulate: return "accumulate";
+    case GraphKind::kEval: return "eval";
+    case GraphKind::kImported: return "hlo";
+  }
+  return "?";
+}
+
 namespace {
 
 // Compute dtype, stored-parameter dtype and optimizer-state dtype of a precision setting
@@ -49,7 +61,7 @@ bool bf16_eval(const TrainingWorkload& w, const StepVariant& v) {
 std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const TrainingWorkload& w, const HwConfig& hw,
                                             const StepVariant& v) {
   models::StepShape o;
-  // A megacore device's cores each compute half of its batch (compiler/data_parallel.h); an odd
+  // A megacore device's cores each compute half of its batch (compiler/step/data_parallel.h); an odd
   // batch gives both cores the larger half (SPMD: one program shape).
   o.batch = (v.batch + cores_per_device(hw.chip) - 1) / cores_per_device(hw.chip);
   o.seq = v.seq;

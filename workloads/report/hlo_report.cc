@@ -51,8 +51,8 @@ json make_hlo_report(const HwConfig& hw, const WorkloadConfig& w, const HloRunRe
   j["run"] = {{"engine", r.engine},
               {"hw_file", ctx.hw_file},
               {"workload_file", ctx.workload_file},
-              {"simulations", 1},
-              {"replays", r.steps.empty() ? 0 : r.steps.size() - 1},
+              {"simulations", r.simulations},
+              {"replays", r.replays},
               {"wall_time_s", wall}};
   j["hw"] = {{"name", hw.name},
              {"generation", hw.chip.generation},
@@ -64,36 +64,32 @@ json make_hlo_report(const HwConfig& hw, const WorkloadConfig& w, const HloRunRe
              {"host_cpu_ghz", hw.host.cpu_ghz}};
   j["workload"] = {{"name", w.name},           {"kind", w.kind},
                    {"module", h.module},       {"module_name", h.module_name},
-                   {"framework", h.framework}, {"replicas", r.replicas},
+                   {"framework", h.framework}, {"replicas", r.cores},
                    {"steps", h.steps},         {"processes", r.processes},
-                   {"clients", r.clients},     {"while_trip_count", h.while_trip_count}};
+                   {"clients", r.framework},   {"while_trip_count", h.while_trip_count}};
   const TimeBreakdown& b = r.breakdown;
   j["summary"] = {{"device_time_s", r.device_time_s},
                   {"total_time_s", r.total_time_s},
                   {"steady_step_time_s", r.steady_step_time_s},
-                  {"compiles", 1},
+                  {"compiles", r.compiles},
                   {"compile_time_s", r.compile_time_s},
                   {"warmup_time_s", r.warmup_time_s},
                   {"upload_time_s", r.upload_time_s},
                   {"mxu_utilization", r.mxu_utilization},
                   {"train_steps", r.steps.size()},
-                  {"breakdown_s", {{"compile", b.compile}, {"warmup", b.warmup}, {"host", b.host}, {"device", b.device}}}};
+                  {"breakdown_s",
+                   {{"compile", b.compile}, {"warmup", b.warmup}, {"host", b.host}, {"device", b.device}, {"allreduce", b.allreduce}}}};
   // torch_xla's metrics of the run (as a training report has them: `tpusim metrics`, `tpusim compare`).
-  MetricSamples compile, execute, upload, inbound;
-  compile.add(r.compile_time_s);
-  for (const StepRecord& s : r.steps) execute.add(s.device_s);
-  upload.add(r.upload_time_s);
-  inbound.add(double(r.upload_bytes));
-  j["metrics"] = {{"CompileTime", metric_json(compile)},
-                  {"ExecuteTime", metric_json(execute)},
-                  {"TransferToDeviceTime", metric_json(upload)},
-                  {"InboundData", metric_json(inbound, "bytes")},
-                  {"UncachedCompile", 1},
-                  {"CachedCompile", r.steps.empty() ? 0 : r.steps.size() - 1},
-                  {"MarkStep", r.steps.size()}};
+  j["metrics"] = {{"CompileTime", metric_json(r.compile_time)},
+                  {"ExecuteTime", metric_json(r.execute_time)},
+                  {"TransferToDeviceTime", metric_json(r.transfer_to_device)},
+                  {"InboundData", metric_json(r.inbound_bytes, "bytes")},
+                  {"UncachedCompile", r.compiles},
+                  {"CachedCompile", r.cached_compiles},
+                  {"MarkStep", r.mark_steps}};
   json hj = hlo_stats_json(r.stats);
   hj["module"] = {{"name", r.module_name}, {"file", r.module_file}};
-  hj["replicas"] = r.replicas;
+  hj["replicas"] = r.cores;
   hj["replica_count"] = r.module_replica_count;
   hj["num_partitions"] = r.module_num_partitions;
   hj["spmd"] = hlo_spmd_json(r.spmd, r.module_stats);
@@ -101,7 +97,8 @@ json make_hlo_report(const HwConfig& hw, const WorkloadConfig& w, const HloRunRe
   json steps = json::array();
   for (const StepRecord& s : r.steps) steps.push_back(step_json(s));
   j["steps"] = steps;
-  j["programs"] = json::array({program_json(r.program)});
+  j["programs"] = json::array();
+  for (const ProgramRecord& p : r.programs) j["programs"].push_back(program_json(p));
   json u = {{"hw.chips", "count"}, {"hw.cores_per_chip", "count"}, {"hw.core_peak_tflop_per_s", "TFLOP/s"},
             {"hw.host_cpus", "count"}, {"hw.host_cpu_ghz", "GHz"}, {"run.simulations", "count"},
             {"run.replays", "count"}, {"run.wall_time_s", "s"}, {"workload.replicas", "count (cores)"},
@@ -136,12 +133,13 @@ std::string format_hlo_summary(const HwConfig& hw, const WorkloadConfig& w, cons
   const HloWorkload& h = w.hlo;
   std::string o;
   auto line = [&](const char* k, const std::string& v) { o += fmt::format("{:<10} {}\n", k, v); };
-  const ProgramRecord& p = r.program;
+  static const ProgramRecord none;
+  const ProgramRecord& p = r.programs.empty() ? none : r.programs.front();
   line("configs", ctx.hw_file + " + " + ctx.workload_file);
   line("module", fmt::format("{} ({}), replica_count {}, num_partitions {}", r.module_name, r.module_file,
                              r.module_replica_count, r.module_num_partitions));
-  line("workload", fmt::format("{} steps on {} core{} of {} ({} chips x {} TensorCores), {}: {}", h.steps, r.replicas,
-                               r.replicas == 1 ? "" : "s", hw.name, hw.slice.chips(), hw.chip.cores, h.framework, r.clients));
+  line("workload", fmt::format("{} steps on {} core{} of {} ({} chips x {} TensorCores), {}: {}", h.steps, r.cores,
+                               r.cores == 1 ? "" : "s", hw.name, hw.slice.chips(), hw.chip.cores, h.framework, r.framework));
   // A convolution network's flops are its convolutions': "dot 0 GFLOP" alone said nothing of them.
   const std::string conv = r.stats.convolution_flops
                                ? fmt::format(", convolution {:.3g} GFLOP", double(r.stats.convolution_flops) / 1e9)
@@ -157,16 +155,16 @@ std::string format_hlo_summary(const HwConfig& hw, const WorkloadConfig& w, cons
       inserted += fmt::format("{}{} {} ({:.2f} MiB)", inserted.empty() ? "" : ", ", k.count, op, double(k.result_bytes) / (1 << 20));
     line("spmd", fmt::format("partitioned: {} partitions x {} cop{}, one per core; inserted {}; shardings {} given, {} "
                              "propagated; module dot {:.3g} GFLOP in all",
-                             r.spmd.num_partitions, r.replicas / std::max<int64_t>(1, r.spmd.num_partitions),
-                             r.replicas / std::max<int64_t>(1, r.spmd.num_partitions) == 1 ? "y" : "ies",
+                             r.spmd.num_partitions, r.cores / std::max<int64_t>(1, r.spmd.num_partitions),
+                             r.cores / std::max<int64_t>(1, r.spmd.num_partitions) == 1 ? "y" : "ies",
                              inserted.empty() ? "no collective" : inserted, r.spmd.given, r.spmd.propagated,
                              double(r.module_stats.dot_flops) / 1e9));
   } else if (r.module_num_partitions > 1) {
     line("spmd", "not partitioned: " + r.spmd.reason);
   }
   for (const std::string& warn : r.stats.warnings) line("warning", warn);
-  line("engine", fmt::format("{}; 1 program simulated, {} executions replayed", r.engine,
-                             r.steps.empty() ? 0 : r.steps.size() - 1));
+  line("engine", fmt::format("{}; {} program{} simulated, {} executions replayed", r.engine, r.simulations,
+                             r.simulations == 1 ? "" : "s", r.replays));
   o += "\n";
   line("device", fmt::format("{} per step, MXU {:.1f}% utilization", format_duration(r.device_time_s), 100 * r.mxu_utilization));
   line("steady", fmt::format("{} per step", format_duration(r.steady_step_time_s)));
@@ -177,7 +175,8 @@ std::string format_hlo_summary(const HwConfig& hw, const WorkloadConfig& w, cons
   const std::pair<const char*, double> rows[] = {{"compile (XLA, blocks the step)", b.compile},
                                                  {"warm-up (program load, parameter upload)", b.warmup},
                                                  {"host (tracing, dispatch)", b.host},
-                                                 {"device compute", b.device}};
+                                                 {"device compute", b.device},
+                                                 {"all-reduce (exposed)", b.allreduce}};
   for (const auto& [name, s] : rows)
     o += fmt::format("  {:<42} {:>14} {:>6.1f}%\n", name, format_duration(s), r.total_time_s > 0 ? 100 * s / r.total_time_s : 0);
   o += fmt::format("  {:<42} {:>14}\n", "total", format_duration(r.total_time_s));

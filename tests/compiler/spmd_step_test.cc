@@ -1,4 +1,4 @@
-// compile_graph_spmd (compiler/graph_spmd.h): one graph on several cores. Every core gets the
+// compile_spmd_step (compiler/step/spmd_step.h): one graph on several cores. Every core gets the
 // program (sharing core 0's stream), the engines run them all at once, and cores that share a chip
 // slow each other down only through what they share (HBM on a megacore chip), never speed up.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 
 #include "compiler/compile.h"
 #include "compiler/fusion.h"
-#include "compiler/graph_spmd.h"
+#include "compiler/step/spmd_step.h"
 #include "compiler/lowering.h"
 #include "config/hw_loader.h"
 #include "models/kernels.h"
@@ -29,7 +29,7 @@ TEST(GraphSpmd, EveryCoreRunsTheProgram) {
   const std::vector<CoreId> cores = ring_order(hw);
   ASSERT_EQ(cores.size(), 8u);
   const models::Graph g = matmul_graph(1024);
-  const SpmdProgram sp = compile_graph_spmd(g, hw, "mm", cores);
+  const CompiledStep sp = compile_spmd_graph(g, hw, "mm", cores);
   ASSERT_EQ(sp.program.cores.size(), 8u);
   for (size_t k = 0; k < 8; ++k) EXPECT_EQ(sp.program.stream(k).instrs.size(), sp.program.stream(0).instrs.size());
   EXPECT_GT(sp.kernels, 0u);
@@ -159,7 +159,7 @@ TEST(GraphCollective, AllReduceAsTheDataParallelOne) {
   const std::vector<CoreId> cores = ring_order(hw);
   models::Graph g;
   const int c = collective_graph(g, 8192, attrs(CollectiveOp::kAllReduce, 8));  // 4 MiB
-  const SpmdProgram sp = compile_graph_spmd(g, hw, "ar", cores);
+  const CompiledStep sp = compile_spmd_graph(g, hw, "ar", cores);
   ASSERT_EQ(sp.collectives.size(), 1u);
   EXPECT_EQ(sp.collectives[0].bytes, stored_bytes(g, c));
   EXPECT_EQ(sp.collectives[0].bytes, 4u << 20);
@@ -185,7 +185,7 @@ TEST(GraphCollective, SmallerGroupsAreFaster) {
   const auto time = [&](std::vector<std::vector<int64_t>> groups, const char* engine) {
     models::Graph g;
     collective_graph(g, 8192, attrs(CollectiveOp::kAllReduce, 8, std::move(groups)));
-    const SpmdProgram sp = compile_graph_spmd(g, hw, "ar", cores);
+    const CompiledStep sp = compile_spmd_graph(g, hw, "ar", cores);
     EXPECT_EQ(sp.program.cores.size(), 8u);
     return cycles(engine, hw, sp.program);
   };
@@ -209,7 +209,7 @@ TEST(GraphCollective, AllGatherAndReduceScatterBytes) {
     const int c = collective_graph(g, 1024, attrs(op, 8, {}, 0));
     const uint64_t full = op == CollectiveOp::kAllGather ? stored_bytes(g, c) : stored_bytes(g, g.node(c).inputs[0]);
     EXPECT_EQ(full, op == CollectiveOp::kAllGather ? 4096u * 1024 : 512u * 1024);
-    const SpmdProgram sp = compile_graph_spmd(g, hw, "c", cores);
+    const CompiledStep sp = compile_spmd_graph(g, hw, "c", cores);
     ASSERT_EQ(sp.collectives.size(), 1u);
     EXPECT_EQ(sp.collectives[0].bytes, full);
     RunResult rr;
@@ -229,10 +229,10 @@ TEST(GraphCollective, CollectivePermute) {
     CollectiveAttrs a = attrs(CollectiveOp::kCollectivePermute, 8);
     a.pairs = std::move(pairs);
     collective_graph(g, 4096, a);  // 2 MiB
-    return compile_graph_spmd(g, hw, "cp", cores);
+    return compile_spmd_graph(g, hw, "cp", cores);
   };
-  const SpmdProgram shift = build({{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 6}, {6, 7}, {7, 0}});
-  const SpmdProgram one = build({{2, 3}});
+  const CompiledStep shift = build({{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 6}, {6, 7}, {7, 0}});
+  const CompiledStep one = build({{2, 3}});
   for (const char* engine : {"analytical", "systemc"}) {
     RunResult rs, r1;
     const uint64_t t_shift = cycles(engine, hw, shift.program, &rs), t_one = cycles(engine, hw, one.program, &r1);
@@ -254,7 +254,7 @@ TEST(GraphCollective, ConsumersWaitForIt) {
   const int x = g.parameter("x", {1024, 128}, models::DType::kF32);
   const int c = g.collective(g.ew(models::EwOp::kExp, x), attrs(CollectiveOp::kAllReduce, 8), "ar");
   g.mark_output(g.ew(models::EwOp::kTanh, c, -1, "after"));
-  const SpmdProgram sp = compile_graph_spmd(g, hw, "deps", cores);
+  const CompiledStep sp = compile_spmd_graph(g, hw, "deps", cores);
   for (size_t k = 0; k < sp.program.cores.size(); ++k) {
     const isa::CoreProgram& s = sp.program.stream(k);
     const auto& ks = s.kernels;
@@ -270,7 +270,7 @@ TEST(GraphCollective, ConsumersWaitForIt) {
     EXPECT_TRUE(std::find(next.begin(), next.end(), ks[ci].last_instr) != next.end());
   }
   // The program's replica count must be the collectives'.
-  EXPECT_THROW(compile_graph_spmd(g, hw, "deps", {cores[0], cores[1]}), std::invalid_argument);
+  EXPECT_THROW(compile_spmd_graph(g, hw, "deps", {cores[0], cores[1]}), std::invalid_argument);
 }
 
 // An asynchronous collective (XLA's -start/-done) runs in the background while the kernels that do
@@ -295,9 +295,9 @@ TEST(GraphCollective, AsyncOverlapsIndependentKernels) {
       g.mark_output(g.ew(models::EwOp::kAdd, c, g.reshape(g.convert(mm, models::DType::kF32), {32768, 128}), "consumer"));
     else
       g.mark_output(c >= 0 ? g.ew(models::EwOp::kTanh, c, -1, "consumer") : g.convert(mm, models::DType::kF32));
-    return compile_graph_spmd(g, hw, "async", cores);
+    return compile_spmd_graph(g, hw, "async", cores);
   };
-  const SpmdProgram sync = build(false, true, true), async = build(true, true, true);
+  const CompiledStep sync = build(false, true, true), async = build(true, true, true);
   // The collective is emitted before the matmul (the fusion plan's order), the consumer after.
   const auto& ks = async.program.cores[0].kernels;
   ASSERT_EQ(ks.size(), 3u);
@@ -318,8 +318,8 @@ TEST(GraphCollective, AsyncOverlapsIndependentKernels) {
 TEST(GraphSpmd, RejectsNoCoresAndDuplicates) {
   const HwConfig hw = hw_of("v3-8.yaml");
   const models::Graph g = matmul_graph(256);
-  EXPECT_THROW(compile_graph_spmd(g, hw, "mm", {}), std::invalid_argument);
-  EXPECT_THROW(compile_graph_spmd(g, hw, "mm", {{0, 0}, {0, 0}}), std::invalid_argument);
+  EXPECT_THROW(compile_spmd_graph(g, hw, "mm", {}), std::invalid_argument);
+  EXPECT_THROW(compile_spmd_graph(g, hw, "mm", {{0, 0}, {0, 0}}), std::invalid_argument);
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
-#include "workloads/loop/step_cache.h"
+#include "workloads/loop/native_steps.h"
 
-#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -36,25 +35,14 @@ uint64_t role_bytes(const models::Graph& g, models::ParamRole role) {
 
 }  // namespace
 
-const char* graph_kind_name(GraphKind k) {
-  switch (k) {
-    case GraphKind::kTrain: return "train";
-    case GraphKind::kTrainFirstStep: return "train_first_step";
-    case GraphKind::kAccumulate: return "accumulate";
-    case GraphKind::kEval: return "eval";
-  }
-  return "?";
-}
+NativeSteps::NativeSteps(const HwConfig& hw, const TrainingWorkload& w) : hw_(hw), w_(w), model_(make_model(w)) {}
 
-StepPrograms::StepPrograms(const HwConfig& hw, const TrainingWorkload& w, const std::string& engine, bool full_sim)
-    : hw_(hw), w_(w), model_(make_model(w)), full_sim_(full_sim), engine_(make_engine(engine, hw)) {}
-
-StepPrograms::~StepPrograms() = default;
+NativeSteps::~NativeSteps() = default;
 
 // Each variant's graph is built once: info() alone builds it and keeps it for a get() of the same
 // variant (one graph at a time: a process's lookup of a variant the device never runs does not
 // pile up graphs); get() builds it if info() did not and compiles it.
-const StepInfo& StepPrograms::remember_info(const StepVariant& v, const StepGraph& sg) {
+const StepInfo& NativeSteps::remember_info(const StepVariant& v, const StepGraph& sg) {
   if (auto it = info_.find(v); it != info_.end()) return it->second;
   StepInfo i;
   i.name = fmt::format("{}{} B={} S={}{}{}", graph_kind_name(v.kind), v.grad_buffers ? "+grad" : "", v.batch, v.seq,
@@ -80,13 +68,13 @@ const StepInfo& StepPrograms::remember_info(const StepVariant& v, const StepGrap
   return info_.emplace(v, std::move(i)).first->second;
 }
 
-std::unique_ptr<StepGraph> StepPrograms::take_graph(const StepVariant& v) {
+std::unique_ptr<StepGraph> NativeSteps::take_graph(const StepVariant& v) {
   if (spare_.second && spare_.first == v) return std::move(spare_.second);
   ++graph_builds_;
   return build_step_graph(*model_, w_, hw_, v);
 }
 
-const StepInfo& StepPrograms::info(const StepVariant& v) {
+const StepInfo& NativeSteps::info(const StepVariant& v) {
   if (auto it = info_.find(v); it != info_.end()) return it->second;
   const auto t0 = Clock::now();
   std::unique_ptr<StepGraph> sg = take_graph(v);
@@ -96,7 +84,7 @@ const StepInfo& StepPrograms::info(const StepVariant& v) {
   return i;
 }
 
-BuiltStep& StepPrograms::get(const StepVariant& v) {
+BuiltStep& NativeSteps::get(const StepVariant& v) {
   if (auto it = built_.find(v); it != built_.end()) return it->second;
   const auto t0 = Clock::now();
   std::unique_ptr<StepGraph> sg = take_graph(v);
@@ -112,45 +100,17 @@ BuiltStep& StepPrograms::get(const StepVariant& v) {
     s.compiled = compiler::compile_fsdp_step(sg->fsdp->step, hw_, s.name);
     s.memory = compiler::breakdown_at_peak(s.compiled.memory);
   } else {
-    s.compiled = compiler::compile_data_parallel_step(sg->dp, hw_, s.name);
-    s.memory = compiler::breakdown_at_peak(s.compiled.memory, {sg->dp.grads.begin(), sg->dp.grads.end()});
+    const compiler::SpmdStep spmd = compiler::data_parallel_step(sg->dp, hw_);
+    s.compiled = compiler::compile_spmd_step(spmd, hw_, s.name);
+    s.memory = compiler::breakdown_at_peak(s.compiled.memory, {spmd.gradients.begin(), spmd.gradients.end()});
   }
-  s.compiled.key = i.key;  // with the device's batch on a megacore
+  // As the host counts them for its compile: the step graph's ops and kernels, before the
+  // partitioner adds its collectives; the key with the device's batch on a megacore.
+  s.compiled.key = i.key;
+  s.compiled.hlo_ops = i.hlo_ops;
+  s.compiled.kernels = i.kernels;
   compile_wall_s_ += since(t0);
   return built_.emplace(v, std::move(s)).first->second;
-}
-
-DeviceRun StepPrograms::execute(BuiltStep& s, TraceSink* trace) {
-  if (!full_sim_) {
-    if (auto it = replay_.find(s.compiled.key); it != replay_.end()) {
-      ++replays_;
-      DeviceRun r = it->second;
-      r.replayed = true;
-      return r;
-    }
-  }
-  const RunEstimate est = estimate_run(s.compiled.program, engine_->name(), trace != nullptr, current_rss_bytes());
-  check_run_limits(est, limits_, s.name, engine_->name(), trace != nullptr);
-  if (progress_) engine_->set_progress([&](uint64_t done, uint64_t total) { progress_(s.name, done, total); });
-  const auto t0 = Clock::now();
-  if (!s.compiled.lowered) throw std::logic_error("step program '" + s.name + "' does not fit in HBM and was not lowered");
-  RunResult rr = engine_->run(s.compiled.program, trace);
-  engine_->set_progress({});
-  simulate_wall_s_ += since(t0);
-  ++simulations_;
-  DeviceRun r;
-  r.device_s = rr.device_time_s;
-  r.device_cycles = rr.device_cycles;
-  r.collectives = rr.collectives;
-  r.allreduce_s = rr.collectives[isa::Collective::kAllReduce].exposed_s;
-  for (const CollectiveKindStats& k : rr.collectives.kinds) r.collective_s += k.exposed_s;
-  r.op_profile = std::make_shared<const OpProfile>(std::move(rr.op_profile));
-  replay_.emplace(s.compiled.key, r);
-  if (!full_sim_) {
-    s.compiled.program.cores.clear();
-    s.compiled.program.cores.shrink_to_fit();
-  }
-  return r;
 }
 
 }  // namespace tpusim
