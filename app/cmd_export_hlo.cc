@@ -12,6 +12,7 @@
 #include "app/commands.h"
 #include "compiler/collectives.h"
 #include "compiler/step/data_parallel.h"
+#include "compiler/step/fsdp.h"
 #include "compiler/hlo/hlo_export.h"
 #include "models/kernels.h"
 #include "workloads/loop/framework.h"
@@ -28,16 +29,14 @@ struct ExportHloArgs {
   uint32_t batch = 0, seq = 0, target = 0;  // 0: the workload's largest shape
 };
 
-const char* kFsdpCollectivesNote =
-    "Collectives are not in this module: tpusim's compiler adds FSDP's all-gathers and reduce-scatters when it "
-    "lowers the graph.";
-
-// The all-reduce instructions of a graph (a combined one once).
-size_t count_allreduces(const models::Graph& g) {
+// The collectives of `op` in a graph (a combined one once).
+size_t count_collectives(const models::Graph& g, models::CollectiveOp op) {
   std::set<int64_t> combined;
   size_t n = 0;
   for (const models::Node& x : g.nodes())
-    if (x.kind == models::OpKind::kCollective && (x.collective.combine < 0 || combined.insert(x.collective.combine).second)) ++n;
+    if (x.kind == models::OpKind::kCollective && x.collective.op == op &&
+        (x.collective.combine < 0 || combined.insert(x.collective.combine).second))
+      ++n;
   return n;
 }
 
@@ -78,37 +77,29 @@ std::string export_training(const ExportHloArgs& a, const WorkloadConfig& w, con
                                   v.batch, v.seq, v.target ? fmt::format(" T={}", v.target) : "",
                                   cores_per_device(hw.chip) > 1 ? " (the device's cores split the batch)" : "",
                                   v.kind == GraphKind::kEval ? "" : ", backward and optimizer update"));
-  const models::Graph* g = &sg->fwd.graph;
-  // Data parallel: the step tpusim compiles (compiler/step/data_parallel.h): scheduled, with the
-  // gradient all-reduces over the slice's cores combined into buckets, so that the module run as
-  // kind: hlo with as many replicas takes the native step's time.
-  compiler::SpmdStep dp;
-  if (!sg->fsdp) {
-    dp = compiler::data_parallel_step(sg->dp, hw);
-    g = &dp.graph;
-    o.donated = dp.donated;
-  }
-  const size_t allreduces = count_allreduces(*g);
-  if (allreduces > 0) {
+  // The step tpusim compiles (compiler/step/): scheduled, with its collectives over the slice's
+  // cores, so that the module run as kind: hlo with as many replicas takes the native step's time.
+  const compiler::SpmdStep step = sg->fsdp ? compiler::fsdp_step(*sg->fsdp, hw) : compiler::data_parallel_step(sg->dp, hw);
+  o.donated = step.donated;
+  const size_t allreduces = count_collectives(step.graph, models::CollectiveOp::kAllReduce);
+  if (sg->fsdp) {
+    o.comment.push_back(fmt::format(
+        "FSDP over the slice's {} cores (replica_count): each unit's parameter slice all-gathered as one flat buffer "
+        "({} all-gathers) and cut into its tensors, its gradients flattened and reduce-scattered into the slice "
+        "({} reduce-scatters){}; the update reads the gradient slices.",
+        step.cores.size(), count_collectives(step.graph, models::CollectiveOp::kAllGather),
+        count_collectives(step.graph, models::CollectiveOp::kReduceScatter),
+        sg->fsdp->step.overlap ? ", asynchronous (-start/-done, async-start/-done) beside the kernels" : ""));
+  } else if (allreduces > 0) {
     o.comment.push_back(fmt::format(
         "The gradients are all-reduced over the slice's {} cores (replica_count) in {} combined all-reduces of at most {} "
         "MiB{}, as tpusim's compiler runs the data-parallel step; the optimizer update reads the reduced gradients.",
-        dp.cores.size(), allreduces, sg->dp.allreduce_bucket_bytes >> 20,
+        step.cores.size(), allreduces, sg->dp.allreduce_bucket_bytes >> 20,
         sg->dp.overlap_allreduce ? " (all-reduce-start/done: overlapping the rest of the backward pass)" : ""));
-  } else if (sg->fsdp) {
-    o.comment.push_back(kFsdpCollectivesNote);
   } else {
     o.comment.push_back("No collectives: the step has no gradients to all-reduce, or runs on one core.");
   }
-  if (sg->fsdp) {
-    g = &sg->fsdp->graph;
-    o.comment.push_back(
-        "FSDP: ENTRY is the forward and backward on the full parameters (each unit's gathered before use), every "
-        "gradient an output; %optimizer_update, not called from ENTRY, is the update of this core's parameter "
-        "slices (a program of its own in tpusim).");
-    if (!sg->fsdp->optimizer.graph.nodes().empty()) o.extra.push_back({"optimizer_update", &sg->fsdp->optimizer.graph});
-  }
-  return hlo::export_hlo(*g, o);
+  return hlo::export_hlo(step.graph, o);
 }
 
 int export_hlo_command(const ExportHloArgs& a) {

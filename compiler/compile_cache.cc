@@ -83,6 +83,7 @@ CacheKey graph_cache_key(const models::Graph& g, const std::vector<int>& donated
         h.pod(c.dim);
         h.pod(uint8_t(c.async));
         if (c.combine >= 0) h.pod(c.combine);
+        if (c.flat) h.pod(uint8_t(0xF1));
         h.pod(uint64_t(c.groups.size()));
         for (const auto& grp : c.groups) h.vec(grp);
         h.pod(uint64_t(c.pairs.size()));

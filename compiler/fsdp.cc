@@ -3,12 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "compiler/collectives.h"
-#include "compiler/fsdp_memory.h"
 #include "compiler/lowering.h"
-#include "compiler/program_builder.h"
-#include "compiler/replicas.h"
-#include "sim/chip/chip_params.h"
 
 namespace tpusim::compiler {
 
@@ -126,116 +121,6 @@ FsdpSchedule schedule_fsdp_step(const FsdpStep& step, const FusionPlan& plan, co
     s.grad_free[u] = std::min(x, int(s.slots.size()) - 1);
   }
   return s;
-}
-
-CompiledStep compile_fsdp_step(const FsdpStep& step, const HwConfig& hw, const std::string& name) {
-  const models::Graph& g = *step.graph;
-  const models::Graph& og = *step.optimizer_graph;
-  std::vector<CoreId> ring = ring_order(hw);
-  if (step.cores < 1 || step.cores > ring.size())
-    throw std::invalid_argument("compile_fsdp_step: the slices were cut for " + std::to_string(step.cores) +
-                                " cores; the slice has " + std::to_string(ring.size()));
-  ring.resize(step.cores);
-  const uint32_t n = step.cores;
-
-  CompiledStep out;
-  out.key = fsdp_step_cache_key(step);
-  out.hlo_ops = g.nodes().size() + og.nodes().size();
-  const FusionPlan plan = plan_fsdp_fusions(g), oplan = plan_fsdp_fusions(og);
-  out.kernels = uint32_t(plan.fusions.size() + oplan.fusions.size());
-  const FsdpSchedule sched = schedule_fsdp_step(step, plan, oplan);
-  out.memory = plan_fsdp_memory(step, plan, oplan, sched);
-  // Megacore: the device is the chip; the shards are cut per core, so each core's slices, gathered
-  // parameters and activations are its own (a simplification: XLA's megacore would gather a unit
-  // once per chip).
-  plan_device_memory(out.memory, cores_per_device(hw.chip), {});
-  // As compile_data_parallel_step: a program that cannot be allocated is not lowered (a model far
-  // too large for its slice lowers to billions of instructions before failing out of HBM). What the
-  // collectives would move is still reported.
-  if (out.memory.peak_bytes > device_hbm_bytes(hw.chip)) {
-    out.lowered = false;
-    if (n > 1)
-      for (const FsdpSlot& s : sched.slots) {
-        if (s.kind == FsdpSlot::kAllGather) out.allgather_bytes += step.units[s.index].gathered_bytes;
-        if (s.kind == FsdpSlot::kReduceScatter) out.reducescatter_bytes += step.units[s.index].grad_bytes;
-      }
-    return out;
-  }
-
-  isa::Program& prog = out.program;
-  prog.name = name;
-  ReplicaStreams streams(prog, ring, hw.chip.core.vmem.size_bytes());
-  ProgramBuilder& b0 = streams.main();
-  // Infeed: the next batch's inputs cross PCIe while this step computes, contending for the
-  // chip's PCIe link and HBM.
-  out.infeed_bytes = emit_next_batch_infeed(b0, g, step.prefetch_next_batch);
-  LowerContext cx{g, plan, hw, b0}, ocx{og, oplan, hw, b0};
-  auto lower = [](LowerContext& c, const Fusion& f) { lower_fusion(c, f); };
-  uint32_t tags = 0;
-  // With overlap: every background collective's completion by slot, and the latest one. The
-  // kernels run beside them with their staging VMEM reserved.
-  const bool overlap = step.overlap && n > 1;
-  std::vector<uint32_t> done_at(sched.slots.size(), kNoInstr);
-  uint32_t last_background = kNoInstr;
-  if (overlap) b0.reserve_vmem_top(staging_bytes(step.piece_bytes));
-  auto wait_also = [&](uint32_t x) {
-    if (x == kNoInstr) return;
-    isa::Deps d = b0.entry_deps();
-    if (std::find(d.begin(), d.end(), x) == d.end()) d.push_back(x);
-    b0.set_entry_deps(d);
-  };
-  bool optimizer_started = false;
-  for (size_t si = 0; si < sched.slots.size(); ++si) {
-    const FsdpSlot& s = sched.slots[si];
-    switch (s.kind) {
-      case FsdpSlot::kKernel:
-        for (int w : sched.waits[si]) wait_also(done_at[size_t(w)]);
-        lower(cx, plan.fusions[s.index]);
-        break;
-      case FsdpSlot::kOptimizerKernel:
-        if (!optimizer_started) wait_also(last_background);  // and so every collective before it
-        optimizer_started = true;
-        lower(ocx, oplan.fusions[s.index]);
-        break;
-      case FsdpSlot::kAllGather:
-      case FsdpSlot::kReduceScatter: {
-        const FsdpUnit& u = step.units[s.index];
-        const bool gather = s.kind == FsdpSlot::kAllGather;
-        const uint64_t bytes = gather ? u.gathered_bytes : u.grad_bytes;
-        (gather ? out.allgather_bytes : out.reducescatter_bytes) += bytes;
-        if (n > 1 && bytes > 0) {
-          // A unit's all-gather (each core contributes its slice, `bytes` = the gathered size) or
-          // reduce-scatter (`bytes` = the full gradient, each core keeps 1/n).
-          CollectiveOptions opt;
-          opt.piece_bytes = step.piece_bytes;
-          opt.tag_base = tags;
-          opt.background = overlap;
-          const CollectiveResult r = emit_collective_after_kernel(
-              streams, ring, hw, gather ? CollectiveKind::kAllGather : CollectiveKind::kReduceScatter, bytes, opt,
-              last_background);
-          tags += r.tags_used;
-          done_at[si] = r.done[0];  // the same stream index on every replica
-          if (overlap) last_background = done_at[si];
-        }
-        break;
-      }
-    }
-  }
-  streams.finish();
-  if (n == 1) out.allgather_bytes = out.reducescatter_bytes = 0;  // one core: nothing to exchange
-
-  prog.info.flops = cx.flops + ocx.flops;
-  prog.info.hbm_bytes = cx.hbm_bytes + ocx.hbm_bytes;
-  prog.info.fusions = out.kernels;
-  uint64_t min_bytes = 0;
-  for (const models::Graph* gr : {&g, &og}) {
-    for (const auto& node : gr->nodes())  // the gathered parameters are not compulsory reads
-      if (node.kind == models::OpKind::kParameter && (gr == &og || node.role != models::ParamRole::kTrainable))
-        min_bytes += stored_bytes(*gr, node.id);
-    for (int o : gr->outputs()) min_bytes += stored_bytes(*gr, o);
-  }
-  prog.info.hbm_bytes_min = min_bytes;
-  return out;
 }
 
 }  // namespace tpusim::compiler

@@ -85,9 +85,4 @@ CacheKey fsdp_step_cache_key(const FsdpStep& step);
 
 FsdpSchedule schedule_fsdp_step(const FsdpStep& step, const FusionPlan& plan, const FusionPlan& optimizer_plan);
 
-// Compiles the step for `step.cores` cores of `hw`'s ring (the first step.cores of ring_order(hw)).
-// CompiledStep::allgather_bytes / reducescatter_bytes are the per-core results/inputs of the
-// collectives summed over the step.
-CompiledStep compile_fsdp_step(const FsdpStep& step, const HwConfig& hw, const std::string& name);
-
 }  // namespace tpusim::compiler

@@ -27,6 +27,36 @@ bool reduce_fits_producer(const models::Graph& g, const Fusion& p, const models:
   return p.kind == FusionKind::kLoop || fusion_groups::reduce_fits_dot(g, p.dot, red);
 }
 
+// An asynchronous collective reads its operands until it ends: until its done, or until the next
+// asynchronous collective starts (they run one at a time on the background queues), whichever comes
+// first. That kernel lists them as inputs too, so that the memory plan keeps them live until then.
+void async_operands_live_until_done(const models::Graph& g, FusionPlan& plan) {
+  std::map<int, size_t> writer;
+  for (size_t k = 0; k < plan.fusions.size(); ++k)
+    for (int x : kernel_outputs(plan.fusions[k])) writer[x] = k;
+  auto is_async = [&](const Fusion& f) {
+    return f.kind == FusionKind::kCollective && g.node(f.root).collective.async;
+  };
+  std::vector<std::vector<int>> operands;  // each kernel's own inputs, before any is added below
+  for (const Fusion& f : plan.fusions) operands.push_back(f.inputs);
+  for (size_t k = 0; k < plan.fusions.size(); ++k) {
+    if (!is_async(plan.fusions[k])) continue;
+    size_t end = plan.fusions.size();
+    for (size_t j = k + 1; j < plan.fusions.size() && end == plan.fusions.size(); ++j) {
+      const Fusion& f = plan.fusions[j];
+      if (is_async(f)) end = j;
+      if (f.kind == FusionKind::kCollectiveDone)
+        for (int x : f.inputs)
+          if (auto w = writer.find(x); w != writer.end() && w->second == k) end = j;
+    }
+    if (end == plan.fusions.size()) continue;
+    Fusion& e = plan.fusions[end];
+    std::set<int> in(e.inputs.begin(), e.inputs.end());
+    for (int x : operands[k])
+      if (in.insert(x).second) e.inputs.push_back(x);
+  }
+}
+
 }  // namespace
 
 FusionPlan plan_fusions(const models::Graph& g) {
@@ -243,6 +273,7 @@ FusionPlan plan_fusions(const models::Graph& g) {
     merged.push_back(std::move(f));
   }
   plan.fusions = std::move(merged);
+  async_operands_live_until_done(g, plan);
   // Kernel names are unique within a program (they label trace events and reports), like XLA's
   // "fusion.N": the root's name, suffixed when it repeats.
   std::map<std::string, int> seen_names;

@@ -84,7 +84,20 @@ isa::Collective isa_collective(CollectiveOp op) {
 }
 
 uint64_t graph_collective_bytes(const models::Graph& g, const models::Node& n) {
+  // A flat collective moves the flat buffer: group x the shard (an all-gather's operand, a
+  // reduce-scatter's result).
+  if (n.collective.flat)
+    return uint64_t(n.collective.group_size()) *
+           stored_bytes(g, n.collective.op == CollectiveOp::kAllGather ? n.inputs.at(0) : n.id);
   return n.collective.op == CollectiveOp::kAllGather ? stored_bytes(g, n.id) : stored_bytes(g, n.inputs.at(0));
+}
+
+uint64_t kernel_collective_bytes(const models::Graph& g, const Fusion& f) {
+  const models::Node& root = g.node(f.root);
+  if (root.collective.flat) return graph_collective_bytes(g, root);  // the parts share the one buffer
+  uint64_t bytes = 0;
+  for (int x : kernel_outputs(f)) bytes += graph_collective_bytes(g, g.node(x));
+  return bytes;
 }
 
 void lower_collective_alone(LowerContext& cx, const Fusion& f) {
@@ -115,7 +128,7 @@ GraphCollective emit_graph_collective(ReplicaStreams& streams, LowerContext& cx,
   out.name = f.name;
   out.op = a.op;
   // A combined collective moves its parts' bytes as one (models::CollectiveAttrs::combine).
-  for (int x : kernel_outputs(f)) out.bytes += graph_collective_bytes(cx.graph, cx.graph.node(x));
+  out.bytes = kernel_collective_bytes(cx.graph, f);
   const std::vector<std::vector<int64_t>> groups = a.resolved_groups();
   out.groups = uint32_t(groups.size());
   out.group_size = uint32_t(a.group_size());

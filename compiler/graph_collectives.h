@@ -22,6 +22,8 @@ isa::Collective isa_collective(models::CollectiveOp op);
 // operand's stored bytes (all-reduce, reduce-scatter, all-to-all, collective-permute: each core's
 // input), the result's for an all-gather (each core's output; it contributes 1/group of it).
 uint64_t graph_collective_bytes(const models::Graph& g, const models::Node& n);
+// The bytes of a collective kernel: its parts' summed, a flat collective's buffer once.
+uint64_t kernel_collective_bytes(const models::Graph& g, const Fusion& f);
 
 // A collective kernel on one core, where there is nobody to talk to: one zero-work instruction
 // marked with the collective's kind. Over a group of one replica the collective is the identity

@@ -2,7 +2,7 @@
 
 namespace tpusim::compiler {
 
-MemoryBreakdown breakdown_at_peak(const MemoryPlan& m, const std::set<int>& grad_nodes) {
+MemoryBreakdown breakdown_at_peak(const MemoryPlan& m) {
   MemoryBreakdown b;
   for (size_t i : m.live_at_peak) {
     const HbmBuffer& buf = m.buffers[i];
@@ -12,8 +12,7 @@ MemoryBreakdown breakdown_at_peak(const MemoryPlan& m, const std::set<int>& grad
       case BufferKind::kOptimizerState: into = &b.optimizer_state_bytes; break;
       case BufferKind::kGradient: into = &b.gradient_bytes; break;
       case BufferKind::kGatheredParameter: into = &b.gathered_parameter_bytes; break;
-      default:
-        if (buf.node >= 0 && grad_nodes.count(buf.node)) into = &b.gradient_bytes;
+      default: break;
     }
     *into += buf.bytes * buf.copies;
   }

@@ -2,7 +2,6 @@
 // data-parallel and FSDP steps of the same workload can be compared.
 #pragma once
 #include <cstdint>
-#include <set>
 
 #include "compiler/memory_plan.h"
 
@@ -17,7 +16,7 @@ struct MemoryBreakdown {
   uint64_t peak_bytes = 0;                // the sum: MemoryPlan::peak_bytes
 };
 
-// `grad_nodes`: graph nodes that are gradients (a data-parallel plan marks them kTemporary).
-MemoryBreakdown breakdown_at_peak(const MemoryPlan& m, const std::set<int>& grad_nodes = {});
+// By the buffers' kinds (the step compiler marks gradients and gathered parameters: SpmdStep).
+MemoryBreakdown breakdown_at_peak(const MemoryPlan& m);
 
 }  // namespace tpusim::compiler

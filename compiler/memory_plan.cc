@@ -31,7 +31,7 @@ BufferKind buffer_kind_of_role(models::ParamRole role) {
 
 MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
                        const std::function<BufferKind(int)>& kind_of, const std::map<int, int>& donated,
-                       const std::map<int, int>& aliases) {
+                       const std::map<int, int>& aliases, const std::map<int, uint64_t>& buffer_bytes) {
   const int kernels = int(plan.fusions.size());
   const int last = std::max(0, kernels - 1);
   auto buffer_of = [&](int v) {
@@ -72,7 +72,8 @@ MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
     HbmBuffer b;
     b.name = n.name;
     b.node = n.id;
-    b.bytes = stored_bytes(g, n.id);
+    const auto sized = buffer_bytes.find(n.id);
+    b.bytes = sized != buffer_bytes.end() ? sized->second : stored_bytes(g, n.id);
     if (n.kind == models::OpKind::kParameter) {
       b.kind = kind_of(n.id);
       b.first_kernel = 0;

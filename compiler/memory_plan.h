@@ -20,7 +20,7 @@
 
 namespace tpusim::compiler {
 
-// kGradient and kGatheredParameter are set by the FSDP planner (compiler/fsdp_memory.h): a
+// kGradient and kGatheredParameter are what the step compiler marks (compiler/step/spmd_step.h): a
 // reduce-scattered gradient slice or a unit's all-gathered parameters, live only around their use.
 enum class BufferKind { kParameter, kOptimizerState, kInput, kTemporary, kOutput, kGradient, kGatheredParameter };
 const char* buffer_kind_name(BufferKind k);
@@ -62,10 +62,11 @@ struct MemoryPlan {
 // kind_of: role of each Parameter node (others are computed). donated: output node -> parameter
 // node whose buffer it overwrites (optimizer updates), so it needs no buffer of its own. aliases:
 // value -> the value whose buffer it is (a collective's done, an all-reduce written over its
-// operand): no buffer of its own; its readers keep that buffer live.
+// operand): no buffer of its own; its readers keep that buffer live. buffer_bytes: a buffer's size
+// when it is not its value's stored bytes (the flat buffer of a flat all-gather's parts).
 MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
                        const std::function<BufferKind(int)>& kind_of, const std::map<int, int>& donated = {},
-                       const std::map<int, int>& aliases = {});
+                       const std::map<int, int>& aliases = {}, const std::map<int, uint64_t>& buffer_bytes = {});
 
 // A megacore device (chip.megacore): `cores` TensorCores that run the same per-core program on
 // one shared HBM. Buffers for which `shared` holds are stored once per device (data parallel: the

@@ -337,6 +337,49 @@ int Graph::collective_done(int x, const std::string& name) {
   return add(std::move(n));
 }
 
+int Graph::flat_all_gather(int shard, Dims shape, CollectiveAttrs a, const std::string& name) {
+  const Node& in = node(shard);
+  require(a.op == CollectiveOp::kAllGather && a.combine >= 0, "flat all-gather: an all-gather with a combine id");
+  require(in.shape.size() == 1, "flat all-gather: the shard must be 1-D");
+  require(a.replicas >= 1 && a.replicas <= kMaxReplicas, "flat all-gather: the replica count must be 1.." + std::to_string(kMaxReplicas));
+  require(a.groups.empty(), "flat all-gather: one group of every replica");
+  require(num_elements(shape) <= a.group_size() * in.shape[0], "flat all-gather: the tensor is larger than the gathered buffer");
+  a.flat = true;
+  a.dim = 0;
+  Node n;
+  n.kind = OpKind::kCollective;
+  n.name = name.empty() ? "all-gather" : name;
+  n.shape = std::move(shape);
+  n.dtype = in.dtype;
+  n.inputs = {shard};
+  n.collective = std::move(a);
+  return add(std::move(n));
+}
+
+int Graph::flat_reduce_scatter(const std::vector<int>& xs, int64_t shard_elements, CollectiveAttrs a,
+                               const std::string& name) {
+  require(a.op == CollectiveOp::kReduceScatter && !xs.empty(), "flat reduce-scatter: a reduce-scatter of tensors");
+  require(a.replicas >= 1 && a.replicas <= kMaxReplicas, "flat reduce-scatter: the replica count must be 1.." + std::to_string(kMaxReplicas));
+  require(a.groups.empty(), "flat reduce-scatter: one group of every replica");
+  int64_t elements = 0;
+  for (int x : xs) {
+    require(node(x).dtype == node(xs[0]).dtype, "flat reduce-scatter: the tensors must have one dtype");
+    elements += num_elements(node(x).shape);
+  }
+  require(shard_elements >= 1 && elements <= a.group_size() * shard_elements,
+          "flat reduce-scatter: the tensors are larger than group x shard");
+  a.flat = true;
+  a.dim = 0;
+  Node n;
+  n.kind = OpKind::kCollective;
+  n.name = name.empty() ? "reduce-scatter" : name;
+  n.shape = {shard_elements};
+  n.dtype = node(xs[0]).dtype;
+  n.inputs = xs;
+  n.collective = std::move(a);
+  return add(std::move(n));
+}
+
 int Graph::full(double value, Dims shape, DType dtype) {
   // A scalar broadcast: every output dimension is new.
   return broadcast(constant(value, dtype), std::move(shape), {});

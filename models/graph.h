@@ -109,6 +109,12 @@ struct CollectiveAttrs {
   // tuple-shaped all-reduce of several operands): the compiler runs them as one transfer of their
   // summed bytes, a kernel of its own (compiler/fusion.h). They have the same attributes.
   int64_t combine = -1;
+  // torch_xla FSDP's flat parameter (XlaFullyShardedDataParallel, flatten_parameters): the collective
+  // moves one flat buffer of group_size() x shard elements, laid out from the tensors it stands for.
+  // A flat all-gather is a combined one (`combine`) of one part per tensor, each part's operand the
+  // shard [S] and its result the tensor (Graph::flat_all_gather); a flat reduce-scatter is one node
+  // whose operands are the tensors and whose result is the shard (Graph::flat_reduce_scatter).
+  bool flat = false;
 
   int64_t group_size() const { return groups.empty() ? replicas : int64_t(groups.front().size()); }
   // The groups with the empty form spelled out: {{0, 1, ..., replicas-1}}.
@@ -207,6 +213,15 @@ class Graph {
   // The point where the async collective `x` is awaited (OpKind::kCollectiveDone); refuses an `x`
   // that is not an asynchronous collective.
   int collective_done(int x, const std::string& name = "");
+  // A part of a flat all-gather (CollectiveAttrs::flat; attrs.op kAllGather, attrs.combine the
+  // gather's id): the tensor of `shape` gathered from the 1-D shard `shard`. Refuses a `shape`
+  // with more elements than the gathered buffer's group x shard.
+  int flat_all_gather(int shard, Dims shape, CollectiveAttrs attrs, const std::string& name = "");
+  // A flat reduce-scatter (CollectiveAttrs::flat; attrs.op kReduceScatter): the tensors `xs` laid
+  // end to end, reduced over the group and scattered; each member keeps a 1-D shard of
+  // `shard_elements` (the tensors' elements in all at most group x shard_elements; one dtype).
+  int flat_reduce_scatter(const std::vector<int>& xs, int64_t shard_elements, CollectiveAttrs attrs,
+                          const std::string& name = "");
   // A tensor of `shape` filled with `value` (a broadcast scalar constant).
   int full(double value, Dims shape, DType dtype);
   void set_stop_gradient(int id) { nodes_.at(id).stop_gradient = true; }

@@ -85,7 +85,8 @@ const char* ew_opcode(EwOp op) {
 // One computation's instructions from one graph.
 class ComputationWriter {
  public:
-  ComputationWriter(const models::Graph& g, std::set<std::string>& reducers) : g_(g), reducers_(reducers) {}
+  ComputationWriter(const models::Graph& g, std::set<std::string>& reducers, std::vector<std::string>& wrapped)
+      : g_(g), reducers_(reducers), wrapped_(wrapped) {}
 
   // `header`: "ENTRY %main" or "%name".
   std::string write(const std::string& header) {
@@ -296,12 +297,8 @@ class ComputationWriter {
     return fmt::format("({}, {})", o, result);
   }
 
-  // A collective in the form hlo_import_collectives.cc reads back; the parts of a combined one
-  // (CollectiveAttrs::combine) as XLA's combiner writes them: one tuple-shaped instruction of all
-  // their operands, each part a get-tuple-element of it. An asynchronous one (has_async_form) is a
-  // -start, with its -done right after it unless the graph awaits it later (a done node: emit_done).
-  void emit_collective(const std::vector<const Node*>& parts) {
-    const Node& n = *parts.front();
+  // A collective's attributes: its replica groups (or pairs), dimension and reduction.
+  std::string collective_attrs(const Node& n) {
     const models::CollectiveAttrs& c = n.collective;
     std::vector<std::string> attrs;
     if (c.op == models::CollectiveOp::kCollectivePermute) {
@@ -316,6 +313,95 @@ class ComputationWriter {
     if (c.dim >= 0) attrs.push_back(fmt::format("dimensions={{{}}}", c.dim));
     if (c.op == models::CollectiveOp::kAllReduce || c.op == models::CollectiveOp::kReduceScatter)
       attrs.push_back("to_apply=%" + reducer(c.reduce == models::ReduceOp::kMax, n.dtype));
+    return fmt::format("{}", fmt::join(attrs, ", "));
+  }
+
+  // torch_xla FSDP's flat buffers (CollectiveAttrs::flat) as XLA writes them: a unit's shard
+  // all-gathered into one 1-D buffer of group x shard elements, then cut into its tensors (slice,
+  // reshape); its gradients flattened (reshape, concatenate, pad to the group's buffer) and
+  // reduce-scattered, asynchronously as XLA's async-start of a wrapped reduce-scatter. The import
+  // folds both back into flat collectives (hlo_import_flat.h).
+  std::string flat_buffer_shape(const Node& n, int64_t shard_elements) const {
+    return shape_str({n.collective.group_size() * shard_elements}, n.dtype);
+  }
+  void emit_flat_gather(const std::vector<const Node*>& parts) {
+    const Node& n = *parts.front();
+    const Node& shard = g_.node(n.inputs[0]);
+    const std::string buffer = flat_buffer_shape(n, shard.shape.at(0)), attrs = collective_attrs(n);
+    const std::string start = fmt::format("({}, {})", shape_str(shard.shape, n.dtype), buffer);
+    if (n.collective.async && awaited_later(n)) {
+      line(n, name(n), start, "all-gather-start", {use(shard)}, attrs);  // read by the done
+      return;
+    }
+    if (n.collective.async) {
+      line(n, helper(n, "start"), start, "all-gather-start", {use(shard)}, attrs);
+      line(n, helper(n, "flat"), buffer, "all-gather-done", {helper(n, "start")});
+    } else {
+      line(n, helper(n, "flat"), buffer, "all-gather", {use(shard)}, attrs);
+    }
+    emit_cuts(parts, helper(n, "flat"));
+  }
+  // The tensors `parts` (a flat all-gather's parts, or their dones) cut from `buffer`, in order.
+  void emit_cuts(const std::vector<const Node*>& parts, const std::string& buffer) {
+    int64_t at = 0;
+    for (const Node* p : parts) {
+      const int64_t k = models::num_elements(p->shape);
+      const bool one_dim = p->shape.size() == 1;
+      const std::string cut = one_dim ? name(*p) : helper(*p, "cut");
+      line(*p, cut, shape_str({k}, p->dtype), "slice", {buffer}, fmt::format("slice={{[{}:{}]}}", at, at + k));
+      if (!one_dim) line(*p, name(*p), shape_str(p->shape, p->dtype), "reshape", {cut});
+      at += k;
+    }
+  }
+  void emit_flat_scatter(const Node& n) {
+    std::vector<std::string> flat;
+    int64_t elements = 0;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const Node& x = g_.node(n.inputs[i]);
+      const int64_t k = models::num_elements(x.shape);
+      flat.push_back(helper(n, fmt::format("flat{}", i)));
+      line(n, flat.back(), shape_str({k}, n.dtype), "reshape", {use(x)});
+      elements += k;
+    }
+    const int64_t whole = n.collective.group_size() * n.shape.at(0);
+    std::string buffer = helper(n, "flat");
+    line(n, buffer, shape_str({elements}, n.dtype), "concatenate", flat, "dimensions={0}");
+    if (elements < whole) {
+      const std::string zero = scalar(n, "zero", 0.0, n.dtype);
+      line(n, helper(n, "padded"), shape_str({whole}, n.dtype), "pad", {buffer, zero}, fmt::format("padding=0_{}", whole - elements));
+      buffer = helper(n, "padded");
+    }
+    const std::string attrs = collective_attrs(n), result = shape_str(n.shape, n.dtype);
+    if (!n.collective.async) {
+      line(n, name(n), result, "reduce-scatter", {buffer}, attrs);
+      return;
+    }
+    // XLA's async form of a collective without -start/-done opcodes: async-start calls a
+    // computation that holds it; its value is ((operands), result).
+    const std::string w = helper(n, "wrapped"), operand = shape_str({whole}, n.dtype);
+    wrapped_.push_back(fmt::format("%{0} ({0}.p: {1}) -> {2} {{\n  %{0}.p = {1} parameter(0)\n"
+                                   "  ROOT %{0}.rs = {2} reduce-scatter(%{0}.p), {3}\n}}\n",
+                                   w, operand, result, attrs));
+    const std::string start = fmt::format("(({}), {})", operand, result);
+    if (awaited_later(n)) {
+      line(n, name(n), start, "async-start", {buffer}, "calls=%" + w);  // read by the done
+      return;
+    }
+    line(n, helper(n, "start"), start, "async-start", {buffer}, "calls=%" + w);
+    line(n, name(n), result, "async-done", {helper(n, "start")});
+  }
+
+  // A collective in the form hlo_import_collectives.cc reads back; the parts of a combined one
+  // (CollectiveAttrs::combine) as XLA's combiner writes them: one tuple-shaped instruction of all
+  // their operands, each part a get-tuple-element of it. An asynchronous one (has_async_form) is a
+  // -start, with its -done right after it unless the graph awaits it later (a done node: emit_done).
+  void emit_collective(const std::vector<const Node*>& parts) {
+    const Node& n = *parts.front();
+    const models::CollectiveAttrs& c = n.collective;
+    if (c.flat) {
+      c.op == models::CollectiveOp::kAllGather ? emit_flat_gather(parts) : emit_flat_scatter(n);
+      return;
+    }
     std::vector<std::string> ops, shapes;
     for (const Node* p : parts) {
       ops.push_back(use(g_.node(p->inputs.at(0))));
@@ -324,7 +410,7 @@ class ComputationWriter {
     const bool combined = parts.size() > 1;
     const std::string sh = combined ? fmt::format("({})", fmt::join(shapes, ", ")) : shapes[0];
     std::string value = combined ? helper(n, "combined") : name(n);
-    const std::string op = models::collective_op_name(c.op), attr_text = fmt::format("{}", fmt::join(attrs, ", "));
+    const std::string op = models::collective_op_name(c.op), attr_text = collective_attrs(n);
     if (c.async && has_async_form(c.op) && awaited_later(n)) {
       line(n, name(n), start_shape(parts, sh), op + "-start", ops, attr_text);  // read by the done
       return;
@@ -348,8 +434,14 @@ class ComputationWriter {
     for (const Node* p : parts) shapes.push_back(shape_str(p->shape, p->dtype));
     const bool combined = parts.size() > 1;
     const std::string sh = combined ? fmt::format("({})", fmt::join(shapes, ", ")) : shapes[0];
+    if (start.collective.flat && start.collective.op == models::CollectiveOp::kAllGather) {
+      line(n, helper(n, "flat"), flat_buffer_shape(n, g_.node(start.inputs[0]).shape.at(0)), "all-gather-done", {name(start)});
+      emit_cuts(parts, helper(n, "flat"));
+      return;
+    }
     const std::string value = combined ? helper(n, "combined") : name(n);
-    line(n, value, sh, std::string(models::collective_op_name(start.collective.op)) + "-done", {name(start)});
+    const std::string done = has_async_form(start.collective.op) ? std::string(models::collective_op_name(start.collective.op)) + "-done" : "async-done";
+    line(n, value, sh, done, {name(start)});
     if (combined)
       for (size_t i = 0; i < parts.size(); ++i)
         line(*parts[i], name(*parts[i]), shapes[i], "get-tuple-element", {value}, fmt::format("index={}", i));
@@ -400,6 +492,7 @@ class ComputationWriter {
 
   const models::Graph& g_;
   std::set<std::string>& reducers_;
+  std::vector<std::string>& wrapped_;  // computations async-starts call, in order
   std::string body_;
   int param_ = 0;
 };
@@ -436,10 +529,10 @@ std::string hlo_instruction_name(const models::Node& n) { return fmt::format("{}
 
 std::string export_hlo(const models::Graph& g, const HloExportOptions& options) {
   std::set<std::string> reducers;  // sorted: deterministic order
-  std::vector<std::string> extra;
+  std::vector<std::string> extra, wrapped;
   for (const ExtraComputation& e : options.extra)
-    extra.push_back(ComputationWriter(*e.graph, reducers).write(fmt::format("%{}", sanitize(e.name))));
-  const std::string entry = ComputationWriter(g, reducers).write("ENTRY %main");
+    extra.push_back(ComputationWriter(*e.graph, reducers, wrapped).write(fmt::format("%{}", sanitize(e.name))));
+  const std::string entry = ComputationWriter(g, reducers, wrapped).write("ENTRY %main");
   std::string out;
   for (const std::string& c : options.comment) {
     std::string line = c;  // one comment line per line of the text
@@ -454,6 +547,7 @@ std::string export_hlo(const models::Graph& g, const HloExportOptions& options) 
          (replicas > 1 ? fmt::format(", replica_count={}", replicas) : "") + input_output_alias(g, options.donated) +
          "\n\n";
   for (const std::string& r : reducers) out += reducer_computation(r) + "\n";
+  for (const std::string& w : wrapped) out += w + "\n";
   for (const std::string& e : extra) out += e + "\n";
   return out + entry;
 }

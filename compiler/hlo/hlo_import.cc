@@ -14,6 +14,7 @@
 #include "compiler/hlo/hlo_attrs.h"
 #include "compiler/hlo/hlo_error.h"
 #include "compiler/hlo/hlo_import_collectives.h"
+#include "compiler/hlo/hlo_import_flat.h"
 #include "compiler/hlo/hlo_import_ops.h"
 #include "compiler/hlo/hlo_loop_bounds.h"
 #include "compiler/hlo/hlo_import_stats.h"
@@ -229,13 +230,17 @@ class Importer {
         if (live[i])
           for (int o : c.instructions[i].operands) live.at(o) = 1;
     }
+    auto fp = flat_.find(ci);
+    if (fp == flat_.end()) fp = flat_.emplace(ci, find_flat_patterns(m_, c)).first;
     std::vector<Value> vals(c.instructions.size());
     for (size_t i = 0; i < c.instructions.size(); ++i) {
       if (!live[i]) continue;
       ++imported_;
       const int first = int(g_.nodes().size());
       try {
-        vals[i] = import_instruction(c, c.instructions[i], vals, args, depth);
+        const auto u = fp->second.uses.find(int(i));
+        vals[i] = u != fp->second.uses.end() ? import_flat(c, fp->second, int(i), u->second, vals)
+                                             : import_instruction(c, c.instructions[i], vals, args, depth);
       } catch (const HloError&) {
         throw;
       } catch (const std::exception& e) {
@@ -412,7 +417,12 @@ class Importer {
     }
     std::vector<int> ops;
     for (int o : in.operands) ops.push_back(vals[o].tuple ? -1 : vals[o].node);
-    const ImportedCollective r = import_collective(m_, in, ops, replicas_, g_);
+    return collective_value(in, import_collective(m_, in, ops, replicas_, g_), vals);
+  }
+
+  // The value of an imported collective: its result (a tuple of the parts of a combined one), or a
+  // -start's (operands, results).
+  Value collective_value(const Instruction& in, const ImportedCollective& r, const std::vector<Value>& vals) {
     if (!r.not_modelled.empty()) return stand_in(in, r.not_modelled + "; an input stands in");
     for (const std::string& n : r.notes) note(in, n);
     Value v{r.results.front(), false, nullptr};
@@ -427,6 +437,42 @@ class Importer {
     t.elems->push_back(operands.size() == 1 ? operands.at(0) : operands);
     t.elems->push_back(v);
     return t;
+  }
+
+  // An instruction of a flat collective's pattern (hlo_import_flat.h).
+  Value import_flat(const Computation& c, const FlatPatterns& fp, int i, const FlatUse& u, const std::vector<Value>& vals) {
+    const Instruction& in = c.instructions[size_t(i)];
+    switch (u.role) {
+      case FlatRole::kGather: {
+        const Value& shard = vals[in.operands[0]];
+        if (shard.tuple || shard.node < 0) return stand_in(in, "the shard has no graph value; an input stands in");
+        return collective_value(in, import_flat_gather(m_, in, shard.node, fp.gathers.at(i).dims, replicas_, g_), vals);
+      }
+      case FlatRole::kCut: {
+        const Value& b = vals[fp.gathers.at(u.pattern).buffer];
+        if (!b.tuple || size_t(u.part) >= b.size()) return stand_in(in, "the gathered buffer has no graph value; an input stands in");
+        return b.at(size_t(u.part));
+      }
+      case FlatRole::kCutReshape: return vals[in.operands[0]];
+      case FlatRole::kScatterView: return {};
+      case FlatRole::kScatter: {
+        std::vector<int> xs;
+        for (int t : fp.scatters.at(i).tensors) {
+          if (vals[t].tuple || vals[t].node < 0) return stand_in(in, "a flattened tensor has no graph value; an input stands in");
+          xs.push_back(vals[t].node);
+        }
+        const bool async = in.opcode == "async-start";
+        const Instruction& rs = async ? m_.computations.at(size_t(in.called[0])).root_instruction() : in;
+        const ImportedCollective r = import_flat_scatter(m_, rs, async, xs, replicas_, g_);
+        if (!r.results.empty()) g_.set_name(r.results[0], in.name);
+        return collective_value(in, r, vals);
+      }
+      case FlatRole::kScatterDone: {
+        const Value& s = vals[in.operands[0]];
+        return awaited(s.tuple && s.size() >= 2 ? s.at(1) : s, in.name);
+      }
+    }
+    return {};
   }
 
   // A -done's value: each asynchronous collective among `v`'s leaves awaited there
@@ -744,6 +790,7 @@ class Importer {
   size_t max_imported_;
   int64_t replicas_;  // the ids of replica_groups and source_target_pairs: 0..replicas_-1
   std::map<int, std::vector<char>> live_;  // per computation: the instructions its root reaches
+  std::map<int, FlatPatterns> flat_;       // per computation: its flat collectives (hlo_import_flat.h)
   std::map<std::pair<int64_t, std::vector<int64_t>>, int> param_node_;  // (ENTRY parameter, index) -> node
   size_t imported_ = 0;  // instructions imported, inlined copies included
   bool grouped_ = false;  // an after-optimizations module (group_nodes)

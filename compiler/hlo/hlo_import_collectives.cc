@@ -47,6 +47,39 @@ models::ReduceOp reduction(const Module& m, const Instruction& in, std::vector<s
   return models::ReduceOp::kSum;
 }
 
+// The attributes of collective `in` (replica groups or pairs, dimension, reduction); nullopt, with
+// r.not_modelled set, when they are not a collective's.
+std::optional<models::CollectiveAttrs> attrs_of(const Module& m, const Instruction& in, CollectiveOp op, int64_t replicas,
+                                                ImportedCollective& r) {
+  models::CollectiveAttrs a;
+  a.op = op;
+  a.replicas = replicas;
+  a.async = is_start(in.opcode);
+  if (op == CollectiveOp::kCollectivePermute) {
+    a.pairs = source_target_pairs_attr(m, in).value_or(std::vector<std::pair<int64_t, int64_t>>{});
+  } else {
+    a.groups = replica_groups_attr(m, in).value_or(std::vector<std::vector<int64_t>>{});
+  }
+  if (op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter) a.reduce = reduction(m, in, r.notes);
+  if (op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllToAll) {
+    const std::vector<int64_t> d = int_list_attr(m, in, "dimensions").value_or(std::vector<int64_t>{});
+    if (d.size() != 1) {
+      r.not_modelled = "a " + std::string(models::collective_op_name(op)) + " needs dimensions={d} (one dimension)";
+      return std::nullopt;
+    }
+    a.dim = int(std::clamp<int64_t>(d[0], -1, 1 << 20));
+  }
+  return a;
+}
+
+// One group of every replica in order, in the empty form (a flat collective's).
+void one_group(models::CollectiveAttrs& a) {
+  if (a.groups.size() != 1 || int64_t(a.groups[0].size()) != a.replicas) return;
+  for (size_t i = 0; i < a.groups[0].size(); ++i)
+    if (a.groups[0][i] != int64_t(i)) return;
+  a.groups.clear();
+}
+
 }  // namespace
 
 bool is_collective_opcode(std::string_view op) { return op_of(op).has_value() || is_collective_done(op); }
@@ -94,24 +127,9 @@ ImportedCollective import_collective(const Module& m, const Instruction& in, con
     return r;
   }
 
-  models::CollectiveAttrs a;
-  a.op = *op;
-  a.replicas = replicas;
-  a.async = is_start(in.opcode);
-  if (*op == CollectiveOp::kCollectivePermute) {
-    a.pairs = source_target_pairs_attr(m, in).value_or(std::vector<std::pair<int64_t, int64_t>>{});
-  } else {
-    a.groups = replica_groups_attr(m, in).value_or(std::vector<std::vector<int64_t>>{});
-  }
-  if (*op == CollectiveOp::kAllReduce || *op == CollectiveOp::kReduceScatter) a.reduce = reduction(m, in, r.notes);
-  if (*op == CollectiveOp::kAllGather || *op == CollectiveOp::kReduceScatter || *op == CollectiveOp::kAllToAll) {
-    const std::vector<int64_t> d = int_list_attr(m, in, "dimensions").value_or(std::vector<int64_t>{});
-    if (d.size() != 1) {
-      r.not_modelled = "a " + std::string(models::collective_op_name(*op)) + " needs dimensions={d} (one dimension)";
-      return r;
-    }
-    a.dim = int(std::clamp<int64_t>(d[0], -1, 1 << 20));
-  }
+  const std::optional<models::CollectiveAttrs> attrs = attrs_of(m, in, *op, replicas, r);
+  if (!attrs) return r;
+  models::CollectiveAttrs a = *attrs;
   // Every part checked on a scratch graph first, so that a misfit leaves no collective behind.
   for (size_t i = 0; i < operands.size(); ++i) {
     models::Graph probe;
@@ -132,6 +150,31 @@ ImportedCollective import_collective(const Module& m, const Instruction& in, con
   // share an id (the first part's node id, unique in the graph).
   if (operands.size() > 1) a.combine = int64_t(g.nodes().size());
   for (int o : operands) r.results.push_back(g.collective(o, a, in.name));
+  return r;
+}
+
+ImportedCollective import_flat_gather(const Module& m, const Instruction& in, int shard, const std::vector<models::Dims>& dims,
+                                      int64_t replicas, models::Graph& g) {
+  ImportedCollective r;
+  r.start_tuple = is_start(in.opcode);
+  r.tuple_result = true;
+  std::optional<models::CollectiveAttrs> a = attrs_of(m, in, CollectiveOp::kAllGather, replicas, r);
+  if (!a) return r;
+  one_group(*a);
+  a->combine = int64_t(g.nodes().size());  // unique: the first part's id
+  for (const models::Dims& d : dims) r.results.push_back(g.flat_all_gather(shard, d, *a, in.name));
+  return r;
+}
+
+ImportedCollective import_flat_scatter(const Module& m, const Instruction& rs, bool async, const std::vector<int>& tensors,
+                                       int64_t replicas, models::Graph& g) {
+  ImportedCollective r;
+  r.start_tuple = async;
+  std::optional<models::CollectiveAttrs> a = attrs_of(m, rs, CollectiveOp::kReduceScatter, replicas, r);
+  if (!a) return r;
+  a->async = async;
+  one_group(*a);
+  r.results.push_back(g.flat_reduce_scatter(tensors, rs.shape.dims.at(0), *a, rs.name));
   return r;
 }
 

@@ -34,4 +34,12 @@ struct ImportedCollective {
 ImportedCollective import_collective(const Module& m, const Instruction& in, const std::vector<int>& operands,
                                      int64_t replicas, models::Graph& g);
 
+// The flat collectives of torch_xla FSDP (hlo_import_flat.h). A gather: `in` the all-gather or
+// all-gather-start, one part of each of `dims` from the 1-D `shard` (tuple_result). A scatter: `rs`
+// the reduce-scatter (an async-start's, `async`), `tensors` laid end to end.
+ImportedCollective import_flat_gather(const Module& m, const Instruction& in, int shard, const std::vector<models::Dims>& dims,
+                                      int64_t replicas, models::Graph& g);
+ImportedCollective import_flat_scatter(const Module& m, const Instruction& rs, bool async, const std::vector<int>& tensors,
+                                       int64_t replicas, models::Graph& g);
+
 }  // namespace tpusim::hlo

@@ -37,11 +37,21 @@ uint32_t most_on_one_chip(const std::vector<CoreId>& cores) {
 // its operand when nothing else reads the operand and it is not a persistent or output buffer (XLA
 // lets an element-wise op share its operand's buffer; an all-reduce is element-wise across the
 // replicas).
-std::map<int, int> buffer_aliases(const models::Graph& g, const FusionPlan& plan) {
+// The parts of a flat all-gather are views of its one gathered buffer (`flat_bytes`: the first part's
+// buffer, of the flat size).
+std::map<int, int> buffer_aliases(const models::Graph& g, const FusionPlan& plan, std::map<int, uint64_t>& flat_bytes) {
   std::map<int, int> alias;
   const std::set<int> outputs(g.outputs().begin(), g.outputs().end());
+  std::map<int64_t, int> first_part;  // flat all-gather id -> its first part
   for (const models::Node& n : g.nodes()) {
     if (n.kind == OpKind::kCollectiveDone) alias[n.id] = n.inputs[0];
+    if (n.kind == OpKind::kCollective && n.collective.flat && n.collective.op == CollectiveOp::kAllGather) {
+      const auto [it, first] = first_part.emplace(n.collective.combine, n.id);
+      if (first)
+        flat_bytes[n.id] = graph_collective_bytes(g, n);
+      else
+        alias[n.id] = it->second;
+    }
     if (n.kind != OpKind::kCollective || n.collective.op != CollectiveOp::kAllReduce) continue;
     const int x = n.inputs[0];
     const models::Node& in = g.node(x);
@@ -80,8 +90,18 @@ models::Graph share_view(const models::Graph& g, const std::vector<const Fusion*
 MemoryPlan plan_step_memory(const SpmdStep& step, const FusionPlan& plan, const HwConfig& hw, uint32_t sharers,
                             const std::vector<const Fusion*>& split) {
   const models::Graph& g = step.graph;
+  std::map<int, uint64_t> flat_bytes;
+  const std::map<int, int> aliases = buffer_aliases(g, plan, flat_bytes);
   MemoryPlan mp = plan_memory(g, plan, [&](int id) { return buffer_kind_of_role(g.node(id).role); }, step.donated,
-                              buffer_aliases(g, plan));
+                              aliases, flat_bytes);
+  // What the builder says the temporaries are (the report's memory breakdown, out-of-HBM messages).
+  const std::set<int> grads(step.gradients.begin(), step.gradients.end());
+  const std::set<int> gathered(step.gathered_parameters.begin(), step.gathered_parameters.end());
+  for (HbmBuffer& b : mp.buffers) {
+    if (b.kind != BufferKind::kTemporary) continue;
+    if (grads.count(b.node)) b.kind = BufferKind::kGradient;
+    if (gathered.count(b.node)) b.kind = BufferKind::kGatheredParameter;
+  }
   // A collective's operand and result stay in HBM, where its transfers read and write them.
   std::vector<int> transferred;
   for (const Fusion& f : plan.fusions)
@@ -245,8 +265,7 @@ CompiledStep compile_spmd_step(const SpmdStep& step, const HwConfig& hw, const s
   for (const Fusion& f : plan.fusions)
     if (f.kind == FusionKind::kCollective) {
       const models::Node& n = g.node(f.root);
-      uint64_t bytes = 0;
-      for (int x : kernel_outputs(f)) bytes += graph_collective_bytes(g, g.node(x));
+      const uint64_t bytes = kernel_collective_bytes(g, f);
       const bool alone = n.collective.op != CollectiveOp::kCollectivePermute && n.collective.group_size() <= 1;
       if (step.cores.size() <= 1 || alone) continue;
       if (n.collective.op == CollectiveOp::kAllReduce) out.allreduce_bytes += bytes;
@@ -276,6 +295,18 @@ CompiledStep compile_spmd_step(const SpmdStep& step, const HwConfig& hw, const s
   for (int o : g.outputs()) min_bytes += stored_bytes(g, o);
   prog.info.hbm_bytes_min = min_bytes;
   return out;
+}
+
+MemoryPlan step_memory_plan(const SpmdStep& step, const HwConfig& hw) {
+  const uint32_t on_one_chip = most_on_one_chip(step.cores);
+  const FusionPlan plan = plan_fusions(step.graph);
+  const std::set<int> split_nodes(step.device_split.begin(), step.device_split.end());
+  std::vector<const Fusion*> split;
+  if (step.device_update && cores_per_device(hw.chip) > 1)
+    for (const Fusion& f : plan.fusions)
+      if (f.kind != FusionKind::kCollective && f.kind != FusionKind::kCollectiveDone && split_nodes.count(f.root))
+        split.push_back(&f);
+  return plan_step_memory(step, plan, hw, step.cmem_sharers ? step.cmem_sharers : on_one_chip, split);
 }
 
 CompiledStep compile_spmd_graph(models::Graph g, const HwConfig& hw, const std::string& name, std::vector<CoreId> cores,

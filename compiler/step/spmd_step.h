@@ -55,7 +55,8 @@ struct SpmdStep {
   // Megacore device_update: the nodes whose kernels each core of the device runs on its 1/cores
   // share of every tensor (the optimizer update after the gradient all-reduces).
   std::vector<int> device_split;
-  std::vector<int> gradients;  // nodes holding gradients (the memory breakdown's category)
+  std::vector<int> gradients;            // nodes holding gradients (the memory breakdown's categories)
+  std::vector<int> gathered_parameters;  // nodes holding all-gathered parameters (FSDP)
   CacheKey key;  // the step's compilation cache key, as its builder computes it
 };
 
@@ -79,6 +80,9 @@ struct CompiledStep {
 // Throws std::invalid_argument when `step.cores` is empty or names a core twice, or when a
 // collective is for a replica count other than cores.size(); SimError when a kernel cannot be tiled.
 CompiledStep compile_spmd_step(const SpmdStep& step, const HwConfig& hw, const std::string& name);
+
+// The memory plan compile_spmd_step makes (per device, with its CMEM placement), without lowering.
+MemoryPlan step_memory_plan(const SpmdStep& step, const HwConfig& hw);
 
 // A graph that is already one replica's program (an imported module) on `cores`, with its donated
 // buffers (an output node -> the parameter it overwrites), the SpmdStep defaults otherwise.

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "compiler/fsdp_graphs.h"
-#include "compiler/fsdp_memory.h"
+#include "compiler/step/fsdp.h"
 #include "compiler/layout.h"
 #include "compiler/lowering.h"
 #include "config/hw_loader.h"
@@ -85,7 +85,7 @@ TEST(Fsdp, CollectivesMoveTheClosedFormBytes) {
   const auto hw = hw_config("v3-8");
   const auto cfg = small_bert();
   const auto f = fsdp_graphs(cfg, 2, 16, 8, false);
-  const CompiledStep c = compile_fsdp_step(f->step, hw, "fsdp");
+  const CompiledStep c = compile_spmd_step(fsdp_step(*f, hw), hw, "fsdp");
   const uint64_t gathered = gathered_closed_form(cfg, 8);
   EXPECT_EQ(c.allgather_bytes, 2 * gathered);  // forward and backward
   EXPECT_EQ(c.reducescatter_bytes, gathered);  // the gradients, once
@@ -106,7 +106,7 @@ TEST(Fsdp, EvaluationGathersOnceAndReducesNothing) {
   const auto hw = hw_config("v3-8");
   const auto cfg = small_bert();
   const auto f = fsdp_graphs(cfg, 2, 16, 8, false, false);
-  const CompiledStep c = compile_fsdp_step(f->step, hw, "fsdp eval");
+  const CompiledStep c = compile_spmd_step(fsdp_step(*f, hw), hw, "fsdp eval");
   EXPECT_EQ(c.allgather_bytes, gathered_closed_form(cfg, 8));
   EXPECT_EQ(c.reducescatter_bytes, 0u);
 }
@@ -121,15 +121,15 @@ TEST(Fsdp, GradCheckpointingAddsOneEncoderForward) {
   const auto plain = fsdp_graphs(cfg, B, S, 8, false);
   const auto ckpt = fsdp_graphs(cfg, B, S, 8, true);
   EXPECT_GT(ckpt->recomputed_nodes, 0u);
-  const CompiledStep a = compile_fsdp_step(plain->step, hw, "plain");
-  const CompiledStep b = compile_fsdp_step(ckpt->step, hw, "ckpt");
+  const CompiledStep a = compile_spmd_step(fsdp_step(*plain, hw), hw, "plain");
+  const CompiledStep b = compile_spmd_step(fsdp_step(*ckpt, hw), hw, "ckpt");
   const uint64_t layer_fwd = uint64_t(2 * B * S * (4 * H * H + 2 * H * I) + 4 * B * S * S * H);
   EXPECT_EQ(b.program.info.flops - a.program.info.flops, uint64_t(cfg.layers) * layer_fwd);
   EXPECT_EQ(b.allgather_bytes, a.allgather_bytes);  // the recompute runs inside the backward gather's window
   EXPECT_LT(b.memory.peak_bytes, a.memory.peak_bytes);
 }
 
-// The planner against the closed form (compiler/fsdp_memory.h):
+// The memory plan of the FSDP step (compiler/step/fsdp.h) against the closed form:
 //   peak ~ (P + S)/n + A + g x max_l gathered_l
 // where A = the activations the backward reads: the materialized forward values a gradient kernel
 // reads (all layers' activations; with checkpointing only the layer inputs) plus, with
@@ -166,8 +166,8 @@ ClosedForm closed_form(const FsdpGraphs& f) {
 }
 
 MemoryPlan plan_only(const FsdpGraphs& f) {  // graph-level: no lowering
-  const FusionPlan plan = plan_fsdp_fusions(f.graph), oplan = plan_fsdp_fusions(f.optimizer.graph);
-  return plan_fsdp_memory(f.step, plan, oplan, schedule_fsdp_step(f.step, plan, oplan));
+  const HwConfig hw = hw_config(f.step.cores > 8 ? "v3-32" : "v3-8");
+  return step_memory_plan(fsdp_step(f, hw), hw);
 }
 
 void expect_close_to_closed_form(const FsdpGraphs& f) {
@@ -204,7 +204,7 @@ TEST(FsdpMemory, PersistentBytesShrinkWithTheCores) {
 TEST(Fsdp, SimulatesOnBothEngines) {
   const auto hw = hw_config("v3-8");
   const auto f = fsdp_graphs(models::find_preset("bert-tiny"), 2, 16, 8, true);
-  const CompiledStep c = compile_fsdp_step(f->step, hw, "fsdp");
+  const CompiledStep c = compile_spmd_step(fsdp_step(*f, hw), hw, "fsdp");
   for (const char* engine : {"analytical", "systemc"}) {
     const RunResult r = make_engine(engine, hw)->run(c.program, nullptr);
     EXPECT_GT(r.device_time_s, 0) << engine;
@@ -220,7 +220,7 @@ TEST(Fsdp, KernelTableAndOpProfileAddUp) {
   for (bool overlap : {false, true}) {
     auto f = fsdp_graphs(models::find_preset("bert-tiny"), 2, 16, 8, true);
     f->step.overlap = overlap;
-    const CompiledStep c = compile_fsdp_step(f->step, hw, "fsdp");
+    const CompiledStep c = compile_spmd_step(fsdp_step(*f, hw), hw, "fsdp");
     uint64_t flops = 0, bytes = 0;
     for (const isa::KernelRange& k : c.program.stream(0).kernels) {
       flops += k.flops;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/fsdp_graphs.h"
+#include "compiler/step/fsdp.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
 #include "sim/engine/engine.h"
@@ -103,7 +104,7 @@ TEST(FsdpWrap, UnitsChangeGathersMemoryAndTime) {
   const HwConfig hw = load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v3-8.yaml");
   auto compiled = [&](const FsdpWrapPolicy& w) {
     const auto f = graphs(w);
-    return compile_fsdp_step(f->step, hw, "fsdp");
+    return compile_spmd_step(fsdp_step(*f, hw), hw, "fsdp");
   };
   const CompiledStep def = compiled({}), layer = compiled({.layer_classes = {"BertLayer"}}),
                      encoder = compiled({.layer_classes = {"BertEncoder"}}), fine = compiled({.min_num_params = 200000, .layer_classes = {}});

@@ -14,6 +14,7 @@
 #include "compiler/step/data_parallel.h"
 #include "compiler/fsdp.h"
 #include "compiler/fsdp_graphs.h"
+#include "compiler/step/fsdp.h"
 #include "tests/compiler/dp_steps.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
@@ -211,8 +212,8 @@ TEST(FsdpOverlap, CostsTheMemoryOfOnePrefetchedUnit) {
   const auto on = fsdp_step("bert-tiny", 2, 16, 8, true);
   const auto off = fsdp_step("bert-tiny", 2, 16, 8, false);
   const HwConfig hw = v3_8();
-  const CompiledStep a = compile_fsdp_step(on->step, hw, "overlap");
-  const CompiledStep b = compile_fsdp_step(off->step, hw, "serial");
+  const CompiledStep a = compile_spmd_step(fsdp_step(*on, hw), hw, "overlap");
+  const CompiledStep b = compile_spmd_step(fsdp_step(*off, hw), hw, "serial");
   EXPECT_GT(a.memory.peak_bytes, b.memory.peak_bytes);
   uint64_t largest = 0;
   for (const auto& u : on->step.units) largest = std::max(largest, u.gathered_bytes);
@@ -230,8 +231,8 @@ TEST(FsdpOverlap, ShortensTheStepOnBothEngines) {
   const HwConfig hw = v3_8();
   const auto on = fsdp_step("bert-base-uncased", 2, 128, 8, true);
   const auto off = fsdp_step("bert-base-uncased", 2, 128, 8, false);
-  const CompiledStep a = compile_fsdp_step(on->step, hw, "overlap");
-  const CompiledStep b = compile_fsdp_step(off->step, hw, "serial");
+  const CompiledStep a = compile_spmd_step(fsdp_step(*on, hw), hw, "overlap");
+  const CompiledStep b = compile_spmd_step(fsdp_step(*off, hw), hw, "serial");
   std::vector<uint64_t> overlapped;
   for (const char* engine : {"analytical", "systemc"}) {
     const uint64_t t_on = make_engine(engine, hw)->run(a.program, nullptr).device_cycles;

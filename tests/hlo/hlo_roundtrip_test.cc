@@ -12,6 +12,7 @@
 #include "compiler/collectives.h"
 #include "compiler/compile.h"
 #include "compiler/step/data_parallel.h"
+#include "compiler/step/fsdp.h"
 #include "compiler/step/spmd_step.h"
 #include "compiler/hlo/hlo_export.h"
 #include "compiler/hlo/hlo_import.h"
@@ -96,18 +97,15 @@ TEST(HloRoundTrip, Families) {
                    "model_config.intermediate=512", "model_config.vocab=1000", "max_length=64"});
 }
 
-// The data-parallel step as tpusim compiles it (compiler/step/data_parallel.h: scheduled, with its
-// gradient all-reduces; what `tpusim export-hlo` writes for a slice): exported, imported for the
-// slice's cores and compiled across them by the same step compiler (compiler/step/spmd_step.h) as
-// the native step, the combined all-reduces overlapping the backward pass in both. Exact but for
-// what the text cannot carry (the next batch's infeed, off in the imported step).
-void data_parallel_round_trip(const std::string& what, const std::string& workload, const std::string& hw,
-                                const std::vector<std::string>& sets) {
-  const auto s = testing::step(workload, hw, sets, GraphKind::kTrainFirstStep);
-  const auto engine = make_engine("analytical", s->hw);
-  compiler::SpmdStep native_step = compiler::data_parallel_step(s->sg->dp, s->hw);
+// A parallel step as tpusim compiles it (compiler/step/: scheduled, with its collectives; what
+// `tpusim export-hlo` writes for a slice): exported, imported for the slice's cores and compiled
+// across them by the same step compiler (compiler/step/spmd_step.h) as the native step, the
+// asynchronous collectives overlapping the kernels in both. Exact but for what the text cannot carry
+// (the next batch's infeed, off in the imported step).
+void spmd_round_trip(const std::string& what, compiler::SpmdStep native_step, const HwConfig& hw) {
+  const auto engine = make_engine("analytical", hw);
   native_step.prefetch_next_batch = false;
-  const compiler::CompiledStep native_c = compiler::compile_spmd_step(native_step, s->hw, what);
+  const compiler::CompiledStep native_c = compiler::compile_spmd_step(native_step, hw, what);
   const double native = engine->run(native_c.program, nullptr).device_time_s;
   HloExportOptions eo;
   eo.donated = native_step.donated;
@@ -117,16 +115,40 @@ void data_parallel_round_trip(const std::string& what, const std::string& worklo
   const HloImport r = import_hlo(parse_hlo_module(text, what + ".hlo"), io);
   for (const Unmodelled& u : r.stats.unmodelled) ADD_FAILURE() << what << ": " << u.instruction << ": " << u.reason;
   EXPECT_TRUE(r.graph.scheduled()) << what;
-  const compiler::CompiledStep sp = compiler::compile_spmd_graph(r.graph, s->hw, what, native_step.cores, r.donated);
-  // One combined all-reduce per bucket, of the same bytes.
+  const compiler::CompiledStep sp = compiler::compile_spmd_graph(r.graph, hw, what, native_step.cores, r.donated);
+  // The same collectives (a combined or flat one once), of the same bytes.
   EXPECT_EQ(sp.collectives.size(), native_c.collectives.size()) << what;
   EXPECT_EQ(sp.allreduce_bytes, native_c.allreduce_bytes) << what;
+  EXPECT_EQ(sp.allgather_bytes, native_c.allgather_bytes) << what;
+  EXPECT_EQ(sp.reducescatter_bytes, native_c.reducescatter_bytes) << what;
   EXPECT_EQ(sp.memory.peak_bytes, native_c.memory.peak_bytes) << what;
   const double imported = engine->run(sp.program, nullptr).device_time_s;
-  std::printf("%-12s data parallel on %zu cores: native %.4f ms, imported %.4f ms (%+.3f%%), %zu all-reduces\n",
-              what.c_str(), native_step.cores.size(), native * 1e3, imported * 1e3, (imported / native - 1) * 100,
-              sp.collectives.size());
+  std::printf("%-12s on %zu cores: native %.4f ms, imported %.4f ms (%+.3f%%), %zu collectives\n", what.c_str(),
+              native_step.cores.size(), native * 1e3, imported * 1e3, (imported / native - 1) * 100, sp.collectives.size());
   EXPECT_NEAR(imported / native, 1.0, 0.001) << what << ": " << imported << " s vs " << native << " s";
+}
+
+void data_parallel_round_trip(const std::string& what, const std::string& workload, const std::string& hw,
+                              const std::vector<std::string>& sets) {
+  const auto s = testing::step(workload, hw, sets, GraphKind::kTrainFirstStep);
+  spmd_round_trip(what, compiler::data_parallel_step(s->sg->dp, s->hw), s->hw);
+}
+
+// FSDP (compiler/step/fsdp.h): each unit's flat all-gathers (forward and backward) and its flat
+// reduce-scatter, exported as all-gather + slices + reshapes and reshapes + concatenate + pad +
+// reduce-scatter, folded back into flat collectives by the import (hlo_import_flat.h).
+void fsdp_round_trip(const std::string& what, const std::vector<std::string>& sets) {
+  std::vector<std::string> all = {"model=bert-base-uncased", "model_config.layers=2", "max_length=64"};
+  all.insert(all.end(), sets.begin(), sets.end());
+  const auto s = testing::step("bert_large_fsdp_v3-32", "v3-8", all, GraphKind::kTrainFirstStep);
+  ASSERT_TRUE(s->sg->fsdp) << what;
+  spmd_round_trip(what, compiler::fsdp_step(*s->sg->fsdp, s->hw), s->hw);
+}
+
+TEST(HloRoundTrip, FsdpStep) {
+  fsdp_round_trip("fsdp-ckpt", {});  // the workload's activation checkpointing per layer
+  fsdp_round_trip("fsdp", {"fsdp_grad_ckpt=false"});
+  fsdp_round_trip("fsdp-sync", {"overlap_collectives=false"});
 }
 
 TEST(HloRoundTrip, BertBaseDataParallelStep) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "compiler/fsdp_graphs.h"
+#include "compiler/step/fsdp.h"
 #include "compiler/fusion.h"
 #include "compiler/memory_breakdown.h"
 
@@ -97,12 +98,12 @@ BuiltStep& NativeSteps::get(const StepVariant& v) {
   s.optimizer_state_bytes = i.optimizer_state_bytes;
   if (sg->fsdp) s.recompute_flops = sg->fsdp->recompute_flops;
   if (sg->fsdp) {
-    s.compiled = compiler::compile_fsdp_step(sg->fsdp->step, hw_, s.name);
+    s.compiled = compiler::compile_spmd_step(compiler::fsdp_step(*sg->fsdp, hw_), hw_, s.name);
     s.memory = compiler::breakdown_at_peak(s.compiled.memory);
   } else {
     const compiler::SpmdStep spmd = compiler::data_parallel_step(sg->dp, hw_);
     s.compiled = compiler::compile_spmd_step(spmd, hw_, s.name);
-    s.memory = compiler::breakdown_at_peak(s.compiled.memory, {spmd.gradients.begin(), spmd.gradients.end()});
+    s.memory = compiler::breakdown_at_peak(s.compiled.memory);
   }
   // As the host counts them for its compile: the step graph's ops and kernels, before the
   // partitioner adds its collectives; the key with the device's batch on a megacore.
