@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/override.h"
 #include "sim/engine/run_estimate.h"
 #include "sim/slice/slice_params.h"

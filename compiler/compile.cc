@@ -2,12 +2,12 @@
 
 #include <cmath>
 
+#include "base/config_error.h"
 #include "compiler/fusion.h"
 #include "compiler/graph_collectives.h"
 #include "compiler/layout.h"
 #include "compiler/lowering.h"
 #include "compiler/memory_plan.h"
-#include "config/config_error.h"
 #include "models/kernels.h"
 #include "sim/hbm/hbm_timing.h"
 

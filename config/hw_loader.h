@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/override.h"  // Override, parse_override
 #include "sim/slice/slice_params.h"
 

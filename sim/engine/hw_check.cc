@@ -3,7 +3,7 @@
 #include <string>
 #include <type_traits>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "sim/hbm/hbm_impls.h"
 
 namespace tpusim {

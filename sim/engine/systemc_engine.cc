@@ -6,7 +6,7 @@
 
 #include <systemc>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "sim/base/clock.h"
 #include "sim/base/sc_support.h"
 #include "sim/base/sim_error.h"

@@ -2,7 +2,7 @@
 // known ones (STYLE rule 3).
 #include <gtest/gtest.h>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "sim/engine/engine.h"
 #include "tests/sim/test_hw.h"
 

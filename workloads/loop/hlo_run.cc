@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "base/config_error.h"
 #include "compiler/collectives.h"
 #include "compiler/graph_spmd.h"
-#include "config/config_error.h"
 #include "sim/engine/engine.h"
 #include "workloads/loop/framework.h"
 #include "workloads/loop/hlo_module.h"

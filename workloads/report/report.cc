@@ -13,7 +13,7 @@
 
 #include "workloads/report/energy_report.h"
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "models/kernel_specs.h"
 #include "traces/chrome_trace.h"
 #include "sim/base/clock.h"
