@@ -8,7 +8,7 @@
 #include "compiler/lowering.h"
 #include "compiler/program_builder.h"
 #include "compiler/replicas.h"
-#include "sim/chip/chip_params.h"
+#include "sim/hw/chip_params.h"
 
 namespace tpusim::compiler {
 

@@ -7,7 +7,7 @@
 
 #include "base/config_error.h"
 #include "config/override.h"  // Override, parse_override
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 
 namespace tpusim {
 

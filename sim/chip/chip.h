@@ -12,17 +12,17 @@
 #include <nlohmann/json.hpp>
 #include <systemc>
 
+#include "sim/base/core_ifs.h"
 #include "sim/base/sc_support.h"
-#include "sim/chip/chip_params.h"
 #include "sim/cmem/cmem.h"
-#include "sim/core/core_ifs.h"
 #include "sim/core/tensor_core.h"
 #include "sim/hbm/hbm.h"
+#include "sim/hw/chip_params.h"
+#include "sim/hw/hw_config.h"
 #include "sim/ici/router.h"
 #include "sim/ici/train.h"
 #include "sim/noc/noc.h"
 #include "sim/pcie/pcie.h"
-#include "sim/slice/slice_params.h"
 
 namespace tpusim {
 

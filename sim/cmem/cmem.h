@@ -19,10 +19,10 @@
 
 #include "sim/base/sc_support.h"
 #include "sim/base/stats.h"
-#include "sim/chip/chip_params.h"
 #include "sim/cmem/cmem_server.h"
 #include "sim/cmem/cmem_stats.h"
 #include "sim/hbm/hbm_protocol.h"
+#include "sim/hw/chip_params.h"
 
 namespace tpusim {
 

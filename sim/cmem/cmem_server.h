@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "sim/chip/chip_params.h"
 #include "sim/cmem/cmem_timing.h"
+#include "sim/hw/chip_params.h"
 
 namespace tpusim {
 

@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "sim/base/clock.h"
-#include "sim/chip/chip_params.h"
+#include "sim/hw/chip_params.h"
 
 namespace tpusim {
 

@@ -14,12 +14,12 @@
 #include <systemc>
 #include <tlm>
 
+#include "sim/analysis/program_plan.h"
+#include "sim/base/core_ifs.h"
 #include "sim/base/sc_support.h"
-#include "sim/chip/chip_params.h"
-#include "sim/core/core_ifs.h"
 #include "sim/core/sequencer.h"
 #include "sim/dma/dma.h"
-#include "sim/isa/program_plan.h"
+#include "sim/hw/chip_params.h"
 #include "sim/mxu/mxu.h"
 #include "sim/vmem/vmem.h"
 #include "sim/vpu/vpu.h"

@@ -17,13 +17,13 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "sim/base/core_ifs.h"
 #include "sim/base/sc_support.h"
 #include "sim/base/stats.h"
-#include "sim/chip/chip_params.h"
-#include "sim/core/core_ifs.h"
 #include "sim/dma/dma_engines.h"
 #include "sim/dma/dma_stats.h"
 #include "sim/hbm/hbm_protocol.h"
+#include "sim/hw/chip_params.h"
 #include "sim/isa/program.h"
 
 namespace tpusim {

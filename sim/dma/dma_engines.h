@@ -17,9 +17,9 @@
 #include <cstdint>
 
 #include "sim/base/unit_pool.h"
-#include "sim/chip/chip_params.h"
 #include "sim/cmem/cmem_timing.h"
 #include "sim/hbm/hbm_timing.h"
+#include "sim/hw/chip_params.h"
 #include "sim/isa/program.h"
 
 namespace tpusim {

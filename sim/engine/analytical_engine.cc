@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/analysis/program_plan.h"
 #include "sim/base/clock.h"
 #include "sim/base/sim_error.h"
 #include "sim/cmem/cmem_server.h"
@@ -21,7 +22,6 @@
 #include "sim/host/host_stats.h"
 #include "sim/ici/ici_timing.h"
 #include "sim/ici/link_stats.h"
-#include "sim/isa/program_plan.h"
 #include "sim/mxu/mxu_paths.h"
 #include "sim/mxu/mxu_stats.h"
 #include "sim/slice/barrier_groups.h"
@@ -688,8 +688,8 @@ class AnalyticalEngine final : public Engine {
       r.stats[m.name()] = m.dump();
     }
     dump_network(r);
-    // Op profile and collective statistics of the core that finished last (sim/isa/op_profile.h,
-    // sim/isa/collective_stats.h): every instruction from its ready time (the latest completion
+    // Op profile and collective statistics of the core that finished last (sim/analysis/op_profile.h,
+    // sim/analysis/collective_stats.h): every instruction from its ready time (the latest completion
     // of its deps, the launch at least) to its completion.
     for (size_t c = 0; c < cores.size(); ++c) {
       if (states_[c].end != r.device_cycles) continue;

@@ -1,7 +1,7 @@
 // What the simulator needs from a hardware config beyond the loader's schema checks: counts that
 // must be non-zero (they divide) and names that must be known. Throws ConfigError.
 #pragma once
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 
 namespace tpusim {
 

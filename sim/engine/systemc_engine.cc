@@ -7,12 +7,12 @@
 #include <systemc>
 
 #include "base/config_error.h"
+#include "sim/analysis/program_plan.h"
 #include "sim/base/clock.h"
 #include "sim/base/sc_support.h"
 #include "sim/base/sim_error.h"
 #include "sim/engine/hw_check.h"
 #include "sim/engine/run_stats.h"
-#include "sim/isa/program_plan.h"
 #include "sim/slice/slice.h"
 
 // libsystemc's main() calls sc_main, so the symbol must exist; tpusim executables have their own

@@ -11,9 +11,9 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "sim/base/sc_support.h"
-#include "sim/chip/chip_params.h"
 #include "sim/hbm/hbm_impls.h"
 #include "sim/hbm/hbm_protocol.h"
+#include "sim/hw/chip_params.h"
 
 namespace tpusim {
 

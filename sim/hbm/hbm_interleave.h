@@ -17,8 +17,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "sim/chip/chip_params.h"
 #include "sim/hbm/hbm_timing.h"
+#include "sim/hw/chip_params.h"
 
 namespace tpusim {
 

@@ -22,8 +22,8 @@
 #include <cstdint>
 
 #include "sim/base/busy_calendar.h"
-#include "sim/chip/chip_params.h"
 #include "sim/hbm/hbm_timing.h"
+#include "sim/hw/chip_params.h"
 
 namespace tpusim {
 

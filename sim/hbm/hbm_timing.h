@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "sim/base/clock.h"
-#include "sim/chip/chip_params.h"
+#include "sim/hw/chip_params.h"
 
 namespace tpusim {
 

@@ -34,7 +34,7 @@
 
 #include "sim/base/clock.h"
 #include "sim/hbm/hbm_timing.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 
 namespace tpusim {
 

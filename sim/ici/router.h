@@ -14,9 +14,9 @@
 #include <systemc>
 
 #include "sim/base/sc_support.h"
+#include "sim/hw/hw_config.h"
 #include "sim/ici/link.h"
 #include "sim/ici/train.h"
-#include "sim/slice/slice_params.h"
 
 namespace tpusim {
 

@@ -9,7 +9,7 @@
 #include <systemc>
 
 #include "sim/base/sc_support.h"
-#include "sim/chip/chip_params.h"
+#include "sim/hw/chip_params.h"
 #include "sim/ici/ici_timing.h"
 #include "sim/ici/packet_server.h"
 #include "sim/ici/train.h"

@@ -16,7 +16,7 @@
 #include "sim/base/sc_support.h"
 #include "sim/chip/chip.h"
 #include "sim/host/host.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 #include "sim/slice/sync.h"
 
 namespace tpusim {

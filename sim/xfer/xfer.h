@@ -38,13 +38,13 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "sim/analysis/program_plan.h"
+#include "sim/base/core_ifs.h"
 #include "sim/base/sc_support.h"
 #include "sim/base/stats.h"
-#include "sim/core/core_ifs.h"
 #include "sim/hbm/hbm_protocol.h"
+#include "sim/hw/hw_config.h"
 #include "sim/ici/train.h"
-#include "sim/isa/program_plan.h"
-#include "sim/slice/slice_params.h"
 #include "sim/xfer/xfer_channels.h"
 #include "sim/xfer/xfer_stats.h"
 

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "sim/analysis/program_plan.h"
 #include "sim/base/busy_calendar.h"
 #include "sim/base/sim_error.h"
 #include "sim/engine/engine.h"
 #include "sim/ici/ici_timing.h"
-#include "sim/isa/program_plan.h"
 #include "sim/vpu/vpu_timing.h"
 #include "tests/sim/exact_cycle_cases.h"
 #include "tests/sim/test_hw.h"

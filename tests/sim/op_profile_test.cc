@@ -1,4 +1,4 @@
-// The op profile (sim/isa/op_profile.h): the attribution rule with hand-worked values, the kernel
+// The op profile (sim/analysis/op_profile.h): the attribution rule with hand-worked values, the kernel
 // table's checks and JSON, and a profile from the analytical engine with exact cycles.
 #include <gtest/gtest.h>
 
@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "sim/analysis/op_profile.h"
+#include "sim/analysis/program_plan.h"
 #include "sim/base/sim_error.h"
 #include "sim/engine/engine.h"
-#include "sim/isa/op_profile.h"
-#include "sim/isa/program_plan.h"
 #include "test_hw.h"
 #include "test_program.h"
 

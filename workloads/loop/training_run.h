@@ -26,11 +26,11 @@
 #include <vector>
 
 #include "compiler/memory_breakdown.h"
+#include "sim/analysis/collective_stats.h"
+#include "sim/analysis/op_profile.h"
 #include "sim/base/sim_error.h"
 #include "sim/engine/run_estimate.h"
-#include "sim/isa/collective_stats.h"
-#include "sim/isa/op_profile.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 #include "workloads/data/dataset.h"
 #include "workloads/loop/training_trace.h"
 #include "workloads/config/workload_config.h"
@@ -122,7 +122,7 @@ struct ProgramRecord {
   double compile_s = 0;          // modelled XLA compile time, s
   double device_s = 0;           // s per execution
   uint64_t executions = 0;
-  // Where device_s went, kernel by kernel, per execution (sim/isa/op_profile.h; empty without a
+  // Where device_s went, kernel by kernel, per execution (sim/analysis/op_profile.h; empty without a
   // simulation).
   std::shared_ptr<const OpProfile> op_profile;
 };

@@ -37,7 +37,7 @@ json memory_json(const compiler::MemoryBreakdown& m) {
           {"activation_bytes", m.activation_bytes}, {"peak_bytes", m.peak_bytes}};
 }
 
-// The report's three kinds (sim/isa/collective_stats.h): busy time, or exposed time.
+// The report's three kinds (sim/analysis/collective_stats.h): busy time, or exposed time.
 json collective_times_json(const CollectiveStats& t, bool exposed = false) {
   auto time = [&](isa::Collective k) { return exposed ? t[k].exposed_s : t[k].busy_s; };
   return {{"allreduce", time(isa::Collective::kAllReduce)},

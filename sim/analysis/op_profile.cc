@@ -1,15 +1,15 @@
-#include "sim/isa/op_profile.h"
+#include "sim/analysis/op_profile.h"
 
 #include <algorithm>
 #include <numeric>
 #include <string_view>
 #include <unordered_map>
 
+#include "sim/analysis/program_plan.h"
 #include "sim/base/clock.h"
 #include "sim/base/sim_error.h"
 #include "sim/hbm/hbm_timing.h"
 #include "sim/ici/ici_timing.h"
-#include "sim/isa/program_plan.h"
 #include "sim/vpu/vpu_timing.h"
 
 namespace tpusim {

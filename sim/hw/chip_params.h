@@ -4,11 +4,11 @@
 #include <optional>
 #include <string>
 
-#include "sim/cmem/cmem_params.h"
-#include "sim/core/core_params.h"
-#include "sim/hbm/hbm_params.h"
-#include "sim/power/cost_params.h"
-#include "sim/power/power_params.h"
+#include "sim/hw/cmem_params.h"
+#include "sim/hw/core_params.h"
+#include "sim/hw/cost_params.h"
+#include "sim/hw/hbm_params.h"
+#include "sim/hw/power_params.h"
 
 namespace tpusim {
 

@@ -41,8 +41,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/hw/hw_config.h"
 #include "sim/isa/program.h"
-#include "sim/slice/slice_params.h"
 
 namespace tpusim {
 
