@@ -24,6 +24,7 @@
 #include "compiler/hlo/hlo_parser.h"
 #include "compiler/hlo/hlo_spmd.h"
 #include "sim/engine/engine.h"
+#include "sim/hw/resolved_hw.h"
 #include "workloads/loop/training_run.h"
 #include "workloads/report/hlo_report.h"
 
@@ -79,7 +80,7 @@ Simulated simulate(const HloStatsArgs& a, const hlo::Module& m, const hlo::HloIm
     ring.resize(size_t(m.num_partitions));
     const compiler::SpmdProgram sp = compiler::compile_graph_spmd(pi.graph, hw, m.name, ring);
     if (!sp.lowered)  // as a kind: hlo run (exit 3)
-      throw OutOfHbmError(out_of_hbm_message(sp.memory, m.name, device_hbm_bytes(hw.chip), hw.chip.megacore,
+      throw OutOfHbmError(out_of_hbm_message(sp.memory, m.name, resolve_hw(hw).device_hbm_bytes, hw.chip.megacore,
                                              "Run it on a chip with more HBM (--hw)."),
                           0);
     s.run = make_engine("analytical", hw)->run(sp.program, nullptr);

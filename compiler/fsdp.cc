@@ -8,7 +8,7 @@
 #include "compiler/lowering.h"
 #include "compiler/program_builder.h"
 #include "compiler/replicas.h"
-#include "sim/hw/chip_params.h"
+#include "sim/hw/resolved_hw.h"
 
 namespace tpusim::compiler {
 
@@ -152,7 +152,7 @@ CompiledStep compile_fsdp_step(const FsdpStep& step, const HwConfig& hw, const s
   // As compile_data_parallel_step: a program that cannot be allocated is not lowered (a model far
   // too large for its slice lowers to billions of instructions before failing out of HBM). What the
   // collectives would move is still reported.
-  if (out.memory.peak_bytes > device_hbm_bytes(hw.chip)) {
+  if (out.memory.peak_bytes > resolve_hw(hw).device_hbm_bytes) {
     out.lowered = false;
     if (n > 1)
       for (const FsdpSlot& s : sched.slots) {

@@ -10,6 +10,7 @@
 #include "compiler/memory_plan.h"
 #include "compiler/program_builder.h"
 #include "compiler/replicas.h"
+#include "sim/hw/resolved_hw.h"
 
 namespace tpusim::compiler {
 
@@ -37,7 +38,7 @@ SpmdProgram compile_graph_spmd(const models::Graph& g, const HwConfig& hw, const
   out.memory = mp;
   if (cores_per_device(hw.chip) > 1) plan_device_memory(out.memory, uint32_t(sharers), {});
   // Lowering a program that cannot be allocated would only spend time (as a training step's).
-  if (out.memory.peak_bytes > device_hbm_bytes(hw.chip)) {
+  if (out.memory.peak_bytes > resolve_hw(hw).device_hbm_bytes) {
     out.lowered = false;
     return out;
   }

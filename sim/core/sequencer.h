@@ -73,9 +73,9 @@ class Sequencer : public sc_core::sc_module, public CompletionIf {
   const StatGroup& stats() const { return group_; }
   // The op profile of the run (sim/analysis/op_profile.h): every instruction's ready and completion
   // time is recorded as it retires.
-  OpProfile op_profile(const HwConfig& hw) const {
+  OpProfile op_profile(const HwConfig& hw, const ResolvedHw& r) const {
     if (!plan_ || !run_) return {};
-    return op_rec_.profile(*plan_, hw, launch_cycles_, end_cycle(), run_->start_ps, run_->clock.period_ps);
+    return op_rec_.profile(*plan_, hw, r, launch_cycles_, end_cycle(), run_->start_ps, run_->clock.period_ps);
   }
 
   // The collective statistics of the run (sim/analysis/collective_stats.h), from the same times.

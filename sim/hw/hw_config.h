@@ -1,5 +1,7 @@
 // The whole hardware config: a slice of identical chips and its hosts. Every struct in it holds
-// parameters as the hardware YAML writes them (the hardware schema declares and checks them).
+// parameters as the hardware YAML writes them (the hardware schema declares and checks them); the
+// values derived from them (peaks, a core's HBM share, rates and latencies in core cycles) are
+// resolved once, by sim/hw/resolved_hw.h.
 #pragma once
 #include <string>
 

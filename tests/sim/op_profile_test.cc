@@ -79,7 +79,7 @@ TEST(OpProfile, RecorderCutsTheStreamIntoKernelsAndNamedRunsOutsideThem) {
   // Times in ps from an origin of 1000 ps, 1000 ps per cycle: instruction i is ready at cycle
   // 2 + 2i and completes at cycle 3 + 2i (launch: 2 cycles).
   for (uint32_t i = 0; i < 5; ++i) rec.record(i, 1000 + 1000 * (2 + 2 * i), 1000 + 1000 * (3 + 2 * i));
-  const OpProfile prof = rec.profile(plan.cores()[0], hw, 2, 11, 1000, 1000);
+  const OpProfile prof = rec.profile(plan.cores()[0], hw, resolve_hw(hw), 2, 11, 1000, 1000);
   std::map<std::string, OpProfileEntry> by;
   uint64_t sum = 0;
   for (const OpProfileEntry& e : prof.entries) {

@@ -11,6 +11,7 @@
 #include "compiler/collectives.h"
 #include "compiler/graph_spmd.h"
 #include "sim/engine/engine.h"
+#include "sim/hw/resolved_hw.h"
 #include "workloads/loop/framework.h"
 #include "workloads/loop/hlo_module.h"
 #include "workloads/loop/host_costs.h"
@@ -110,7 +111,7 @@ HloRunResult run_hlo(const HwConfig& hw, const WorkloadConfig& w, const HloRunOp
   // exhausted" when the program is allocated).
   if (!sp.lowered)
     throw OutOfHbmError(
-        out_of_hbm_message(sp.memory, m.name, device_hbm_bytes(hw.chip), hw.chip.megacore,
+        out_of_hbm_message(sp.memory, m.name, resolve_hw(hw).device_hbm_bytes, hw.chip.megacore,
                            "Partition the module over more cores (num_partitions with sharding annotations), run it with "
                            "a smaller batch, or on a chip with more HBM (--hw)."),
         0);
@@ -217,7 +218,7 @@ HloRunResult run_hlo(const HwConfig& hw, const WorkloadConfig& w, const HloRunOp
   r.warmup_time_s = r.steps.size() > 1 ? r.steps[0].end_s : r.total_time_s;
   // Steady: the last step (every step after the first runs the same program with the same host work).
   r.steady_step_time_s = r.steps.size() > 1 ? r.steps.back().step_time_s : 0;
-  const double peak = core_peak_tflop_per_s(hw.chip) * cores_per_device(hw.chip) * 1e12;
+  const double peak = resolve_hw(hw).device_peak_flop_per_s;
   r.mxu_utilization = r.device_time_s > 0 ? double(p.flops) / (r.device_time_s * peak) : 0;
   return r;
 }

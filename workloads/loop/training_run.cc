@@ -14,6 +14,7 @@
 #include "base/config_error.h"
 #include "compiler/compile_cache.h"
 #include "sim/base/sim_error.h"
+#include "sim/hw/resolved_hw.h"
 #include "sim/ici/ici_timing.h"
 #include "workloads/data/batching.h"
 #include "workloads/loop/framework.h"
@@ -239,7 +240,7 @@ void Loop::run() {
                               "jit_compile: false has no effect under TPUStrategy: every step is XLA-compiled", 0});
   r_.engine = o_.engine;
   r_.full_sim = o_.full_sim;
-  r_.hbm_bytes_per_core = device_hbm_bytes(hw_.chip);
+  r_.hbm_bytes_per_core = resolve_hw(hw_).device_hbm_bytes;
   r_.megacore = hw_.chip.megacore;
 
   data::LoaderOptions lo;
@@ -696,7 +697,7 @@ void Loop::finish() {
     steady_collective += n * s.collective_s;
   }
   // Flops and peaks of a device (both cores of a megacore).
-  const double device_peak = core_peak_tflop_per_s(hw_.chip) * cores_per_device(hw_.chip) * 1e12;
+  const double device_peak = resolve_hw(hw_).device_peak_flop_per_s;
   r_.mfu = steady_time > 0 ? steady_flops / (steady_time * device_peak) : 0;
   r_.allreduce_share = steady_device > 0 ? steady_allreduce / steady_device : 0;
   r_.collective_share = steady_device > 0 ? steady_collective / steady_device : 0;
