@@ -15,7 +15,6 @@
 #include "sim/dma/dma_engines.h"
 #include "sim/dma/dma_stats.h"
 #include "sim/engine/completion_store.h"
-#include "sim/engine/hw_check.h"
 #include "sim/engine/run_stats.h"
 #include "sim/hbm/hbm_server.h"
 #include "sim/hbm/hbm_stats.h"
@@ -112,7 +111,6 @@ enum class Step { kDone, kArrived, kBlocked, kDeferred, kPaused };
 class AnalyticalEngine final : public Engine {
  public:
   explicit AnalyticalEngine(const HwConfig& hw) : hw_(hw), r_(resolve_hw(hw)) {
-    check_hw_for_sim(hw_);
     const ChipParams& chip = hw_.chip;
     launch_ = chip.core.sequencer.launch_cycles;
     setup_ = chip.core.dma.setup_cycles;

@@ -11,8 +11,8 @@
 #include "sim/base/clock.h"
 #include "sim/base/sc_support.h"
 #include "sim/base/sim_error.h"
-#include "sim/engine/hw_check.h"
 #include "sim/engine/run_stats.h"
+#include "sim/hbm/hbm_impls.h"
 #include "sim/slice/slice.h"
 
 // libsystemc's main() calls sc_main, so the symbol must exist; tpusim executables have their own
@@ -75,7 +75,7 @@ Slice& elaborate(const HwConfig& hw) {
 class SystemcEngine final : public Engine {
  public:
   explicit SystemcEngine(const HwConfig& hw) : hw_(hw), r_(resolve_hw(hw)) {
-    check_hw_for_sim(hw_);
+    check_hbm_impl(hw_.chip.hbm.impl);  // the registry's names: before elaboration builds the HBM
     slice_ = &elaborate(hw_);
     id_ = ++elaborated().engines;
   }
