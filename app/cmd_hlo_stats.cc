@@ -17,12 +17,12 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
+#include "base/config_error.h"
 #include "compiler/compile.h"
 #include "compiler/step/spmd_step.h"
 #include "compiler/hlo/hlo_import.h"
 #include "compiler/hlo/hlo_parser.h"
 #include "compiler/hlo/hlo_spmd.h"
-#include "config/config_error.h"
 #include "sim/engine/engine.h"
 #include "workloads/loop/hlo_run.h"
 #include "workloads/report/hlo_report.h"

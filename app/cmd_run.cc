@@ -18,7 +18,7 @@
 #include "app/commands.h"
 #include "app/embedded.h"
 #include "app/run_core.h"
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/hw_loader.h"
 #include "config/suggest.h"
 #include "config/tree.h"

@@ -11,7 +11,7 @@
 
 #include "app/commands.h"
 #include "app/embedded.h"
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "sweep/results.h"
 #include "sweep/run_sweep.h"
 

@@ -8,7 +8,7 @@
 
 
 #include "app/commands.h"
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/hw_loader.h"
 #include "config/tree.h"
 #include "sweep/plan.h"

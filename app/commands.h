@@ -9,10 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/override.h"
 #include "sim/engine/run_estimate.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 #include "workloads/data/dataset.h"
 #include "workloads/config/workload_config.h"
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "app/embedded.h"
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "sim/base/sim_error.h"
 
 namespace tpusim::app {

@@ -6,7 +6,7 @@
 
 #include "compiler/collective_plan.h"
 #include "compiler/collectives.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 
 namespace tpusim::compiler {
 

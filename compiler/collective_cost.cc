@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "compiler/collectives.h"
-#include "sim/hbm/hbm_timing.h"
+#include "sim/hw/resolved_hw.h"
 #include "sim/ici/ici_timing.h"
 
 namespace tpusim::compiler {
@@ -13,11 +13,10 @@ double CollectiveCost::bandwidth_cycles() const { return std::max({link_cycles, 
 namespace {
 
 // One piece's trip over `hops` ICI hops (0: the NoC), plus the reduction when `reduce`.
-double alpha(const HwConfig& hw, uint32_t hops, bool reduce) {
-  const ChipParams& chip = hw.chip;
-  double a = double(chip.core.dma.setup_cycles + hbm_latency_cycles(chip));
-  a += hops == 0 ? double(noc_latency_cycles(chip)) : double(hops * ici_hop_cycles(chip));
-  if (reduce) a += 2.0 * double(dma_fixed_cycles(chip)) + double(chip.core.vpu.pipeline_latency_cycles);
+double alpha(const HwConfig& hw, const ResolvedHw& rhw, uint32_t hops, bool reduce) {
+  double a = double(rhw.dma_fixed_cycles);
+  a += hops == 0 ? double(rhw.noc_latency_cycles) : double(hops * rhw.ici_hop_cycles);
+  if (reduce) a += 2.0 * double(rhw.dma_fixed_cycles) + double(hw.chip.core.vpu.pipeline_latency_cycles);
   return a;
 }
 
@@ -28,8 +27,8 @@ CollectiveCost collective_cost(CollectiveKind kind, CollectiveAlgorithm algorith
   CollectiveCost cost;
   if (n < 2) return cost;
   const double B = double(bytes);
-  const double link = ici_link_bytes_per_cycle(hw), noc = noc_bytes_per_cycle(hw.chip),
-               hbm = hbm_core_bytes_per_cycle(hw.chip);
+  const ResolvedHw rhw = resolve_hw(hw);
+  const double link = rhw.ici_link_bytes_per_cycle, noc = rhw.noc_bytes_per_cycle, hbm = rhw.hbm_core_bytes_per_cycle;
   const uint32_t c = std::max<uint32_t>(hw.chip.cores, 1);
   const bool rs = kind != CollectiveKind::kAllGather && kind != CollectiveKind::kAllToAll;
   const bool ag = kind != CollectiveKind::kReduceScatter && kind != CollectiveKind::kAllToAll;
@@ -39,7 +38,7 @@ CollectiveCost collective_cost(CollectiveKind kind, CollectiveAlgorithm algorith
     // chips k/2 of them each way through the middle link; modelled as the farthest peer's hops.
     cost.steps = n - 1;
     const uint32_t chips = std::max<uint32_t>(1, n / c);
-    cost.latency_cycles = cost.steps * alpha(hw, chips > 1 ? 1 : 0, false);
+    cost.latency_cycles = cost.steps * alpha(hw, rhw, chips > 1 ? 1 : 0, false);
     cost.link_cycles = chips > 1 ? (n - 1.0) / n * B / link : 0;
     cost.noc_cycles = c > 1 ? (c - 1.0) / n * B * c / noc : 0;
     cost.hbm_cycles = 2.0 * (n - 1.0) / n * B / hbm;
@@ -51,8 +50,8 @@ CollectiveCost collective_cost(CollectiveKind kind, CollectiveAlgorithm algorith
     const uint32_t phases = uint32_t(rs) + uint32_t(ag);
     cost.steps = phases * (n - 1);
     const bool multi_chip = n > c;
-    if (rs) cost.latency_cycles += (n - 1) * alpha(hw, multi_chip ? 1 : 0, true);
-    if (ag) cost.latency_cycles += (n - 1) * alpha(hw, multi_chip ? 1 : 0, false);
+    if (rs) cost.latency_cycles += (n - 1) * alpha(hw, rhw, multi_chip ? 1 : 0, true);
+    if (ag) cost.latency_cycles += (n - 1) * alpha(hw, rhw, multi_chip ? 1 : 0, false);
     const double edge = phases * (n - 1.0) / (2.0 * n) * B;
     cost.link_cycles = multi_chip ? edge / link : 0;
     cost.noc_cycles = c > 1 ? 2.0 * edge * (c - 1) / noc : 0;
@@ -84,14 +83,14 @@ CollectiveCost collective_cost(CollectiveKind kind, CollectiveAlgorithm algorith
   }
   if (c > 1) {
     cost.steps += phases * (c - 1);
-    if (rs) cost.latency_cycles += (c - 1) * alpha(hw, 0, true);
-    if (ag) cost.latency_cycles += (c - 1) * alpha(hw, 0, false);
+    if (rs) cost.latency_cycles += (c - 1) * alpha(hw, rhw, 0, true);
+    if (ag) cost.latency_cycles += (c - 1) * alpha(hw, rhw, 0, false);
   }
   for (uint32_t d : L) {
     const uint32_t m = t.dims[d], hops = ici_ring(t, d) || m <= 2 ? 1 : 2;
     cost.steps += phases * (m - 1);
-    if (rs) cost.latency_cycles += (m - 1) * alpha(hw, hops, true);
-    if (ag) cost.latency_cycles += (m - 1) * alpha(hw, hops, false);
+    if (rs) cost.latency_cycles += (m - 1) * alpha(hw, rhw, hops, true);
+    if (ag) cost.latency_cycles += (m - 1) * alpha(hw, rhw, hops, false);
     cost.link_cycles = std::max(cost.link_cycles, dim_bytes[d] / link);
   }
   cost.noc_cycles = noc_bytes / noc;

@@ -20,7 +20,7 @@
 #include <cstdint>
 
 #include "compiler/collective_plan.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 
 namespace tpusim::compiler {
 

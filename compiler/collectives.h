@@ -16,8 +16,8 @@
 
 #include "compiler/collective_plan.h"
 #include "compiler/program_builder.h"
+#include "sim/hw/hw_config.h"
 #include "sim/isa/program.h"
-#include "sim/slice/slice_params.h"
 
 namespace tpusim::compiler {
 

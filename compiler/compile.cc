@@ -2,14 +2,14 @@
 
 #include <cmath>
 
+#include "base/config_error.h"
 #include "compiler/fusion.h"
 #include "compiler/graph_collectives.h"
 #include "compiler/layout.h"
 #include "compiler/lowering.h"
 #include "compiler/memory_plan.h"
-#include "config/config_error.h"
 #include "models/kernels.h"
-#include "sim/hbm/hbm_timing.h"
+#include "sim/hw/resolved_hw.h"
 
 namespace tpusim::compiler {
 
@@ -67,7 +67,7 @@ models::Graph build_kernel_graph(const KernelRequest& req, const HwConfig& hw) {
                        "use dimensions whose tensors fit in HBM"});
   }
   // Every tensor of a kernel is resident in the core's HBM.
-  const uint64_t hbm = device_hbm_bytes(hw.chip);
+  const uint64_t hbm = resolve_hw(hw).device_hbm_bytes;
   for (const auto& n : g.nodes()) {
     const uint64_t bytes = uint64_t(models::num_elements(n.shape)) * models::dtype_bytes(n.dtype);
     if (hbm > 0 && bytes > hbm)
@@ -87,12 +87,10 @@ isa::Program compile_kernel(const KernelRequest& req, const HwConfig& hw) {
 }
 
 IdealCycles ideal_cycles(const isa::Program& program, const HwConfig& hw) {
-  const double flops_per_cycle = core_peak_flop_per_cycle(hw.chip);
-  ChipParams peak = hw.chip;
-  peak.hbm.efficiency = 1.0;
+  const ResolvedHw r = resolve_hw(hw);
   IdealCycles c;
-  c.compute_cycles = uint64_t(std::ceil(double(program.info.flops) / flops_per_cycle));
-  c.hbm_cycles = uint64_t(std::ceil(double(program.info.hbm_bytes_min) / hbm_core_bytes_per_cycle(peak)));
+  c.compute_cycles = uint64_t(std::ceil(double(program.info.flops) / r.core_peak_flop_per_cycle));
+  c.hbm_cycles = uint64_t(std::ceil(double(program.info.hbm_bytes_min) / r.hbm_core_peak_bytes_per_cycle));
   return c;
 }
 

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "models/graph.h"
+#include "sim/hw/hw_config.h"
 #include "sim/isa/program.h"
-#include "sim/slice/slice_params.h"
 
 namespace tpusim::compiler {
 

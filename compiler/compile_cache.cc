@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 
 namespace tpusim::compiler {
 

@@ -27,7 +27,7 @@
 #include "compiler/fusion.h"
 #include "compiler/memory_plan.h"
 #include "models/graph.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 
 namespace tpusim::compiler {
 

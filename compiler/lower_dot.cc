@@ -23,7 +23,7 @@
 #include "compiler/layout.h"
 #include "compiler/lowering.h"
 #include "compiler/vector_cost.h"
-#include "sim/hbm/hbm_timing.h"
+#include "sim/hw/resolved_hw.h"
 #include "sim/mxu/mxu_timing.h"
 #include "sim/vpu/vpu_timing.h"
 
@@ -183,7 +183,8 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
 
   const int64_t R_ = core.mxu.rows, C_ = core.mxu.cols;
   const uint32_t n_mxu = core.mxu.count;
-  const double bpc = hbm_core_bytes_per_cycle(hw.chip);
+  const ResolvedHw rhw = resolve_hw(hw);
+  const double bpc = rhw.hbm_core_bytes_per_cycle;
   const uint64_t vmem = cx.pb.vmem_available();  // less what background work keeps (program_builder.h)
   const uint64_t wl = mxu_weight_load_cycles(core.mxu, uint32_t(R_));
 
@@ -221,7 +222,7 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
     // cover a store's latency and transfer. The epilogue's large inputs are double buffered.
     {
       const double tile_mxu = double(div_up(K, tk)) * step_mxu_cycles(tr, tc, tk, R, C);
-      const double store = double(dma_fixed_cycles(hw.chip)) + double(tr * tc) * (double(out_bytes) / out_elems) / bpc;
+      const double store = double(rhw.dma_fixed_cycles) + double(tr * tc) * (double(out_bytes) / out_elems) / bpc;
       t.acc_tiles = uint32_t(std::clamp(1.0 + std::ceil(store / std::max(tile_mxu, 1.0)), 2.0, 4.0));
     }
     const double acc = double(t.acc_tiles) * double(tr * tc * 4);
@@ -274,7 +275,7 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
     const double step_stream = step_mxu_cycles(tr, tc, tk, R, C);
     const double step_load = (s_bpe * tr * tk * (t.s_res ? 0 : 1) + w_bpe * tk * tc * (t.w_res ? 0 : 1)) / bpc;
     const double chain = (t.s_res && t.w_res) ? 0.0
-                         : double(t.steps) * (double(dma_fixed_cycles(hw.chip)) + step_load +
+                         : double(t.steps) * (double(rhw.dma_fixed_cycles) + step_load +
                                               double(core.vpu.pipeline_latency_cycles) + step_stream + fd) / 2.0;
     t.est = std::max({mxu, hbm, vpu, chain}) + first + last + fd + double(t.steps) * double(core.vpu.pipeline_latency_cycles);
     return t;

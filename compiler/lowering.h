@@ -6,7 +6,7 @@
 #include "compiler/fusion.h"
 #include "compiler/program_builder.h"
 #include "models/graph.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 
 namespace tpusim::compiler {
 

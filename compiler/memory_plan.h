@@ -16,7 +16,7 @@
 
 #include "compiler/fusion.h"
 #include "models/graph.h"
-#include "sim/chip/chip_params.h"
+#include "sim/hw/chip_params.h"
 
 namespace tpusim::compiler {
 

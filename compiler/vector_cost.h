@@ -3,8 +3,8 @@
 // fp32 vregs of each op's shape.
 #pragma once
 #include "models/graph.h"
+#include "sim/hw/vpu_params.h"
 #include "sim/isa/program.h"
-#include "sim/vpu/vpu_params.h"
 
 namespace tpusim::compiler {
 

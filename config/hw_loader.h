@@ -5,9 +5,9 @@
 #include <string_view>
 #include <vector>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/override.h"  // Override, parse_override
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 
 namespace tpusim {
 

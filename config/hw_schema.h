@@ -3,7 +3,7 @@
 //   hw_schema().to_json(hw), hw_schema().equal(a, b), hw_schema().has_path("chip.core.mxu.count").
 #pragma once
 #include "config/schema.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 
 namespace tpusim {
 

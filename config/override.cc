@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 
 namespace tpusim {
 

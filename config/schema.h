@@ -25,7 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/override.h"
 #include "config/tree.h"
 

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/suggest.h"
 
 namespace tpusim::config {

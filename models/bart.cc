@@ -4,7 +4,7 @@
 #include <limits>
 #include <memory>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "models/attention.h"
 #include "models/layers.h"
 #include "models/losses.h"

@@ -5,7 +5,7 @@
 #include <memory>
 #include <limits>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "models/layers.h"
 #include "models/losses.h"
 

@@ -1,6 +1,6 @@
 #include "models/bert_presets.h"
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/suggest.h"
 #include "models/model_presets.h"
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <memory>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "models/layers.h"
 #include "models/losses.h"
 

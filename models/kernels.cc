@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "models/kernel_specs.h"
 
 namespace tpusim::models {

@@ -15,7 +15,7 @@ struct KernelArgs {
   DotPrecision precision = DotPrecision::kDefault;
 };
 
-// Throws ConfigError (config/config_error.h) for an unknown kernel or missing/zero/extra shape keys.
+// Throws ConfigError (base/config_error.h) for an unknown kernel or missing/zero/extra shape keys.
 Graph build_kernel(const KernelArgs& args);
 
 // Building blocks shared with the BERT builders.

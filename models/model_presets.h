@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "models/bert_presets.h"
 
 namespace tpusim::models {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/suggest.h"
 #include "models/losses.h"
 

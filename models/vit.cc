@@ -3,7 +3,7 @@
 #include <cmath>
 #include <memory>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "models/layers.h"
 #include "models/losses.h"
 

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 
 namespace tpusim::sweep {
 

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "sweep/columns.h"
 
 namespace tpusim::sweep {

@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "sweep/out_lock.h"
 #include "sweep/process_pool.h"
 #include "sweep/progress.h"

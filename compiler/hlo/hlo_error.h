@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 
 namespace tpusim::hlo {
 

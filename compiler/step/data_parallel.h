@@ -30,7 +30,7 @@
 #include "compiler/compile_cache.h"
 #include "compiler/step/spmd_step.h"
 #include "models/graph.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 
 namespace tpusim::compiler {
 

@@ -18,7 +18,7 @@
 #pragma once
 #include "compiler/fsdp_graphs.h"
 #include "compiler/step/spmd_step.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 
 namespace tpusim::compiler {
 

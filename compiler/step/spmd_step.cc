@@ -9,6 +9,7 @@
 #include "compiler/lowering.h"
 #include "compiler/program_builder.h"
 #include "compiler/replicas.h"
+#include "sim/hw/resolved_hw.h"
 
 namespace tpusim::compiler {
 
@@ -274,7 +275,7 @@ CompiledStep compile_spmd_step(const SpmdStep& step, const HwConfig& hw, const s
     }
   // Lowering a program that cannot be allocated would only spend time and memory (a 10^12-parameter
   // custom model lowers to billions of instructions).
-  if (out.memory.peak_bytes > device_hbm_bytes(hw.chip)) {
+  if (out.memory.peak_bytes > resolve_hw(hw).device_hbm_bytes) {
     out.lowered = false;
     prog.cores.clear();
     return out;

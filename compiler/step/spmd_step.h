@@ -29,8 +29,8 @@
 #include "compiler/graph_collectives.h"
 #include "compiler/memory_plan.h"
 #include "models/graph.h"
+#include "sim/hw/hw_config.h"
 #include "sim/isa/program.h"
-#include "sim/slice/slice_params.h"
 
 namespace tpusim::compiler {
 

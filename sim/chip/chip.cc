@@ -41,13 +41,13 @@ Chip::Chip(sc_core::sc_module_name name, const HwConfig& hw, uint32_t id)
     if (router_.wired(p)) router_.out[p].bind(ici_out[p]);
 }
 
-void Chip::configure(const HwConfig& hw) {
-  for (auto& c : cores_) c->configure(hw);
-  hbm_->configure(hw.chip);
-  cmem_.configure(hw.chip);
-  noc_.configure(hw.chip);
-  router_.configure(hw);
-  pcie_.configure(hw.chip);
+void Chip::configure(const HwConfig& hw, const ResolvedHw& r) {
+  for (auto& c : cores_) c->configure(hw, r);
+  hbm_->configure(hw.chip, r);
+  cmem_.configure(hw.chip, r);
+  noc_.configure(r);
+  router_.configure(r);
+  pcie_.configure(r);
 }
 
 void Chip::begin_run(const RunContext* run) {

@@ -12,17 +12,16 @@
 #include <nlohmann/json.hpp>
 #include <systemc>
 
+#include "sim/base/core_ifs.h"
 #include "sim/base/sc_support.h"
-#include "sim/chip/chip_params.h"
 #include "sim/cmem/cmem.h"
-#include "sim/core/core_ifs.h"
 #include "sim/core/tensor_core.h"
 #include "sim/hbm/hbm.h"
+#include "sim/hw/resolved_hw.h"
 #include "sim/ici/router.h"
 #include "sim/ici/train.h"
 #include "sim/noc/noc.h"
 #include "sim/pcie/pcie.h"
-#include "sim/slice/slice_params.h"
 
 namespace tpusim {
 
@@ -37,7 +36,7 @@ class Chip : public sc_core::sc_module {
   // applies the rest. `id`: the chip's index in the slice (its position in the topology).
   Chip(sc_core::sc_module_name name, const HwConfig& hw, uint32_t id);
 
-  void configure(const HwConfig& hw);
+  void configure(const HwConfig& hw, const ResolvedHw& r);
   // Network blocks: every run (cheap); they report stats only when they carried something.
   void begin_run(const RunContext* run);
   void end_run(uint64_t run_cycles);

@@ -8,15 +8,16 @@ Cmem::Cmem(sc_core::sc_module_name name)
   stats_.declare(group_);
 }
 
-void Cmem::configure(const ChipParams& chip) {
-  chip_ = chip;
-  latency_cycles_ = cmem_latency_cycles(chip);
+void Cmem::configure(const ChipParams& chip, const ResolvedHw& r) {
+  r_ = r;
+  clock_mhz_ = chip.core.clock_mhz;
+  peak_gbyte_per_s_ = has_cmem(chip) ? chip.cmem->bandwidth_gbyte_per_s : 0.0;
 }
 
 void Cmem::begin_run(const RunContext* run) {
   run_ = run;
   server_.reset();
-  stats_.reset(chip_.core.clock_mhz, has_cmem(chip_) ? chip_.cmem->bandwidth_gbyte_per_s : 0.0);
+  stats_.reset(clock_mhz_, peak_gbyte_per_s_);
 }
 
 void Cmem::end_run(uint64_t chip_cycles) {
@@ -35,11 +36,11 @@ void Cmem::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time& d
   const uint64_t req = (sc_core::sc_time_stamp().value() + delay.value() - run_->start_ps) / period;
   const auto* tag = trans.get_extension<HbmRequestTag>();
   const uint64_t bytes = tag ? tag->bytes : trans.get_data_length();
-  const CmemServer::Service s = server_.serve(chip_, req, bytes);
+  const CmemServer::Service s = server_.serve(r_, req, bytes);
   if (run_->trace)
     run_->trace->complete({track_.process, track_.track, tag ? tag->label : std::string_view("cmem"), s.begin, s.cycles,
                            run_->clock_mhz, bytes});
-  delay = sc_core::sc_time::from_value(delay.value() + (s.begin + s.cycles + latency_cycles_ - req) * period);
+  delay = sc_core::sc_time::from_value(delay.value() + (s.begin + s.cycles + r_.cmem_latency_cycles - req) * period);
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

@@ -19,10 +19,10 @@
 
 #include "sim/base/sc_support.h"
 #include "sim/base/stats.h"
-#include "sim/chip/chip_params.h"
 #include "sim/cmem/cmem_server.h"
 #include "sim/cmem/cmem_stats.h"
 #include "sim/hbm/hbm_protocol.h"
+#include "sim/hw/resolved_hw.h"
 
 namespace tpusim {
 
@@ -33,7 +33,7 @@ class Cmem : public sc_core::sc_module {
 
   explicit Cmem(sc_core::sc_module_name name);
 
-  void configure(const ChipParams& chip);
+  void configure(const ChipParams& chip, const ResolvedHw& r);
   void begin_run(const RunContext* run);
   void end_run(uint64_t chip_cycles);
   // Adds "slice.chipN.cmem" when the run used it.
@@ -42,8 +42,8 @@ class Cmem : public sc_core::sc_module {
  private:
   void b_transport(int core, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
 
-  ChipParams chip_;
-  uint64_t latency_cycles_ = 0;
+  ResolvedHw r_;
+  double clock_mhz_ = 0, peak_gbyte_per_s_ = 0;  // for the stats
   CmemServer server_;  // in cycles of the run
   const RunContext* run_ = nullptr;
   TraceNames track_;

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "sim/chip/chip_params.h"
 #include "sim/cmem/cmem_timing.h"
 
 namespace tpusim {
@@ -24,8 +23,8 @@ class CmemServer {
 
   void reset() { *this = CmemServer{}; }
   // A transfer of `bytes` issued at cycle `at`; counts it in the stats below.
-  Service serve(const ChipParams& chip, uint64_t at, uint64_t bytes) {
-    const uint64_t t = cmem_transfer_cycles(chip, bytes);
+  Service serve(const ResolvedHw& r, uint64_t at, uint64_t bytes) {
+    const uint64_t t = cmem_transfer_cycles(r, bytes);
     const uint64_t begin = std::max(at, free_);
     free_ = begin + t;
     ++transfers;

@@ -32,13 +32,13 @@
 
 #include <systemc>
 
+#include "sim/analysis/collective_stats.h"
+#include "sim/analysis/op_profile.h"
+#include "sim/analysis/program_plan.h"
+#include "sim/base/core_ifs.h"
 #include "sim/base/sc_support.h"
 #include "sim/base/stats.h"
-#include "sim/core/core_ifs.h"
 #include "sim/core/sequencer_stats.h"
-#include "sim/isa/collective_stats.h"
-#include "sim/isa/op_profile.h"
-#include "sim/isa/program_plan.h"
 
 namespace tpusim {
 
@@ -71,14 +71,14 @@ class Sequencer : public sc_core::sc_module, public CompletionIf {
   // For a deadlock report: the first instruction that never completed and why.
   std::string stuck_report() const;
   const StatGroup& stats() const { return group_; }
-  // The op profile of the run (sim/isa/op_profile.h): every instruction's ready and completion
+  // The op profile of the run (sim/analysis/op_profile.h): every instruction's ready and completion
   // time is recorded as it retires.
-  OpProfile op_profile(const HwConfig& hw) const {
+  OpProfile op_profile(const HwConfig& hw, const ResolvedHw& r) const {
     if (!plan_ || !run_) return {};
-    return op_rec_.profile(*plan_, hw, launch_cycles_, end_cycle(), run_->start_ps, run_->clock.period_ps);
+    return op_rec_.profile(*plan_, hw, r, launch_cycles_, end_cycle(), run_->start_ps, run_->clock.period_ps);
   }
 
-  // The collective statistics of the run (sim/isa/collective_stats.h), from the same times.
+  // The collective statistics of the run (sim/analysis/collective_stats.h), from the same times.
   CollectiveStats collective_stats(const HwConfig& hw) const {
     if (!plan_ || !run_) return {};
     return coll_rec_.stats(*plan_, hw, run_->clock.period_ps);

@@ -56,14 +56,14 @@ TensorCore::TensorCore(sc_core::sc_module_name name, uint32_t mxus)
   seq_.sync.bind(sync);   // hierarchical: the chip binds `sync` to the slice's sync service
 }
 
-void TensorCore::configure(const HwConfig& hw) {
+void TensorCore::configure(const HwConfig& hw, const ResolvedHw& r) {
   const ChipParams& chip = hw.chip;
   seq_.configure(chip.core.sequencer.launch_cycles);
   for (auto& m : mxus_) m->configure(chip.core.mxu);
   vpu_.configure(chip.core.vpu);
   vmem_.configure(chip.core.vmem);
-  dma_.configure(chip);
-  xfer_.configure(hw);
+  dma_.configure(chip, r);
+  xfer_.configure(hw, r);
 }
 
 void TensorCore::begin_run(const CorePlan* plan, const RunContext* run) {

@@ -14,12 +14,12 @@
 #include <systemc>
 #include <tlm>
 
+#include "sim/analysis/program_plan.h"
+#include "sim/base/core_ifs.h"
 #include "sim/base/sc_support.h"
-#include "sim/chip/chip_params.h"
-#include "sim/core/core_ifs.h"
 #include "sim/core/sequencer.h"
 #include "sim/dma/dma.h"
-#include "sim/isa/program_plan.h"
+#include "sim/hw/resolved_hw.h"
 #include "sim/mxu/mxu.h"
 #include "sim/vmem/vmem.h"
 #include "sim/vpu/vpu.h"
@@ -42,7 +42,7 @@ class TensorCore : public sc_core::sc_module {
   // other parameter is applied by configure() and may change between runs.
   TensorCore(sc_core::sc_module_name name, uint32_t mxus);
 
-  void configure(const HwConfig& hw);
+  void configure(const HwConfig& hw, const ResolvedHw& r);
   // Checks what can make the program fail on this core (VMEM plan); throws SimError.
   void load(const CorePlan& plan) { vmem_.load(*plan.prog); }
   void begin_run(const CorePlan* plan, const RunContext* run);
@@ -50,7 +50,7 @@ class TensorCore : public sc_core::sc_module {
   bool finished() const { return seq_.finished(); }
   std::string stuck_report() const { return seq_.stuck_report(); }
   uint64_t end_cycle() const { return seq_.end_cycle(); }
-  OpProfile op_profile(const HwConfig& hw) const { return seq_.op_profile(hw); }
+  OpProfile op_profile(const HwConfig& hw, const ResolvedHw& r) const { return seq_.op_profile(hw, r); }
   CollectiveStats collective_stats(const HwConfig& hw) const { return seq_.collective_stats(hw); }
   void dump_stats(nlohmann::json& out) const;
 

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "sim/cmem/cmem_timing.h"
-#include "sim/hbm/hbm_timing.h"
 
 namespace tpusim {
 
@@ -19,10 +17,10 @@ Dma::Dma(sc_core::sc_module_name name) : sc_module(name), in("in"), done("done")
   SC_METHOD(step);
 }
 
-void Dma::configure(const ChipParams& chip) {
+void Dma::configure(const ChipParams& chip, const ResolvedHw& r) {
   p_ = chip.core.dma;
-  fixed_cycles_ = dma_fixed_cycles(chip);
-  cmem_fixed_cycles_ = cmem_dma_fixed_cycles(chip);
+  fixed_cycles_ = r.dma_fixed_cycles;
+  cmem_fixed_cycles_ = r.cmem_dma_fixed_cycles;
   engines_.reset(p_.engines);
   tracks_.clear();
   for (uint32_t e = 0; e < p_.engines; ++e) tracks_.push_back(TraceNames::of(name(), std::to_string(e)));

@@ -7,7 +7,7 @@
 //   the HBM's. A zero-byte transfer sends no request and completes after dma_fixed_cycles.
 //   A transfer naming CMEM (isa::MemSpace::kCmem) goes to the chip's CMEM instead, through the
 //   `cmem` socket, as one request (CMEM has no channels); a zero-byte one completes after
-//   cmem_dma_fixed_cycles (sim/cmem/cmem_timing.h).
+//   cmem_dma_fixed_cycles (both: sim/hw/resolved_hw.h).
 // One SystemC method; per transfer one activation and one b_transport call.
 #pragma once
 #include <cstdint>
@@ -17,13 +17,13 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "sim/base/core_ifs.h"
 #include "sim/base/sc_support.h"
 #include "sim/base/stats.h"
-#include "sim/chip/chip_params.h"
-#include "sim/core/core_ifs.h"
 #include "sim/dma/dma_engines.h"
 #include "sim/dma/dma_stats.h"
 #include "sim/hbm/hbm_protocol.h"
+#include "sim/hw/resolved_hw.h"
 #include "sim/isa/program.h"
 
 namespace tpusim {
@@ -37,7 +37,7 @@ class Dma : public sc_core::sc_module {
 
   explicit Dma(sc_core::sc_module_name name);
 
-  void configure(const ChipParams& chip);
+  void configure(const ChipParams& chip, const ResolvedHw& r);
   void begin_run(const isa::CoreProgram* prog, const RunContext* run);
   void end_run(uint64_t core_cycles) { stats_.run_cycles = core_cycles; }
   const StatGroup& stats() const { return group_; }

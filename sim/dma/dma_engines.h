@@ -17,9 +17,9 @@
 #include <cstdint>
 
 #include "sim/base/unit_pool.h"
-#include "sim/chip/chip_params.h"
 #include "sim/cmem/cmem_timing.h"
 #include "sim/hbm/hbm_timing.h"
+#include "sim/hw/resolved_hw.h"
 #include "sim/isa/program.h"
 
 namespace tpusim {
@@ -34,12 +34,13 @@ class DmaEngines : public UnitPool {
 
 // Cycles a DMA takes when nothing else uses its memory (the engine's occupancy without waiting).
 // `hbm_cycles`: hbm_transfer_cycles of its bytes (a caller with an HbmServer has it at hand).
-inline uint64_t dma_alone_cycles(const ChipParams& chip, const isa::Instr& ins, uint64_t hbm_cycles) {
-  if (ins.mem == isa::MemSpace::kCmem) return cmem_dma_fixed_cycles(chip) + cmem_transfer_cycles(chip, ins.bytes);
-  return dma_fixed_cycles(chip) + (ins.bytes == 0 ? 0 : hbm_cycles);
+inline uint64_t dma_alone_cycles(const ResolvedHw& r, const isa::Instr& ins, uint64_t hbm_cycles) {
+  if (ins.mem == isa::MemSpace::kCmem) return r.cmem_dma_fixed_cycles + cmem_transfer_cycles(r, ins.bytes);
+  return r.dma_fixed_cycles + (ins.bytes == 0 ? 0 : hbm_cycles);
 }
-inline uint64_t dma_alone_cycles(const ChipParams& chip, const isa::Instr& ins) {
-  return dma_alone_cycles(chip, ins, ins.mem == isa::MemSpace::kCmem ? 0 : hbm_transfer_cycles(chip, ins.bytes));
+inline uint64_t dma_alone_cycles(const ResolvedHw& r, const isa::Instr& ins) {
+  const bool cmem = ins.mem == isa::MemSpace::kCmem;
+  return dma_alone_cycles(r, ins, cmem ? 0 : hbm_transfer_cycles(r.hbm_core_bytes_per_cycle, ins.bytes));
 }
 
 }  // namespace tpusim

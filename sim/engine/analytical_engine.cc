@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/analysis/program_plan.h"
 #include "sim/base/clock.h"
 #include "sim/base/sim_error.h"
 #include "sim/cmem/cmem_server.h"
@@ -14,14 +15,12 @@
 #include "sim/dma/dma_engines.h"
 #include "sim/dma/dma_stats.h"
 #include "sim/engine/completion_store.h"
-#include "sim/engine/hw_check.h"
 #include "sim/engine/run_stats.h"
 #include "sim/hbm/hbm_server.h"
 #include "sim/hbm/hbm_stats.h"
 #include "sim/host/host_stats.h"
 #include "sim/ici/ici_timing.h"
 #include "sim/ici/link_stats.h"
-#include "sim/isa/program_plan.h"
 #include "sim/mxu/mxu_paths.h"
 #include "sim/mxu/mxu_stats.h"
 #include "sim/slice/barrier_groups.h"
@@ -111,13 +110,12 @@ enum class Step { kDone, kArrived, kBlocked, kDeferred, kPaused };
 
 class AnalyticalEngine final : public Engine {
  public:
-  explicit AnalyticalEngine(const HwConfig& hw) : hw_(hw) {
-    check_hw_for_sim(hw_);
+  explicit AnalyticalEngine(const HwConfig& hw) : hw_(hw), r_(resolve_hw(hw)) {
     const ChipParams& chip = hw_.chip;
     launch_ = chip.core.sequencer.launch_cycles;
     setup_ = chip.core.dma.setup_cycles;
-    latency_ = dma_fixed_cycles(chip) - setup_;  // HBM latency in whole cycles (hbm_timing.h)
-    cmem_latency_ = cmem_latency_cycles(chip);
+    latency_ = r_.hbm_latency_cycles;
+    cmem_latency_ = r_.cmem_latency_cycles;
     ports_ = ici_port_count(hw_.slice.topology);
   }
 
@@ -187,7 +185,7 @@ class AnalyticalEngine final : public Engine {
     const bool calendars = cp.queues.size(UnitIndex::kDmaAsync) > 0;
     s.engines.reset(hw_.chip.core.dma.engines, calendars);
     s.xfer_q.reset(hw_.chip.core.xfer.channels, XferChannels::stage_count(hw_));
-    s.hbm.reset(hw_.chip, calendars);
+    s.hbm.reset(r_, hw_.chip.core.dma.chunk_bytes, calendars);
     s.cmem.reset();
     s.pruned_at = 0;
     s.pending.clear();
@@ -221,11 +219,11 @@ class AnalyticalEngine final : public Engine {
   void reset_network() {
     const uint32_t chips = hw_.slice.chips();
     links_.assign(size_t(chips) * ports_, LinkStats{});
-    for (auto& l : links_) l.reset(ici_link_bytes_per_cycle(hw_));
+    for (auto& l : links_) l.reset(r_.ici_link_bytes_per_cycle);
     noc_.assign(chips, LinkStats{});
-    for (auto& l : noc_) l.reset(noc_bytes_per_cycle(hw_.chip));
+    for (auto& l : noc_) l.reset(r_.noc_bytes_per_cycle);
     pcie_.assign(size_t(chips) * 2, LinkStats{});
-    for (auto& l : pcie_) l.reset(pcie_bytes_per_cycle(hw_.chip));
+    for (auto& l : pcie_) l.reset(r_.pcie_bytes_per_cycle);
     hosts_.assign(hw_.slice.hosts, HostStats{});
   }
 
@@ -483,10 +481,10 @@ class AnalyticalEngine final : public Engine {
         const bool background = u == UnitIndex::kDmaAsync;
         const bool in_cmem = ins.mem == isa::MemSpace::kCmem;
         const uint32_t q = background ? DmaEngines::kBackground : DmaEngines::kMain;
-        const UnitPool::Pick p = s.engines.pick(q, ready, s.engines.calendars() ? dma_alone_cycles(chip, ins, in_cmem ? 0 : s.hbm.transfer_cycles(ins.bytes)) : 0);
+        const UnitPool::Pick p = s.engines.pick(q, ready, s.engines.calendars() ? dma_alone_cycles(r_, ins, in_cmem ? 0 : s.hbm.transfer_cycles(ins.bytes)) : 0);
         uint64_t end = p.start + setup_ + (in_cmem ? cmem_latency_ : latency_);  // zero bytes: no request
         if (ins.bytes > 0 && in_cmem) {
-          const CmemServer::Service sv = s.cmem.serve(chip, p.start + setup_, ins.bytes);
+          const CmemServer::Service sv = s.cmem.serve(r_, p.start + setup_, ins.bytes);
           end = sv.begin + sv.cycles + cmem_latency_;
           if (trace_) emit(s, "cmem." + s.prefix, ins, sv.begin, sv.cycles, ins.bytes);
         } else if (ins.bytes > 0) {
@@ -554,7 +552,7 @@ class AnalyticalEngine final : public Engine {
       r->bytes = ~bytes;
     }
     if (r->bytes != bytes) {
-      r->estimate = send_estimate(hw_, s.plan->chip, peer_chip, bytes);
+      r->estimate = send_estimate(hw_, r_, s.plan->chip, peer_chip, bytes);
       r->bytes = bytes;
     }
     return *r;
@@ -569,7 +567,7 @@ class AnalyticalEngine final : public Engine {
     const bool send = ins.op == isa::Op::kSend, load = ins.op == isa::Op::kHostLoad;
     const uint32_t peer_chip = send ? cp.peer(i).chip : cp.chip;
     const Route* route = send ? &route_to(s, peer_chip, ins.bytes) : nullptr;
-    const TransferEstimate e = send ? route->estimate : host_transfer_estimate(hw_, load, ins.bytes);
+    const TransferEstimate e = send ? route->estimate : host_transfer_estimate(hw_, r_, load, ins.bytes);
     const UnitPool::Pick p = s.xfer_q.pick(0, ready);
     const uint64_t t0 = p.start + e.setup_cycles;
     uint64_t flow = t0;  // the first byte leaves the source
@@ -612,7 +610,7 @@ class AnalyticalEngine final : public Engine {
         carry(noc_[cp.chip]);
         if (trace_) emit_stage(cp.chip, "noc", ins, flow, e.bytes_per_cycle);
       } else {
-        const uint64_t hop = ici_hop_cycles(hw_.chip);
+        const uint64_t hop = r_.ici_hop_cycles;
         uint64_t at = flow;
         for (const IciHop& h : route->path) {
           carry(links_[size_t(h.chip) * ports_ + h.port]);
@@ -688,8 +686,8 @@ class AnalyticalEngine final : public Engine {
       r.stats[m.name()] = m.dump();
     }
     dump_network(r);
-    // Op profile and collective statistics of the core that finished last (sim/isa/op_profile.h,
-    // sim/isa/collective_stats.h): every instruction from its ready time (the latest completion
+    // Op profile and collective statistics of the core that finished last (sim/analysis/op_profile.h,
+    // sim/analysis/collective_stats.h): every instruction from its ready time (the latest completion
     // of its deps, the launch at least) to its completion.
     for (size_t c = 0; c < cores.size(); ++c) {
       if (states_[c].end != r.device_cycles) continue;
@@ -706,7 +704,7 @@ class AnalyticalEngine final : public Engine {
         if (prof.active()) prof.record(i, ready, s.completion(i));
         coll.record(i, ready, s.completion(i));
       }
-      if (op_profile()) r.op_profile = prof.profile(cp, hw_, launch_, states_[c].end);
+      if (op_profile()) r.op_profile = prof.profile(cp, hw_, r_, launch_, states_[c].end);
       r.collectives = coll.stats(cp, hw_);
       break;
     }
@@ -743,6 +741,7 @@ class AnalyticalEngine final : public Engine {
   }
 
   HwConfig hw_;
+  ResolvedHw r_;
   uint64_t launch_ = 0, setup_ = 0, latency_ = 0, cmem_latency_ = 0;
   uint32_t ports_ = 0;
   ProgramPlan plan_;

@@ -11,12 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/analysis/collective_stats.h"
+#include "sim/analysis/op_profile.h"
 #include "sim/base/progress_ticker.h"
 #include "sim/base/trace.h"
-#include "sim/isa/collective_stats.h"
-#include "sim/isa/op_profile.h"
+#include "sim/hw/hw_config.h"
 #include "sim/isa/program.h"
-#include "sim/slice/slice_params.h"
 
 namespace tpusim {
 
@@ -33,9 +33,9 @@ struct RunResult {
   // Per-block stats tree, keyed by hierarchical name: {"slice.chip0.core0.mxu0": {...StatGroup dump}}
   nlohmann::json stats = nlohmann::json::object();
   // Where the time of the core that finished last (the first such in core order) went, kernel
-  // by kernel (sim/isa/op_profile.h); no entries when its stream has no kernel table.
+  // by kernel (sim/analysis/op_profile.h); no entries when its stream has no kernel table.
   OpProfile op_profile;
-  // What the collectives cost that same core, kind by kind (sim/isa/collective_stats.h: busy and
+  // What the collectives cost that same core, kind by kind (sim/analysis/collective_stats.h: busy and
   // exposed time, instructions, bytes sent); filled whether or not the op profile is.
   CollectiveStats collectives;
 };

@@ -2,7 +2,7 @@
 #include <functional>
 #include <utility>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "sim/engine/analytical_engine.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/systemc_engine.h"

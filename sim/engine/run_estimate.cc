@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 
 namespace tpusim {
 namespace {

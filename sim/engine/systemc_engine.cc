@@ -6,13 +6,13 @@
 
 #include <systemc>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
+#include "sim/analysis/program_plan.h"
 #include "sim/base/clock.h"
 #include "sim/base/sc_support.h"
 #include "sim/base/sim_error.h"
-#include "sim/engine/hw_check.h"
 #include "sim/engine/run_stats.h"
-#include "sim/isa/program_plan.h"
+#include "sim/hbm/hbm_impls.h"
 #include "sim/slice/slice.h"
 
 // libsystemc's main() calls sc_main, so the symbol must exist; tpusim executables have their own
@@ -74,8 +74,8 @@ Slice& elaborate(const HwConfig& hw) {
 
 class SystemcEngine final : public Engine {
  public:
-  explicit SystemcEngine(const HwConfig& hw) : hw_(hw) {
-    check_hw_for_sim(hw_);
+  explicit SystemcEngine(const HwConfig& hw) : hw_(hw), r_(resolve_hw(hw)) {
+    check_hbm_impl(hw_.chip.hbm.impl);  // the registry's names: before elaboration builds the HBM
     slice_ = &elaborate(hw_);
     id_ = ++elaborated().engines;
   }
@@ -86,7 +86,7 @@ class SystemcEngine final : public Engine {
     plan_.build(program, hw_);
     Elaborated& e = elaborated();
     if (e.configured_by != id_) {
-      slice_->configure(hw_);
+      slice_->configure(hw_, r_);
       e.configured_by = id_;
     }
     // Everything that can reject the program runs before any block is armed.
@@ -136,7 +136,7 @@ class SystemcEngine final : public Engine {
     }
     for (const CorePlan& cp : plan_.cores())  // the op profile and collectives of the core that finished last
       if (TensorCore& core = slice_->chip(cp.chip).core(cp.core); core.end_cycle() == r.device_cycles) {
-        if (op_profile()) r.op_profile = core.op_profile(hw_);
+        if (op_profile()) r.op_profile = core.op_profile(hw_, r_);
         r.collectives = core.collective_stats(hw_);
         break;
       }
@@ -150,6 +150,7 @@ class SystemcEngine final : public Engine {
 
  private:
   HwConfig hw_;
+  ResolvedHw r_;
   Slice* slice_ = nullptr;
   uint64_t id_ = 0;
   ProgramPlan plan_;

@@ -11,9 +11,9 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "sim/base/sc_support.h"
-#include "sim/chip/chip_params.h"
 #include "sim/hbm/hbm_impls.h"
 #include "sim/hbm/hbm_protocol.h"
+#include "sim/hw/resolved_hw.h"
 
 namespace tpusim {
 
@@ -27,7 +27,7 @@ class Hbm : public sc_core::sc_module {
     target.register_b_transport(this, &Hbm::b_transport);
   }
 
-  virtual void configure(const ChipParams& chip) = 0;
+  virtual void configure(const ChipParams& chip, const ResolvedHw& r) = 0;
   virtual void begin_run(const RunContext* run) = 0;
   // `chip_cycles`: the chip's cycles in this run (its slowest core), for derived stats.
   virtual void end_run(uint64_t chip_cycles) = 0;

@@ -4,10 +4,10 @@
 //
 // A transfer of B bytes is cut into requests of `chunk` bytes (dma.chunk_bytes, the last one
 // shorter) that go round-robin over the core's `count` channels, starting at the core's pointer;
-// each channel serves rate / count (rate = hbm_core_bytes_per_cycle). Channel d (counted from the
-// pointer) gets requests d, d + count, ...: the `last` channels before the one that gets the last
-// request get k full requests, that one k requests minus the last one's shortfall, the rest of
-// the touched ones k - 1. Alone, the transfer takes as long as its busiest channel:
+// each channel serves rate / count (rate = hbm_core_bytes_per_cycle, count = hbm_core_channels:
+// sim/hw/resolved_hw.h). Channel d (counted from the pointer) gets requests d, d + count, ...: the
+// `last` channels before the one that gets the last request get k full requests, that one k
+// requests minus the last one's shortfall, the rest of the touched ones k - 1. Alone, the transfer takes as long as its busiest channel:
 //   hbm_interleaved_cycles = ceil(busiest channel's bytes * count / rate)
 // which is hbm_transfer_cycles(B) (the analytical engine's per-core server) exactly when B is a
 // whole number of interleave rounds (count * chunk), and longer otherwise: a 2 KiB DMA on a v3
@@ -17,8 +17,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "sim/chip/chip_params.h"
-#include "sim/hbm/hbm_timing.h"
+#include "sim/hw/resolved_hw.h"
 
 namespace tpusim {
 
@@ -53,19 +52,12 @@ inline HbmSpread hbm_spread(uint64_t bytes, uint64_t chunk, uint64_t count) {
   return s;
 }
 
-// Channels of core `core`: per_core ownership [core * ch / cores, (core + 1) * ch / cores), shared
-// all of them.
-inline uint32_t hbm_core_channels(const ChipParams& chip, uint32_t core) {
-  const uint32_t ch = chip.hbm.channels;
-  if (chip.hbm.ownership != "per_core") return ch;
-  return (core + 1) * ch / chip.cores - core * ch / chip.cores;
-}
-
-// Cycles a transfer of `bytes` alone occupies core `core`'s channels in the SystemC HBM (above).
-inline uint64_t hbm_interleaved_cycles(const ChipParams& chip, uint32_t core, uint64_t bytes) {
-  const uint64_t count = hbm_core_channels(chip, core);
-  const HbmSpread s = hbm_spread(bytes, chip.core.dma.chunk_bytes, count);
-  return uint64_t(std::ceil(double(s.busiest_bytes() * count) / hbm_core_bytes_per_cycle(chip)));
+// Cycles a transfer of `bytes` in requests of `chunk_bytes` alone occupies its core's channels in
+// the SystemC HBM (above).
+inline uint64_t hbm_interleaved_cycles(const ResolvedHw& r, uint64_t chunk_bytes, uint64_t bytes) {
+  const uint64_t count = r.hbm_core_channels;
+  const HbmSpread s = hbm_spread(bytes, chunk_bytes, count);
+  return uint64_t(std::ceil(double(s.busiest_bytes() * count) / r.hbm_core_bytes_per_cycle));
 }
 
 }  // namespace tpusim

@@ -2,7 +2,7 @@
 #include <functional>
 #include <utility>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "sim/hbm/hbm.h"
 #include "sim/hbm/simple_hbm.h"
 

@@ -2,7 +2,7 @@
 // sim/hbm/simple_hbm.h, serves the same requests per channel; the two differ where requests
 // overlap or cover the channels unevenly: sim/README.md, "One timing model per block".)
 //
-// Rule: a core's HBM is one serial server at hbm_core_bytes_per_cycle (sim/hbm/hbm_timing.h).
+// Rule: a core's HBM is one serial server at hbm_core_bytes_per_cycle (sim/hw/resolved_hw.h).
 //  * A DMA's request of B bytes issued at `at` (start + setup) is served from max(at, the end of
 //    everything reserved before it) for hbm_transfer_cycles(B) whole cycles; its data is there
 //    the HBM latency after the service ends (latency is pipelined, bandwidth is not).
@@ -22,8 +22,8 @@
 #include <cstdint>
 
 #include "sim/base/busy_calendar.h"
-#include "sim/chip/chip_params.h"
 #include "sim/hbm/hbm_timing.h"
+#include "sim/hw/resolved_hw.h"
 
 namespace tpusim {
 
@@ -33,10 +33,9 @@ class HbmServer {
     uint64_t begin = 0, cycles = 0;  // the service: [begin, begin + cycles)
   };
 
-  void reset(const ChipParams& chip, bool calendars) {
-    chip_ = &chip;
-    rate_ = hbm_core_bytes_per_cycle(chip);
-    chunk_ = chip.core.dma.chunk_bytes;
+  void reset(const ResolvedHw& r, uint32_t chunk_bytes, bool calendars) {
+    rate_ = r.hbm_core_bytes_per_cycle;
+    chunk_ = chunk_bytes;
     calendars_ = calendars;
     free_ = dma_free_ = 0;
     dmas_.clear();
@@ -106,7 +105,6 @@ class HbmServer {
   double busy_cycles = 0;
 
  private:
-  const ChipParams* chip_ = nullptr;
   double rate_ = 0;
   uint64_t chunk_ = 1;
   bool calendars_ = false;

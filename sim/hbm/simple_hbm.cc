@@ -4,17 +4,15 @@
 #include <cmath>
 
 #include "sim/hbm/hbm_interleave.h"
-#include "sim/hbm/hbm_timing.h"
 
 namespace tpusim {
 
 SimpleHbm::SimpleHbm(sc_core::sc_module_name name) : Hbm(name), group_(this->name()) { stats_.declare(group_); }
 
-void SimpleHbm::configure(const ChipParams& chip) {
+void SimpleHbm::configure(const ChipParams& chip, const ResolvedHw& r) {
   const uint32_t ch = chip.hbm.channels;
-  const bool per_core = chip.hbm.ownership == "per_core";
-  core_bytes_per_cycle_ = hbm_core_bytes_per_cycle(chip);
-  latency_cycles_ = Clock{chip.core.clock_mhz}.cycles_from_ns(chip.hbm.latency_ns);
+  core_bytes_per_cycle_ = r.hbm_core_bytes_per_cycle;
+  latency_cycles_ = r.hbm_latency_cycles;
   clock_mhz_ = chip.core.clock_mhz;
   peak_gbyte_per_s_ = chip.hbm.bandwidth_gbyte_per_s;
   if (channels_.size() != ch) {
@@ -25,8 +23,8 @@ void SimpleHbm::configure(const ChipParams& chip) {
   }
   cores_.assign(chip.cores, CoreView{});
   for (uint32_t i = 0; i < chip.cores; ++i) {
-    cores_[i].first = per_core ? i * ch / chip.cores : 0;
-    cores_[i].count = per_core ? (i + 1) * ch / chip.cores - cores_[i].first : ch;
+    cores_[i].first = r.hbm_first_channel(i);
+    cores_[i].count = r.hbm_core_channels;
   }
 }
 

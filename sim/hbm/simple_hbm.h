@@ -2,7 +2,7 @@
 //  * Channels: `chip.hbm.channels`. per_core ownership: core i uses channels
 //    [i*ch/cores, (i+1)*ch/cores) and sees 1/cores of the chip bandwidth; shared: every core uses
 //    every channel. Either way a channel serves chip_bandwidth * efficiency / channels
-//    (= hbm_core_bytes_per_cycle / channels_of_the_core, sim/hbm/hbm_timing.h).
+//    (= hbm_core_bytes_per_cycle / hbm_core_channels, sim/hw/resolved_hw.h).
 //  * Requests of a core go round-robin over its channels (a per-core pointer that carries over
 //    from transfer to transfer, reset at each run start).
 //  * A channel serves requests first come, first served, back to back: a request issued at cycle
@@ -26,7 +26,7 @@ class SimpleHbm : public Hbm {
  public:
   explicit SimpleHbm(sc_core::sc_module_name name);
 
-  void configure(const ChipParams& chip) override;
+  void configure(const ChipParams& chip, const ResolvedHw& r) override;
   void begin_run(const RunContext* run) override;
   void end_run(uint64_t chip_cycles) override;
   void dump_stats(nlohmann::json& out) const override;

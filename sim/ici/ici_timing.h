@@ -32,9 +32,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/clock.h"
-#include "sim/hbm/hbm_timing.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
+#include "sim/hw/resolved_hw.h"
 
 namespace tpusim {
 
@@ -151,28 +150,7 @@ inline std::vector<IciHop> ici_path(const TopologyParams& t, uint32_t src, uint3
   return path;
 }
 
-// ---- rates (bytes per core-clock cycle) and latencies (core cycles) ----
-inline uint32_t ici_links_per_neighbour(const HwConfig& hw) {
-  uint32_t long_dims = 0;
-  for (uint32_t d : hw.slice.topology.dims) long_dims += d > 1;
-  if (long_dims == 0) return std::max<uint32_t>(hw.chip.ici.links, 1);
-  return std::max<uint32_t>(hw.chip.ici.links / (2 * long_dims), 1);
-}
-// One link direction of a port: its parallel links together.
-inline double ici_link_bytes_per_cycle(const HwConfig& hw) {
-  return Clock{hw.chip.core.clock_mhz}.bytes_per_cycle(ici_links_per_neighbour(hw) *
-                                                       hw.chip.ici.bandwidth_gbyte_per_s_per_direction);
-}
-inline double noc_bytes_per_cycle(const ChipParams& chip) {
-  return Clock{chip.core.clock_mhz}.bytes_per_cycle(chip.noc.bandwidth_gbyte_per_s);
-}
-inline double pcie_bytes_per_cycle(const ChipParams& chip) {
-  return Clock{chip.core.clock_mhz}.bytes_per_cycle(chip.pcie.bandwidth_gbyte_per_s);
-}
-inline uint64_t ici_hop_cycles(const ChipParams& chip) { return Clock{chip.core.clock_mhz}.cycles_from_ns(chip.ici.hop_latency_ns); }
-inline uint64_t noc_latency_cycles(const ChipParams& chip) { return Clock{chip.core.clock_mhz}.cycles_from_ns(chip.noc.latency_ns); }
-inline uint64_t pcie_latency_cycles(const ChipParams& chip) { return Clock{chip.core.clock_mhz}.cycles_from_ns(chip.pcie.latency_ns); }
-inline uint64_t hbm_latency_cycles(const ChipParams& chip) { return Clock{chip.core.clock_mhz}.cycles_from_ns(chip.hbm.latency_ns); }
+// ---- rates and latencies in core cycles (links per neighbour included): sim/hw/resolved_hw.h ----
 
 // Packets of a message: a zero-byte message is still one (header-only) packet.
 inline uint64_t network_packets(const ChipParams& chip, uint64_t bytes) {
@@ -194,29 +172,28 @@ struct TransferEstimate {
 };
 
 // kSend of `bytes` from a core of `src_chip` to a core of `dst_chip` (the NoC when equal).
-inline TransferEstimate send_estimate(const HwConfig& hw, uint32_t src_chip, uint32_t dst_chip, uint64_t bytes) {
-  const ChipParams& chip = hw.chip;
+inline TransferEstimate send_estimate(const HwConfig& hw, const ResolvedHw& r, uint32_t src_chip, uint32_t dst_chip,
+                                      uint64_t bytes) {
   TransferEstimate e;
   e.hops = ici_hops(hw.slice.topology, src_chip, dst_chip);
-  const double hbm = hbm_core_bytes_per_cycle(chip);  // both ends: every core has the same share
-  const double net = src_chip == dst_chip ? noc_bytes_per_cycle(chip) : ici_link_bytes_per_cycle(hw);
+  const double hbm = r.hbm_core_bytes_per_cycle;  // both ends: every core has the same share
+  const double net = src_chip == dst_chip ? r.noc_bytes_per_cycle : r.ici_link_bytes_per_cycle;
   e.bytes_per_cycle = std::min(hbm, net);
-  e.setup_cycles = chip.core.dma.setup_cycles;
-  e.read_cycles = hbm_latency_cycles(chip);
+  e.setup_cycles = hw.chip.core.dma.setup_cycles;
+  e.read_cycles = r.hbm_latency_cycles;
   e.stream_cycles = ceil_cycles(double(bytes) / e.bytes_per_cycle);
-  e.path_cycles = src_chip == dst_chip ? noc_latency_cycles(chip) : e.hops * ici_hop_cycles(chip);
+  e.path_cycles = src_chip == dst_chip ? r.noc_latency_cycles : e.hops * r.ici_hop_cycles;
   return e;
 }
 
 // kHostLoad (host RAM -> HBM, `load`) or kHostStore (HBM -> host RAM) over the chip's PCIe link.
-inline TransferEstimate host_transfer_estimate(const HwConfig& hw, bool load, uint64_t bytes) {
-  const ChipParams& chip = hw.chip;
+inline TransferEstimate host_transfer_estimate(const HwConfig& hw, const ResolvedHw& r, bool load, uint64_t bytes) {
   TransferEstimate e;
-  e.bytes_per_cycle = std::min(hbm_core_bytes_per_cycle(chip), pcie_bytes_per_cycle(chip));
-  e.setup_cycles = chip.core.dma.setup_cycles;
-  e.read_cycles = load ? 0 : hbm_latency_cycles(chip);
+  e.bytes_per_cycle = std::min(r.hbm_core_bytes_per_cycle, r.pcie_bytes_per_cycle);
+  e.setup_cycles = hw.chip.core.dma.setup_cycles;
+  e.read_cycles = load ? 0 : r.hbm_latency_cycles;
   e.stream_cycles = ceil_cycles(double(bytes) / e.bytes_per_cycle);
-  e.path_cycles = pcie_latency_cycles(chip);
+  e.path_cycles = r.pcie_latency_cycles;
   return e;
 }
 

@@ -21,11 +21,9 @@ Router::Router(sc_core::sc_module_name name, uint32_t chip, const HwConfig& hw)
   }
 }
 
-void Router::configure(const HwConfig& hw) {
-  const double rate = ici_link_bytes_per_cycle(hw);
-  const uint64_t hop = ici_hop_cycles(hw.chip);
+void Router::configure(const ResolvedHw& r) {
   for (auto& l : links_)
-    if (l) l->configure(rate, hop);
+    if (l) l->configure(r.ici_link_bytes_per_cycle, r.ici_hop_cycles);
 }
 
 void Router::begin_run(const RunContext* run) {

@@ -14,9 +14,9 @@
 #include <systemc>
 
 #include "sim/base/sc_support.h"
+#include "sim/hw/resolved_hw.h"
 #include "sim/ici/link.h"
 #include "sim/ici/train.h"
-#include "sim/slice/slice_params.h"
 
 namespace tpusim {
 
@@ -32,7 +32,7 @@ class Router : public sc_core::sc_module, public TrainIf {
   // Structure: the chip's id and the topology decide which ports carry a link.
   Router(sc_core::sc_module_name name, uint32_t chip, const HwConfig& hw);
 
-  void configure(const HwConfig& hw);
+  void configure(const ResolvedHw& r);
   void begin_run(const RunContext* run);
   void end_run(uint64_t run_cycles);
   void dump_stats(nlohmann::json& j) const;

@@ -80,7 +80,7 @@ struct VpuWork {
 };
 
 // The collective an instruction (or kernel) belongs to, set by the compiler (compiler/collectives.h):
-// what the engines' collective statistics (sim/isa/collective_stats.h) are kept by. kNone: not
+// what the engines' collective statistics (sim/analysis/collective_stats.h) are kept by. kNone: not
 // part of a collective (compute, infeed, barriers of the step).
 // kCollectivePermute: point-to-point sends of an imported module's collective-permute.
 enum class Collective : uint8_t { kNone, kAllReduce, kAllGather, kReduceScatter, kAllToAll, kCollectivePermute };
@@ -127,7 +127,7 @@ struct VmemAlloc {
 };
 
 // A kernel of a core stream (an XLA fusion, a collective): the compiler's kernel table, read by
-// the engines' op profile (sim/isa/op_profile.h) and by people; never used for timing. Its
+// the engines' op profile (sim/analysis/op_profile.h) and by people; never used for timing. Its
 // instructions are the stream indices [first_instr, last_instr]; `flops` and `hbm_bytes` are the
 // compiler's accounting of the kernel (ProgramInfo's figures are their sums over core 0's table),
 // `vpu` the sum of its kVpu instructions' work (so that a profile need not read the stream).

@@ -15,11 +15,11 @@
 
 #include <systemc>
 
+#include "sim/base/core_ifs.h"
 #include "sim/base/sc_support.h"
 #include "sim/base/stats.h"
-#include "sim/core/core_ifs.h"
+#include "sim/hw/mxu_params.h"
 #include "sim/isa/program.h"
-#include "sim/mxu/mxu_params.h"
 #include "sim/mxu/mxu_paths.h"
 #include "sim/mxu/mxu_stats.h"
 

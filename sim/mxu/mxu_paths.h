@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "sim/hw/mxu_params.h"
 #include "sim/isa/program.h"
-#include "sim/mxu/mxu_params.h"
 #include "sim/mxu/mxu_timing.h"
 
 namespace tpusim {

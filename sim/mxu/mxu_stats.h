@@ -3,8 +3,8 @@
 #include <cstdint>
 
 #include "sim/base/stats.h"
+#include "sim/hw/mxu_params.h"
 #include "sim/isa/program.h"
-#include "sim/mxu/mxu_params.h"
 
 namespace tpusim {
 

@@ -11,7 +11,7 @@
 #pragma once
 #include <cstdint>
 
-#include "sim/mxu/mxu_params.h"
+#include "sim/hw/mxu_params.h"
 
 namespace tpusim {
 

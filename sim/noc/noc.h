@@ -9,8 +9,7 @@
 #include <systemc>
 
 #include "sim/base/sc_support.h"
-#include "sim/chip/chip_params.h"
-#include "sim/ici/ici_timing.h"
+#include "sim/hw/resolved_hw.h"
 #include "sim/ici/packet_server.h"
 #include "sim/ici/train.h"
 
@@ -23,7 +22,7 @@ class Noc : public sc_core::sc_module, public TrainIf {
 
   Noc(sc_core::sc_module_name name, uint32_t cores);
 
-  void configure(const ChipParams& chip) { server_.configure(noc_bytes_per_cycle(chip), noc_latency_cycles(chip)); }
+  void configure(const ResolvedHw& r) { server_.configure(r.noc_bytes_per_cycle, r.noc_latency_cycles); }
   void begin_run(const RunContext* run) { server_.begin_run(run); }
   void end_run(uint64_t run_cycles) { server_.end_run(run_cycles); }
   void dump_stats(nlohmann::json& j) const { server_.dump_stats(j); }

@@ -12,8 +12,7 @@
 #include <systemc>
 
 #include "sim/base/sc_support.h"
-#include "sim/chip/chip_params.h"
-#include "sim/ici/ici_timing.h"
+#include "sim/hw/resolved_hw.h"
 #include "sim/ici/packet_server.h"
 #include "sim/ici/train.h"
 
@@ -27,9 +26,9 @@ class Pcie : public sc_core::sc_module, public TrainIf {
 
   Pcie(sc_core::sc_module_name name, uint32_t cores);
 
-  void configure(const ChipParams& chip) {
-    h2d_.configure(pcie_bytes_per_cycle(chip), pcie_latency_cycles(chip));
-    d2h_.configure(pcie_bytes_per_cycle(chip), pcie_latency_cycles(chip));
+  void configure(const ResolvedHw& r) {
+    h2d_.configure(r.pcie_bytes_per_cycle, r.pcie_latency_cycles);
+    d2h_.configure(r.pcie_bytes_per_cycle, r.pcie_latency_cycles);
   }
   void begin_run(const RunContext* run) {
     h2d_.begin_run(run);

@@ -6,12 +6,12 @@
 //
 // `chips` are the chips powered for `seconds` (the whole slice in a training run: chips idle at
 // static power while the host compiles or traces); the events are counted over every core that ran.
-// The events come from the op profile (sim/isa/op_profile.h), which both engines fill the same way.
+// The events come from the op profile (sim/analysis/op_profile.h), which both engines fill the same way.
 #pragma once
 #include <cstdint>
 
-#include "sim/isa/op_profile.h"
-#include "sim/power/power_params.h"
+#include "sim/analysis/op_profile.h"
+#include "sim/hw/power_params.h"
 
 namespace tpusim {
 

@@ -18,8 +18,8 @@ Slice::Slice(sc_core::sc_module_name name, const HwConfig& hw) : sc_module(name)
     for (uint32_t port : ici_ports_of(topo, i)) chips_[i]->ici_out[port].bind(chips_[*ici_neighbour(topo, i, port)]->ici_in);
 }
 
-void Slice::configure(const HwConfig& hw) {
-  for (auto& c : chips_) c->configure(hw);
+void Slice::configure(const HwConfig& hw, const ResolvedHw& r) {
+  for (auto& c : chips_) c->configure(hw, r);
 }
 
 void Slice::begin_run(const RunContext* run) {

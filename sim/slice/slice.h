@@ -16,7 +16,7 @@
 #include "sim/base/sc_support.h"
 #include "sim/chip/chip.h"
 #include "sim/host/host.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/resolved_hw.h"
 #include "sim/slice/sync.h"
 
 namespace tpusim {
@@ -25,7 +25,8 @@ class Slice : public sc_core::sc_module {
  public:
   Slice(sc_core::sc_module_name name, const HwConfig& hw);
 
-  void configure(const HwConfig& hw);
+  // Applies every numeric parameter (`r`: resolve_hw(hw)) to every block.
+  void configure(const HwConfig& hw, const ResolvedHw& r);
   // Network blocks and hosts of every chip (per run; cheap).
   void begin_run(const RunContext* run);
   void end_run(uint64_t run_cycles);

@@ -8,7 +8,7 @@
 
 #include <systemc>
 
-#include "sim/core/core_ifs.h"
+#include "sim/base/core_ifs.h"
 #include "sim/slice/barrier_groups.h"
 
 namespace tpusim {

@@ -6,9 +6,9 @@
 #include <systemc>
 
 #include "sim/base/stats.h"
+#include "sim/hw/vmem_params.h"
 #include "sim/isa/program.h"
 #include "sim/vmem/vmem_check.h"
-#include "sim/vmem/vmem_params.h"
 #include "sim/vmem/vmem_stats.h"
 
 namespace tpusim {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/hw/vmem_params.h"
 #include "sim/isa/program.h"
-#include "sim/vmem/vmem_params.h"
 
 namespace tpusim {
 

@@ -9,11 +9,11 @@
 
 #include <systemc>
 
+#include "sim/base/core_ifs.h"
 #include "sim/base/sc_support.h"
 #include "sim/base/stats.h"
-#include "sim/core/core_ifs.h"
+#include "sim/hw/vpu_params.h"
 #include "sim/isa/program.h"
-#include "sim/vpu/vpu_params.h"
 #include "sim/vpu/vpu_stats.h"
 #include "sim/vpu/vpu_unit.h"
 

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "sim/hw/vpu_params.h"
 #include "sim/isa/program.h"
-#include "sim/vpu/vpu_params.h"
 
 namespace tpusim {
 

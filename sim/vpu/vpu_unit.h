@@ -15,8 +15,8 @@
 #include <cstdint>
 
 #include "sim/base/busy_calendar.h"
+#include "sim/hw/vpu_params.h"
 #include "sim/isa/program.h"
-#include "sim/vpu/vpu_params.h"
 #include "sim/vpu/vpu_timing.h"
 
 namespace tpusim {

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <numeric>
 
-#include "sim/hbm/hbm_timing.h"
 #include "sim/ici/ici_timing.h"
 
 namespace tpusim {
@@ -20,12 +19,11 @@ constexpr uint64_t kMaxTrainBytes = 16ull << 20;
 
 }  // namespace
 
-uint64_t train_bytes(const HwConfig& hw) {
+uint64_t train_bytes(const HwConfig& hw, const ResolvedHw& r) {
   const ChipParams& c = hw.chip;
   const uint64_t packet = std::max<uint32_t>(c.ici.packet_bytes, 1);
   const uint64_t chunk = std::max<uint32_t>(c.core.dma.chunk_bytes, 1);
-  const uint64_t channels =
-      std::max<uint32_t>(c.hbm.ownership == "per_core" ? c.hbm.channels / std::max<uint32_t>(c.cores, 1) : c.hbm.channels, 1);
+  const uint64_t channels = std::max<uint32_t>(r.hbm_core_channels, 1);
   // Every HBM read of a train covers all of the core's channels (chunks go round-robin).
   double bytes = double(std::max(kMinTrainPackets * packet, channels * chunk));
   // The read of train k+1 is issued when train k is reserved (about when it starts on the
@@ -37,10 +35,10 @@ uint64_t train_bytes(const HwConfig& hw) {
   // concurrent readers, k = the channels, at most the hbm / rate that the HBM can feed at this
   // rate (more is HBM-bound anyway). (Paths faster than HBM are HBM-bound: (b) cannot hold, and
   // the transfer is paced by its reads.)
-  const double hbm = hbm_core_bytes_per_cycle(c);
-  const double latency = double(hbm_latency_cycles(c)) + 2;
+  const double hbm = r.hbm_core_bytes_per_cycle;
+  const double latency = double(r.hbm_latency_cycles) + 2;
   const double xfer_channels = std::max<uint32_t>(c.core.xfer.channels, 1);
-  for (double rate : {noc_bytes_per_cycle(c), ici_link_bytes_per_cycle(hw), pcie_bytes_per_cycle(c)}) {
+  for (double rate : {r.noc_bytes_per_cycle, r.ici_link_bytes_per_cycle, r.pcie_bytes_per_cycle}) {
     if (rate <= 0) continue;
     bytes = std::max(bytes, latency * rate);
     const double readers = std::clamp(std::floor(hbm / rate), 1.0, xfer_channels);
@@ -74,12 +72,12 @@ Xfer::Xfer(sc_core::sc_module_name name)
   SC_METHOD(step);
 }
 
-void Xfer::configure(const HwConfig& hw) {
+void Xfer::configure(const HwConfig& hw, const ResolvedHw& r) {
   setup_cycles_ = hw.chip.core.dma.setup_cycles;
-  hbm_latency_ = hbm_latency_cycles(hw.chip);
+  hbm_latency_ = r.hbm_latency_cycles;
   chunk_bytes_ = hw.chip.core.dma.chunk_bytes;
   packet_bytes_ = std::max<uint32_t>(hw.chip.ici.packet_bytes, 1);
-  train_bytes_ = train_bytes(hw);
+  train_bytes_ = train_bytes(hw, r);
   channels_.resize(std::max<uint32_t>(hw.chip.core.xfer.channels, 1));
   for (size_t c = 0; c < channels_.size(); ++c) {
     channels_[c].index = uint32_t(c);

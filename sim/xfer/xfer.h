@@ -21,7 +21,7 @@
 //  * the send / host transfer itself completes at the same moment (the sender learns of the
 //    delivery without extra latency); its channel is free when its last packet left the first stage.
 // Trains: one activation per train (no per-cycle or per-packet process). A train is
-// train_bytes(hw) bytes: a whole number of packets and of HBM chunks, at least all of the core's
+// train_bytes(hw, r) bytes: a whole number of packets and of HBM chunks, at least all of the core's
 // HBM channels' worth (so each read spreads over them) and long enough that reading the next
 // train from HBM (issued one train ahead, possibly behind the train reads of the other channels)
 // never starves the path. The next train is reserved
@@ -38,20 +38,20 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "sim/analysis/program_plan.h"
+#include "sim/base/core_ifs.h"
 #include "sim/base/sc_support.h"
 #include "sim/base/stats.h"
-#include "sim/core/core_ifs.h"
 #include "sim/hbm/hbm_protocol.h"
+#include "sim/hw/resolved_hw.h"
 #include "sim/ici/train.h"
-#include "sim/isa/program_plan.h"
-#include "sim/slice/slice_params.h"
 #include "sim/xfer/xfer_channels.h"
 #include "sim/xfer/xfer_stats.h"
 
 namespace tpusim {
 
 // Bytes per train for `hw` (simulation granularity, see above).
-uint64_t train_bytes(const HwConfig& hw);
+uint64_t train_bytes(const HwConfig& hw, const ResolvedHw& r);
 
 class Xfer : public sc_core::sc_module, public TrainIf {
  public:
@@ -65,7 +65,7 @@ class Xfer : public sc_core::sc_module, public TrainIf {
 
   explicit Xfer(sc_core::sc_module_name name);
 
-  void configure(const HwConfig& hw);
+  void configure(const HwConfig& hw, const ResolvedHw& r);
   void begin_run(const CorePlan* plan, const RunContext* run);
   void end_run(uint64_t core_cycles) { stats_.run_cycles = core_cycles; }
   bool used() const { return used_; }  // the stream holds transfers (stats are reported)

@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "sim/base/unit_pool.h"
+#include "sim/hw/hw_config.h"
 #include "sim/ici/ici_timing.h"
 #include "sim/isa/program.h"
-#include "sim/slice/slice_params.h"
 
 namespace tpusim {
 

@@ -4,8 +4,8 @@
 
 #include <filesystem>
 
+#include "base/config_error.h"
 #include "compiler/compile_cache.h"
-#include "config/config_error.h"
 #include "models/kernels.h"
 
 namespace tpusim::compiler {

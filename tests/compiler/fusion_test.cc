@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
+#include "base/config_error.h"
 #include "compiler/fusion.h"
-#include "config/config_error.h"
 #include "models/kernels.h"
 
 namespace tpusim::compiler {

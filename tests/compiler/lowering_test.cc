@@ -2,8 +2,8 @@
 // handling, and the compiler's accounting.
 #include <gtest/gtest.h>
 
+#include "base/config_error.h"
 #include "compiler/compile.h"
-#include "config/config_error.h"
 #include "config/hw_loader.h"
 
 namespace tpusim::compiler {

@@ -223,6 +223,53 @@ TEST(HwConfig, OneOfAndRanges) {
   EXPECT_EQ(e.rule, "must be one of: v2, v3, v4, v5e, v5p, v6e");
 }
 
+// What the simulator needs of a config (counts that divide, names it knows, the network it
+// builds) is the schema's to check, once, when the config is loaded: the engines check nothing
+// again. Each case breaks one such rule; the error names its key.
+TEST(HwConfig, TheSimulatorsNeedsAreSchemaRules) {
+  const std::vector<std::pair<std::vector<Override>, std::string>> cases = {
+      {{{"chip.core.clock_mhz", "0"}}, "chip.core.clock_mhz"},
+      {{{"chip.cores", "0"}}, "chip.cores"},
+      {{{"chip.core.mxu.count", "0"}}, "chip.core.mxu.count"},
+      {{{"chip.core.mxu.rows", "0"}}, "chip.core.mxu.rows"},
+      {{{"chip.core.mxu.cols", "0"}}, "chip.core.mxu.cols"},
+      {{{"chip.core.mxu.weight_buffers", "0"}}, "chip.core.mxu.weight_buffers"},
+      {{{"chip.core.mxu.weight_load_rows_per_cycle", "0"}}, "chip.core.mxu.weight_load_rows_per_cycle"},
+      {{{"chip.core.mxu.lhs_rows_per_cycle", "0"}}, "chip.core.mxu.lhs_rows_per_cycle"},
+      {{{"chip.core.vpu.alu_slots", "0"}}, "chip.core.vpu.alu_slots"},
+      {{{"chip.core.vpu.vld_slots", "0"}}, "chip.core.vpu.vld_slots"},
+      {{{"chip.core.vpu.vst_slots", "0"}}, "chip.core.vpu.vst_slots"},
+      {{{"chip.core.dma.engines", "0"}}, "chip.core.dma.engines"},
+      {{{"chip.core.dma.chunk_bytes", "0"}}, "chip.core.dma.chunk_bytes"},
+      {{{"chip.core.xfer.channels", "0"}}, "chip.core.xfer.channels"},
+      {{{"chip.hbm.impl", "detailed"}}, "chip.hbm.impl"},
+      {{{"chip.hbm.ownership", "private"}}, "chip.hbm.ownership"},
+      {{{"chip.hbm.bandwidth_gbyte_per_s", "0"}}, "chip.hbm.bandwidth_gbyte_per_s"},
+      {{{"chip.hbm.efficiency", "0"}}, "chip.hbm.efficiency"},
+      {{{"chip.hbm.latency_ns", "-1"}}, "chip.hbm.latency_ns"},
+      {{{"chip.hbm.channels", "0"}}, "chip.hbm.channels"},
+      {{{"chip.hbm.channels", "1"}}, "chip.hbm.channels"},  // per_core: every core owns channels / cores
+      {{{"chip.cmem.size_mib", "128"}, {"chip.cmem.bandwidth_gbyte_per_s", "0"}, {"chip.cmem.latency_ns", "100"}},
+       "chip.cmem.bandwidth_gbyte_per_s"},
+      {{{"chip.cmem.size_mib", "128"}, {"chip.cmem.bandwidth_gbyte_per_s", "100"}, {"chip.cmem.latency_ns", "-1"}},
+       "chip.cmem.latency_ns"},
+      {{{"slice.topology.dims", "[]"}}, "slice.topology.dims"},
+      {{{"slice.topology.dims", "[1, 1, 1, 1]"}}, "slice.topology.dims"},
+      {{{"slice.topology.dims", "[0, 2]"}}, "slice.topology.dims"},
+      {{{"slice.topology.wraparound", "[false]"}}, "slice.topology.wraparound"},
+      {{{"chip.ici.packet_bytes", "0"}}, "chip.ici.packet_bytes"},
+      {{{"chip.ici.bandwidth_gbyte_per_s_per_direction", "0"}}, "chip.ici.bandwidth_gbyte_per_s_per_direction"},
+      {{{"chip.noc.bandwidth_gbyte_per_s", "0"}}, "chip.noc.bandwidth_gbyte_per_s"},
+      {{{"chip.pcie.bandwidth_gbyte_per_s", "0"}}, "chip.pcie.bandwidth_gbyte_per_s"},
+      {{{"slice.hosts", "2"}}, "slice.hosts"},
+  };
+  V38 v;
+  for (const auto& [overrides, key] : cases) {
+    const ConfigErrorInfo e = config_error_of([&] { v.load(overrides); });
+    EXPECT_EQ(e.yaml_path.rfind(key, 0), 0u) << key << ": the error is at " << e.yaml_path << ": " << e.rule;
+  }
+}
+
 TEST(HwConfig, OverridesSweepTheSlice) {
   const HwConfig hw = V38().load({parse_override("slice.topology.dims=[4,4]"), parse_override("slice.hosts=4"),
                                   parse_override("slice.topology.wraparound=[true, true]"),

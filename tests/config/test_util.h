@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 
 namespace tpusim::testing {
 

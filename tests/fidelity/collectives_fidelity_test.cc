@@ -115,7 +115,7 @@ void check_all_to_all(const Slice& slice, uint64_t bytes, double envelope) {
 TEST(CollectivesFidelity, AllToAllV3_8) { check_all_to_all({"v3-8", false}, 64ull << 20, 4.0); }
 TEST(CollectivesFidelity, AllToAllV3_32Mesh) { check_all_to_all({"v3-32", false}, 64ull << 20, 4.0); }
 
-// The engines' collective statistics (sim/isa/collective_stats.h) of a ring all-reduce over a
+// The engines' collective statistics (sim/analysis/collective_stats.h) of a ring all-reduce over a
 // v3-8's 8 cores: the marked instructions and the bytes sent are the compiler's (exactly, on both);
 // a program that is nothing but the collective has all of it exposed, and its busy time is the
 // program's time after the launch (to the cycle), so the engines agree on it exactly as on the

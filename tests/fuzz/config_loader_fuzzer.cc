@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/hw_loader.h"
 #include "sweep/sweep_config.h"
 #include "tests/fuzz/fuzz_input.h"

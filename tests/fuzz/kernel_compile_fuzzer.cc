@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <string>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/hw_loader.h"
 #include "sim/base/sim_error.h"
 #include "tests/fuzz/fuzz_input.h"

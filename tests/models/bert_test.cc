@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "models/bert.h"
 #include "tests/models/fd_check.h"
 

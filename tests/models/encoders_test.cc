@@ -6,7 +6,7 @@
 #include <set>
 #include <tuple>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "models/autodiff.h"
 #include "models/bert.h"
 #include "models/encoders.h"

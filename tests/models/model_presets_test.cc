@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "models/bert.h"
 #include "models/model_presets.h"
 

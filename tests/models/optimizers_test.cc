@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "models/bert.h"
 #include "models/losses.h"
 #include "tests/models/graph_eval.h"

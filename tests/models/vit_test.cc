@@ -4,7 +4,7 @@
 // module tree, and the fixed-sequence rule.
 #include <gtest/gtest.h>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "models/autodiff.h"
 #include "models/bert.h"
 #include "models/vit.h"

@@ -14,11 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "sim/analysis/program_plan.h"
 #include "sim/base/busy_calendar.h"
 #include "sim/base/sim_error.h"
 #include "sim/engine/engine.h"
+#include "sim/hw/resolved_hw.h"
 #include "sim/ici/ici_timing.h"
-#include "sim/isa/program_plan.h"
 #include "sim/vpu/vpu_timing.h"
 #include "tests/sim/exact_cycle_cases.h"
 #include "tests/sim/test_hw.h"
@@ -319,7 +320,7 @@ isa::Program waiting_chain(bool background, bool async) {
 }
 
 TEST(BackgroundQueue, AWaitingChainDoesNotBlockTheMainQueues) {
-  ASSERT_EQ(send_estimate(test::v3_8_like(), 0, 0, 0).total_cycles(), 393u);
+  ASSERT_EQ(send_estimate(test::v3_8_like(), resolve_hw(test::v3_8_like()), 0, 0, 0).total_cycles(), 393u);
   ASSERT_EQ(vpu_issue_cycles(test::v3_8_like().chip.core.vpu, alu(500)), 500u);
   for (const char* engine : kEngines) {
     SCOPED_TRACE(engine);

@@ -12,6 +12,7 @@
 #include "sim/cmem/cmem_timing.h"
 #include "sim/engine/engine.h"
 #include "sim/hbm/hbm_timing.h"
+#include "sim/hw/resolved_hw.h"
 #include "tests/sim/exact_cycle_cases.h"
 #include "tests/sim/test_hw.h"
 
@@ -39,11 +40,12 @@ const char* const kEngines[] = {"systemc", "analytical"};
 
 TEST(CmemTiming, FormulaValues) {
   const ChipParams chip = test_hw_cmem().chip;
-  EXPECT_NEAR(cmem_bytes_per_cycle(chip), 2400e3 / 940, 1e-9);
-  EXPECT_EQ(cmem_transfer_cycles(chip, test::kMiB), 411u);
-  EXPECT_EQ(cmem_latency_cycles(chip), 94u);
-  EXPECT_EQ(cmem_dma_fixed_cycles(chip), 64u + 94u);
-  EXPECT_EQ(cmem_transfer_cycles(chip, 0), 0u);
+  const ResolvedHw r = resolve_hw(test_hw_cmem());
+  EXPECT_NEAR(r.cmem_bytes_per_cycle, 2400e3 / 940, 1e-9);
+  EXPECT_EQ(cmem_transfer_cycles(r, test::kMiB), 411u);
+  EXPECT_EQ(r.cmem_latency_cycles, 94u);
+  EXPECT_EQ(r.cmem_dma_fixed_cycles, 64u + 94u);
+  EXPECT_EQ(cmem_transfer_cycles(r, 0), 0u);
   EXPECT_FALSE(has_cmem(test::v3_8_like().chip));
   ChipParams off = chip;
   off.cmem->size_mib = 0;
@@ -61,8 +63,9 @@ TEST(CmemBlock, ALoadFromCmemIsFasterThanFromHbmByTheFormulasRatio) {
     EXPECT_EQ(from_cmem, 2569u) << name;
     EXPECT_EQ(from_hbm, 4733u) << name;
     const uint64_t launch = hw.chip.core.sequencer.launch_cycles;
-    EXPECT_EQ(from_cmem - launch - cmem_dma_fixed_cycles(hw.chip), cmem_transfer_cycles(hw.chip, test::kMiB)) << name;
-    EXPECT_EQ(from_hbm - launch - dma_fixed_cycles(hw.chip), hbm_transfer_cycles(hw.chip, test::kMiB)) << name;
+    const ResolvedHw r = resolve_hw(hw);
+    EXPECT_EQ(from_cmem - launch - r.cmem_dma_fixed_cycles, cmem_transfer_cycles(r, test::kMiB)) << name;
+    EXPECT_EQ(from_hbm - launch - r.dma_fixed_cycles, hbm_transfer_cycles(r.hbm_core_bytes_per_cycle, test::kMiB)) << name;
   }
 }
 

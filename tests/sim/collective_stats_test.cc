@@ -1,4 +1,4 @@
-// unit + block: the collective statistics (sim/isa/collective_stats.h): the interval union they
+// unit + block: the collective statistics (sim/analysis/collective_stats.h): the interval union they
 // are kept with, and hand-built programs with a known overlap on both engines.
 #include <gtest/gtest.h>
 

@@ -29,6 +29,7 @@
 #include "sim/engine/engine.h"
 #include "sim/hbm/hbm_interleave.h"
 #include "sim/hbm/hbm_timing.h"
+#include "sim/hw/resolved_hw.h"
 #include "tests/sim/test_program.h"
 
 namespace tpusim {
@@ -42,7 +43,9 @@ HwConfig v3_8_one_channel() {
   hw.chip.hbm.channels = hw.chip.cores;
   return hw;
 }
-uint64_t interleave_round(const HwConfig& hw) { return uint64_t(hbm_core_channels(hw.chip, 0)) * hw.chip.core.dma.chunk_bytes; }
+uint64_t interleave_round(const HwConfig& hw) {
+  return uint64_t(resolve_hw(hw).hbm_core_channels) * hw.chip.core.dma.chunk_bytes;
+}
 
 struct Engines {
   explicit Engines(const HwConfig& hw) : sc(make_engine("systemc", hw)), an(make_engine("analytical", hw)) {}
@@ -72,11 +75,13 @@ void expect_identical(Engines& e, const isa::Program& p) {
 
 // Cycles SystemC's HBM adds to the DMAs of `p` when each runs alone (hbm_interleave.h).
 uint64_t interleave_excess(const HwConfig& hw, const isa::Program& p) {
+  const ResolvedHw r = resolve_hw(hw);
   uint64_t excess = 0;
   for (size_t c = 0; c < p.cores.size(); ++c)
     for (const isa::Instr& i : p.stream(c).instrs)
       if ((i.op == isa::Op::kDmaLoad || i.op == isa::Op::kDmaStore) && i.mem == isa::MemSpace::kHbm && i.bytes > 0)
-        excess += hbm_interleaved_cycles(hw.chip, p.cores[c].core, i.bytes) - hbm_transfer_cycles(hw.chip, i.bytes);
+        excess += hbm_interleaved_cycles(r, hw.chip.core.dma.chunk_bytes, i.bytes) -
+                  hbm_transfer_cycles(r.hbm_core_bytes_per_cycle, i.bytes);
   return excess;
 }
 
@@ -193,7 +198,8 @@ TEST(ContentionFree, SerialDmasOfAnySizeDifferByTheInterleaveExcessExactly) {
   isa::Program small = test::make_program("dma_2k");
   test::Stream(small.cores[0]).dma_load(2048);
   const Pair r = run_both(e, small);
-  EXPECT_EQ(r.gap(), int64_t(hbm_transfer_cycles(hw.chip, 32768) - hbm_transfer_cycles(hw.chip, 2048)));
+  const double rate = resolve_hw(hw).hbm_core_bytes_per_cycle;
+  EXPECT_EQ(r.gap(), int64_t(hbm_transfer_cycles(rate, 32768) - hbm_transfer_cycles(rate, 2048)));
 }
 
 struct KernelCase {

@@ -2,7 +2,7 @@
 // slice across runs and engines, and reconfiguration of numeric parameters.
 #include <gtest/gtest.h>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "sim/engine/engine.h"
 #include "tests/sim/exact_cycle_cases.h"
 #include "tests/sim/test_hw.h"

@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "sim/engine/engine.h"
+#include "sim/hw/resolved_hw.h"
 #include "sim/ici/ici_timing.h"
 #include "tests/sim/test_hw.h"
 #include "tests/sim/exact_cycle_cases.h"
@@ -216,7 +217,7 @@ TEST(IciFidelity, RingAllReduceOverTheEightCoresOfAV3_8) {
   // dependency chain at the ring's ends adds a NoC latency or so).
   const HwConfig hw = test::v3_8_ici();
   const double n = 8;
-  const double link = ici_link_bytes_per_cycle(hw);
+  const double link = resolve_hw(hw).ici_link_bytes_per_cycle;
   const double step_latency = 64 + 235;
   const double closed = 2000 + 2 * (n - 1) / n * double(bytes) / link + 2 * (n - 1) * step_latency + 940;
   const double sim = double(s.device_cycles);

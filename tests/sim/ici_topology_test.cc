@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "sim/hw/resolved_hw.h"
 #include "sim/ici/ici_timing.h"
 #include "tests/sim/test_hw.h"
 
@@ -118,44 +119,45 @@ TEST(IciTopology, ThreeDimensions) {
 
 TEST(IciTiming, LinksPerNeighbourAddBandwidth) {
   HwConfig hw = test::v3_8_ici();
-  EXPECT_EQ(ici_links_per_neighbour(hw), 1u);  // 4 links / (2 * 2 dimensions)
-  EXPECT_NEAR(ici_link_bytes_per_cycle(hw), 82e9 / 940e6, 1e-9);
+  EXPECT_EQ(resolve_hw(hw).ici_links_per_neighbour, 1u);  // 4 links / (2 * 2 dimensions)
+  EXPECT_NEAR(resolve_hw(hw).ici_link_bytes_per_cycle, 82e9 / 940e6, 1e-9);
   hw.slice.topology = topo({4}, {true});        // a ring: 4 links / 2 directions
-  EXPECT_EQ(ici_links_per_neighbour(hw), 2u);
-  EXPECT_NEAR(ici_link_bytes_per_cycle(hw), 2 * 82e9 / 940e6, 1e-9);
+  EXPECT_EQ(resolve_hw(hw).ici_links_per_neighbour, 2u);
+  EXPECT_NEAR(resolve_hw(hw).ici_link_bytes_per_cycle, 2 * 82e9 / 940e6, 1e-9);
   hw.chip.ici.links = 6;
   hw.slice.topology = topo({2, 2, 1}, {false, false, false});  // v4-8: 6 / 4 -> 1
-  EXPECT_EQ(ici_links_per_neighbour(hw), 1u);
+  EXPECT_EQ(resolve_hw(hw).ici_links_per_neighbour, 1u);
   hw.chip.ici.links = 2;
   hw.slice.topology = topo({4, 4, 4}, {true, true, true});  // fewer links than ports: at least 1
-  EXPECT_EQ(ici_links_per_neighbour(hw), 1u);
+  EXPECT_EQ(resolve_hw(hw).ici_links_per_neighbour, 1u);
 }
 
 // The formulas of ici_timing.h with v3_8_ici() (rates and latencies in tests/sim/test_hw.h).
 TEST(IciTiming, ContentionFreeTransferTimes) {
   const HwConfig hw = test::v3_8_ici();
+  const ResolvedHw r = resolve_hw(hw);
   const uint64_t mib = 1 << 20;
   // Same chip, NoC: setup 64 + HBM read 235 + ceil(1048576 / 212.766 = 4928.31) + NoC 94.
-  TransferEstimate noc = send_estimate(hw, 1, 1, mib);
+  TransferEstimate noc = send_estimate(hw, r, 1, 1, mib);
   EXPECT_EQ(noc.hops, 0u);
   EXPECT_EQ(noc.queue_cycles(), 64u + 235u + 4929u);
   EXPECT_EQ(noc.total_cycles(), 64u + 235u + 4929u + 94u);
   // One hop: ceil(1048576 / 87.234 = 12020.26) + 940.
-  TransferEstimate one = send_estimate(hw, 0, 1, mib);
+  TransferEstimate one = send_estimate(hw, r, 0, 1, mib);
   EXPECT_EQ(one.hops, 1u);
   EXPECT_EQ(one.queue_cycles(), 64u + 235u + 12021u);
   EXPECT_EQ(one.total_cycles(), 64u + 235u + 12021u + 940u);
   // Two hops: the packets pipeline, so only the latency doubles.
-  TransferEstimate two = send_estimate(hw, 0, 3, mib);
+  TransferEstimate two = send_estimate(hw, r, 0, 3, mib);
   EXPECT_EQ(two.hops, 2u);
   EXPECT_EQ(two.total_cycles(), 64u + 235u + 12021u + 2 * 940u);
   // Host: ceil(1048576 / 17.021 = 61603.84) + 940; a store first reads HBM (235).
-  EXPECT_EQ(host_transfer_estimate(hw, true, mib).total_cycles(), 64u + 61604u + 940u);
-  EXPECT_EQ(host_transfer_estimate(hw, false, mib).total_cycles(), 64u + 235u + 61604u + 940u);
+  EXPECT_EQ(host_transfer_estimate(hw, r, true, mib).total_cycles(), 64u + 61604u + 940u);
+  EXPECT_EQ(host_transfer_estimate(hw, r, false, mib).total_cycles(), 64u + 235u + 61604u + 940u);
   // The slowest stage sets the rate: with a NoC faster than HBM, the core's HBM share does.
   HwConfig fast = hw;
   fast.chip.noc.bandwidth_gbyte_per_s = 1000;
-  EXPECT_NEAR(send_estimate(fast, 0, 0, mib).bytes_per_cycle, 900e9 * 0.9 / 2 / 940e6, 1e-9);
+  EXPECT_NEAR(send_estimate(fast, resolve_hw(fast), 0, 0, mib).bytes_per_cycle, 900e9 * 0.9 / 2 / 940e6, 1e-9);
   // Packets: a zero-byte message is one header packet.
   EXPECT_EQ(network_packets(hw.chip, 0), 1u);
   EXPECT_EQ(network_packets(hw.chip, mib), 256u);

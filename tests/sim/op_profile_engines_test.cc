@@ -1,4 +1,4 @@
-// block: both engines give the same op profile (sim/isa/op_profile.h) on the exact-cycle cases,
+// block: both engines give the same op profile (sim/analysis/op_profile.h) on the exact-cycle cases,
 // where they agree on every completion: the same shared attribution from the same times.
 #include <gtest/gtest.h>
 

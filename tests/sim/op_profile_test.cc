@@ -1,4 +1,4 @@
-// The op profile (sim/isa/op_profile.h): the attribution rule with hand-worked values, the kernel
+// The op profile (sim/analysis/op_profile.h): the attribution rule with hand-worked values, the kernel
 // table's checks and JSON, and a profile from the analytical engine with exact cycles.
 #include <gtest/gtest.h>
 
@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "sim/analysis/op_profile.h"
+#include "sim/analysis/program_plan.h"
 #include "sim/base/sim_error.h"
 #include "sim/engine/engine.h"
-#include "sim/isa/op_profile.h"
-#include "sim/isa/program_plan.h"
 #include "test_hw.h"
 #include "test_program.h"
 
@@ -79,7 +79,7 @@ TEST(OpProfile, RecorderCutsTheStreamIntoKernelsAndNamedRunsOutsideThem) {
   // Times in ps from an origin of 1000 ps, 1000 ps per cycle: instruction i is ready at cycle
   // 2 + 2i and completes at cycle 3 + 2i (launch: 2 cycles).
   for (uint32_t i = 0; i < 5; ++i) rec.record(i, 1000 + 1000 * (2 + 2 * i), 1000 + 1000 * (3 + 2 * i));
-  const OpProfile prof = rec.profile(plan.cores()[0], hw, 2, 11, 1000, 1000);
+  const OpProfile prof = rec.profile(plan.cores()[0], hw, resolve_hw(hw), 2, 11, 1000, 1000);
   std::map<std::string, OpProfileEntry> by;
   uint64_t sum = 0;
   for (const OpProfileEntry& e : prof.entries) {

@@ -1,8 +1,8 @@
 // unit: program decoding and the structural checks of program.h (both engines share them).
 #include <gtest/gtest.h>
 
+#include "sim/analysis/program_plan.h"
 #include "sim/base/sim_error.h"
-#include "sim/isa/program_plan.h"
 #include "tests/sim/test_hw.h"
 #include "tests/sim/test_program.h"
 

@@ -10,6 +10,7 @@
 #include "sim/cmem/cmem_server.h"
 #include "sim/dma/dma_engines.h"
 #include "sim/hbm/hbm_server.h"
+#include "sim/hw/resolved_hw.h"
 #include "sim/mxu/mxu_paths.h"
 #include "sim/slice/barrier_groups.h"
 #include "sim/vpu/vpu_unit.h"
@@ -97,9 +98,9 @@ TEST(DmaEngines, AloneIsTheContentionFreeDuration) {
   isa::Instr ins;
   ins.op = isa::Op::kDmaLoad;
   ins.bytes = kMiB;
-  EXPECT_EQ(dma_alone_cycles(hw.chip, ins), 299u + 2434u);
+  EXPECT_EQ(dma_alone_cycles(resolve_hw(hw), ins), 299u + 2434u);
   ins.bytes = 0;
-  EXPECT_EQ(dma_alone_cycles(hw.chip, ins), 299u);
+  EXPECT_EQ(dma_alone_cycles(resolve_hw(hw), ins), 299u);
   EXPECT_EQ(DmaEngines::queue_of(ins), DmaEngines::kMain);
   ins.async = true;
   EXPECT_EQ(DmaEngines::queue_of(ins), DmaEngines::kBackground);
@@ -128,7 +129,7 @@ TEST(XferChannels, FirstStagesAndStreamingBehindThem) {
 TEST(HbmServer, OneSerialServerPerCore) {
   const HwConfig hw = test::v3_8_like();
   HbmServer h;
-  h.reset(hw.chip, false);
+  h.reset(resolve_hw(hw), hw.chip.core.dma.chunk_bytes, false);
   HbmServer::Service d = h.serve_dma(100, kMiB);
   EXPECT_EQ(d.begin, 100u);
   EXPECT_EQ(d.cycles, 2434u);
@@ -150,7 +151,7 @@ TEST(HbmServer, OneSerialServerPerCore) {
 TEST(HbmServer, CalendarsServeTheEarliestIdleInterval) {
   const HwConfig hw = test::v3_8_like();
   HbmServer h;
-  h.reset(hw.chip, true);
+  h.reset(resolve_hw(hw), hw.chip.core.dma.chunk_bytes, true);
   EXPECT_EQ(h.serve_dma(10000, kMiB).begin, 10000u);     // [10000, 12434)
   EXPECT_EQ(h.serve_dma(0, kMiB / 2).begin, 0u);         // before it: [0, 1217)
   EXPECT_EQ(h.serve_dma(0, kMiB).begin, 1217u);          // the gap [1217, 10000) fits
@@ -167,11 +168,12 @@ TEST(HbmServer, CalendarsServeTheEarliestIdleInterval) {
 TEST(CmemServer, FirstComeFirstServedInWholeCycles) {
   HwConfig hw = test::v3_8_like();
   hw.chip.cmem = CmemParams{.size_mib = 128, .bandwidth_gbyte_per_s = 940, .latency_ns = 100};  // 1000 B/cycle
+  const ResolvedHw r = resolve_hw(hw);
   CmemServer c;
-  CmemServer::Service s = c.serve(hw.chip, 10, 1500);
+  CmemServer::Service s = c.serve(r, 10, 1500);
   EXPECT_EQ(s.begin, 10u);
   EXPECT_EQ(s.cycles, 2u);
-  s = c.serve(hw.chip, 11, 1000);
+  s = c.serve(r, 11, 1000);
   EXPECT_EQ(s.begin, 12u);
   EXPECT_EQ(c.free(), 13u);
   EXPECT_EQ(c.transfers, 2u);

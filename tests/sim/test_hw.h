@@ -1,6 +1,6 @@
 // Hardware configs for the simulator tests, built in code (independent of the YAML loader).
 #pragma once
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 
 namespace tpusim::test {
 

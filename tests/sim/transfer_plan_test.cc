@@ -2,9 +2,9 @@
 // program whose transfers do not match; the analytical engine's transfer semantics.
 #include <gtest/gtest.h>
 
+#include "sim/analysis/program_plan.h"
 #include "sim/base/sim_error.h"
 #include "sim/engine/engine.h"
-#include "sim/isa/program_plan.h"
 #include "tests/sim/exact_cycle_cases.h"
 #include "tests/sim/test_hw.h"
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "sweep/out_lock.h"
 
 namespace tpusim::sweep {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "config/hw_loader.h"
+#include "sim/hw/resolved_hw.h"
 #include "workloads/report/energy_report.h"
 #include "workloads/loop/kernel_run.h"
 #include "workloads/report/report.h"
@@ -115,7 +116,7 @@ TEST(EnergyCalibration, MinAndMaxMatchThePublishedChipPower) {
     ASSERT_TRUE(h.chip.power);
     EXPECT_NEAR(h.chip.power->static_w, pub.min_w, kFitTol * pub.min_w);  // an idle chip
     const KernelRunResult r = compute_bound(h);
-    ASSERT_GT(double(r.info.flops) / (r.run.device_time_s * core_peak_tflop_per_s(h.chip) * 1e12), 0.95)
+    ASSERT_GT(double(r.info.flops) / (r.run.device_time_s * resolve_hw(h).core_peak_tflop_per_s * 1e12), 0.95)
         << "the calibration kernel must be compute-bound";
     const auto e = kernel_energy(h, r);
     ASSERT_TRUE(e);

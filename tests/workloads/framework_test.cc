@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/hw_loader.h"
 #include "sim/base/sim_error.h"
 #include "workloads/loop/training_run.h"

@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/hw_loader.h"
 #include "workloads/data/dataset.h"
 #include "workloads/loop/native_steps.h"

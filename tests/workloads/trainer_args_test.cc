@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/hw_loader.h"
 #include "workloads/loop/training_run.h"
 #include "workloads/config/workload_config.h"

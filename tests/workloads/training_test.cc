@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/config_error.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
 #include "sim/base/sim_error.h"
@@ -20,7 +21,6 @@
 #include "workloads/loop/training_run.h"
 #include "workloads/config/workload_config.h"
 #include "workloads/config/xla_constructs.h"
-#include "config/config_error.h"
 
 namespace tpusim {
 namespace {

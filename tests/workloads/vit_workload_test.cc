@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "compiler/layout.h"
 #include "config/hw_loader.h"
 #include "workloads/data/dataset.h"

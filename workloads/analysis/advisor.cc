@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "sim/base/sim_error.h"
 #include "workloads/loop/training_run.h"
 

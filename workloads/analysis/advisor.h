@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "sim/engine/run_estimate.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 #include "workloads/data/dataset.h"
 #include "workloads/config/workload_config.h"
 

@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/config_error.h"
 #include "compiler/compile.h"
-#include "config/config_error.h"
 #include "sim/engine/engine.h"
 
 namespace tpusim {

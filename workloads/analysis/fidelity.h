@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 
 namespace tpusim {
 

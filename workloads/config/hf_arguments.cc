@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <functional>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/suggest.h"
 
 namespace tpusim {

@@ -2,7 +2,7 @@
 // decides the processes) and a kernel's chip and core.
 #include <fmt/format.h>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "workloads/loop/framework.h"
 #include "workloads/config/hf_arguments.h"
 

@@ -1,6 +1,6 @@
 #include "workloads/config/training_choices.h"
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/suggest.h"
 #include "workloads/config/workload_config.h"
 

@@ -2,7 +2,7 @@
 // the step builder builds from it. Declared in workload_config.h.
 #include <algorithm>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "models/bart.h"
 #include "models/bert.h"
 #include "models/bert_presets.h"

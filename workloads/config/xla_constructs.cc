@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "config/suggest.h"
 
 namespace tpusim {

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 
 namespace tpusim::data {
 

@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 #include "workloads/config/workload_config.h"
 
 namespace tpusim {

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "base/config_error.h"
 #include "compiler/hlo/hlo_parser.h"
-#include "config/config_error.h"
 
 namespace tpusim {
 namespace fs = std::filesystem;

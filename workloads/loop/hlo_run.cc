@@ -7,9 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "base/config_error.h"
 #include "compiler/collectives.h"
-#include "config/config_error.h"
 #include "sim/engine/engine.h"
+#include "sim/hw/resolved_hw.h"
 #include "workloads/loop/framework.h"
 #include "workloads/loop/hlo_module.h"
 #include "workloads/loop/hlo_step.h"

@@ -22,7 +22,7 @@
 #include "compiler/hlo/hlo_import.h"
 #include "compiler/hlo/hlo_spmd.h"
 #include "sim/engine/run_estimate.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 #include "workloads/config/workload_config.h"
 #include "workloads/loop/hlo_step.h"
 #include "workloads/loop/run_records.h"

@@ -8,7 +8,7 @@
 
 #include "compiler/collectives.h"
 #include "models/graph.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 #include "workloads/loop/step_source.h"
 
 namespace tpusim {

@@ -21,6 +21,7 @@
 #include <algorithm>
 
 #include "sim/base/clock.h"
+#include "sim/hw/resolved_hw.h"
 #include "sim/ici/ici_timing.h"
 
 namespace tpusim {
@@ -43,7 +44,7 @@ double compile_time_s(const HostParams& host, uint64_t hlo_ops, uint32_t kernels
 
 double pcie_transfer_s(const HwConfig& hw, bool load, uint64_t bytes) {
   if (bytes == 0) return 0;
-  const TransferEstimate e = host_transfer_estimate(hw, load, bytes);
+  const TransferEstimate e = host_transfer_estimate(hw, resolve_hw(hw), load, bytes);
   return double(e.total_cycles()) / (hw.chip.core.clock_mhz * 1e6);
 }
 

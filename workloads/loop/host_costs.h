@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 
 namespace tpusim {
 

@@ -10,8 +10,8 @@
 #include "sim/base/trace.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/run_estimate.h"
+#include "sim/hw/hw_config.h"
 #include "sim/isa/program.h"
-#include "sim/slice/slice_params.h"
 #include "workloads/config/workload_config.h"
 #include "workloads/loop/training_run.h"
 

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "models/model.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 #include "workloads/config/workload_config.h"
 #include "workloads/loop/step_builder.h"
 #include "workloads/loop/step_source.h"

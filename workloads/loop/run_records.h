@@ -10,9 +10,9 @@
 
 #include "compiler/memory_breakdown.h"
 #include "compiler/memory_plan.h"
+#include "sim/analysis/collective_stats.h"
+#include "sim/analysis/op_profile.h"
 #include "sim/base/sim_error.h"
-#include "sim/isa/collective_stats.h"
-#include "sim/isa/op_profile.h"
 
 namespace tpusim {
 
@@ -83,7 +83,7 @@ struct ProgramRecord {
   double device_s = 0;           // s per execution
   uint64_t device_cycles = 0;    // core cycles per execution
   uint64_t executions = 0;
-  // Where device_s went, kernel by kernel, per execution (sim/isa/op_profile.h; empty without a
+  // Where device_s went, kernel by kernel, per execution (sim/analysis/op_profile.h; empty without a
   // simulation).
   std::shared_ptr<const OpProfile> op_profile;
 };

@@ -11,7 +11,7 @@
 #include "compiler/step/data_parallel.h"
 #include "compiler/fsdp_graphs.h"
 #include "models/model.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 #include "workloads/config/workload_config.h"
 #include "workloads/loop/step_source.h"
 

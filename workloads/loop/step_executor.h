@@ -12,11 +12,11 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "sim/analysis/collective_stats.h"
+#include "sim/analysis/op_profile.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/run_estimate.h"
-#include "sim/isa/collective_stats.h"
-#include "sim/isa/op_profile.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 #include "workloads/loop/step_source.h"
 
 namespace tpusim {
@@ -25,14 +25,14 @@ struct DeviceRun {
   double device_s = 0;         // s: program launch to the last core's completion
   uint64_t device_cycles = 0;  // core cycles
   // s: the gradient all-reduce's exposed time: the part of its run during which the profiled core
-  // (the last to finish) runs no work of its own (sim/isa/collective_stats.h). 0 without one.
+  // (the last to finish) runs no work of its own (sim/analysis/collective_stats.h). 0 without one.
   double allreduce_s = 0;
   // s: the exposed time of every kind of collective (all-reduce, all-gather, reduce-scatter, ...):
   // the communication on the step's critical path, for data parallel and FSDP alike.
   double collective_s = 0;
   bool replayed = false;
   CollectiveStats collectives;  // the profiled core's collectives, kind by kind (RunResult::collectives)
-  // Where the device time went, kernel by kernel (sim/isa/op_profile.h), of the simulated
+  // Where the device time went, kernel by kernel (sim/analysis/op_profile.h), of the simulated
   // execution (shared by the replays).
   std::shared_ptr<const OpProfile> op_profile;
 };

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "compiler/collective_plan.h"
+#include "sim/hw/resolved_hw.h"
 #include "workloads/loop/host_costs.h"
 
 namespace tpusim {
@@ -55,7 +56,7 @@ StepLoop::StepLoop(const HwConfig& hw, LoopSetup setup, StepSource& source, cons
   r_.framework = fw.describe(hw, setup_.devices, setup_.launcher);
   r_.engine = o.engine;
   r_.full_sim = o.full_sim;
-  r_.hbm_bytes_per_core = device_hbm_bytes(hw.chip);
+  r_.hbm_bytes_per_core = resolve_hw(hw).device_hbm_bytes;
   r_.megacore = hw.chip.megacore;
 }
 
@@ -403,7 +404,7 @@ void StepLoop::finish() {
     steady_collective += n * s.collective_s;
   }
   // Flops and peaks of a device (both cores of a megacore).
-  const double device_peak = core_peak_tflop_per_s(hw_.chip) * cores_per_device(hw_.chip) * 1e12;
+  const double device_peak = resolve_hw(hw_).device_peak_flop_per_s;
   r_.mfu = steady_time > 0 ? steady_flops / (steady_time * device_peak) : 0;
   r_.allreduce_share = steady_device > 0 ? steady_allreduce / steady_device : 0;
   r_.collective_share = steady_device > 0 ? steady_collective / steady_device : 0;

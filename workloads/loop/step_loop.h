@@ -24,7 +24,7 @@
 
 #include "compiler/compile_cache.h"
 #include "sim/engine/run_estimate.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 #include "workloads/config/xla_constructs.h"
 #include "workloads/data/batching.h"
 #include "workloads/loop/framework.h"

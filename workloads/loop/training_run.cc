@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "base/config_error.h"
 #include "compiler/compile_cache.h"
-#include "config/config_error.h"
 #include "sim/base/sim_error.h"
 #include "workloads/config/xla_constructs.h"
 #include "workloads/data/batching.h"

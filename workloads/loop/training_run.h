@@ -26,11 +26,11 @@
 #include <vector>
 
 #include "compiler/memory_breakdown.h"
+#include "sim/analysis/collective_stats.h"
+#include "sim/analysis/op_profile.h"
 #include "sim/base/sim_error.h"
 #include "sim/engine/run_estimate.h"
-#include "sim/isa/collective_stats.h"
-#include "sim/isa/op_profile.h"
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 #include "workloads/data/dataset.h"
 #include "workloads/loop/run_records.h"
 #include "workloads/loop/step_loop.h"

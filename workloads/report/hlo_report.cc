@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/hw/resolved_hw.h"
 #include "workloads/report/training_report.h"
 
 namespace tpusim {
@@ -59,7 +60,7 @@ json make_hlo_report(const HwConfig& hw, const WorkloadConfig& w, const HloRunRe
              {"chips", hw.slice.chips()},
              {"cores_per_chip", hw.chip.cores},
              {"megacore", hw.chip.megacore},
-             {"core_peak_tflop_per_s", core_peak_tflop_per_s(hw.chip)},
+             {"core_peak_tflop_per_s", resolve_hw(hw).core_peak_tflop_per_s},
              {"host_cpus", hw.host.cpus},
              {"host_cpu_ghz", hw.host.cpu_ghz}};
   j["workload"] = {{"name", w.name},           {"kind", w.kind},

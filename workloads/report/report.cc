@@ -13,8 +13,9 @@
 
 #include "workloads/report/energy_report.h"
 
-#include "config/config_error.h"
+#include "base/config_error.h"
 #include "models/kernel_specs.h"
+#include "sim/hw/resolved_hw.h"
 #include "traces/chrome_trace.h"
 #include "sim/base/clock.h"
 
@@ -186,12 +187,13 @@ KernelSummary summarize(const HwConfig& hw, const KernelRunResult& r) {
   s.cores_used = std::max<uint32_t>(r.cores_used, 1);
   s.flops = r.info.flops;
   s.achieved_tflop_per_s = safe_div(double(s.flops), s.device_time_s) / 1e12;
-  s.peak_tflop_per_s = core_peak_tflop_per_s(hw.chip) * s.cores_used;
+  const ResolvedHw rhw = resolve_hw(hw);
+  s.peak_tflop_per_s = rhw.core_peak_tflop_per_s * s.cores_used;
   s.mxu_utilization = safe_div(s.achieved_tflop_per_s, s.peak_tflop_per_s);
   s.hbm_bytes = r.info.hbm_bytes;
   s.hbm_bytes_min = r.info.hbm_bytes_min;
   s.achieved_hbm_gbyte_per_s = safe_div(double(s.hbm_bytes), s.device_time_s) / 1e9;
-  s.peak_hbm_gbyte_per_s = core_peak_hbm_gbyte_per_s(hw.chip) * s.cores_used;
+  s.peak_hbm_gbyte_per_s = rhw.core_peak_hbm_gbyte_per_s * s.cores_used;
   s.hbm_bandwidth_utilization = safe_div(s.achieved_hbm_gbyte_per_s, s.peak_hbm_gbyte_per_s);
   s.ideal_compute_cycles = r.ideal.compute_cycles;
   s.ideal_hbm_cycles = r.ideal.hbm_cycles;
@@ -233,6 +235,7 @@ json make_report(const HwConfig& hw, const WorkloadConfig& w, const KernelRunRes
                 {"workload_file", ctx.workload_file}};
 
   const ChipParams& chip = hw.chip;
+  const ResolvedHw rhw = resolve_hw(hw);
   rep["hw"] = {{"name", hw.name},
                {"generation", chip.generation},
                {"chips", hw.slice.chips()},
@@ -245,8 +248,8 @@ json make_report(const HwConfig& hw, const WorkloadConfig& w, const KernelRunRes
                {"hbm_size_gib", chip.hbm.size_gib},
                {"hbm_bandwidth_gbyte_per_s", chip.hbm.bandwidth_gbyte_per_s},
                {"hbm_ownership", chip.hbm.ownership},
-               {"core_peak_tflop_per_s", core_peak_tflop_per_s(hw.chip)},
-               {"core_peak_hbm_gbyte_per_s", core_peak_hbm_gbyte_per_s(hw.chip)}};
+               {"core_peak_tflop_per_s", rhw.core_peak_tflop_per_s},
+               {"core_peak_hbm_gbyte_per_s", rhw.core_peak_hbm_gbyte_per_s}};
 
   const KernelWorkload& k = w.kernel;
   rep["workload"] = {{"name", w.name},   {"kind", w.kind},         {"kernel", k.kernel},

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/slice/slice_params.h"
+#include "sim/hw/hw_config.h"
 #include "workloads/loop/kernel_run.h"
 #include "workloads/config/workload_config.h"
 
@@ -61,7 +61,7 @@ std::string write_report(const std::string& dir, const nlohmann::json& report);
 std::string format_summary(const HwConfig& hw, const WorkloadConfig& w, const KernelRunResult& r,
                            const RunContext& ctx);
 
-// The op profile (sim/isa/op_profile.h) as report.json's `op_profile` arrays: one object per
+// The op profile (sim/analysis/op_profile.h) as report.json's `op_profile` arrays: one object per
 // entry (name, count, time_s, flops, hbm_bytes, the four *_bound_s, bound).
 nlohmann::json op_profile_json(const OpProfile& p);
 // Its first `top` entries as a table: kernel, count, time, share of the profiled core's time,

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/isa/op_profile.h"
+#include "sim/analysis/op_profile.h"
 
 namespace tpusim {
 namespace {

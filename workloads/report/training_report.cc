@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "models/model_presets.h"
+#include "sim/hw/resolved_hw.h"
 #include "workloads/report/energy_report.h"
 
 namespace tpusim {
@@ -37,7 +38,7 @@ json memory_json(const compiler::MemoryBreakdown& m) {
           {"activation_bytes", m.activation_bytes}, {"peak_bytes", m.peak_bytes}};
 }
 
-// The report's three kinds (sim/isa/collective_stats.h): busy time, or exposed time.
+// The report's three kinds (sim/analysis/collective_stats.h): busy time, or exposed time.
 json collective_times_json(const CollectiveStats& t, bool exposed = false) {
   auto time = [&](isa::Collective k) { return exposed ? t[k].exposed_s : t[k].busy_s; };
   return {{"allreduce", time(isa::Collective::kAllReduce)},
@@ -179,7 +180,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
              {"device", hw.chip.megacore ? "chip" : "core"},  // what "per device" figures are per
              {"cores_per_device", cores_per_device(hw.chip)},
              {"hbm_bytes_per_core", r.hbm_bytes_per_core},
-             {"core_peak_tflop_per_s", core_peak_tflop_per_s(hw.chip)},
+             {"core_peak_tflop_per_s", resolve_hw(hw).core_peak_tflop_per_s},
              {"host_cpus", hw.host.cpus},
              {"host_cpu_ghz", hw.host.cpu_ghz},
              {"host_ram_gib", hw.host.ram_gib}};

@@ -1,13 +1,13 @@
-#include "sim/isa/program_plan.h"
+#include "sim/analysis/program_plan.h"
 
 #include <algorithm>
 #include <map>
 #include <unordered_map>
 #include <utility>
 
+#include "sim/analysis/collective_stats.h"
+#include "sim/analysis/op_profile.h"
 #include "sim/base/sim_error.h"
-#include "sim/isa/collective_stats.h"
-#include "sim/isa/op_profile.h"
 
 namespace tpusim {
 

@@ -18,8 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/hw/hw_config.h"
 #include "sim/isa/program.h"
-#include "sim/slice/slice_params.h"
 
 namespace tpusim {
 

@@ -41,8 +41,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/hw/resolved_hw.h"
 #include "sim/isa/program.h"
-#include "sim/slice/slice_params.h"
 
 namespace tpusim {
 
@@ -110,9 +110,10 @@ class OpProfileRecorder {
     if (complete > end_[s]) end_[s] = complete;
   }
 
-  // The profile of the recorded run. Times convert to cycles as (t - origin) / period.
-  OpProfile profile(const CorePlan& cp, const HwConfig& hw, uint64_t launch_cycles, uint64_t end_cycles,
-                    uint64_t origin = 0, uint64_t period = 1) const;
+  // The profile of the recorded run (`r`: resolve_hw(hw)). Times convert to cycles as
+  // (t - origin) / period.
+  OpProfile profile(const CorePlan& cp, const HwConfig& hw, const ResolvedHw& r, uint64_t launch_cycles,
+                    uint64_t end_cycles, uint64_t origin = 0, uint64_t period = 1) const;
 
  private:
   uint32_t find(uint32_t instr) const;

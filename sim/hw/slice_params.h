@@ -1,10 +1,7 @@
 // Parameters of a slice: chips joined by ICI in a mesh/torus, driven by hosts.
 #pragma once
 #include <cstdint>
-#include <string>
 #include <vector>
-
-#include "sim/chip/chip_params.h"
 
 namespace tpusim {
 
@@ -42,14 +39,6 @@ struct SliceParams {
     for (uint32_t d : topology.dims) n *= d;
     return n;
   }
-};
-
-// The whole hardware config, as resolved from a hardware YAML file.
-struct HwConfig {
-  std::string name;  // e.g. "v3-8"
-  ChipParams chip;
-  SliceParams slice;
-  HostParams host;
 };
 
 }  // namespace tpusim

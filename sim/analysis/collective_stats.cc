@@ -1,7 +1,7 @@
-#include "sim/isa/collective_stats.h"
+#include "sim/analysis/collective_stats.h"
 
+#include "sim/analysis/program_plan.h"
 #include "sim/base/clock.h"
-#include "sim/isa/program_plan.h"
 
 namespace tpusim {
 

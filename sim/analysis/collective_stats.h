@@ -1,7 +1,7 @@
 // Collective statistics: what one core's collectives cost it, kind by kind (all-reduce,
 // all-gather, ...), from the instructions the compiler marked with their collective
 // (isa::Instr::collective). Both engines compute them the same way: they feed every instruction's
-// ready and completion time (the ones the op profile reads, sim/isa/op_profile.h) to a
+// ready and completion time (the ones the op profile reads, sim/analysis/op_profile.h) to a
 // CollectiveRecorder, which keeps, per kind and for the core's other work, the union of the
 // intervals [ready, completion).
 //
@@ -24,8 +24,8 @@
 #include <span>
 
 #include "sim/base/interval_union.h"
+#include "sim/hw/hw_config.h"
 #include "sim/isa/program.h"
-#include "sim/slice/slice_params.h"
 
 namespace tpusim {
 

@@ -1,15 +1,14 @@
-#include "sim/isa/op_profile.h"
+#include "sim/analysis/op_profile.h"
 
 #include <algorithm>
 #include <numeric>
 #include <string_view>
 #include <unordered_map>
 
+#include "sim/analysis/program_plan.h"
 #include "sim/base/clock.h"
 #include "sim/base/sim_error.h"
-#include "sim/hbm/hbm_timing.h"
 #include "sim/ici/ici_timing.h"
-#include "sim/isa/program_plan.h"
 #include "sim/vpu/vpu_timing.h"
 
 namespace tpusim {
@@ -143,8 +142,8 @@ uint32_t OpProfileRecorder::find(uint32_t instr) const {
   return uint32_t(std::upper_bound(first_.begin(), first_.end() - 1, instr) - first_.begin()) - 1;
 }
 
-OpProfile OpProfileRecorder::profile(const CorePlan& cp, const HwConfig& hw, uint64_t launch, uint64_t end_cycles,
-                                     uint64_t origin, uint64_t period) const {
+OpProfile OpProfileRecorder::profile(const CorePlan& cp, const HwConfig& hw, const ResolvedHw& r, uint64_t launch,
+                                     uint64_t end_cycles, uint64_t origin, uint64_t period) const {
   OpProfile p;
   p.chip = cp.chip;
   p.core = cp.core;
@@ -203,10 +202,10 @@ OpProfile OpProfileRecorder::profile(const CorePlan& cp, const HwConfig& hw, uin
       const uint32_t peer = cp.peer(i).chip;
       const uint32_t st = peer == cp.chip ? ports : ici_next_port(hw.slice.topology, cp.chip, peer);
       if (peer != cp.chip) ici_bytes[s] += in.bytes;
-      stage[st] += send_estimate(hw, cp.chip, peer, in.bytes).stream_cycles;
+      stage[st] += send_estimate(hw, r, cp.chip, peer, in.bytes).stream_cycles;
     } else {
       const bool load = in.op == isa::Op::kHostLoad;
-      stage[ports + (load ? 1 : 2)] += host_transfer_estimate(hw, load, in.bytes).stream_cycles;
+      stage[ports + (load ? 1 : 2)] += host_transfer_estimate(hw, r, load, in.bytes).stream_cycles;
     }
   });
   close();
@@ -220,11 +219,9 @@ OpProfile OpProfileRecorder::profile(const CorePlan& cp, const HwConfig& hw, uin
   }
   const std::vector<uint64_t> cycles = attribute_cycles(timing, launch);
 
-  // Merge by name, in first-occurrence order.
-  const double flop_per_s = core_peak_flop_per_cycle(hw.chip) * hw.chip.core.clock_mhz * 1e6;
-  ChipParams peak = hw.chip;
-  peak.hbm.efficiency = 1.0;
-  const double hbm_per_s = hbm_core_bytes_per_cycle(peak) * hw.chip.core.clock_mhz * 1e6;
+  // Merge by name, in first-occurrence order. The bounds are at the core's peaks.
+  auto per_s = [&](double per_cycle) { return per_cycle * hw.chip.core.clock_mhz * 1e6; };
+  const double flop_per_s = per_s(r.core_peak_flop_per_cycle), hbm_per_s = per_s(r.hbm_core_peak_bytes_per_cycle);
   OpProfileEntry launch_entry;
   launch_entry.name = std::string(kLaunchName);
   launch_entry.count = 1;

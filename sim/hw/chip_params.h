@@ -4,11 +4,11 @@
 #include <optional>
 #include <string>
 
-#include "sim/cmem/cmem_params.h"
-#include "sim/core/core_params.h"
-#include "sim/hbm/hbm_params.h"
-#include "sim/power/cost_params.h"
-#include "sim/power/power_params.h"
+#include "sim/hw/cmem_params.h"
+#include "sim/hw/core_params.h"
+#include "sim/hw/cost_params.h"
+#include "sim/hw/hbm_params.h"
+#include "sim/hw/power_params.h"
 
 namespace tpusim {
 
@@ -52,28 +52,6 @@ struct ChipParams {
 // TensorCores of one device.
 inline uint32_t devices_per_chip(const ChipParams& chip) { return chip.megacore ? 1 : chip.cores; }
 inline uint32_t cores_per_device(const ChipParams& chip) { return chip.megacore ? chip.cores : 1; }
-
-// Peak bf16 flop per cycle of one core: each multiplier of its MXUs' R x C arrays does one
-// multiply-accumulate (2 flop) per cycle: 2 x MXUs x R x C.
-inline double core_peak_flop_per_cycle(const ChipParams& chip) {
-  return 2.0 * chip.core.mxu.count * chip.core.mxu.rows * chip.core.mxu.cols;
-}
-inline double core_peak_tflop_per_s(const ChipParams& chip) {
-  return core_peak_flop_per_cycle(chip) * chip.core.clock_mhz * 1e6 / 1e12;
-}
-// Peak HBM GB/s one core sees: the chip's share per core (per_core ownership) or all of it (shared).
-inline double core_peak_hbm_gbyte_per_s(const ChipParams& chip) {
-  double g = chip.hbm.bandwidth_gbyte_per_s;
-  if (chip.hbm.ownership == "per_core" && chip.cores > 0) g /= chip.cores;
-  return g;
-}
-
-// HBM bytes one device holds: the chip's on a megacore (and wherever the cores share it), a core's
-// share with per_core ownership (v2/v3: each TensorCore has its own HBM stacks).
-inline uint64_t device_hbm_bytes(const ChipParams& chip) {
-  const uint64_t bytes = uint64_t(chip.hbm.size_gib) << 30;
-  return chip.hbm.ownership == "per_core" && chip.cores > 0 ? bytes / chip.cores : bytes;
-}
 
 // Whether the chip has a CMEM that DMAs may name.
 inline bool has_cmem(const ChipParams& chip) { return chip.cmem && chip.cmem->size_mib > 0; }

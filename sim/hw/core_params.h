@@ -2,11 +2,11 @@
 #pragma once
 #include <cstdint>
 
-#include "sim/dma/dma_params.h"
-#include "sim/mxu/mxu_params.h"
-#include "sim/vmem/vmem_params.h"
-#include "sim/vpu/vpu_params.h"
-#include "sim/xfer/xfer_params.h"
+#include "sim/hw/dma_params.h"
+#include "sim/hw/mxu_params.h"
+#include "sim/hw/vmem_params.h"
+#include "sim/hw/vpu_params.h"
+#include "sim/hw/xfer_params.h"
 
 namespace tpusim {
 
