@@ -1,6 +1,7 @@
 // The columns of results.csv: the point id, its axis values, its status, and the key figures of its
-// report.json, each with its unit in the name. Declared once here; docs/config-sweep.md's table is
-// generated from the declarations.
+// report.json, each with its unit in the name. The figures are the report field catalogue's
+// (workloads/report/report_fields.h) that name a column; docs/config-sweep.md's table is generated
+// from them.
 #pragma once
 #include <string>
 #include <vector>
@@ -9,7 +10,7 @@
 
 namespace tpusim::sweep {
 
-// A key figure taken from a point's report.json.
+// A key figure taken from a point's report.json: a catalogue field as a column of one kind.
 struct FigureColumn {
   std::string name;     // CSV header, unit in the name: "steady_step_time_s"
   std::string kind;     // workload kind whose report has it: "training" | "kernel" | "hlo"

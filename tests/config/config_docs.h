@@ -1,4 +1,5 @@
-// The generated part of docs/config-*.md: the Markdown schema reference between two markers.
+// The generated part of docs/config-*.md and docs/report-fields.md: the Markdown schema reference (or
+// the report field catalogue) between two markers.
 // Shared by tpusim_gen_config_docs (writes it) and docs_test.cc (checks it is current).
 #pragma once
 #include <optional>
@@ -8,6 +9,7 @@
 #include "config/hw_loader.h"
 #include "sweep/sweep_config.h"
 #include "workloads/config/workload_config.h"
+#include "workloads/report/report_fields.h"
 
 namespace tpusim::testing {
 
@@ -23,7 +25,8 @@ struct GeneratedDoc {
 inline std::vector<GeneratedDoc> generated_docs() {
   return {{"docs/config-hw.md", hw_schema_markdown()},
           {"docs/config-workload.md", workload_schema_markdown()},
-          {"docs/config-sweep.md", sweep::sweep_schema_markdown()}};
+          {"docs/config-sweep.md", sweep::sweep_schema_markdown()},
+          {"docs/report-fields.md", report_fields_markdown()}};
 }
 
 // The text between the markers, or nullopt when a marker is missing.

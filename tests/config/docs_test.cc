@@ -1,4 +1,5 @@
-// The schema reference in docs/config-*.md must match the schemas declared in code.
+// The schema reference in docs/config-*.md must match the schemas declared in code, and
+// docs/report-fields.md the report field catalogue.
 #include <gtest/gtest.h>
 
 #include <fstream>

@@ -1,5 +1,6 @@
 // Rewrites the generated schema reference of docs/config-hw.md, docs/config-workload.md and
-// docs/config-sweep.md from the schemas declared in code. Usage: tpusim_gen_config_docs [REPO_ROOT]   (default: the source tree)
+// docs/config-sweep.md from the schemas declared in code, and docs/report-fields.md from the report
+// field catalogue. Usage: tpusim_gen_config_docs [REPO_ROOT]   (default: the source tree)
 #include <fstream>
 #include <iostream>
 #include <sstream>

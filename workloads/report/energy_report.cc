@@ -1,9 +1,12 @@
 #include "workloads/report/energy_report.h"
 
 #include <set>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
+
+#include "workloads/report/report_fields.h"
 
 namespace tpusim {
 namespace {
@@ -124,18 +127,12 @@ json cost_json(const std::optional<RunCost>& c) {
 }
 
 void add_energy_units(json& u) {
-  for (const char* k : {"summary.energy.per_step_j", "summary.energy.total_j", "summary.energy.per_step_by_component_j",
-                        "summary.energy.total_by_component_j", "summary.energy.by_component_j"})
-    u[k] = "J (whole slice; kernel runs: the kernel's chips)";
-  u["summary.energy.chips"] = "count";
-  for (const char* k : {"summary.energy.average_power_w_per_chip", "summary.energy.steady_power_w_per_chip",
-                        "summary.energy.all_cores_power_w_per_chip"})
-    u[k] = "W per chip";
-  u["summary.energy.examples_per_j"] = "examples/J";
-  u["summary.energy.end_to_end_examples_per_j"] = "examples/J";
-  u["summary.cost.usd_per_chip_hour"] = "USD per chip-hour";
-  u["summary.cost.usd_total"] = "USD";
-  u["summary.cost.usd_per_1k_steps"] = "USD per 1000 steady steps";
+  for (const ReportField& f : report_fields()) {
+    const std::string_view path = f.path;
+    if ((path.starts_with("/summary/energy/") || path.starts_with("/summary/cost/")) &&
+        (f.in(kTrainingReport) || f.in(kKernelReport)))
+      u[f.key_in_units()] = f.unit_text();
+  }
 }
 
 std::string kernel_energy_text(const std::optional<KernelEnergy>& e, const std::optional<RunCost>& c) {

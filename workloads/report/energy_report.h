@@ -50,7 +50,9 @@ struct RunCost {
 std::optional<RunCost> kernel_cost(const HwConfig& hw, const KernelRunResult& r);
 std::optional<RunCost> training_cost(const HwConfig& hw, const TrainingRunResult& r);
 
-// report.json objects (null when not modelled) and the units they add to `units`.
+// report.json objects (null when not modelled). add_energy_units: the units of the energy and cost
+// figures of both a training and a kernel report (workloads/report/report_fields.h), which either
+// kind's `units` lists whole, null or not.
 nlohmann::json kernel_energy_json(const std::optional<KernelEnergy>& e);
 nlohmann::json training_energy_json(const std::optional<TrainingEnergy>& e);
 nlohmann::json cost_json(const std::optional<RunCost>& c);

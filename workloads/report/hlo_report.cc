@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "sim/hw/resolved_hw.h"
+#include "workloads/report/report_fields.h"
 #include "workloads/report/training_report.h"
 
 namespace tpusim {
@@ -104,10 +105,7 @@ json make_hlo_report(const HwConfig& hw, const WorkloadConfig& w, const HloRunRe
             {"hw.host_cpus", "count"}, {"hw.host_cpu_ghz", "GHz"}, {"run.simulations", "count"},
             {"run.replays", "count"}, {"run.wall_time_s", "s"}, {"workload.replicas", "count (cores)"},
             {"workload.steps", "count"}, {"workload.processes", "count"}, {"workload.while_trip_count", "count (0: not given)"},
-            {"summary.device_time_s", "s (one step)"}, {"summary.total_time_s", "s"}, {"summary.steady_step_time_s", "s"},
-            {"summary.compiles", "count"}, {"summary.compile_time_s", "s"}, {"summary.warmup_time_s", "s"},
-            {"summary.upload_time_s", "s"}, {"summary.mxu_utilization", "fraction"}, {"summary.train_steps", "count"},
-            {"summary.breakdown_s", "s"}, {"hlo.instructions", "count by opcode (every computation)"},
+            {"hlo.instructions", "count by opcode (every computation)"},
             {"hlo.dot_flops", "flop (per replica, every dot of the module; one partition's when partitioned)"},
             {"hlo.spmd.collectives.*.count", "count (inserted per partition)"},
             {"hlo.spmd.collectives.*.result_bytes", "bytes (one partition's results, summed)"},
@@ -125,6 +123,7 @@ json make_hlo_report(const HwConfig& hw, const WorkloadConfig& w, const HloRunRe
             {"metrics.*.percentiles_bytes", "bytes"}, {"metrics.*.samples_bytes", "[bytes, count] pairs"},
             {"metrics.UncachedCompile", "count"}, {"metrics.CachedCompile", "count"}, {"metrics.MarkStep", "count"}};
   u.update(step_program_units());
+  add_summary_units(u, kHloReport, j);  // from the field catalogue
   j["units"] = u;
   j["config"] = {{"hw_yaml", ctx.hw_dump}, {"workload_yaml", ctx.workload_dump}};
   return j;

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "workloads/report/energy_report.h"
+#include "workloads/report/report_fields.h"
 
 #include "base/config_error.h"
 #include "models/kernel_specs.h"
@@ -280,7 +281,8 @@ json make_report(const HwConfig& hw, const WorkloadConfig& w, const KernelRunRes
   rep["summary"]["energy"] = kernel_energy_json(kernel_energy(hw, r));
   rep["summary"]["cost"] = cost_json(kernel_cost(hw, r));
 
-  // One unit per numeric field outside `blocks` (whose stats carry their own units).
+  // One unit per numeric field outside `blocks` (whose stats carry their own units); the summary's
+  // from the field catalogue.
   rep["units"] = {
       {"run.wall_time_s", "s"},
       {"hw.chips", "count"},
@@ -297,28 +299,9 @@ json make_report(const HwConfig& hw, const WorkloadConfig& w, const KernelRunRes
       {"workload.shape", "elements"},
       {"workload.chip", "index"},
       {"workload.core", "index"},
-      {"summary.device_cycles", "cycles"},
-      {"summary.device_time_s", "s"},
-      {"summary.clock_mhz", "MHz"},
-      {"summary.cores_used", "count"},
-      {"summary.flops", "flop"},
-      {"summary.achieved_tflop_per_s", "TFLOP/s (10^12 flop/s)"},
-      {"summary.peak_tflop_per_s", "TFLOP/s (10^12 flop/s)"},
-      {"summary.mxu_utilization", "fraction"},
-      {"summary.hbm_bytes", "bytes"},
-      {"summary.hbm_bytes_min", "bytes"},
-      {"summary.cmem_bytes", "bytes"},
-      {"summary.cmem_resident_bytes", "bytes (per chip: the kernel runs alone on its chip)"},
-      {"summary.achieved_hbm_gbyte_per_s", "GB/s (10^9 bytes/s)"},
-      {"summary.peak_hbm_gbyte_per_s", "GB/s (10^9 bytes/s)"},
-      {"summary.hbm_bandwidth_utilization", "fraction"},
-      {"summary.ideal_compute_cycles", "cycles"},
-      {"summary.ideal_hbm_cycles", "cycles"},
-      {"summary.ideal_bound_fraction", "fraction"},
-      {"summary.fusions", "count"},
-      {"summary.instructions", "count"},
   };
   rep["op_profile"] = op_profile_json(r.run.op_profile);
+  add_summary_units(rep["units"], kKernelReport, rep);
   add_energy_units(rep["units"]);
   rep["units"]["op_profile[].count"] = "count";
   rep["units"]["op_profile[].time_s"] = "s";

@@ -4,10 +4,13 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "sim/analysis/op_profile.h"
+#include "workloads/report/report_fields.h"
 
 namespace tpusim {
 namespace {
@@ -16,48 +19,73 @@ using nlohmann::json;
 
 enum Kinds : unsigned { kTraining = 1, kKernel = 2, kBoth = 3 };
 
-// A figure of report.json (docs/training.md "Report", README "Reports") at `pointer`.
+// The sections in print order, with their titles, and the rows of each by their compare name in the
+// field catalogue (workloads/report/report_fields.h), which gives their pointer, unit and kinds.
+struct Section {
+  const char* key;
+  const char* title;
+  std::vector<const char*> rows;
+};
+
+const std::vector<Section>& sections() {
+  static const std::vector<Section> s = {
+      {"time", "time",
+       {"total time", "steady step time", "steady throughput", "end-to-end throughput", "device time", "device cycles"}},
+      {"compiles", "compiles (busiest process)", {"compiles", "compile time", "warm-up"}},
+      {"breakdown", "where the time went", {"compile", "warm-up", "host", "device compute", "all-reduce", "evaluation"}},
+      {"memory", "memory (per device, at the peak)",
+       {"peak HBM per device", "parameters", "gathered parameters", "gradients", "optimizer state", "activations",
+        "HBM bytes moved"}},
+      {"utilization", "utilization",
+       {"MFU", "MXU utilization", "all-reduce share", "collective share", "padding waste", "achieved TFLOP/s",
+        "achieved HBM GB/s", "HBM bandwidth util.", "roofline fraction"}},
+  };
+  return s;
+}
+constexpr const char* kKernelsTitle =
+    "costliest kernels: time per execution (training: main train program; layers as one row)";
+
+// A row of figures: where report.json has it, in which unit, and for which kinds of run (a kind: hlo
+// report counts as a training one).
 struct Figure {
   const char* section;
   const char* name;
-  const char* unit;
-  unsigned kinds;
+  std::string unit;
+  unsigned kinds = 0;
   const char* pointer;
 };
 
-constexpr Figure kFigures[] = {
-    {"time", "total time", "s", kTraining, "/summary/total_time_s"},
-    {"time", "steady step time", "s", kTraining, "/summary/steady_step_time_s"},
-    {"time", "steady throughput", "examples/s", kTraining, "/summary/steady_examples_per_s"},
-    {"time", "end-to-end throughput", "examples/s", kTraining, "/summary/examples_per_s"},
-    {"time", "device time", "s", kKernel, "/summary/device_time_s"},
-    {"time", "device cycles", "count", kKernel, "/summary/device_cycles"},
-    {"compiles", "compiles", "count", kTraining, "/summary/compiles"},
-    {"compiles", "compile time", "s", kTraining, "/summary/compile_time_s"},
-    {"compiles", "warm-up", "s", kTraining, "/summary/warmup_time_s"},
-    {"breakdown", "compile", "s", kTraining, "/summary/breakdown_s/compile"},
-    {"breakdown", "warm-up", "s", kTraining, "/summary/breakdown_s/warmup"},
-    {"breakdown", "host", "s", kTraining, "/summary/breakdown_s/host"},
-    {"breakdown", "device compute", "s", kTraining, "/summary/breakdown_s/device"},
-    {"breakdown", "all-reduce", "s", kTraining, "/summary/breakdown_s/allreduce"},
-    {"breakdown", "evaluation", "s", kTraining, "/summary/breakdown_s/eval"},
-    {"memory", "peak HBM per device", "bytes", kTraining, "/summary/peak_hbm_bytes"},
-    {"memory", "parameters", "bytes", kTraining, "/summary/memory/parameter_bytes"},
-    {"memory", "gathered parameters", "bytes", kTraining, "/summary/memory/gathered_parameter_bytes"},
-    {"memory", "gradients", "bytes", kTraining, "/summary/memory/gradient_bytes"},
-    {"memory", "optimizer state", "bytes", kTraining, "/summary/memory/optimizer_state_bytes"},
-    {"memory", "activations", "bytes", kTraining, "/summary/memory/activation_bytes"},
-    {"memory", "HBM bytes moved", "bytes", kKernel, "/summary/hbm_bytes"},
-    {"utilization", "MFU", "fraction", kTraining, "/summary/mfu"},
-    {"utilization", "MXU utilization", "fraction", kBoth, "/summary/mxu_utilization"},
-    {"utilization", "all-reduce share", "fraction", kTraining, "/summary/allreduce_share"},
-    {"utilization", "collective share", "fraction", kTraining, "/summary/collective_share"},
-    {"utilization", "padding waste", "fraction", kTraining, "/summary/padding_waste"},
-    {"utilization", "achieved TFLOP/s", "TFLOP/s", kKernel, "/summary/achieved_tflop_per_s"},
-    {"utilization", "achieved HBM GB/s", "GB/s", kKernel, "/summary/achieved_hbm_gbyte_per_s"},
-    {"utilization", "HBM bandwidth util.", "fraction", kKernel, "/summary/hbm_bandwidth_utilization"},
-    {"utilization", "roofline fraction", "fraction", kKernel, "/summary/ideal_bound_fraction"},
-};
+// A cycle count is shown as a count: a whole number without a unit.
+std::string compare_unit(const char* unit) { return std::string_view(unit) == "cycles" ? "count" : unit; }
+
+// The rows in print order, from the catalogue; fields of several kinds with one name are one row.
+// A name in sections() without a field, or a field's compare name missing there, is a bug caught by
+// the first comparison (run_compare_test.cc).
+const std::vector<Figure>& figures() {
+  static const std::vector<Figure> f = [] {
+    std::vector<Figure> rows;
+    size_t matched = 0, named = 0;
+    for (const ReportField& field : report_fields()) named += *field.compare.name != 0;
+    for (const Section& s : sections())
+      for (const char* name : s.rows) {
+        Figure row{s.key, name, "", 0, ""};
+        for (const ReportField& field : report_fields()) {
+          if (std::string_view(field.compare.section) != s.key || std::string_view(field.compare.name) != name) continue;
+          if (row.kinds && std::string_view(row.pointer) != field.path)
+            throw std::logic_error(fmt::format("compare row '{}' names two report paths", name));
+          row.unit = compare_unit(field.unit);
+          row.pointer = field.path;
+          row.kinds |= (field.in(kTrainingReport) ? kTraining : 0) | (field.in(kKernelReport) ? kKernel : 0);
+          ++matched;
+        }
+        if (!row.kinds) throw std::logic_error(fmt::format("compare row '{}: {}' has no report field", s.key, name));
+        rows.push_back(row);
+      }
+    if (matched != named) throw std::logic_error("a report field's compare name is not among the compare rows");
+    return rows;
+  }();
+  return f;
+}
 
 unsigned kind_of(const json& r) {
   return r.contains("workload") && r["workload"].value("kind", "") == "kernel" ? kKernel : kTraining;
@@ -167,7 +195,7 @@ RunComparison compare_reports(const std::vector<std::string>& labels, const std:
   if (present == kBoth)
     c.notes.push_back("kernel and training runs: only the figures they share are compared (MXU utilization; the "
                       "kernels' time per execution of the kernel's program and of the training run's main train program)");
-  for (const Figure& f : kFigures) {
+  for (const Figure& f : figures()) {
     if ((f.kinds & present) != present) continue;
     CompareRow row{f.section, f.name, f.unit, {}};
     bool any = false;  // a row of zeros or of nothing says nothing
@@ -216,13 +244,8 @@ json comparison_json(const RunComparison& c) {
 }
 
 std::string format_comparison(const RunComparison& c) {
-  static const std::map<std::string, std::string> kSections = {
-      {"time", "time"},
-      {"compiles", "compiles (busiest process)"},
-      {"breakdown", "where the time went"},
-      {"memory", "memory (per device, at the peak)"},
-      {"utilization", "utilization"},
-      {"kernels", "costliest kernels: time per execution (training: main train program; layers as one row)"}};
+  std::map<std::string, std::string> titles = {{"kernels", kKernelsTitle}};
+  for (const Section& s : sections()) titles[s.key] = s.title;
   std::string o = "runs\n";
   for (size_t i = 0; i < c.labels.size(); ++i)
     o += fmt::format("  {}  {}  ({}, {})\n", char('A' + std::min<size_t>(i, 25)), c.labels[i], c.names[i], c.kinds[i]);
@@ -238,8 +261,8 @@ std::string format_comparison(const RunComparison& c) {
     for (const CompareRow& r : c.rows) {
       if (r.section != section) {
         section = r.section;
-        auto it = kSections.find(section);
-        o += (it == kSections.end() ? section : it->second) + "\n";
+        auto it = titles.find(section);
+        o += (it == titles.end() ? section : it->second) + "\n";
       }
       double m = 0;
       for (const CompareRow& x : c.rows)

@@ -9,6 +9,7 @@
 #include "models/model_presets.h"
 #include "sim/hw/resolved_hw.h"
 #include "workloads/report/energy_report.h"
+#include "workloads/report/report_fields.h"
 
 namespace tpusim {
 
@@ -277,7 +278,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                      {"compiles", p.compiles}, {"cached_compiles", p.cached_compiles},
                      {"persistent_hits", p.persistent_hits}, {"compile_time_s", p.compile_time_s}});
   j["processes"] = procs;
-  // Units of every numeric field, by path ([] = every element of an array).
+  // Units of every numeric field, by path ([] = every element of an array); the summary's from the
+  // field catalogue.
   json u = {{"hw.chips", "count"}, {"hw.cores_per_chip", "count"}, {"hw.hbm_bytes_per_core", "bytes (per device: the chip's under megacore)"},
             {"hw.cores_per_device", "count"},
             {"hw.core_peak_tflop_per_s", "TFLOP/s"}, {"hw.host_cpus", "count"}, {"hw.host_cpu_ghz", "GHz"},
@@ -287,37 +289,24 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"workload.global_batch", "examples"}, {"workload.processes", "count"}, {"workload.epochs", "count"},
             {"workload.replicas", "count"}, {"workload.steps_per_execution", "steps"},
             {"workload.model_parameters", "count (BertModel: no task head)"},
-            {"summary.mfu", "fraction"}, {"summary.allreduce_share", "fraction (of steady device time)"},
-            {"summary.collective_share", "fraction (of steady device time)"},
             {"processes[].cores", "count"}, {"processes[].host", "host index"},
-            {"summary.total_time_s", "s"}, {"summary.steady_step_time_s", "s"},
-            {"summary.examples_per_s", "examples/s"}, {"summary.steady_examples_per_s", "examples/s"},
-            {"summary.compiles", "count (busiest process)"}, {"summary.compile_time_s", "s (busiest process)"},
-            {"summary.busiest_process", "process index"},
-            {"summary.warmup_time_s", "s"}, {"summary.upload_time_s", "s"}, {"summary.peak_hbm_bytes", "bytes (per device)"},
-            {"summary.mxu_utilization", "fraction"}, {"summary.padding_waste", "fraction of tokens"},
-            {"summary.train_steps", "count"}, {"summary.eval_steps", "count"}, {"summary.optimizer_steps", "count"},
-            {"summary.train_examples", "examples"}, {"summary.epochs_run", "count"}, {"summary.breakdown_s", "s"},
             {"metrics.*.count", "count"}, {"metrics.*.total_s", "s"}, {"metrics.*.mean_s", "s"},
             {"metrics.*.percentiles_s", "s"}, {"metrics.*.samples_s", "[s, count] pairs"},
             {"metrics.*.total_bytes", "bytes"}, {"metrics.*.mean_bytes", "bytes"},
             {"metrics.*.percentiles_bytes", "bytes"}, {"metrics.*.samples_bytes", "[bytes, count] pairs"}, {"metrics.UncachedCompile", "count"},
             {"metrics.CachedCompile", "count"}, {"metrics.PersistentCacheHit", "count"}, {"metrics.MarkStep", "count"},
-            {"metrics.aten::*", "count"}, {"diagnostics[].occurrences", "count (train steps)"}, {"summary.memory.*", "bytes (per device, at the peak)"},
-            {"summary.collectives.*.time_s", "s (the profiled core, all train steps)"},
-            {"summary.collectives.*.exposed_s", "s (the profiled core, all train steps)"},
-            {"summary.collectives.*.bytes", "bytes (per core, all train steps)"},
+            {"metrics.aten::*", "count"}, {"diagnostics[].occurrences", "count (train steps)"},
             {"processes[].compiles", "count"}, {"processes[].compile_time_s", "s"},
             {"processes[].cached_compiles", "count"}, {"processes[].persistent_hits", "count"},
             {"processes[].train_examples", "examples (incl. even_batches fill)"},
             {"processes[].eval_examples", "examples (incl. even_batches fill)"}};
   u.update(step_program_units());
+  add_summary_units(u, kTrainingReport, j);
   add_energy_units(u);
   if (r.batch_search.used) {
     u["workload.per_device_batch_size_used"] = "examples";
     u["workload.per_device_batch_sizes_tried"] = "examples";
   }
-  if (t.logging_steps) u["summary.logging_syncs"] = "count, s (sync + copy; the lost overlap is host time)";
   j["units"] = u;
   j["config"] = {{"hw_yaml", ctx.hw_dump}, {"workload_yaml", ctx.workload_dump}};
   return j;
