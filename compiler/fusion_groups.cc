@@ -37,6 +37,51 @@ int in_group_user(const models::Graph& g, const std::vector<int>& group, const s
   return -1;
 }
 
+// Kernels in an order where each comes after the kernels writing what it reads (a merged kernel
+// reads all its parts read), otherwise as planned: Kahn's algorithm taking the earliest first,
+// but collectives as soon as they can start and the readers of an asynchronous collective's
+// result as late as they can (XLA's latency-hiding scheduler; a data-parallel step's all-reduces
+// overlap the rest of the backward pass so, compiler/step/data_parallel.h).
+// A scheduled graph (models::Graph::scheduled) keeps its own order: its node order.
+std::vector<Fusion> order_kernels(const models::Graph& g, std::vector<Fusion> out) {
+  const auto& nodes = g.nodes();
+  auto rank = [&](const Fusion& f) {
+    if (g.scheduled()) return 1;
+    if (nodes[size_t(f.root)].kind == OpKind::kCollective) return 0;
+    for (int in : f.inputs)
+      if (nodes[size_t(in)].kind == OpKind::kCollective && nodes[size_t(in)].collective.async) return 2;
+    return 1;
+  };
+  std::map<int, size_t> writer;
+  for (size_t k = 0; k < out.size(); ++k)
+    for (int v : kernel_outputs(out[k])) writer[v] = k;
+  std::vector<std::vector<size_t>> next(out.size());
+  std::vector<int> waiting(out.size(), 0);
+  for (size_t k = 0; k < out.size(); ++k) {
+    std::set<size_t> from;
+    for (int in : out[k].inputs)
+      if (auto w = writer.find(in); w != writer.end() && w->second != k) from.insert(w->second);
+    for (size_t w : from) next[w].push_back(k), ++waiting[k];
+  }
+  // Otherwise in the order of the graph's nodes (the module's text: an optimized module's schedule).
+  std::vector<std::pair<int, int>> ranks;
+  for (const Fusion& f : out) ranks.push_back({rank(f), f.root});
+  using Item = std::pair<std::pair<int, int>, size_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
+  for (size_t k = 0; k < out.size(); ++k)
+    if (waiting[k] == 0) ready.push({ranks[k], k});
+  std::vector<Fusion> sorted;
+  while (!ready.empty()) {
+    const size_t k = ready.top().second;
+    ready.pop();
+    sorted.push_back(std::move(out[k]));
+    for (size_t u : next[k])
+      if (--waiting[u] == 0) ready.push({ranks[u], u});
+  }
+  if (sorted.size() != out.size()) throw std::logic_error("fusion: the fusion groups' kernels form a cycle");
+  return sorted;
+}
+
 }  // namespace
 
 bool reduce_fits_dot(const models::Graph& g, int dot_id, const models::Node& red) {
@@ -138,47 +183,7 @@ void merge_group_kernels(const models::Graph& g, const std::vector<int>& group, 
     out.push_back(std::move(m));
   }
 
-  // Kernels in an order where each comes after the kernels writing what it reads (a merged kernel
-  // reads all its parts read), otherwise as planned: Kahn's algorithm taking the earliest first,
-  // but collectives as soon as they can start and the readers of an asynchronous collective's
-  // result as late as they can (XLA's latency-hiding scheduler; a data-parallel step's all-reduces
-  // overlap the rest of the backward pass so, compiler/step/data_parallel.h).
-  // A scheduled graph (models::Graph::scheduled) keeps its own order: its node order.
-  auto rank = [&](const Fusion& f) {
-    if (g.scheduled()) return 1;
-    if (nodes[size_t(f.root)].kind == OpKind::kCollective) return 0;
-    for (int in : f.inputs)
-      if (nodes[size_t(in)].kind == OpKind::kCollective && nodes[size_t(in)].collective.async) return 2;
-    return 1;
-  };
-  std::map<int, size_t> writer;
-  for (size_t k = 0; k < out.size(); ++k)
-    for (int v : kernel_outputs(out[k])) writer[v] = k;
-  std::vector<std::vector<size_t>> next(out.size());
-  std::vector<int> waiting(out.size(), 0);
-  for (size_t k = 0; k < out.size(); ++k) {
-    std::set<size_t> from;
-    for (int in : out[k].inputs)
-      if (auto w = writer.find(in); w != writer.end() && w->second != k) from.insert(w->second);
-    for (size_t w : from) next[w].push_back(k), ++waiting[k];
-  }
-  // Otherwise in the order of the graph's nodes (the module's text: an optimized module's schedule).
-  std::vector<std::pair<int, int>> ranks;
-  for (const Fusion& f : out) ranks.push_back({rank(f), f.root});
-  using Item = std::pair<std::pair<int, int>, size_t>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
-  for (size_t k = 0; k < out.size(); ++k)
-    if (waiting[k] == 0) ready.push({ranks[k], k});
-  std::vector<Fusion> sorted;
-  while (!ready.empty()) {
-    const size_t k = ready.top().second;
-    ready.pop();
-    sorted.push_back(std::move(out[k]));
-    for (size_t u : next[k])
-      if (--waiting[u] == 0) ready.push({ranks[u], u});
-  }
-  if (sorted.size() != out.size()) throw std::logic_error("fusion: the fusion groups' kernels form a cycle");
-  plan.fusions = std::move(sorted);
+  plan.fusions = order_kernels(g, std::move(out));
 }
 
 }  // namespace fusion_groups

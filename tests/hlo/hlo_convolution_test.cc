@@ -1,5 +1,5 @@
 // An imported convolution's im2col operand, simulated: the dot tiler streams a broadcast's source
-// that cannot stay whole in VMEM block by block (compiler/lower_dot.cc) instead of the importer
+// that cannot stay whole in VMEM block by block (compiler/dot_tiling.cc) instead of the importer
 // writing the K-times-larger im2col matrix to HBM and reading it back (docs/hlo.md "convolution").
 #include <gtest/gtest.h>
 
