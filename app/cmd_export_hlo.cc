@@ -10,10 +10,10 @@
 #include <fmt/format.h>
 
 #include "app/commands.h"
-#include "compiler/collectives.h"
+#include "compiler/collectives/collectives.h"
+#include "compiler/hlo/hlo_export.h"
 #include "compiler/step/data_parallel.h"
 #include "compiler/step/fsdp.h"
-#include "compiler/hlo/hlo_export.h"
 #include "models/kernels.h"
 #include "workloads/loop/framework.h"
 #include "workloads/loop/kernel_run.h"

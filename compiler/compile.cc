@@ -3,11 +3,11 @@
 #include <cmath>
 
 #include "base/config_error.h"
-#include "compiler/fusion.h"
-#include "compiler/graph_collectives.h"
-#include "compiler/layout.h"
-#include "compiler/lowering.h"
-#include "compiler/memory_plan.h"
+#include "compiler/collectives/graph_collectives.h"
+#include "compiler/lower/lowering.h"
+#include "compiler/plan/fusion.h"
+#include "compiler/plan/layout.h"
+#include "compiler/plan/memory_plan.h"
 #include "models/kernels.h"
 #include "sim/hw/resolved_hw.h"
 

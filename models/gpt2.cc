@@ -95,7 +95,7 @@ class Gpt2Builder {
   }
 
   // The residual stream x + y, materialized in HBM. Pre-LayerNorm blocks never pass it through a
-  // reduction (BERT's post-LayerNorm does, which ends each fusion), so under compiler/fusion.h's
+  // reduction (BERT's post-LayerNorm does, which ends each fusion), so under compiler/plan/fusion.h's
   // producer-into-consumer rule every consumer would recompute the whole stream back to the first
   // layer; XLA materializes it (its fusion does not duplicate a producer into consumers once the
   // fusion outgrows its operand limit), once per block.

@@ -79,8 +79,8 @@ enum class OpKind : uint8_t {
 //                       split_dimension = concat_dimension); g must divide dimension `dim`
 //   kCollectivePermute  out = operand: each source replica sends it to its target; a replica that
 //                       is no pair's target gets zeros (XLA)
-// The compiler keeps a collective a kernel of its own (compiler/fusion.h). compile_spmd_step runs
-// it across the cores (compiler/graph_collectives.h); a program of one core (compile_graph) holds
+// The compiler keeps a collective a kernel of its own (compiler/plan/fusion.h). compile_spmd_step runs
+// it across the cores (compiler/collectives/graph_collectives.h); a program of one core (compile_graph) holds
 // it as a zero-cost marked kernel: exact for a group of one replica (the identity), and for a larger
 // group listed but not run (there is nobody to talk to). docs/hlo.md, "Collectives".
 enum class CollectiveOp : uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kCollectivePermute };
@@ -107,7 +107,7 @@ struct CollectiveAttrs {
   bool async = false;
   // Collectives of one id (>= 0) are one combined collective (XLA's all-reduce combiner: a
   // tuple-shaped all-reduce of several operands): the compiler runs them as one transfer of their
-  // summed bytes, a kernel of its own (compiler/fusion.h). They have the same attributes.
+  // summed bytes, a kernel of its own (compiler/plan/fusion.h). They have the same attributes.
   int64_t combine = -1;
   // torch_xla FSDP's flat parameter (XlaFullyShardedDataParallel, flatten_parameters): the collective
   // moves one flat buffer of group_size() x shard elements, laid out from the tensors it stands for.
@@ -159,11 +159,11 @@ struct Node {
   CollectiveAttrs collective;          // kCollective
   bool stop_gradient = false;          // autodiff treats this value as a constant (e.g. softmax's max)
   // The value is the result of an op that XLA does not fuse into its consumers (e.g. a batch norm
-  // computed by its own emitter): the compiler materializes it in HBM (compiler/fusion.h).
+  // computed by its own emitter): the compiler materializes it in HBM (compiler/plan/fusion.h).
   bool materialize = false;
   // The kernel this node belongs to when the graph comes already fused (an XLA after-optimizations
   // module: one group per `fusion` instruction and per unfused instruction; Graph::groups() names
-  // them). -1: none, the compiler's fusion decides (compiler/fusion.h).
+  // them). -1: none, the compiler's fusion decides (compiler/plan/fusion.h).
   int group = -1;
 };
 
@@ -237,7 +237,7 @@ class Graph {
   void set_group(int id, int group) { nodes_.at(id).group = group; }
   const std::vector<std::string>& groups() const { return groups_; }
   // A scheduled graph's node order is the order its kernels run in (XLA's scheduled module,
-  // `is_scheduled=true`): the compiler keeps it (compiler/fusion.h) instead of choosing its own.
+  // `is_scheduled=true`): the compiler keeps it (compiler/plan/fusion.h) instead of choosing its own.
   void set_scheduled(bool on) { scheduled_ = on; }
   bool scheduled() const { return scheduled_; }
   // Appends a copy of `n` (any op, already checked by the graph it came from) with a new id; its

@@ -1,5 +1,5 @@
 // The model interface: what a model declares, so that the step builders (workloads/loop/step_builder.h)
-// and the parallel strategies (compiler/step/data_parallel.h, compiler/fsdp*.h) need no model's names.
+// and the parallel strategies (compiler/step/) need no model's names.
 //
 // A model declares
 //   * its forward graph with the loss (ModelGraph), for a batch B and padded length S; the backward

@@ -1,7 +1,7 @@
-// All-reduce across a pod slice: the compiler's collectives (compiler/collectives.h), the 1-D
+// All-reduce across a pod slice: the compiler's collectives (compiler/collectives/collectives.h), the 1-D
 // bidirectional ring and dimension by dimension, over every core, simulated by both engines (the
 // 32x32 pod by the analytical engine only). Prints, per case, the simulated time, the closed-form
-// cost (compiler/collective_cost.h: its bandwidth term and the total with latency), the simulator's wall time and
+// cost (compiler/collectives/collective_cost.h: its bandwidth term and the total with latency), the simulator's wall time and
 // its peak RSS (each case runs in a child process: SystemC elaborates one slice per process, and the
 // RSS is then the case's own). Mesh vs torus: the same slice with and without wraparound (a mesh's ring closes
 // over a multi-hop path that shares links, a torus's over its wrap links).
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/collective_cost.h"
-#include "compiler/collectives.h"
+#include "compiler/collectives/collective_cost.h"
+#include "compiler/collectives/collectives.h"
 #include "config/hw_loader.h"
 #include "sim/engine/engine.h"
 
@@ -42,7 +42,7 @@ isa::Program all_reduce_program(const HwConfig& hw, uint64_t bytes, compiler::Co
 }  // namespace
 
 // Measured (2-core machine, Release, 440 MiB = 461 MB; pod 1300 MB; pieces of 2 MiB), ms of
-// simulated time; bw / cost: compiler/collective_cost.h (HBM-bound here: a reduced byte costs 5
+// simulated time; bw / cost: compiler/collectives/collective_cost.h (HBM-bound here: a reduced byte costs 5
 // HBM bytes):
 //   slice   links algo  systemc analytical  bw    cost   sc wall s  an wall s  RSS MiB   (before: one channel)
 //   v3-8    mesh  ring    9.25     8.45      6.98   7.00     0.25       0.00        12    (11.27 / 10.25)

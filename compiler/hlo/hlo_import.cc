@@ -10,15 +10,15 @@
 #include <set>
 #include <string_view>
 
-#include "compiler/fusion.h"
 #include "compiler/hlo/hlo_attrs.h"
 #include "compiler/hlo/hlo_error.h"
 #include "compiler/hlo/hlo_import_collectives.h"
 #include "compiler/hlo/hlo_import_flat.h"
 #include "compiler/hlo/hlo_import_ops.h"
-#include "compiler/hlo/hlo_loop_bounds.h"
 #include "compiler/hlo/hlo_import_stats.h"
+#include "compiler/hlo/hlo_loop_bounds.h"
 #include "compiler/hlo/hlo_validate.h"
+#include "compiler/plan/fusion.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -844,7 +844,7 @@ HloImport import_hlo(const Module& m, const ImportOptions& options) {
   r.graph.set_scheduled(m.is_scheduled);
   for (const auto& [out, param] : imp.donated)
     if (id.at(size_t(out)) >= 0 && id.at(size_t(param)) >= 0) r.donated[id[size_t(out)]] = id[size_t(param)];
-  // A fusion one kernel cannot hold is split by the compiler (compiler/fusion.h): listed.
+  // A fusion one kernel cannot hold is split by the compiler (compiler/plan/fusion.h): listed.
   for (const compiler::GroupSplit& s : compiler::split_groups(r.graph)) {
     const Instruction& in = *imp.group_instructions.at(size_t(s.group));
     r.stats.unmodelled.push_back({in.name, in.opcode, in.line, "more than one kernel: " + s.reason});

@@ -5,9 +5,9 @@
 #include <map>
 #include <set>
 
-#include "compiler/collectives.h"
-#include "compiler/fusion.h"
-#include "compiler/lowering.h"
+#include "compiler/collectives/collectives.h"
+#include "compiler/lower/lowering.h"
+#include "compiler/plan/fusion.h"
 
 namespace tpusim::compiler {
 

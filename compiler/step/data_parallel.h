@@ -26,7 +26,7 @@
 #include <map>
 #include <vector>
 
-#include "compiler/collective_plan.h"
+#include "compiler/collectives/collective_plan.h"
 #include "compiler/compile_cache.h"
 #include "compiler/step/spmd_step.h"
 #include "models/graph.h"

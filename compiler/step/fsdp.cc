@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
-#include "compiler/collectives.h"
-#include "compiler/fusion.h"
+#include "compiler/collectives/collectives.h"
+#include "compiler/plan/fusion.h"
 
 namespace tpusim::compiler {
 
@@ -173,7 +173,7 @@ SpmdStep fsdp_step(const FsdpGraphs& f, const HwConfig& hw) {
   StepWriter w(st, plan, s.graph);
   // With overlap: the gathers a kernel waits for, awaited just before it; the reduce-scatters,
   // awaited before the update (a reduce-scatter's gradients are free once it ends, which the next
-  // collective's start implies: compiler/fusion.h).
+  // collective's start implies: compiler/plan/fusion.h).
   std::vector<std::pair<int, Phase>> gather_at(sched.slots.size(), {-1, kForward});
   for (size_t u = 0; u < st.units.size(); ++u) {
     if (sched.gather_fwd[u] >= 0) gather_at[size_t(sched.gather_fwd[u])] = {int(u), kForward};

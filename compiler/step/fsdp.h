@@ -1,8 +1,8 @@
 // FSDP as a sharding of the step (torch_xla's XlaFullyShardedDataParallel, flatten_parameters): every
 // core holds 1/n of each wrapped unit's flat parameter, gradients and optimizer state. fsdp_step()
-// writes the step (the forward and backward of compiler/fsdp_graphs.h, then the update of the
+// writes the step (the forward and backward of compiler/step/fsdp_graphs.h, then the update of the
 // local slices) as one replica's SPMD program (compiler/step/spmd_step.h), in the order of the FSDP
-// schedule (compiler/fsdp.h: schedule_fsdp_step):
+// schedule (compiler/step/fsdp_schedule.h: schedule_fsdp_step):
 //
 //   * before a unit's first use in the forward, and again in the backward (once for a whole-step
 //     unit), a flat all-gather of its shard whose parts are the unit's parameters
@@ -16,7 +16,7 @@
 //     next collective starts or the update begins (its gradients live until then). Without, they
 //     run between the kernels.
 #pragma once
-#include "compiler/fsdp_graphs.h"
+#include "compiler/step/fsdp_graphs.h"
 #include "compiler/step/spmd_step.h"
 #include "sim/hw/hw_config.h"
 

@@ -5,10 +5,10 @@
 #include <set>
 #include <stdexcept>
 
-#include "compiler/fusion.h"
-#include "compiler/lowering.h"
-#include "compiler/program_builder.h"
-#include "compiler/replicas.h"
+#include "compiler/collectives/replicas.h"
+#include "compiler/lower/lowering.h"
+#include "compiler/lower/program_builder.h"
+#include "compiler/plan/fusion.h"
 #include "sim/hw/resolved_hw.h"
 
 namespace tpusim::compiler {

@@ -3,7 +3,7 @@
 // replica's program: a graph whose tensors are already cut to the replica's share and whose
 // collectives are explicit nodes (models::OpKind::kCollective), lowered here for every core that
 // runs it (replica i on cores[i]). One program per core is built: core 0's whole, the others only
-// their collective sections (compiler/replicas.h).
+// their collective sections (compiler/collectives/replicas.h).
 //
 // The schedule is the graph's (models::Graph::scheduled: kernels in node order; else the fusion
 // plan's topological order). Collectives:
@@ -14,7 +14,7 @@
 //     kernel waits for it) or, without one, by the first kernel that reads its result. While one
 //     is under way the kernels are compiled with its staging VMEM (staging_bytes) reserved.
 //
-// Memory (compiler/memory_plan.h): one plan over the kernel sequence. A done is its collective's
+// Memory (compiler/plan/memory_plan.h): one plan over the kernel sequence. A done is its collective's
 // buffer; an all-reduce writes over its operand when nothing else reads that (XLA shares an
 // element-wise op's operand buffer); collective operands and results stay in HBM (transfers read
 // and write HBM).
@@ -24,10 +24,10 @@
 #include <string>
 #include <vector>
 
-#include "compiler/collectives.h"
+#include "compiler/collectives/collectives.h"
+#include "compiler/collectives/graph_collectives.h"
 #include "compiler/compile_cache.h"
-#include "compiler/graph_collectives.h"
-#include "compiler/memory_plan.h"
+#include "compiler/plan/memory_plan.h"
 #include "models/graph.h"
 #include "sim/hw/hw_config.h"
 #include "sim/isa/program.h"

@@ -79,7 +79,7 @@ struct VpuWork {
   bool operator==(const VpuWork&) const = default;
 };
 
-// The collective an instruction (or kernel) belongs to, set by the compiler (compiler/collectives.h):
+// The collective an instruction (or kernel) belongs to, set by the compiler (compiler/collectives/collectives.h):
 // what the engines' collective statistics (sim/analysis/collective_stats.h) are kept by. kNone: not
 // part of a collective (compute, infeed, barriers of the step).
 // kCollectivePermute: point-to-point sends of an imported module's collective-permute.

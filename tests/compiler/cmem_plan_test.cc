@@ -1,4 +1,4 @@
-// CMEM placement (compiler/memory_plan.h, place_in_cmem) and its lowering: DMAs of CMEM-resident
+// CMEM placement (compiler/plan/memory_plan.h, place_in_cmem) and its lowering: DMAs of CMEM-resident
 // buffers are tagged, the chip's capacity holds, v4 kernels and training steps run faster with
 // CMEM than without, and v2/v3 programs carry no CMEM tag.
 #include <gtest/gtest.h>
@@ -9,9 +9,9 @@
 #include <algorithm>
 
 #include "compiler/compile.h"
+#include "compiler/plan/fusion.h"
+#include "compiler/plan/memory_plan.h"
 #include "compiler/step/data_parallel.h"
-#include "compiler/fusion.h"
-#include "compiler/memory_plan.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
 #include "sim/engine/engine.h"

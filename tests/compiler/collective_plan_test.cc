@@ -5,8 +5,8 @@
 
 #include <memory>
 
-#include "compiler/collective_algorithms.h"
-#include "compiler/collectives.h"
+#include "compiler/collectives/collective_algorithms.h"
+#include "compiler/collectives/collectives.h"
 #include "config/hw_loader.h"
 
 namespace tpusim::compiler {

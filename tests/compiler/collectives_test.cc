@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <set>
 
-#include "compiler/collectives.h"
+#include "compiler/collectives/collectives.h"
 #include "config/hw_loader.h"
 
 namespace tpusim::compiler {

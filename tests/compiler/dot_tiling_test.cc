@@ -1,4 +1,4 @@
-// The dot tiling on its own (compiler/dot_tiling.h), without a ProgramBuilder: the decisions for
+// The dot tiling on its own (compiler/lower/dot_tiling.h), without a ProgramBuilder: the decisions for
 // shapes of lowering_test.cc pinned (a change to the cost model that moves them should be a
 // deliberate one), and the search's rules on hand-built problems.
 #include <gtest/gtest.h>
@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "compiler/compile.h"
-#include "compiler/dot_parts.h"
-#include "compiler/dot_tiling.h"
-#include "compiler/fusion.h"
+#include "compiler/lower/dot_parts.h"
+#include "compiler/lower/dot_tiling.h"
+#include "compiler/plan/fusion.h"
 #include "config/hw_loader.h"
 
 namespace tpusim::compiler {

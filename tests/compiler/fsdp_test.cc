@@ -1,4 +1,4 @@
-// FSDP training steps (compiler/fsdp.h): the collectives' bytes against their closed form, the
+// FSDP training steps (compiler/step/fsdp_schedule.h): the collectives' bytes against their closed form, the
 // per-core memory against its closed form, gradient checkpointing's extra forward, SPMD streams.
 #include <gtest/gtest.h>
 
@@ -7,10 +7,10 @@
 #include <map>
 #include <set>
 
-#include "compiler/fsdp_graphs.h"
+#include "compiler/lower/lowering.h"
+#include "compiler/plan/layout.h"
 #include "compiler/step/fsdp.h"
-#include "compiler/layout.h"
-#include "compiler/lowering.h"
+#include "compiler/step/fsdp_graphs.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
 #include "sim/engine/engine.h"

@@ -1,4 +1,4 @@
-// FSDP wrapping policies (compiler/fsdp_wrap.h): the units transformer_auto_wrap_policy and
+// FSDP wrapping policies (compiler/step/fsdp_wrap.h): the units transformer_auto_wrap_policy and
 // size_based_auto_wrap_policy give a small BERT, and what the units change in a compiled step
 // (all-gather bytes, peak memory, device time).
 #include <gtest/gtest.h>
@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/fsdp_graphs.h"
 #include "compiler/step/fsdp.h"
+#include "compiler/step/fsdp_graphs.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
 #include "sim/engine/engine.h"

@@ -1,10 +1,10 @@
-// Fusion rules (compiler/fusion.h) on the kernels whose kernel structure we know from XLA.
+// Fusion rules (compiler/plan/fusion.h) on the kernels whose kernel structure we know from XLA.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "base/config_error.h"
-#include "compiler/fusion.h"
+#include "compiler/plan/fusion.h"
 #include "models/kernels.h"
 
 namespace tpusim::compiler {

@@ -1,5 +1,5 @@
-// Megacore (chip.megacore, TPU v4): the device all-reduce (compiler/collectives_device.cc) and the
-// data-parallel step of a megacore device (compiler/data_parallel.h): the chip's cores reduce-scatter
+// Megacore (chip.megacore, TPU v4): the device all-reduce (compiler/collectives/collectives_device.cc) and the
+// data-parallel step of a megacore device (compiler/step/data_parallel.h): the chip's cores reduce-scatter
 // on the chip, each core all-reduces its half with the same core of the other chips, each updates
 // half of every parameter, and the memory plan is the chip's.
 #include <gtest/gtest.h>
@@ -8,8 +8,8 @@
 #include <map>
 #include <set>
 
-#include "compiler/collective_algorithms.h"
-#include "compiler/collectives.h"
+#include "compiler/collectives/collective_algorithms.h"
+#include "compiler/collectives/collectives.h"
 #include "compiler/step/data_parallel.h"
 #include "config/hw_loader.h"
 #include "sim/engine/engine.h"

@@ -1,8 +1,8 @@
 // HBM liveness: persistent parameters, temporaries freed after their last reader, donation.
 #include <gtest/gtest.h>
 
-#include "compiler/fusion.h"
-#include "compiler/memory_plan.h"
+#include "compiler/plan/fusion.h"
+#include "compiler/plan/memory_plan.h"
 #include "models/graph.h"
 
 namespace tpusim::compiler {

@@ -45,7 +45,7 @@ TEST(CompilerModelNames, NoneInCompilerSources) {
   const std::filesystem::path dir = std::filesystem::path(TPUSIM_SOURCE_DIR) / "compiler";
   ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
   std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))  // and its rooms
     if (e.path().extension() == ".cc" || e.path().extension() == ".h") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   ASSERT_GT(files.size(), 10u);

@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "compiler/collectives.h"
+#include "compiler/collectives/collectives.h"
 #include "compiler/step/data_parallel.h"
-#include "compiler/fsdp.h"
-#include "compiler/fsdp_graphs.h"
 #include "compiler/step/fsdp.h"
-#include "tests/compiler/dp_steps.h"
+#include "compiler/step/fsdp_graphs.h"
+#include "compiler/step/fsdp_schedule.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
 #include "sim/engine/engine.h"
+#include "tests/compiler/dp_steps.h"
 
 namespace tpusim::compiler {
 namespace {

@@ -1,10 +1,10 @@
-// ReplicaStreams (compiler/replicas.h): replicas whose collective sections differ from core 0's only
+// ReplicaStreams (compiler/collectives/replicas.h): replicas whose collective sections differ from core 0's only
 // in their peers share core 0's stream with a per-transfer peer table; the others get a copy that
 // is exactly what they emitted, whether their recording was checked and dropped kernel by kernel or
 // kept.
 #include <gtest/gtest.h>
 
-#include "compiler/replicas.h"
+#include "compiler/collectives/replicas.h"
 
 namespace tpusim::compiler {
 namespace {

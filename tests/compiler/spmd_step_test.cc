@@ -7,9 +7,9 @@
 #include <cstdio>
 
 #include "compiler/compile.h"
-#include "compiler/fusion.h"
+#include "compiler/lower/lowering.h"
+#include "compiler/plan/fusion.h"
 #include "compiler/step/spmd_step.h"
-#include "compiler/lowering.h"
 #include "config/hw_loader.h"
 #include "models/kernels.h"
 #include "sim/engine/engine.h"
@@ -46,7 +46,7 @@ TEST(GraphSpmd, EveryCoreRunsTheProgram) {
   }
 }
 
-// ---- collectives (models::OpKind::kCollective, compiler/graph_collectives.h) ----
+// ---- collectives (models::OpKind::kCollective, compiler/collectives/graph_collectives.h) ----
 
 using models::CollectiveAttrs;
 using models::CollectiveOp;

@@ -1,8 +1,8 @@
-// Exact vector-unit work of reductions, transposes and broadcasts (compiler/vector_cost.cc), and
+// Exact vector-unit work of reductions, transposes and broadcasts (compiler/lower/vector_cost.cc), and
 // the cycles the VPU formula (sim/vpu/vpu_timing.h) gives them, with the derivation per case.
 #include <gtest/gtest.h>
 
-#include "compiler/vector_cost.h"
+#include "compiler/lower/vector_cost.h"
 #include "models/graph.h"
 #include "sim/vpu/vpu_timing.h"
 

@@ -1,5 +1,5 @@
-// Fidelity tier: the compiler's collectives (compiler/collectives.h) simulated by both engines
-// against their closed-form cost (compiler/collective_cost.h), on uncongested slices: the 1-D
+// Fidelity tier: the compiler's collectives (compiler/collectives/collectives.h) simulated by both engines
+// against their closed-form cost (compiler/collectives/collective_cost.h), on uncongested slices: the 1-D
 // bidirectional ring and dimension by dimension, all-reduce / reduce-scatter / all-gather; and the
 // all-to-all.
 //
@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/collective_cost.h"
-#include "compiler/collectives.h"
+#include "compiler/collectives/collective_cost.h"
+#include "compiler/collectives/collectives.h"
 #include "config/hw_loader.h"
 #include "sim/engine/engine.h"
 

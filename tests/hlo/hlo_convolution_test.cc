@@ -1,13 +1,13 @@
 // An imported convolution's im2col operand, simulated: the dot tiler streams a broadcast's source
-// that cannot stay whole in VMEM block by block (compiler/dot_tiling.cc) instead of the importer
+// that cannot stay whole in VMEM block by block (compiler/lower/dot_tiling.cc) instead of the importer
 // writing the K-times-larger im2col matrix to HBM and reading it back (docs/hlo.md "convolution").
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "compiler/step/spmd_step.h"
 #include "compiler/hlo/hlo_import.h"
 #include "compiler/hlo/hlo_parser.h"
+#include "compiler/step/spmd_step.h"
 #include "config/hw_loader.h"
 #include "sim/engine/engine.h"
 

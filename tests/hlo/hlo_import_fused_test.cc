@@ -1,4 +1,4 @@
-// An after-optimizations module (compiler/fusion.h, fusion groups; docs/hlo.md "Fusions kept"): each
+// An after-optimizations module (compiler/plan/fusion.h, fusion groups; docs/hlo.md "Fusions kept"): each
 // `fusion` instruction is exactly one kernel named after it, each unfused instruction that computes a
 // kernel of its own, and a fusion one kernel cannot hold is split and listed.
 #include <gtest/gtest.h>
@@ -8,8 +8,8 @@
 #include <string>
 
 #include "compiler/compile.h"
-#include "compiler/fusion.h"
 #include "compiler/hlo/hlo_import.h"
+#include "compiler/plan/fusion.h"
 #include "config/hw_loader.h"
 #include "sim/engine/engine.h"
 #include "tests/hlo/hlo_test_util.h"

@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "compiler/collectives.h"
+#include "compiler/collectives/collectives.h"
 #include "compiler/compile.h"
-#include "compiler/step/data_parallel.h"
-#include "compiler/step/fsdp.h"
-#include "compiler/step/spmd_step.h"
 #include "compiler/hlo/hlo_export.h"
 #include "compiler/hlo/hlo_import.h"
 #include "compiler/hlo/hlo_parser.h"
+#include "compiler/step/data_parallel.h"
+#include "compiler/step/fsdp.h"
+#include "compiler/step/spmd_step.h"
 #include "models/kernels.h"
 #include "sim/engine/engine.h"
 #include "tests/hlo/hlo_step_util.h"

@@ -6,11 +6,11 @@
 #include <string>
 
 #include "base/config_error.h"
-#include "compiler/layout.h"
+#include "compiler/plan/layout.h"
 #include "config/hw_loader.h"
+#include "workloads/config/workload_config.h"
 #include "workloads/data/dataset.h"
 #include "workloads/loop/training_run.h"
-#include "workloads/config/workload_config.h"
 
 namespace tpusim {
 namespace {
@@ -37,7 +37,7 @@ TEST(VitWorkload, OneShapeNoPaddingFloatInfeed) {
   for (const ProgramRecord& p : r.programs) EXPECT_EQ(p.seq, 197u) << p.name;
   EXPECT_EQ(r.padding_waste, 0.0);
   // Per chip and step (sample 0 is the parameter upload): 2 cores x (2 images of 196 patches x 768
-  // f32 values, and 2 s32 labels), each tensor in its tiled HBM layout (compiler/layout.h).
+  // f32 values, and 2 s32 labels), each tensor in its tiled HBM layout (compiler/plan/layout.h).
   ASSERT_GE(r.inbound_bytes.samples.size(), 2u);
   const uint64_t per_core = compiler::padded_bytes({2, 196, 768}, models::DType::kF32) +
                             compiler::padded_bytes({2}, models::DType::kS32);

@@ -3,7 +3,6 @@
 // and `kind: hlo` (the user's own XLA HLO step module, run for some steps: workloads/loop/hlo_run.h).
 #pragma once
 #include "models/bert_presets.h"
-#include "models/model_presets.h"
 #include "models/model.h"
 #include "models/model_presets.h"
 #include <cstdint>
@@ -80,7 +79,7 @@ struct TrainingWorkload {
   std::string optimizer = "adamw";         // adamw | sgd | lamb
   std::string precision = "fp32";          // fp32 | bf16 | bf16_downcast | mixed_bf16
   uint32_t gradient_accumulation_steps = 1;
-  std::string sharding = "data_parallel";  // data_parallel | fsdp (compiler/fsdp.h)
+  std::string sharding = "data_parallel";  // data_parallel | fsdp (compiler/step/fsdp_schedule.h)
   bool fsdp_grad_ckpt = false;             // fsdp: recompute each encoder layer in its backward
   bool overlap_collectives = true;         // gradient all-reduces overlap the backward pass (XLA async collectives)
   std::string framework = "torch_xla";     // torch_xla | tf_keras | jax (workloads/loop/framework.h)

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "base/config_error.h"
-#include "compiler/collectives.h"
+#include "compiler/collectives/collectives.h"
 #include "sim/engine/engine.h"
 #include "sim/hw/resolved_hw.h"
 #include "workloads/loop/framework.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/collectives.h"
+#include "compiler/collectives/collectives.h"
 #include "models/graph.h"
 #include "sim/hw/hw_config.h"
 #include "workloads/loop/step_source.h"

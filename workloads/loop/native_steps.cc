@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "compiler/fsdp_graphs.h"
+#include "compiler/plan/fusion.h"
+#include "compiler/plan/memory_breakdown.h"
 #include "compiler/step/fsdp.h"
-#include "compiler/fusion.h"
-#include "compiler/memory_breakdown.h"
+#include "compiler/step/fsdp_graphs.h"
 
 namespace tpusim {
 namespace {

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/memory_breakdown.h"
-#include "compiler/memory_plan.h"
+#include "compiler/plan/memory_breakdown.h"
+#include "compiler/plan/memory_plan.h"
 #include "sim/analysis/collective_stats.h"
 #include "sim/analysis/op_profile.h"
 #include "sim/base/sim_error.h"

@@ -3,7 +3,7 @@
 #include <optional>
 #include <vector>
 
-#include "compiler/collectives.h"
+#include "compiler/collectives/collectives.h"
 #include "models/autodiff.h"
 #include "models/optimizers.h"
 

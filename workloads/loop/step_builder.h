@@ -2,14 +2,14 @@
 // accumulation micro-step, eval; at a batch and padded length) for the workload's model
 // (models/model.h) and parallel strategy: forward from the model, backward by autodiff, the
 // optimizer update; for data parallelism what compiler/step/data_parallel.h needs to know of it, for
-// `sharding: fsdp` the FSDP step's graphs (compiler/fsdp_graphs.h) instead.
+// `sharding: fsdp` the FSDP step's graphs (compiler/step/fsdp_graphs.h) instead.
 #pragma once
 #include <compare>
 #include <cstdint>
 #include <memory>
 
 #include "compiler/step/data_parallel.h"
-#include "compiler/fsdp_graphs.h"
+#include "compiler/step/fsdp_graphs.h"
 #include "models/model.h"
 #include "sim/hw/hw_config.h"
 #include "workloads/config/workload_config.h"

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "compiler/collective_plan.h"
+#include "compiler/collectives/collective_plan.h"
 #include "sim/hw/resolved_hw.h"
 #include "workloads/loop/host_costs.h"
 

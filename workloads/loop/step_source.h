@@ -10,7 +10,7 @@
 #include <string>
 
 #include "compiler/compile_cache.h"
-#include "compiler/memory_breakdown.h"
+#include "compiler/plan/memory_breakdown.h"
 #include "compiler/step/spmd_step.h"
 
 namespace tpusim {

@@ -25,17 +25,17 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/memory_breakdown.h"
+#include "compiler/plan/memory_breakdown.h"
 #include "sim/analysis/collective_stats.h"
 #include "sim/analysis/op_profile.h"
 #include "sim/base/sim_error.h"
 #include "sim/engine/run_estimate.h"
 #include "sim/hw/hw_config.h"
+#include "workloads/config/workload_config.h"
 #include "workloads/data/dataset.h"
 #include "workloads/loop/run_records.h"
 #include "workloads/loop/step_loop.h"
 #include "workloads/loop/training_trace.h"
-#include "workloads/config/workload_config.h"
 
 namespace tpusim {
 

@@ -1,0 +1,259 @@
+// Emits one core's instruction stream kernel by kernel: VMEM allocation per kernel, and the
+// kernel-boundary dependencies (XLA runs a program's kernels one after another on a core: the
+// first instructions of a kernel wait for the previous kernel's last ones), and the core's kernel
+// table (isa::CoreProgram::kernels: each kernel's instruction range; its flops and HBM bytes are
+// added by the lowering, add_kernel_costs()).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/lower/instr_buffer.h"
+#include "sim/base/sim_error.h"
+#include "sim/isa/program.h"
+
+namespace tpusim::compiler {
+
+// `first_index` is the stream index of the first instruction the builder appends: nonzero when
+// `core` receives only a later section of the stream and its prefix is spliced in front later
+// (data-parallel replicas: compiled once, see data_parallel.cc). Indices (returned, deps, VMEM
+// live ranges) are stream indices either way.
+class ProgramBuilder {
+ public:
+  ProgramBuilder(isa::CoreProgram& core, uint64_t vmem_bytes, uint32_t first_index = 0)
+      : core_(core), vmem_bytes_(vmem_bytes), base_(first_index) {}
+
+  // `collective`: the kernel is (part of) a collective of that kind; it and its instructions are
+  // marked so (isa::Collective, what the engines' collective statistics are kept by).
+  void begin_kernel(const std::string& name, isa::Collective collective = isa::Collective::kNone) {
+    kernel_ = name;
+    collective_ = collective;
+    labels_.clear();
+    kernel_first_ = size();
+    vmem_top_ = 0;
+    first_alloc_ = core_.vmem_allocs.size();
+    isa::KernelRange k;
+    k.name = label_of_kernel();
+    k.first_instr = kernel_first_;
+    k.collective = collective;
+    core_.kernels.push_back(k);
+    in_kernel_ = true;
+  }
+
+  // Ends the kernel: closes its VMEM live ranges and records its sinks (instructions nothing in
+  // the kernel depends on) as the entry dependencies of the next kernel.
+  void end_kernel() {
+    const uint32_t end = size();
+    for (size_t a = first_alloc_; a < core_.vmem_allocs.size(); ++a) {
+      core_.vmem_allocs[a].first_instr = kernel_first_;
+      core_.vmem_allocs[a].last_instr = end > kernel_first_ ? end - 1 : kernel_first_;
+    }
+    used_.assign(end - kernel_first_, false);
+    for (uint32_t i = kernel_first_; i < end; ++i)
+      for (uint32_t d : core_.instrs[i - base_].deps)
+        if (d >= kernel_first_) used_[d - kernel_first_] = true;
+    entry_deps_.clear();
+    for (uint32_t i = kernel_first_; i < end; ++i)
+      if (!used_[i - kernel_first_]) entry_deps_.push_back(i);
+    in_kernel_ = false;
+    collective_ = isa::Collective::kNone;
+    if (!core_.kernels.empty() && core_.kernels.back().first_instr == kernel_first_) {
+      if (end > kernel_first_)
+        core_.kernels.back().last_instr = end - 1;
+      else
+        core_.kernels.pop_back();  // no instructions: not in the table
+    }
+    if (end_kernel_hook_) end_kernel_hook_(*this);
+  }
+
+  // Adds to the last ended kernel's accounting in the kernel table (the lowering's per-kernel
+  // share of ProgramInfo::flops and hbm_bytes).
+  void add_kernel_costs(uint64_t flops, uint64_t hbm_bytes) {
+    if (core_.kernels.empty()) return;
+    core_.kernels.back().flops += flops;
+    core_.kernels.back().hbm_bytes += hbm_bytes;
+  }
+
+  // Called at the end of every kernel (ReplicaStreams checks and drops a replica's recording).
+  void set_end_kernel_hook(std::function<void(ProgramBuilder&)> hook) { end_kernel_hook_ = std::move(hook); }
+  // Between kernels: forgets the instructions, VMEM allocations and kernels recorded so far (their stream
+  // indices stay taken: size() is unchanged). The core program then holds only what follows; its
+  // buffers are released (a cleared vector would keep its capacity, pages already touched).
+  void drop_recorded() {
+    base_ += uint32_t(core_.instrs.size());
+    std::vector<isa::Instr>().swap(core_.instrs);
+    std::vector<isa::VmemAlloc>().swap(core_.vmem_allocs);
+    std::vector<isa::KernelRange>().swap(core_.kernels);
+  }
+
+  // Reserves VMEM for the current kernel. The tiling search sizes buffers to fit; overflowing
+  // here means no tiling fits at all.
+  uint64_t alloc(uint64_t bytes, const std::string& label) {
+    bytes = vmem_rounded(bytes);
+    if (vmem_top_ + bytes > vmem_available())
+      throw SimError("VMEM overflow compiling kernel '" + kernel_ + "': buffer '" + label + "' needs " +
+                     std::to_string(bytes) + " bytes, " + std::to_string(vmem_available() - vmem_top_) + " of " +
+                     std::to_string(vmem_available()) + " bytes free" +
+                     (vmem_reserved_ ? " (" + std::to_string(vmem_reserved_) + " more are reserved for background work)" : ""));
+    uint64_t off = vmem_top_;
+    vmem_top_ += bytes;
+    core_.vmem_allocs.push_back({off, bytes, 0, 0, kernel_ + "." + label});
+    return off;
+  }
+
+  // Background work (an asynchronous collective) runs while later kernels compute, so its VMEM
+  // must stay out of theirs: it allocates from the top of VMEM (alloc_top) and the kernels that
+  // may run meanwhile are compiled with the top `bytes` reserved (0: none).
+  void reserve_vmem_top(uint64_t bytes) { vmem_reserved_ = std::min(vmem_rounded(bytes), vmem_bytes_); }
+  uint64_t vmem_available() const { return vmem_bytes_ - vmem_reserved_; }
+  uint64_t alloc_top(uint64_t bytes, const std::string& label) {
+    bytes = vmem_rounded(bytes);
+    if (bytes > vmem_bytes_ || vmem_top_ > vmem_bytes_ - bytes)
+      throw SimError("VMEM overflow compiling kernel '" + kernel_ + "': buffer '" + label + "' needs " +
+                     std::to_string(bytes) + " bytes at the top of the " + std::to_string(vmem_bytes_) +
+                     "-byte VMEM");
+    const uint64_t off = vmem_bytes_ - bytes;
+    core_.vmem_allocs.push_back({off, bytes, 0, 0, kernel_ + "." + label});
+    return off;
+  }
+
+  // While on, DMAs and VPU blocks are emitted on the core's background queues (isa::Instr::async).
+  void set_async(bool on) { async_ = on; }
+
+  uint32_t emit(isa::Instr in) {
+    if (in.deps.empty()) in.deps = entry_deps_;
+    if (async_ && (in.op == isa::Op::kDmaLoad || in.op == isa::Op::kDmaStore || in.op == isa::Op::kVpu)) in.async = true;
+    if (in.label.empty()) in.label = label_of_kernel();
+    in.collective = collective_;
+    if (in.op == isa::Op::kVpu && in_kernel_ && !core_.kernels.empty()) {
+      isa::VpuWork& w = core_.kernels.back().vpu;
+      w.alu_vregs += in.vpu.alu_vregs;
+      w.eup_vregs += in.vpu.eup_vregs;
+      w.xlu_vregs += in.vpu.xlu_vregs;
+      w.vld_vregs += in.vpu.vld_vregs;
+      w.vst_vregs += in.vpu.vst_vregs;
+    }
+    append_instr(core_.instrs, std::move(in));
+    return size() - 1;
+  }
+
+  // `mem`: the memory side (HBM, or CMEM for a buffer the memory plan placed there).
+  uint32_t dma_load(uint64_t bytes, const isa::Deps& deps, std::string_view what,
+                    isa::MemSpace mem = isa::MemSpace::kHbm) {
+    return dma_labeled(isa::Op::kDmaLoad, bytes, deps, label("load ", what), mem);
+  }
+  uint32_t dma_store(uint64_t bytes, const isa::Deps& deps, std::string_view what,
+                     isa::MemSpace mem = isa::MemSpace::kHbm) {
+    return dma_labeled(isa::Op::kDmaStore, bytes, deps, label("store ", what), mem);
+  }
+  uint32_t vpu(const isa::VpuWork& w, const isa::Deps& deps, std::string_view what) {
+    isa::Instr i;
+    i.op = isa::Op::kVpu;
+    i.vpu = w;
+    i.deps = deps;
+    i.label = label("", what);
+    return emit(std::move(i));
+  }
+  uint32_t mxu_weights(uint32_t mxu, uint32_t k, uint32_t n, const isa::Deps& deps) {
+    isa::Instr i;
+    i.op = isa::Op::kMxuWeights;
+    i.mxu = mxu;
+    i.k = k;
+    i.n = n;
+    i.deps = deps;
+    i.label = label("", "weights");
+    return emit(std::move(i));
+  }
+  uint32_t mxu_matmul(uint32_t mxu, uint32_t rows, uint32_t k, uint32_t n, uint32_t passes, const isa::Deps& deps) {
+    isa::Instr i;
+    i.op = isa::Op::kMxuMatmul;
+    i.mxu = mxu;
+    i.rows = rows;
+    i.k = k;
+    i.n = n;
+    i.passes = passes;
+    i.deps = deps;
+    i.label = label("", "matmul");
+    return emit(std::move(i));
+  }
+
+  uint32_t dma(isa::Op op, uint64_t bytes, const isa::Deps& deps, std::string_view what) {
+    return dma_labeled(op, bytes, deps, label("", what));
+  }
+
+  // A core-to-core transfer endpoint (kSend or kRecv) with core (peer_chip, peer_core).
+  uint32_t transfer(isa::Op op, uint64_t bytes, uint32_t peer_chip, uint32_t peer_core, uint32_t tag,
+                    const isa::Deps& deps, std::string_view what) {
+    isa::Instr i;
+    i.op = op;
+    i.bytes = bytes;
+    i.peer_chip = peer_chip;
+    i.peer_core = peer_core;
+    i.tag = tag;
+    i.deps = deps;
+    i.label = label("", what);
+    return emit(std::move(i));
+  }
+
+  uint32_t size() const { return base_ + uint32_t(core_.instrs.size()); }  // the next stream index
+  // What the next kernel's first instructions will wait for (the previous kernel's sinks).
+  const isa::Deps& entry_deps() const { return entry_deps_; }
+  // Overrides it: after background work, the next kernel waits for the kernel before it instead.
+  void set_entry_deps(const isa::Deps& deps) { entry_deps_ = deps; }
+
+ private:
+  uint32_t dma_labeled(isa::Op op, uint64_t bytes, const isa::Deps& deps, isa::Label label,
+                       isa::MemSpace mem = isa::MemSpace::kHbm) {
+    isa::Instr i;
+    i.op = op;
+    i.mem = mem;
+    i.bytes = bytes;
+    i.deps = deps;
+    i.label = label;
+    return emit(std::move(i));
+  }
+
+  static uint64_t vmem_rounded(uint64_t bytes) { return (bytes + 511) / 512 * 512; }
+
+  isa::Label label_of_kernel() {
+    if (kernel_label_ != kernel_) kernel_label_ = isa::Label(kernel_);
+    return kernel_label_;
+  }
+  // The label "<kernel>:<prefix><what>". A kernel uses a handful of distinct labels for many
+  // instructions: they are looked up in a per-kernel list before interning.
+  isa::Label label(std::string_view prefix, std::string_view what) {
+    for (const auto& e : labels_)
+      if (e.prefix == prefix && e.what == what) return e.label;
+    std::string text = kernel_;
+    text.append(":").append(prefix).append(what);
+    labels_.push_back({prefix, std::string(what), isa::Label(text)});
+    return labels_.back().label;
+  }
+  struct CachedLabel {
+    std::string_view prefix;  // always a string literal
+    std::string what;
+    isa::Label label;
+  };
+
+  isa::CoreProgram& core_;
+  uint64_t vmem_bytes_;
+  uint32_t base_;  // stream index of core_.instrs[0]
+  std::string kernel_;
+  isa::Label kernel_label_;
+  std::vector<CachedLabel> labels_;  // of the current kernel
+  uint32_t kernel_first_ = 0;
+  uint64_t vmem_top_ = 0;
+  uint64_t vmem_reserved_ = 0;  // top of VMEM kept for background work
+  bool async_ = false;
+  isa::Collective collective_ = isa::Collective::kNone;  // of the current kernel
+  bool in_kernel_ = false;  // between begin_kernel and end_kernel
+  size_t first_alloc_ = 0;
+  isa::Deps entry_deps_;
+  std::vector<bool> used_;  // end_kernel scratch
+  std::function<void(ProgramBuilder&)> end_kernel_hook_;
+};
+
+}  // namespace tpusim::compiler
