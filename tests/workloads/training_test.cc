@@ -11,6 +11,7 @@
 
 #include "config/hw_loader.h"
 #include "models/bert.h"
+#include "models/families.h"
 #include "sim/base/sim_error.h"
 #include "workloads/data/batching.h"
 #include "workloads/data/dataset.h"
