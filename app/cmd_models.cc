@@ -1,4 +1,4 @@
-// `tpusim models [--json|--markdown]`: every model preset (models/model_presets.h) with its family,
+// `tpusim models [--json|--markdown]`: every model preset of the family registry (models/families.h), with its family,
 // parameter count, shape and whether tpusim can simulate it yet.
 #include <iostream>
 #include <memory>
@@ -8,7 +8,7 @@
 
 #include "app/commands.h"
 #include "config/suggest.h"
-#include "models/model_presets.h"
+#include "models/families.h"
 
 namespace tpusim::app {
 namespace {

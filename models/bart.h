@@ -18,32 +18,15 @@
 // Per-step inputs (s32): input_ids, attention_mask [B, S]; decoder_input_ids [B, T] (labels shifted
 // right with decoder_start_token_id, prepared on the host by DataCollatorForSeq2Seq); labels [B, T].
 #pragma once
-#include <string>
-#include <vector>
-
-#include "models/model.h"
-#include "models/model_presets.h"
+#include "models/family.h"
 
 namespace tpusim::models {
 
-// BART behind the model interface (models/model.h). A preset of family kBart. build_forward: loss and
-// logits [B*T, vocab]. units: "model.encoder.embed" (token and position lookups, layernorm_embedding),
-// each "model.encoder.layers.L" (`layer`), "model.decoder.embed", each "model.decoder.layers.L"
-// (`layer`), and "heads" (the tied LM head, final_logits_bias, the loss). Throws ConfigError for B, S
-// or T < 1, or S or T beyond max_position.
-class BartModel : public Model {
- public:
-  explicit BartModel(ModelPreset p);
-  std::string name() const override { return p_.name; }
-  const std::vector<std::string>& module_classes() const override;
-  std::string module_class(const std::string& path) const override;
-  ModelGraph build_forward(const StepShape& shape) const override;
-
- private:
-  ModelPreset p_;
-};
-
-// The module classes of BartForConditionalGeneration, for fsdp_wrap_layer_classes.
-const std::vector<std::string>& bart_module_classes();
+// The BART family (models/family.h): facebook/bart-large; head seq2seq (BartForConditionalGeneration):
+// loss and logits [B*T, vocab]. units: "model.encoder.embed" (token and position lookups,
+// layernorm_embedding), each "model.encoder.layers.L" (`layer`), "model.decoder.embed", each
+// "model.decoder.layers.L" (`layer`), and "heads" (the tied LM head, final_logits_bias, the loss).
+// Throws ConfigError for B, S or T < 1, or S or T beyond max_position.
+const Family& bart_family();
 
 }  // namespace tpusim::models

@@ -20,23 +20,30 @@
 #include <vector>
 
 #include "models/autodiff.h"
-#include "models/bert_presets.h"
+#include "models/family.h"
 #include "models/graph.h"
 #include "models/model.h"
 #include "models/optimizers.h"
 
 namespace tpusim::models {
 
-enum class BertHead {
-  kSequenceClassification,  // pooled output -> dropout -> Linear(H, num_labels) -> cross-entropy (mean over B)
-  kMaskedLm,                // BertForPreTraining: MLM on P gathered positions (tied decoder) + NSP
-};
+// The BERT family (models/family.h): bert-base/large-(un)cased and bert-tiny; heads
+// sequence_classification (BertForSequenceClassification: pooled output -> dropout -> Linear(H,
+// num_labels) -> cross-entropy, mean over B; MSE for one label) and masked_lm (BertForPreTraining: MLM
+// on P gathered positions with the tied decoder, plus NSP). logits: [B, num_labels] or the MLM logits
+// [B*P, vocab]. units: the embeddings "bert.embeddings" (with the extended attention mask), each
+// encoder layer "bert.encoder.layer.L" (flagged `layer`), and "heads" (pooler, task heads, loss) — the
+// units torch_xla's auto_wrap of BertLayer gives. Throws ConfigError for B or S < 1, S > max_position,
+// P < 1, or heads not dividing hidden.
+const Family& bert_family();
 
+// A BERT graph for tests and benchmarks: the head, its options and the step shape in one.
 struct BertGraphOptions {
-  BertHead head = BertHead::kSequenceClassification;
+  Head head = Head::kSequenceClassification;  // or kMaskedLm
   int64_t batch = 0;  // B
   int64_t seq = 0;    // S (padded length, <= max_position)
   int64_t max_predictions_per_seq = 20;  // P, masked_lm only (BERT's pre-training data uses 20 at S=128, 76-80 at 512)
+  int64_t num_labels = 2;                // sequence_classification outputs (1 = regression)
   DType dtype = DType::kF32;             // every float tensor (bf16 under XLA_USE_BF16)
   // Autocast-style mixed precision (torch.autocast(dtype=bfloat16)): trainable parameters stay in
   // this dtype (f32 master weights, hence f32 gradients and optimizer state) and are converted to
@@ -46,37 +53,11 @@ struct BertGraphOptions {
   DotPrecision precision = DotPrecision::kDefault;  // dot precision
 };
 
-// A BERT forward graph (models/model.h). logits: [B, num_labels] or the MLM logits [B*P, vocab].
-// units: the embeddings "bert.embeddings" (with the extended attention mask), each encoder layer
-// "bert.encoder.layer.L" (flagged `layer`), and "heads" (pooler, task heads, loss) — the units
-// torch_xla's auto_wrap of BertLayer gives. modules: Hugging Face's BertForSequenceClassification
-// or BertForPreTraining (after the head).
 using BertGraph = ModelGraph;
 
-// Forward graph with the loss. Throws ConfigError for B or S < 1, S > max_position, P < 1 or > S,
-// or heads not dividing hidden.
-BertGraph build_bert(const BertConfig& cfg, const BertGraphOptions& opts);
-
-// The module classes of the BERT models (both heads), for fsdp_wrap_layer_classes.
-const std::vector<std::string>& bert_module_classes();
-
-// BERT behind the model interface: a configuration and its training head.
-class BertModel : public Model {
- public:
-  // `max_predictions_per_seq`: P of the masked_lm head, capped at each graph's S (with `longest`
-  // padding a batch can be shorter than P).
-  BertModel(BertConfig cfg, BertHead head, int64_t max_predictions_per_seq = 20);
-  std::string name() const override { return cfg_.name; }
-  const std::vector<std::string>& module_classes() const override { return bert_module_classes(); }
-  std::string module_class(const std::string& path) const override;
-  ModelGraph build_forward(const StepShape& shape) const override;
-  const BertConfig& config() const { return cfg_; }
-
- private:
-  BertConfig cfg_;
-  BertHead head_;
-  int64_t max_predictions_per_seq_;
-};
+// Forward graph with the loss of a BERT architecture. Throws ConfigError as the family's builder, and
+// for P > S (the model interface caps P at S instead).
+BertGraph build_bert(const ModelArch& arch, const BertGraphOptions& opts);
 
 // One training step: forward, backward (gradients of every trainable parameter) and the optimizer
 // update, with updated parameters and state as outputs. The graph a PyTorch/XLA step cuts at mark_step.
@@ -85,12 +66,9 @@ struct BertTrainingStep {
   Gradients grads;
   OptimizerGraph optimizer;
 };
-BertTrainingStep build_training_step(const BertConfig& cfg, const BertGraphOptions& opts, const OptimizerConfig& opt);
-
-// Elements of all trainable parameters (tied weights are one parameter, counted once).
-uint64_t count_parameters(const Graph& g);
+BertTrainingStep build_training_step(const ModelArch& arch, const BertGraphOptions& opts, const OptimizerConfig& opt);
 
 // Closed-form parameter count of the model + head (checks the graph builder; see docs/models.md).
-uint64_t expected_parameters(const BertConfig& cfg, BertHead head);
+uint64_t expected_parameters(const ModelArch& arch, Head head, int64_t num_labels = 2);
 
 }  // namespace tpusim::models

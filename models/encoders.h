@@ -1,6 +1,6 @@
 // RoBERTa, DistilBERT and ALBERT: BERT-like post-LayerNorm encoders with Hugging Face's
-// sequence-classification heads (below) or masked-LM heads (EncoderHead::kMaskedLm), behind the
-// model interface (models/model.h).
+// sequence-classification heads (below) or masked-LM heads (head masked_lm), behind the
+// model interface (models/model.h), on the BERT-like stack of models/bert_like.h.
 //
 //   roberta:    RobertaForSequenceClassification. BERT's layer; embeddings with position ids
 //               offset by padding_idx + 1 = 2 (rows 2..S+1 of 514; padding tokens read row 1), one
@@ -23,47 +23,22 @@
 // labels [B] (float when num_labels == 1); masked_lm: labels [B, S] s32 (-100: not predicted).
 #pragma once
 #include <cstdint>
-#include <string>
-#include <vector>
 
-#include "models/model.h"
-#include "models/model_presets.h"
+#include "models/family.h"
 
 namespace tpusim::models {
 
-enum class EncoderHead {
-  kSequenceClassification,  // XForSequenceClassification (above)
-  kMaskedLm,                // XForMaskedLM: transform + tied decoder on every token; labels [B, S], -100 ignored
-};
+// The families (models/family.h), each with the heads sequence_classification and masked_lm.
+const Family& roberta_family();
+const Family& distilbert_family();
+const Family& albert_family();
 
-// A RoBERTa, DistilBERT or ALBERT architecture (a preset with any model_config overrides) and its
-// training head.
-class EncoderModel : public Model {
- public:
-  // Throws ConfigError unless `preset` is of family roberta, distilbert or albert.
-  EncoderModel(ModelPreset preset, int64_t num_labels, EncoderHead head = EncoderHead::kSequenceClassification);
-  std::string name() const override { return preset_.name; }
-  const std::vector<std::string>& module_classes() const override;
-  std::string module_class(const std::string& path) const override;
-  ModelGraph build_forward(const StepShape& shape) const override;
-  const ModelPreset& preset() const { return preset_; }
-  int64_t num_labels() const { return num_labels_; }
-
- private:
-  ModelPreset preset_;
-  int64_t num_labels_;
-  EncoderHead head_;
-};
-
-// True for the families EncoderModel builds.
-bool is_encoder_family(ModelFamily f);
-
-// Closed-form trainable parameters of the graph EncoderModel builds: model_parameters() of the
-// preset (the base class, pooler included) minus the pooler where the classification class has
+// Closed-form trainable parameters of the classification graph: text_encoder_parameters() of the
+// architecture (the base class, pooler included) minus the pooler where the classification class has
 // none (RoBERTa), plus the classification head.
-uint64_t encoder_classification_parameters(const ModelPreset& p, int64_t num_labels);
+uint64_t encoder_classification_parameters(const ModelArch& a, int64_t num_labels);
 // The same for XForMaskedLM: the base class without its pooler, the transform (dense + LayerNorm;
 // ALBERT's of width E) and the decoder's bias (its weight tied to the word embeddings).
-uint64_t encoder_masked_lm_parameters(const ModelPreset& p);
+uint64_t encoder_masked_lm_parameters(const ModelArch& a);
 
 }  // namespace tpusim::models

@@ -1,13 +1,7 @@
 #include "models/gpt2.h"
 
-#include <cmath>
-#include <limits>
-#include <memory>
-#include <numbers>
-
-#include "base/config_error.h"
 #include "models/layers.h"
-#include "models/losses.h"
+#include "models/stack.h"
 
 namespace tpusim::models {
 
@@ -17,72 +11,43 @@ namespace {
 constexpr double kDropout = 0.1;
 constexpr double kLayerNormEps = 1e-5;
 
-void check(bool ok, const std::string& key, int64_t value, const std::string& rule) {
-  if (!ok) throw ConfigError({"", key, 0, std::to_string(value), rule, ""});
+// Pre-LayerNorm decoder blocks (ln_1, attention, residual; ln_2, MLP c_fc -> gelu_new -> c_proj,
+// residual) of Conv1D projections.
+BlockSpec gpt2_block() {
+  return {.pre_norm = true, .materialize = true, .norm_eps = kLayerNormEps, .projection = layers::Projection::kConv1D,
+          .attention_dropout = kDropout,
+          .self = {".ln_1", ".attn.resid_dropout", kDropout, ".attn_residual"},
+          .mlp = {".ln_2", ".mlp.dropout", kDropout, ".mlp_residual"},
+          .self_attn = {.scope = ".attn", .o = ".attn.c_proj", .dropout = ".attn_dropout"},
+          .ffn = {.in = ".mlp.c_fc", .act = ".mlp.act", .out = ".mlp.c_proj"}};
 }
 
-// Builds one GPT-2 graph; collects parameters and inputs as it goes.
-class Gpt2Builder {
+class Gpt2Builder final : public StackBuilder {
  public:
-  Gpt2Builder(const ModelPreset& p, const StepShape& s)
-      : p_(p), s_(s), t_(s.dtype), B_(s.batch), S_(s.seq), H_(p.hidden), nh_(p.heads), hd_(p.hidden / p.heads) {}
-
-  ModelGraph build() {
-    int x = embeddings();
-    add_unit(out_, "transformer.embeddings", 0);
-    causal_and_padding_masks();
-    for (int64_t l = 0; l < p_.layers; ++l) {
-      const std::string name = "transformer.h." + std::to_string(l);
-      const int first = int(g().nodes().size());
-      x = block(x, name);
-      add_unit(out_, name, first, /*layer=*/true);
-    }
-    const int heads_first = int(g().nodes().size());
-    lm_head_and_loss(layer_norm(x, "transformer.ln_f"));
-    add_unit(out_, "heads", heads_first);
-    out_.modules = std::make_shared<Gpt2Model>(p_);
-    mark_outputs(out_, s_.training);
-    return std::move(out_);
+  Gpt2Builder(const ModelArch& a, const StepShape& s) : StackBuilder(a, s) {
+    stacks_ = {{.embed_unit = "transformer.embeddings", .layer_prefix = "transformer.h.", .layers = a.layers,
+                .length = s.seq, .final_norm = "transformer.ln_f"}};
+    blocks_ = {gpt2_block()};
   }
 
  private:
-  Graph& g() { return out_.graph; }
-  // The shared layer pieces (models/layers.h) over this graph.
-  layers::LayerContext cx() { return {g(), out_.params, out_.inputs, t_, s_.param_dtype, s_.precision, s_.training}; }
-  int stored_weight(const std::string& name, Dims shape) { return layers::stored_weight(cx(), name, std::move(shape)); }
-  int compute(int x) { return layers::compute(cx(), x); }
-  int weight(const std::string& name, Dims shape) { return layers::weight(cx(), name, std::move(shape)); }
-  int input(const std::string& name, Dims shape) { return layers::input(cx(), name, std::move(shape), DType::kS32); }
-  int c(double v) { return layers::constant(cx(), v); }
-
-  // Conv1D on rows: y = x W + b with W [in, out] (transformers.pytorch_utils.Conv1D).
-  int conv1d(int x, int w, int b, const std::string& name) {
-    int y = g().dot(x, w, {{}, {}, {1}, {0}}, s_.precision, name);
-    return g().ew_bcast(EwOp::kAdd, y, b, {1}, name + ".bias_add");
-  }
-
-  int layer_norm(int x, const std::string& name) { return layers::layer_norm(cx(), x, kLayerNormEps, name); }
-  int dropout(int x, const std::string& name) { return layers::dropout(cx(), x, kDropout, name); }
-  int gelu_new(int x, const std::string& name) { return layers::gelu_new(cx(), x, name); }
-
-  // wte(input_ids) + wpe(position_ids) -> dropout -> [B*S, H].
-  int embeddings() {
-    ids_ = input("input_ids", {B_, S_});
-    mask_ = input("attention_mask", {B_, S_});
-    wte_ = stored_weight("transformer.wte.weight", {p_.vocab, H_});
-    int wpe = stored_weight("transformer.wpe.weight", {p_.max_position, H_});
-    int words = compute(g().gather(wte_, ids_, "transformer.wte"));                                // [B, S, H]
-    int pos = compute(g().gather(wpe, g().iota({S_}, 0, DType::kS32), "transformer.wpe"));        // [S, H]
+  // wte(input_ids) + wpe(position_ids) -> dropout -> [B*S, H]; the score biases every block adds
+  // (finfo.min where masked, as GPT2Attention's torch.where with mask_value = finfo.min and the model's
+  // extended attention mask): causal [S, S] where key j > query i, padding [B, S] where attention_mask is 0.
+  int embed(size_t) override {
+    const int64_t S = shape_.seq;
+    const int ids = input("input_ids", {B_, S}, DType::kS32);
+    const int mask = input("attention_mask", {B_, S}, DType::kS32);
+    wte_ = stored_weight("transformer.wte.weight", {arch_.vocab, H_});
+    int wpe = stored_weight("transformer.wpe.weight", {arch_.max_position, H_});
+    int words = compute(g().gather(wte_, ids, "transformer.wte"));                          // [B, S, H]
+    int pos = compute(g().gather(wpe, g().iota({S}, 0, DType::kS32), "transformer.wpe"));  // [S, H]
     int x = g().ew_bcast(EwOp::kAdd, words, pos, {1, 2}, "transformer.add_position");
-    return dropout(g().reshape(x, {B_ * S_, H_}), "transformer.drop");
-  }
-
-  // Additive biases on the scores (finfo.min where masked, as GPT2Attention's torch.where with
-  // mask_value = finfo.min and the model's extended attention mask): the causal mask [S, S] is
-  // finfo.min where key j > query i, the padding mask [B, S] where attention_mask is 0.
-  void causal_and_padding_masks() {
-    causal_ = layers::causal_bias(cx(), S_, "transformer");
-    padding_ = layers::padding_bias(cx(), mask_, "transformer");
+    x = dropout(g().reshape(x, {B_ * S, H_}), kDropout, "transformer.drop");
+    embed_unit_end_ = next();
+    self_biases_[0] = {{layers::causal_bias(cx(), S, "transformer"), {2, 3}, "causal_mask"},
+                       {layers::padding_bias(cx(), mask, "transformer"), {0, 3}, "padding_mask"}};
+    return x;
   }
 
   // Rows [k*H, (k+1)*H) of c_attn's [H, 3H] weight (and its bias) as the query, key or value
@@ -91,105 +56,74 @@ class Gpt2Builder {
     int part = g().full(double(k), {1}, DType::kS32);
     int w = g().reshape(g().gather(w3, part, name + ".weight"), {H_, H_});
     int b = g().reshape(g().gather(b3, part, name + ".bias"), {H_});
-    return g().reshape(conv1d(x, w, b, name), {B_, S_, nh_, hd_});
+    return g().reshape(layers::conv1d(cx(), x, w, b, name), {B_, shape_.seq, arch_.heads, head_dim_});
   }
 
-  // The residual stream x + y, materialized in HBM. Pre-LayerNorm blocks never pass it through a
-  // reduction (BERT's post-LayerNorm does, which ends each fusion), so under compiler/plan/fusion.h's
-  // producer-into-consumer rule every consumer would recompute the whole stream back to the first
-  // layer; XLA materializes it (its fusion does not duplicate a producer into consumers once the
-  // fusion outgrows its operand limit), once per block.
-  int residual(int y, int x, const std::string& name) {
-    int r = g().ew(EwOp::kAdd, y, x, name);
-    g().set_materialize(r);
-    return r;
-  }
-
-  // GPT2Block: x + attn(ln_1(x)), then + mlp(ln_2(.)).
-  int block(int x, const std::string& p) {
+  // GPT2Attention: the fused c_attn's weight [H, 3H] viewed as [H, 3, H] and regrouped to [3, H, H],
+  // its bias [3H] as [3, H]; then the shared core and c_proj.
+  int attention(size_t, int h, int, const std::string& p, bool) override {
     const std::string at = p + ".attn";
-    int h = layer_norm(x, p + ".ln_1");
-    // c_attn's weight [H, 3H] viewed as [H, 3, H] and regrouped to [3, H, H]; its bias [3H] as [3, H].
     int w3 = g().transpose(g().reshape(weight(at + ".c_attn.weight", {H_, 3 * H_}), {H_, 3, H_}), {1, 0, 2});
     int b3 = g().reshape(weight(at + ".c_attn.bias", {3 * H_}), {3, H_});
     int q = qkv_part(w3, b3, h, 0, at + ".c_attn.query");
     int k = qkv_part(w3, b3, h, 1, at + ".c_attn.key");
     int v = qkv_part(w3, b3, h, 2, at + ".c_attn.value");
-    // scores[b, h, i, j] = q·k / sqrt(d) + causal[i, j] + padding[b, j]
-    int s = g().dot(q, k, {{0, 2}, {0, 2}, {3}, {3}}, s_.precision, at + ".scores");
-    s = g().ew(EwOp::kMul, s, c(1.0 / std::sqrt(double(hd_))), at + ".scale");
-    s = g().ew_bcast(EwOp::kAdd, s, causal_, {2, 3}, at + ".causal_mask");
-    s = g().ew_bcast(EwOp::kAdd, s, padding_, {0, 3}, at + ".padding_mask");
-    int probs = dropout(stable_softmax(g(), s, 3, at + ".softmax"), at + ".attn_dropout");
-    int ctx = g().dot(probs, v, {{0, 1}, {0, 2}, {3}, {1}}, s_.precision, at + ".context");
-    ctx = g().reshape(g().transpose(ctx, {0, 2, 1, 3}), {B_ * S_, H_});
-    int a = conv1d(ctx, weight(at + ".c_proj.weight", {H_, H_}), weight(at + ".c_proj.bias", {H_}), at + ".c_proj");
-    x = residual(dropout(a, at + ".resid_dropout"), x, p + ".attn_residual");
-    const std::string m = p + ".mlp";
-    const int64_t I = p_.intermediate;
-    int f = layer_norm(x, p + ".ln_2");
-    f = gelu_new(conv1d(f, weight(m + ".c_fc.weight", {H_, I}), weight(m + ".c_fc.bias", {I}), m + ".c_fc"), m + ".act");
-    f = conv1d(f, weight(m + ".c_proj.weight", {I, H_}), weight(m + ".c_proj.bias", {H_}), m + ".c_proj");
-    return residual(dropout(f, m + ".dropout"), x, p + ".mlp_residual");
+    const int ctx = layers::attend(cx(), attention_spec(0, 0, blocks_[0].self_attn, p), q, k, v, self_biases_[0]);
+    return dense(ctx, H_, H_, at + ".c_proj");
   }
 
   // lm_head (Linear(H, vocab, bias=False), its weight wte): logits [B*S, vocab] for every position;
   // CrossEntropyLoss(ignore_index=-100), the mean over the positions that have a label.
-  void lm_head_and_loss(int x) {
-    out_.logits = g().dot(x, compute(wte_), {{}, {}, {1}, {1}}, s_.precision, "lm_head");
-    int labels = g().reshape(input("labels", {B_, S_}), {B_ * S_});
-    int ignored = g().convert(g().ew(EwOp::kCmpEq, labels, g().constant(-100, DType::kS32), "loss.ignored"), t_);
-    int weights = g().ew(EwOp::kAdd, g().ew(EwOp::kNeg, ignored, -1, "loss.neg_ignored"), c(1.0), "loss.weights");
-    out_.loss = cross_entropy(g(), out_.logits, labels, weights, "loss");
+  void head(int x) override {
+    out_.logits = g().dot(x, compute(wte_), {{}, {}, {1}, {1}}, shape_.precision, "lm_head");
+    token_loss(shape_.seq, {"loss.ignored", "loss.neg_ignored", "loss.weights"});
   }
 
-  const ModelPreset& p_;
-  const StepShape& s_;
-  const DType t_;
-  const int64_t B_, S_, H_, nh_, hd_;
-  int ids_ = -1, mask_ = -1, wte_ = -1, causal_ = -1, padding_ = -1;
-  ModelGraph out_;
+  int wte_ = -1;
 };
+
+ModelGraph build_gpt2(const ModelArch& a, const HeadOptions&, const StepShape& s) {
+  check_batch(s);
+  check_seq(s.seq, a.max_position, "n_positions of " + a.name);
+  check_heads_divide_hidden(a);
+  check_float(s);
+  return Gpt2Builder(a, s).build();
+}
+
+// Hugging Face hub config.json of openai-community/gpt2, of openai-community/gpt2-medium and of
+// openai-community/gpt2-large (n_layer, n_embd, n_head; n_inner null = 4 n_embd; n_positions 1024;
+// activation_function gelu_new; LM head tied to wte).
+ModelArch gpt2_preset(const std::string& name, int64_t layers, int64_t hidden, int64_t heads) {
+  return {.name = name, .family = ModelFamily::kGpt2, .counted_class = "GPT2LMHeadModel", .layers = layers,
+          .hidden = hidden, .heads = heads, .intermediate = 4 * hidden, .vocab = 50257, .max_position = 1024,
+          .activation = Activation::kGeluNew};
+}
 
 }  // namespace
 
-const std::vector<std::string>& gpt2_module_classes() {
-  static const std::vector<std::string> c = {"GPT2LMHeadModel", "GPT2Model", "GPT2Block", "GPT2Attention",
-                                             "GPT2MLP", "Conv1D", "Linear", "Embedding", "LayerNorm"};
-  return c;
-}
-
-Gpt2Model::Gpt2Model(ModelPreset p) : p_(std::move(p)) {}
-
-const std::vector<std::string>& Gpt2Model::module_classes() const { return gpt2_module_classes(); }
-
-// The Hugging Face class of the module at `path`, a state_dict prefix of GPT2LMHeadModel.
-std::string Gpt2Model::module_class(const std::string& path) const {
-  if (path.empty()) return "GPT2LMHeadModel";
-  if (path == "transformer") return "GPT2Model";
-  if (path == "transformer.h") return "ModuleList";
-  const size_t dot = path.rfind('.');
-  const std::string last = dot == std::string::npos ? path : path.substr(dot + 1);
-  const std::string parent = dot == std::string::npos ? "" : path.substr(0, dot);
-  if (parent == "transformer.h") return "GPT2Block";
-  if (path == "transformer.wte" || path == "transformer.wpe") return "Embedding";
-  if (last == "ln_1" || last == "ln_2" || last == "ln_f") return "LayerNorm";
-  if (last == "attn") return "GPT2Attention";
-  if (last == "mlp") return "GPT2MLP";
-  if (path == "lm_head") return "Linear";
-  return "Conv1D";  // c_attn, c_proj, c_fc
-}
-
-ModelGraph Gpt2Model::build_forward(const StepShape& s) const {
-  check(s.batch >= 1, "batch", s.batch, "must be at least 1");
-  check(s.seq >= 1 && s.seq <= p_.max_position, "seq", s.seq,
-        "must be in [1, " + std::to_string(p_.max_position) + "] (n_positions of " + p_.name + ")");
-  check(p_.heads >= 1 && p_.hidden % p_.heads == 0, "heads", p_.heads,
-        "must divide hidden (" + std::to_string(p_.hidden) + ")");
-  if (!is_float(s.dtype)) throw ConfigError({"", "dtype", 0, dtype_name(s.dtype), "must be f32 or bf16", ""});
-  if (s.param_dtype && !is_float(*s.param_dtype))
-    throw ConfigError({"", "param_dtype", 0, dtype_name(*s.param_dtype), "must be f32 or bf16", ""});
-  return Gpt2Builder(p_, s).build();
+const Family& gpt2_family() {
+  static const Family f{
+      .id = ModelFamily::kGpt2,
+      .name = "gpt2",
+      .organisations = {"openai-community"},
+      .presets = {gpt2_preset("gpt2", 12, 768, 12), gpt2_preset("gpt2-medium", 24, 1024, 16),
+                  gpt2_preset("gpt2-large", 36, 1280, 20)},
+      .heads = {Head::kCausalLm},
+      .modules = {{{Head::kCausalLm, "GPT2LMHeadModel"}},
+                  {{"transformer", "GPT2Model"},
+                   {"transformer.h", "ModuleList"},
+                   {"transformer.h.*", "GPT2Block"},
+                   {"transformer.wte", "Embedding"},
+                   {"transformer.wpe", "Embedding"},
+                   {"**.ln_*", "LayerNorm"},
+                   {"**.attn", "GPT2Attention"},
+                   {"**.mlp", "GPT2MLP"},
+                   {"lm_head", "Linear"}},
+                  "Conv1D"},  // c_attn, c_proj, c_fc
+      .parameters = decoder_only_parameters,
+      .build = build_gpt2,
+  };
+  return f;
 }
 
 }  // namespace tpusim::models

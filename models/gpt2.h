@@ -16,35 +16,16 @@
 //     XLA fuses Hugging Face's slice of the logits into the loss's consumers, so the [B*S, vocab]
 //     logits and their log-softmax are what both versions hold.
 #pragma once
-#include <cstdint>
-#include <string>
-#include <vector>
-
-#include "models/model.h"
-#include "models/model_presets.h"
+#include "models/family.h"
 
 namespace tpusim::models {
 
-// GPT-2 behind the model interface (models/model.h). A preset of family kGpt2 (its hyper-parameters:
-// layers, hidden, heads, intermediate, vocab, max_position = n_positions).
-// build_forward: loss = mean cross-entropy over positions whose label is not -100; logits
-// [B*S, vocab]. units: "transformer.embeddings" (wte, wpe, their sum and dropout), each block
+// The GPT-2 family (models/family.h): gpt2, gpt2-medium, gpt2-large (layers, hidden, heads,
+// intermediate, vocab, max_position = n_positions); head causal_lm (GPT2LMHeadModel): loss = mean
+// cross-entropy over positions whose label is not -100; logits [B*S, vocab]. units:
+// "transformer.embeddings" (wte, wpe, their sum and dropout, the attention masks), each block
 // "transformer.h.L" (flagged `layer`), and "heads" (ln_f, the tied LM head and the loss).
 // Throws ConfigError for B or S < 1, S > n_positions, or heads not dividing hidden.
-class Gpt2Model : public Model {
- public:
-  explicit Gpt2Model(ModelPreset p);
-  std::string name() const override { return p_.name; }
-  const std::vector<std::string>& module_classes() const override;
-  std::string module_class(const std::string& path) const override;
-  ModelGraph build_forward(const StepShape& shape) const override;
-  const ModelPreset& preset() const { return p_; }
-
- private:
-  ModelPreset p_;
-};
-
-// The module classes of GPT2LMHeadModel, for fsdp_wrap_layer_classes.
-const std::vector<std::string>& gpt2_module_classes();
+const Family& gpt2_family();
 
 }  // namespace tpusim::models

@@ -39,6 +39,26 @@ int linear(const LayerContext& cx, int x, int64_t in, int64_t out, const std::st
   return linear_w(cx, x, weight(cx, name + ".weight", {out, in}), out, name);
 }
 
+int project(const LayerContext& cx, int x, int64_t in, int64_t out, Projection kind, const std::string& name) {
+  switch (kind) {
+    case Projection::kLinear: return linear(cx, x, in, out, name);
+    case Projection::kLinearNoBias:
+      return cx.g.dot(x, weight(cx, name + ".weight", {out, in}), {{}, {}, {1}, {1}}, cx.precision, name);
+    case Projection::kConv1D: {
+      // The bias parameter before the weight: the order GPT-2's graphs have always had (node order is
+      // part of the compile-cache key).
+      const int b = weight(cx, name + ".bias", {out});
+      return conv1d(cx, x, weight(cx, name + ".weight", {in, out}), b, name);
+    }
+  }
+  return -1;
+}
+
+int conv1d(const LayerContext& cx, int x, int w, int b, const std::string& name) {
+  int y = cx.g.dot(x, w, {{}, {}, {1}, {0}}, cx.precision, name);
+  return cx.g.ew_bcast(EwOp::kAdd, y, b, {1}, name + ".bias_add");
+}
+
 int layer_norm(const LayerContext& cx, int x, double eps, const std::string& name) {
   Graph& g = cx.g;
   const int64_t cols = g.node(x).shape.at(1);

@@ -1,7 +1,8 @@
-// The graph pieces every model builder shares (models/bert.cc, encoders.cc, gpt2.cc, vit.cc): how a
-// trainable parameter is stored and used, nn.Linear, nn.LayerNorm, RMSNorm, dropout, the two GELUs and SiLU, each
-// written once. A builder passes its LayerContext (the graph it builds, the compute dtype, autocast's
-// stored-parameter dtype, the dot precision, training or evaluation).
+// The graph pieces every model builder shares (models/stack.h and the families): how a trainable
+// parameter is stored and used, nn.Linear and GPT-2's Conv1D, nn.LayerNorm, RMSNorm, the attention
+// masks, dropout, the two GELUs and SiLU, each written once. A builder passes its LayerContext (the
+// graph it builds, the compute dtype, autocast's stored-parameter dtype, the dot precision, training
+// or evaluation).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -38,6 +39,13 @@ int constant(const LayerContext& cx, double v);
 // nn.Linear on rows: y = x W^T + b, x [rows, in], W [out, in] (`w` given: its weight node).
 int linear_w(const LayerContext& cx, int x, int w, int64_t out, const std::string& name);
 int linear(const LayerContext& cx, int x, int64_t in, int64_t out, const std::string& name);
+// A projection of rows [rows, in] to [rows, out], of one of the kinds the families use:
+// nn.Linear with its bias, nn.Linear(bias=False) (T5, Llama), or transformers' Conv1D (GPT-2: y = x W + b
+// with W [in, out], as its state_dict stores it).
+enum class Projection { kLinear, kLinearNoBias, kConv1D };
+// Conv1D on rows with the weight [in, out] and bias [out] nodes given: y = x W + b.
+int conv1d(const LayerContext& cx, int x, int w, int b, const std::string& name);
+int project(const LayerContext& cx, int x, int64_t in, int64_t out, Projection kind, const std::string& name);
 // nn.LayerNorm over the last dim of rows [rows, H].
 int layer_norm(const LayerContext& cx, int x, double eps, const std::string& name);
 // RMSNorm over the last dim of rows [rows, H], weight only (LlamaRMSNorm, T5LayerNorm):

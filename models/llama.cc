@@ -1,12 +1,9 @@
 #include "models/llama.h"
 
 #include <cmath>
-#include <limits>
-#include <memory>
 
-#include "base/config_error.h"
-#include "models/layers.h"
 #include "models/losses.h"
+#include "models/stack.h"
 
 namespace tpusim::models {
 
@@ -15,189 +12,137 @@ namespace {
 // Llama-2 and Llama-3 config.json: rms_norm_eps 1e-5, attention_dropout 0.0 (no dropout anywhere).
 constexpr double kRmsNormEps = 1e-5;
 
-void check(bool ok, const std::string& key, int64_t value, const std::string& rule) {
-  if (!ok) throw ConfigError({"", key, 0, std::to_string(value), rule, ""});
+// LlamaDecoderLayer: x + self_attn(input_layernorm(x)), then + mlp(post_attention_layernorm(.)), the
+// MLP down_proj(silu(gate_proj(x)) * up_proj(x)), projections without biases.
+BlockSpec llama_block() {
+  return {.pre_norm = true, .materialize = true, .norm_eps = kRmsNormEps,
+          .projection = layers::Projection::kLinearNoBias,
+          .self = {.norm = ".input_layernorm", .add = ".attn_residual"},
+          .mlp = {.norm = ".post_attention_layernorm", .add = ".mlp_residual"},
+          .ffn = {.in = ".mlp.gate_proj", .act = ".mlp.act_fn", .out = ".mlp.down_proj", .up = ".mlp.up_proj",
+                  .gate = ".mlp.gate_up"}};
 }
 
-class LlamaBuilder {
+class LlamaBuilder final : public StackBuilder {
  public:
-  LlamaBuilder(const ModelPreset& p, const StepShape& s)
-      : p_(p), s_(s), t_(s.dtype), B_(s.batch), S_(s.seq), H_(p.hidden), nh_(p.heads), kvh_(p.kv_heads),
-        hd_(p.hidden / p.heads) {}
-
-  ModelGraph build() {
-    int x = embeddings();
-    causal_and_padding_masks();
-    rope_tables();
-    add_unit(out_, "model.embed_tokens", 0);
-    for (int64_t l = 0; l < p_.layers; ++l) {
-      const std::string name = "model.layers." + std::to_string(l);
-      const int first = int(g().nodes().size());
-      x = decoder_layer(x, name);
-      add_unit(out_, name, first, /*layer=*/true);
-    }
-    const int heads_first = int(g().nodes().size());
-    lm_head_and_loss(rms_norm(x, "model.norm"));
-    add_unit(out_, "heads", heads_first);
-    out_.modules = std::make_shared<LlamaModel>(p_);
-    mark_outputs(out_, s_.training);
-    return std::move(out_);
+  LlamaBuilder(const ModelArch& a, const StepShape& s) : StackBuilder(a, s), S_(s.seq), nh_(a.heads), kvh_(a.kv_heads) {
+    stacks_ = {{.embed_unit = "model.embed_tokens", .layer_prefix = "model.layers.", .layers = a.layers, .length = S_,
+                .final_norm = "model.norm"}};
+    blocks_ = {llama_block()};
   }
 
  private:
-  Graph& g() { return out_.graph; }
-  layers::LayerContext cx() { return {g(), out_.params, out_.inputs, t_, s_.param_dtype, s_.precision, s_.training}; }
-  int weight(const std::string& name, Dims shape) { return layers::weight(cx(), name, std::move(shape)); }
-  int input(const std::string& name, Dims shape, DType t) { return layers::input(cx(), name, std::move(shape), t); }
-  int c(double v) { return layers::constant(cx(), v); }
-  int rms_norm(int x, const std::string& name) { return layers::rms_norm(cx(), x, kRmsNormEps, name); }
-
-  // nn.Linear(in, out, bias=False) on rows: y = x W^T, W [out, in].
-  int linear(int x, int64_t in, int64_t out, const std::string& name) {
-    return g().dot(x, weight(name + ".weight", {out, in}), {{}, {}, {1}, {1}}, s_.precision, name);
-  }
-
-  // embed_tokens(input_ids) -> [B*S, H].
-  int embeddings() {
-    ids_ = input("input_ids", {B_, S_}, DType::kS32);
-    mask_ = input("attention_mask", {B_, S_}, DType::kS32);
-    int wte = weight("model.embed_tokens.weight", {p_.vocab, H_});
-    return g().reshape(g().gather(wte, ids_, "model.embed_tokens"), {B_ * S_, H_});
-  }
-
-  // Additive score biases as models/gpt2.cc builds them (finfo.min where key j > query i, and where
-  // attention_mask is 0): transformers' causal mask for eager attention.
-  void causal_and_padding_masks() {
+  // embed_tokens(input_ids) -> [B*S, H]; the score biases (finfo.min where key j > query i, and where
+  // attention_mask is 0: transformers' causal mask for eager attention) and LlamaRotaryEmbedding's cos
+  // and sin [S, hd] (see models/llama.h for why they are inputs).
+  int embed(size_t) override {
+    const int ids = input("input_ids", {B_, S_}, DType::kS32);
+    const int mask = input("attention_mask", {B_, S_}, DType::kS32);
+    int wte = weight("model.embed_tokens.weight", {arch_.vocab, H_});
+    const int x = g().reshape(g().gather(wte, ids, "model.embed_tokens"), {B_ * S_, H_});
     causal_ = layers::causal_bias(cx(), S_, "model");
-    padding_ = layers::padding_bias(cx(), mask_, "model");
-  }
-
-  // LlamaRotaryEmbedding's cos and sin [S, hd] (see models/llama.h for why they are inputs).
-  void rope_tables() {
-    cos_ = input("rope.cos", {S_, hd_}, t_);
-    sin_ = input("rope.sin", {S_, hd_}, t_);
+    padding_ = layers::padding_bias(cx(), mask, "model");
+    cos_ = input("rope.cos", {S_, head_dim_}, t_);
+    sin_ = input("rope.sin", {S_, head_dim_}, t_);
+    return x;
   }
 
   // apply_rotary_pos_emb on x [B, S, n, hd]: x cos + rotate_half(x) sin, the tables broadcast over
   // batch and heads. rotate_half = concat(-x2, x1) of the halves x1 = x[..., :hd/2], x2 = x[..., hd/2:].
   int rotary(int x, const std::string& name) {
-    const int64_t half = hd_ / 2;
+    const int64_t half = head_dim_ / 2;
     int x1 = g().slice(x, 3, 0, half, name + ".x1");
-    int x2 = g().slice(x, 3, half, hd_, name + ".x2");
+    int x2 = g().slice(x, 3, half, head_dim_, name + ".x2");
     int rot = g().concatenate({g().ew(EwOp::kNeg, x2, -1, name + ".neg_x2"), x1}, 3, name + ".rotate_half");
     int a = g().ew_bcast(EwOp::kMul, x, cos_, {1, 3}, name + ".cos");
     int b = g().ew_bcast(EwOp::kMul, rot, sin_, {1, 3}, name + ".sin");
     return g().ew(EwOp::kAdd, a, b, name);
   }
 
-  // The residual stream, materialized once per sub-block (models/gpt2.cc's residual explains why).
-  int residual(int y, int x, const std::string& name) {
-    int r = g().ew(EwOp::kAdd, y, x, name);
-    g().set_materialize(r);
-    return r;
-  }
-
   // LlamaAttention (eager) on h [B*S, H]. Groups G = heads / kv_heads.
-  int attention(int h, const std::string& at) {
-    const int64_t G = nh_ / kvh_;
-    int q = g().reshape(linear(h, H_, nh_ * hd_, at + ".q_proj"), {B_, S_, nh_, hd_});
-    int k = g().reshape(linear(h, H_, kvh_ * hd_, at + ".k_proj"), {B_, S_, kvh_, hd_});
-    int v = g().reshape(linear(h, H_, kvh_ * hd_, at + ".v_proj"), {B_, S_, kvh_, hd_});
+  int attention(size_t, int h, int, const std::string& p, bool) override {
+    const std::string at = p + ".self_attn";
+    const int64_t G = nh_ / kvh_, hd = head_dim_;
+    int q = g().reshape(dense(h, H_, nh_ * hd, at + ".q_proj"), {B_, S_, nh_, hd});
+    int k = g().reshape(dense(h, H_, kvh_ * hd, at + ".k_proj"), {B_, S_, kvh_, hd});
+    int v = g().reshape(dense(h, H_, kvh_ * hd, at + ".v_proj"), {B_, S_, kvh_, hd});
     q = rotary(q, at + ".rotary_q");
     k = rotary(k, at + ".rotary_k");
     // Query head h = kv * G + g: [B, S, kvh, G, hd] -> [B, kvh, G*S, hd], the G query heads of a key/value
     // head one after another as rows of its dots (the lane dim stays minor; the statistics of the
     // softmax are [B, kvh, G*S], not padded along a G of 1 to the sublanes).
-    int qg = g().reshape(g().transpose(g().reshape(q, {B_, S_, kvh_, G, hd_}), {0, 2, 3, 1, 4}), {B_, kvh_, G * S_, hd_});
+    int qg = g().reshape(g().transpose(g().reshape(q, {B_, S_, kvh_, G, hd}), {0, 2, 3, 1, 4}), {B_, kvh_, G * S_, hd});
     // scores[b, kv, (g, i), j] = q·k / sqrt(hd) + causal[i, j] + padding[b, j]
-    int s = g().dot(qg, k, {{0, 1}, {0, 2}, {3}, {3}}, s_.precision, at + ".scores");
-    s = g().reshape(g().ew(EwOp::kMul, s, c(1.0 / std::sqrt(double(hd_))), at + ".scale"), {B_, kvh_, G, S_, S_});
+    int s = g().dot(qg, k, {{0, 1}, {0, 2}, {3}, {3}}, shape_.precision, at + ".scores");
+    s = g().reshape(g().ew(EwOp::kMul, s, c(1.0 / std::sqrt(double(hd))), at + ".scale"), {B_, kvh_, G, S_, S_});
     s = g().ew_bcast(EwOp::kAdd, s, causal_, {3, 4}, at + ".causal_mask");
     s = g().ew_bcast(EwOp::kAdd, s, padding_, {0, 4}, at + ".padding_mask");
     int probs = stable_softmax(g(), g().reshape(s, {B_, kvh_, G * S_, S_}), 3, at + ".softmax");
-    int ctx = g().dot(probs, v, {{0, 1}, {0, 2}, {3}, {1}}, s_.precision, at + ".context");  // [B, kvh, G*S, hd]
-    ctx = g().reshape(g().transpose(g().reshape(ctx, {B_, kvh_, G, S_, hd_}), {0, 3, 1, 2, 4}), {B_ * S_, nh_ * hd_});
-    return linear(ctx, nh_ * hd_, H_, at + ".o_proj");
-  }
-
-  // LlamaMLP: down_proj(silu(gate_proj(x)) * up_proj(x)).
-  int mlp(int x, const std::string& m) {
-    const int64_t I = p_.intermediate;
-    int gate = layers::silu(cx(), linear(x, H_, I, m + ".gate_proj"), m + ".act_fn");
-    int up = linear(x, H_, I, m + ".up_proj");
-    return linear(g().ew(EwOp::kMul, gate, up, m + ".gate_up"), I, H_, m + ".down_proj");
-  }
-
-  // LlamaDecoderLayer: x + self_attn(input_layernorm(x)), then + mlp(post_attention_layernorm(.)).
-  int decoder_layer(int x, const std::string& p) {
-    int a = attention(rms_norm(x, p + ".input_layernorm"), p + ".self_attn");
-    x = residual(a, x, p + ".attn_residual");
-    int f = mlp(rms_norm(x, p + ".post_attention_layernorm"), p + ".mlp");
-    return residual(f, x, p + ".mlp_residual");
+    int ctx = g().dot(probs, v, {{0, 1}, {0, 2}, {3}, {1}}, shape_.precision, at + ".context");  // [B, kvh, G*S, hd]
+    ctx = g().reshape(g().transpose(g().reshape(ctx, {B_, kvh_, G, S_, hd}), {0, 3, 1, 2, 4}), {B_ * S_, nh_ * hd});
+    return dense(ctx, nh_ * hd, H_, at + ".o_proj");
   }
 
   // lm_head (Linear(H, vocab, bias=False), untied): logits [B*S, vocab]; CrossEntropyLoss(ignore_index
   // = -100), the mean over the positions that have a label.
-  void lm_head_and_loss(int x) {
-    out_.logits = linear(x, H_, p_.vocab, "lm_head");
-    int labels = g().reshape(input("labels", {B_, S_}, DType::kS32), {B_ * S_});
-    int ignored = g().convert(g().ew(EwOp::kCmpEq, labels, g().constant(-100, DType::kS32), "loss.ignored"), t_);
-    int weights = g().ew(EwOp::kAdd, g().ew(EwOp::kNeg, ignored, -1, "loss.neg_ignored"), c(1.0), "loss.weights");
-    out_.loss = cross_entropy(g(), out_.logits, labels, weights, "loss");
+  void head(int x) override {
+    out_.logits = dense(x, H_, arch_.vocab, "lm_head");
+    token_loss(S_, {"loss.ignored", "loss.neg_ignored", "loss.weights"});
   }
 
-  const ModelPreset& p_;
-  const StepShape& s_;
-  const DType t_;
-  const int64_t B_, S_, H_, nh_, kvh_, hd_;
-  int ids_ = -1, mask_ = -1, causal_ = -1, padding_ = -1, cos_ = -1, sin_ = -1;
-  ModelGraph out_;
+  const int64_t S_, nh_, kvh_;
+  int causal_ = -1, padding_ = -1, cos_ = -1, sin_ = -1;
 };
+
+ModelGraph build_llama(const ModelArch& a, const HeadOptions&, const StepShape& s) {
+  check_batch(s);
+  check_seq(s.seq, a.max_position, "max_position_embeddings of " + a.name);
+  check_heads_divide_hidden(a);
+  require(a.kv_heads >= 1 && a.heads % a.kv_heads == 0, "kv_heads", a.kv_heads,
+          "must divide heads (" + std::to_string(a.heads) + "): each key/value head serves a group of query heads");
+  require((a.hidden / a.heads) % 2 == 0, "head_dim", a.hidden / a.heads,
+          "must be even (rotate_half splits the head dimension in halves)");
+  check_float(s);
+  return LlamaBuilder(a, s).build();
+}
+
+// Llama config.json: rope, rms_norm_eps 1e-5, hidden_act silu with gate_proj/up_proj,
+// tie_word_embeddings false, no biases.
+ModelArch llama_preset(const std::string& name, int64_t kv_heads, int64_t intermediate, int64_t vocab,
+                       int64_t max_position) {
+  return {.name = name, .family = ModelFamily::kLlama, .counted_class = "LlamaForCausalLM", .layers = 32,
+          .hidden = 4096, .heads = 32, .kv_heads = kv_heads, .intermediate = intermediate, .vocab = vocab,
+          .max_position = max_position, .tied_embeddings = false, .biases = false, .norm = NormKind::kRmsNorm,
+          .activation = Activation::kSwiGlu, .positions = PositionKind::kRotary};
+}
 
 }  // namespace
 
-const std::vector<std::string>& llama_module_classes() {
-  static const std::vector<std::string> c = {"LlamaForCausalLM", "LlamaModel",   "LlamaDecoderLayer",
-                                             "LlamaAttention",   "LlamaMLP",     "LlamaRMSNorm",
-                                             "LlamaRotaryEmbedding", "Linear", "Embedding"};
-  return c;
-}
-
-LlamaModel::LlamaModel(ModelPreset p) : p_(std::move(p)) {}
-
-const std::vector<std::string>& LlamaModel::module_classes() const { return llama_module_classes(); }
-
-// The Hugging Face class of the module at `path`, a state_dict prefix of LlamaForCausalLM.
-std::string LlamaModel::module_class(const std::string& path) const {
-  if (path.empty()) return "LlamaForCausalLM";
-  if (path == "model") return "LlamaModel";
-  if (path == "model.layers") return "ModuleList";
-  const size_t dot = path.rfind('.');
-  const std::string last = dot == std::string::npos ? path : path.substr(dot + 1);
-  const std::string parent = dot == std::string::npos ? "" : path.substr(0, dot);
-  if (parent == "model.layers") return "LlamaDecoderLayer";
-  if (path == "model.embed_tokens") return "Embedding";
-  if (last == "input_layernorm" || last == "post_attention_layernorm" || path == "model.norm") return "LlamaRMSNorm";
-  if (last == "self_attn") return "LlamaAttention";
-  if (last == "mlp") return "LlamaMLP";
-  if (last == "rotary_emb") return "LlamaRotaryEmbedding";
-  return "Linear";  // q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, lm_head
-}
-
-ModelGraph LlamaModel::build_forward(const StepShape& s) const {
-  check(s.batch >= 1, "batch", s.batch, "must be at least 1");
-  check(s.seq >= 1 && s.seq <= p_.max_position, "seq", s.seq,
-        "must be in [1, " + std::to_string(p_.max_position) + "] (max_position_embeddings of " + p_.name + ")");
-  check(p_.heads >= 1 && p_.hidden % p_.heads == 0, "heads", p_.heads,
-        "must divide hidden (" + std::to_string(p_.hidden) + ")");
-  check(p_.kv_heads >= 1 && p_.heads % p_.kv_heads == 0, "kv_heads", p_.kv_heads,
-        "must divide heads (" + std::to_string(p_.heads) + "): each key/value head serves a group of query heads");
-  check((p_.hidden / p_.heads) % 2 == 0, "head_dim", p_.hidden / p_.heads,
-        "must be even (rotate_half splits the head dimension in halves)");
-  if (!is_float(s.dtype)) throw ConfigError({"", "dtype", 0, dtype_name(s.dtype), "must be f32 or bf16", ""});
-  if (s.param_dtype && !is_float(*s.param_dtype))
-    throw ConfigError({"", "param_dtype", 0, dtype_name(*s.param_dtype), "must be f32 or bf16", ""});
-  return LlamaBuilder(p_, s).build();
+const Family& llama_family() {
+  static const Family f{
+      .id = ModelFamily::kLlama,
+      .name = "llama",
+      // Hugging Face hub config.json of meta-llama/Llama-2-7b-hf, and of meta-llama/Meta-Llama-3-8B
+      // (num_key_value_heads 8: grouped-query attention).
+      .presets = {llama_preset("meta-llama/Llama-2-7b-hf", 32, 11008, 32000, 4096),
+                  llama_preset("meta-llama/Meta-Llama-3-8B", 8, 14336, 128256, 8192)},
+      .heads = {Head::kCausalLm},
+      .modules = {{{Head::kCausalLm, "LlamaForCausalLM"}},
+                  {{"model", "LlamaModel"},
+                   {"model.layers", "ModuleList"},
+                   {"model.layers.*", "LlamaDecoderLayer"},
+                   {"model.embed_tokens", "Embedding"},
+                   {"**.input_layernorm", "LlamaRMSNorm"},
+                   {"**.post_attention_layernorm", "LlamaRMSNorm"},
+                   {"model.norm", "LlamaRMSNorm"},
+                   {"**.self_attn", "LlamaAttention"},
+                   {"**.mlp", "LlamaMLP"},
+                   {"**.rotary_emb", "LlamaRotaryEmbedding"}},
+                  "Linear"},  // q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, lm_head
+      .parameters = decoder_only_parameters,
+      .build = build_llama,
+  };
+  return f;
 }
 
 }  // namespace tpusim::models

@@ -23,35 +23,17 @@
 // input pipeline, -100 where no loss is taken: models/gpt2.h explains why this equals Hugging Face's
 // in-model shift), rope.cos and rope.sin [S, hd] (float).
 #pragma once
-#include <string>
-#include <vector>
-
-#include "models/model.h"
-#include "models/model_presets.h"
+#include "models/family.h"
 
 namespace tpusim::models {
 
-// Llama behind the model interface (models/model.h). A preset of family kLlama (layers, hidden, heads,
-// kv_heads, intermediate, vocab, max_position = max_position_embeddings). build_forward: loss = mean
-// cross-entropy over positions whose label is not -100; logits [B*S, vocab]. units:
-// "model.embed_tokens" (the embedding, the causal and padding masks), each decoder layer
-// "model.layers.L" (flagged `layer`), and "heads" (the final norm, lm_head and the loss).
-// Throws ConfigError for B or S < 1, S > max_position, heads not dividing hidden, kv_heads not
-// dividing heads, or an odd head dimension (rotate_half splits it in halves).
-class LlamaModel : public Model {
- public:
-  explicit LlamaModel(ModelPreset p);
-  std::string name() const override { return p_.name; }
-  const std::vector<std::string>& module_classes() const override;
-  std::string module_class(const std::string& path) const override;
-  ModelGraph build_forward(const StepShape& shape) const override;
-  const ModelPreset& preset() const { return p_; }
-
- private:
-  ModelPreset p_;
-};
-
-// The module classes of LlamaForCausalLM, for fsdp_wrap_layer_classes.
-const std::vector<std::string>& llama_module_classes();
+// The Llama family (models/family.h): meta-llama/Llama-2-7b-hf, meta-llama/Meta-Llama-3-8B (layers,
+// hidden, heads, kv_heads, intermediate, vocab, max_position = max_position_embeddings); head causal_lm
+// (LlamaForCausalLM): loss = mean cross-entropy over positions whose label is not -100; logits
+// [B*S, vocab]. units: "model.embed_tokens" (the embedding, the causal and padding masks, the rotary
+// tables), each decoder layer "model.layers.L" (flagged `layer`), and "heads" (the final norm, lm_head
+// and the loss). Throws ConfigError for B or S < 1, S > max_position, heads not dividing hidden,
+// kv_heads not dividing heads, or an odd head dimension (rotate_half splits it in halves).
+const Family& llama_family();
 
 }  // namespace tpusim::models

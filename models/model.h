@@ -10,7 +10,7 @@
 //     checkpointing recomputes (ModelGraph::units; the repeated blocks flagged `layer`);
 //   * its module tree (ModuleTree): which Hugging Face module class sits at each state_dict
 //     prefix, and every class a wrapping policy may name (Trainer's transformer_layer_cls_to_wrap).
-// BERT implements it (models/bert.h).
+// TransformerModel (models/family.h) implements it for every model family.
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -11,7 +11,7 @@
 #pragma once
 #include <vector>
 
-#include "models/bert.h"
+#include "models/model.h"
 #include "models/graph.h"
 
 namespace tpusim::models {

@@ -1,13 +1,9 @@
 #include "models/t5.h"
 
+#include <algorithm>
 #include <cmath>
-#include <limits>
-#include <memory>
 
-#include "base/config_error.h"
-#include "models/attention.h"
-#include "models/layers.h"
-#include "models/losses.h"
+#include "models/stack.h"
 
 namespace tpusim::models {
 
@@ -17,70 +13,69 @@ namespace {
 constexpr double kDropout = 0.1;
 constexpr double kNormEps = 1e-6;
 
-void check(bool ok, const std::string& key, int64_t value, const std::string& rule) {
-  if (!ok) throw ConfigError({"", key, 0, std::to_string(value), rule, ""});
+// T5Block: T5LayerNorm (RMSNorm) before each sub-layer and x + dropout(sub-layer) after it
+// (layer.0 self-attention, the decoder's layer.1 cross-attention, then T5LayerFF: wo(dropout(relu(wi(x))))),
+// projections without biases, no score scale (folded into T5's initialization).
+BlockSpec t5_block(bool decoder) {
+  auto sub = [](int i) {
+    const std::string l = ".layer." + std::to_string(i);
+    return Residual{l + ".layer_norm", l + ".dropout", kDropout, l + ".residual"};
+  };
+  auto attention = [](const std::string& scope) {
+    return layers::AttentionNames{scope, scope + ".q", scope + ".k", scope + ".v", scope + ".o", ".attn_dropout"};
+  };
+  const std::string ff = ".layer." + std::to_string(decoder ? 2 : 1) + ".DenseReluDense";
+  return {.pre_norm = true, .residual_first = true, .materialize = true, .norm_eps = kNormEps,
+          .projection = layers::Projection::kLinearNoBias, .scale = layers::ScoreScale::kNone,
+          .attention_dropout = kDropout, .self = sub(0), .cross = sub(1), .mlp = sub(decoder ? 2 : 1),
+          .self_attn = attention(".layer.0.SelfAttention"), .cross_attn = attention(".layer.1.EncDecAttention"),
+          .ffn = {.in = ff + ".wi", .act = ff + ".act", .out = ff + ".wo", .dropout = ff + ".dropout",
+                  .dropout_rate = kDropout}};
 }
 
-// Builds one T5 graph; collects parameters and inputs as it goes.
-class T5Builder {
+class T5Builder final : public StackBuilder {
  public:
-  T5Builder(const ModelPreset& p, const StepShape& s)
-      : p_(p), s_(s), t_(s.dtype), B_(s.batch), S_(s.seq), T_(s.target), H_(p.hidden) {}
-
-  ModelGraph build() {
-    const int enc_first = 0;
-    int x = embed("input_ids", S_, &ids_);
-    mask_ = input("attention_mask", {B_, S_});
-    // The encoder's padding bias (finfo.min where attention_mask is 0), shared by the encoder's
-    // self-attention and the decoder's cross-attention (T5Stack's extended attention mask).
-    padding_ = layers::padding_bias(cx(), mask_, "encoder");
-    add_unit(out_, "encoder.embed_tokens", enc_first);
-    int enc_bias = -1;
-    for (int64_t l = 0; l < p_.layers; ++l) {
-      const std::string name = "encoder.block." + std::to_string(l);
-      const int first = next();
-      if (l == 0) enc_bias = position_bias(S_, S_, /*bidirectional=*/true, name + ".layer.0.SelfAttention");
-      x = encoder_block(x, name, enc_bias);
-      add_unit(out_, name, first, /*layer=*/true);
-    }
-    const int mid_first = next();
-    const int enc_out = dropout(rms_norm(x, "encoder.final_layer_norm"), "encoder.dropout");
-    int y = embed("decoder_input_ids", T_, nullptr);
-    causal_ = layers::causal_bias(cx(), T_, "decoder");
-    add_unit(out_, "decoder.embed_tokens", mid_first);
-    int dec_bias = -1;
-    for (int64_t l = 0; l < p_.decoder_layers; ++l) {
-      const std::string name = "decoder.block." + std::to_string(l);
-      const int first = next();
-      if (l == 0) dec_bias = position_bias(T_, T_, /*bidirectional=*/false, name + ".layer.0.SelfAttention");
-      y = decoder_block(y, enc_out, name, dec_bias);
-      add_unit(out_, name, first, /*layer=*/true);
-    }
-    const int heads_first = next();
-    lm_head_and_loss(dropout(rms_norm(y, "decoder.final_layer_norm"), "decoder.dropout"));
-    add_unit(out_, "heads", heads_first);
-    out_.modules = std::make_shared<T5Model>(p_);
-    mark_outputs(out_, s_.training);
-    return std::move(out_);
+  T5Builder(const ModelArch& a, const StepShape& s) : StackBuilder(a, s) {
+    head_dim_ = a.head_dim;  // d_kv
+    stacks_ = {{.embed_unit = "encoder.embed_tokens", .layer_prefix = "encoder.block.", .layers = a.layers,
+                .length = s.seq, .final_norm = "encoder.final_layer_norm", .final_dropout = "encoder.dropout",
+                .final_dropout_rate = kDropout},
+               {.embed_unit = "decoder.embed_tokens", .layer_prefix = "decoder.block.", .layers = a.decoder_layers,
+                .length = s.target, .final_norm = "decoder.final_layer_norm", .final_dropout = "decoder.dropout",
+                .final_dropout_rate = kDropout}};
+    blocks_ = {t5_block(false), t5_block(true)};
   }
 
  private:
-  Graph& g() { return out_.graph; }
-  int next() { return int(g().nodes().size()); }
-  layers::LayerContext cx() { return {g(), out_.params, out_.inputs, t_, s_.param_dtype, s_.precision, s_.training}; }
-  int input(const std::string& name, Dims shape) { return layers::input(cx(), name, std::move(shape), DType::kS32); }
-  int c(double v) { return layers::constant(cx(), v); }
-  int rms_norm(int x, const std::string& name) { return layers::rms_norm(cx(), x, kNormEps, name); }
-  int dropout(int x, const std::string& name) { return layers::dropout(cx(), x, kDropout, name); }
+  // shared(ids) -> dropout -> [B*L, H]; the table is created by the first lookup (the encoder's). The
+  // encoder's padding bias (finfo.min where attention_mask is 0) is shared by the encoder's
+  // self-attention and the decoder's cross-attention (T5Stack's extended attention mask).
+  int embed(size_t stack) override {
+    const bool encoder = stack == 0;
+    const std::string name = encoder ? "encoder" : "decoder";
+    const int64_t L = stacks_[stack].length;
+    const int ids = input(encoder ? "input_ids" : "decoder_input_ids", {B_, L}, DType::kS32);
+    if (shared_ < 0) shared_ = stored_weight("shared.weight", {arch_.vocab, H_});
+    int e = compute(g().gather(shared_, ids, name + ".embed_tokens"));  // [B, L, H]
+    const int x = dropout(g().reshape(e, {B_ * L, H_}), kDropout, name + ".embed_dropout");
+    if (encoder) {
+      const int padding = layers::padding_bias(cx(), input("attention_mask", {B_, L}, DType::kS32), "encoder");
+      self_biases_[0] = cross_biases_ = {{padding, {0, 3}, "padding_mask"}};
+    } else {
+      self_biases_[1] = {{layers::causal_bias(cx(), L, "decoder"), {2, 3}, "causal_mask"}};
+    }
+    return x;
+  }
 
-  // shared(ids) -> dropout -> [B*L, H]. The table is created by the first lookup (the encoder's).
-  int embed(const std::string& ids_name, int64_t L, int* ids_out) {
-    const int ids = input(ids_name, {B_, L});
-    if (ids_out) *ids_out = ids;
-    if (shared_ < 0) shared_ = layers::stored_weight(cx(), "shared.weight", {p_.vocab, H_});
-    const std::string stack = ids_out ? "encoder" : "decoder";
-    int e = layers::compute(cx(), g().gather(shared_, ids, stack + ".embed_tokens"));  // [B, L, H]
-    return dropout(g().reshape(e, {B_ * L, H_}), stack + ".embed_dropout");
+  // A stack's first block holds the relative position bias its self-attention and every later
+  // block's add (bidirectional in the encoder, causal in the decoder).
+  int block(size_t stack, int64_t l, int x, int memory, const std::string& p) override {
+    if (l == 0) {
+      const int64_t L = stacks_[stack].length;
+      const int bias = position_bias(L, L, /*bidirectional=*/stack == 0, p + ".layer.0.SelfAttention");
+      self_biases_[stack].insert(self_biases_[stack].begin(), {bias, {1, 2, 3}, "position_bias"});
+    }
+    return StackBuilder::block(stack, l, x, memory, p);
   }
 
   // The relative position bias [heads, Lq, Lk] of a stack's first self-attention: bucket(j - i)
@@ -94,7 +89,7 @@ class T5Builder {
     int i = g().convert(g().iota({Lq, Lk}, 0, DType::kS32), f);
     int j = g().convert(g().iota({Lq, Lk}, 1, DType::kS32), f);
     int rel = g().ew(EwOp::kSub, j, i, b);
-    int64_t nb = p_.relative_buckets;
+    int64_t nb = arch_.relative_buckets;
     int offset = -1, n = -1;
     if (bidirectional) {
       nb /= 2;
@@ -119,79 +114,46 @@ class T5Builder {
     if (offset >= 0) bucket = g().ew(EwOp::kAdd, bucket, offset, b + ".bucket_dir");
     bucket = g().convert(bucket, DType::kS32);
     g().set_stop_gradient(bucket);
-    const int table = layers::weight(cx(), name + ".relative_attention_bias.weight", {p_.relative_buckets, p_.heads});
+    const int table = weight(name + ".relative_attention_bias.weight", {arch_.relative_buckets, arch_.heads});
     int v = g().gather(table, bucket, name + ".relative_attention_bias");  // [Lq, Lk, heads]
     return g().transpose(v, {2, 0, 1});                                   // [heads, Lq, Lk]
   }
 
-  layers::AttentionSpec spec(const std::string& name, int64_t Lq, int64_t Lk) const {
-    return {.name = name, .proj = {"q", "k", "v", "o"}, .batch = B_, .q_len = Lq, .kv_len = Lk, .hidden = H_,
-            .heads = p_.heads, .head_dim = p_.head_dim, .biases = false, .scale = 1.0, .dropout = kDropout};
-  }
-
-  // The residual stream x + y, materialized in HBM (pre-norm blocks: see Gpt2Builder::residual).
-  int residual(int y, int x, const std::string& name) {
-    int r = g().ew(EwOp::kAdd, x, y, name);
-    g().set_materialize(r);
-    return r;
-  }
-
-  // T5LayerSelfAttention / T5LayerCrossAttention: x + dropout(attention(layer_norm(x), kv)).
-  int attention_layer(int x, int kv, const std::string& p, const std::string& module, int64_t Lq, int64_t Lk,
-                      const std::vector<layers::ScoreBias>& biases) {
-    int h = rms_norm(x, p + ".layer_norm");
-    const bool self = kv < 0;
-    int a = layers::attention(cx(), spec(p + "." + module, Lq, Lk), h, self ? h : kv, biases);
-    return residual(dropout(a, p + ".dropout"), x, p + ".residual");
-  }
-
-  // T5LayerFF: x + dropout(wo(dropout(relu(wi(layer_norm(x)))))).
-  int ff_layer(int x, const std::string& p) {
-    const std::string d = p + ".DenseReluDense";
-    const int64_t I = p_.intermediate;
-    int h = rms_norm(x, p + ".layer_norm");
-    h = g().dot(h, layers::weight(cx(), d + ".wi.weight", {I, H_}), {{}, {}, {1}, {1}}, s_.precision, d + ".wi");
-    h = dropout(g().ew(EwOp::kRelu, h, -1, d + ".act"), d + ".dropout");
-    h = g().dot(h, layers::weight(cx(), d + ".wo.weight", {H_, I}), {{}, {}, {1}, {1}}, s_.precision, d + ".wo");
-    return residual(dropout(h, p + ".dropout"), x, p + ".residual");
-  }
-
-  int encoder_block(int x, const std::string& p, int bias) {
-    x = attention_layer(x, -1, p + ".layer.0", "SelfAttention", S_, S_,
-                        {{bias, {1, 2, 3}, "position_bias"}, {padding_, {0, 3}, "padding_mask"}});
-    return ff_layer(x, p + ".layer.1");
-  }
-
-  int decoder_block(int y, int enc, const std::string& p, int bias) {
-    y = attention_layer(y, -1, p + ".layer.0", "SelfAttention", T_, T_,
-                        {{bias, {1, 2, 3}, "position_bias"}, {causal_, {2, 3}, "causal_mask"}});
-    y = attention_layer(y, enc, p + ".layer.1", "EncDecAttention", T_, S_, {{padding_, {0, 3}, "padding_mask"}});
-    return ff_layer(y, p + ".layer.2");
-  }
-
   // lm_head (Linear(d_model, vocab, bias=False), tied to `shared`) on the decoder output scaled by
   // d_model^-0.5 (T5ForConditionalGeneration with tie_word_embeddings); CrossEntropyLoss(ignore_index=-100).
-  void lm_head_and_loss(int y) {
+  void head(int y) override {
     int w = shared_;
-    if (p_.tied_embeddings) {
+    if (arch_.tied_embeddings) {
       y = g().ew(EwOp::kMul, y, c(1.0 / std::sqrt(double(H_))), "lm_head.scale");
     } else {
-      w = layers::stored_weight(cx(), "lm_head.weight", {p_.vocab, H_});
+      w = stored_weight("lm_head.weight", {arch_.vocab, H_});
     }
-    out_.logits = g().dot(y, layers::compute(cx(), w), {{}, {}, {1}, {1}}, s_.precision, "lm_head");
-    int labels = g().reshape(input("labels", {B_, T_}), {B_ * T_});
-    int ignored = g().convert(g().ew(EwOp::kCmpEq, labels, g().constant(-100, DType::kS32), "loss.ignored"), t_);
-    int weights = g().ew(EwOp::kAdd, g().ew(EwOp::kNeg, ignored, -1, "loss.neg_ignored"), c(1.0), "loss.weights");
-    out_.loss = cross_entropy(g(), out_.logits, labels, weights, "loss");
+    out_.logits = g().dot(y, compute(w), {{}, {}, {1}, {1}}, shape_.precision, "lm_head");
+    token_loss(shape_.target, {"loss.ignored", "loss.neg_ignored", "loss.weights"});
   }
 
-  const ModelPreset& p_;
-  const StepShape& s_;
-  const DType t_;
-  const int64_t B_, S_, T_, H_;
-  int ids_ = -1, mask_ = -1, shared_ = -1, padding_ = -1, causal_ = -1;
-  ModelGraph out_;
+  int shared_ = -1;
 };
+
+ModelGraph build_t5(const ModelArch& a, const HeadOptions&, const StepShape& s) {
+  check_batch(s);
+  require(s.seq >= 1, "seq", s.seq, "must be at least 1 (source tokens)");
+  require(s.target >= 1, "max_target_length", s.target, "must be at least 1 (a seq2seq step has target tokens)");
+  require(a.heads >= 1 && a.head_dim >= 1, "heads", a.heads, "must be at least 1");
+  require(a.relative_buckets >= 4, "relative_buckets", a.relative_buckets, "must be at least 4");
+  check_float(s);
+  return T5Builder(a, s).build();
+}
+
+// Hugging Face hub config.json of google-t5/t5-small and of google-t5/t5-base (num_layers,
+// num_decoder_layers, d_model, d_kv, d_ff; feed_forward_proj relu; relative_attention_num_buckets 32;
+// LM head tied to `shared`).
+ModelArch t5_preset(const std::string& name, int64_t layers, int64_t hidden, int64_t heads, int64_t intermediate) {
+  return {.name = name, .family = ModelFamily::kT5, .counted_class = "T5ForConditionalGeneration", .layers = layers,
+          .decoder_layers = layers, .hidden = hidden, .heads = heads, .head_dim = 64, .intermediate = intermediate,
+          .vocab = 32128, .relative_buckets = 32, .biases = false, .norm = NormKind::kRmsNorm,
+          .activation = Activation::kRelu, .positions = PositionKind::kRelativeBuckets};
+}
 
 }  // namespace
 
@@ -211,50 +173,36 @@ int64_t t5_relative_bucket(int64_t rel, bool bidirectional, int64_t num_buckets,
   return ret + std::min<int64_t>(max_exact + int64_t(scaled), num_buckets - 1);
 }
 
-const std::vector<std::string>& t5_module_classes() {
-  static const std::vector<std::string> c = {"T5ForConditionalGeneration", "T5Stack", "T5Block", "T5LayerSelfAttention",
-                                             "T5LayerCrossAttention", "T5LayerFF", "T5Attention", "T5DenseActDense",
-                                             "T5LayerNorm", "Linear", "Embedding"};
-  return c;
-}
-
-T5Model::T5Model(ModelPreset p) : p_(std::move(p)) {}
-
-const std::vector<std::string>& T5Model::module_classes() const { return t5_module_classes(); }
-
-// The Hugging Face class of the module at `path`, a state_dict prefix of T5ForConditionalGeneration.
-std::string T5Model::module_class(const std::string& path) const {
-  if (path.empty()) return "T5ForConditionalGeneration";
-  if (path == "encoder" || path == "decoder") return "T5Stack";
-  const size_t dot = path.rfind('.');
-  const std::string last = dot == std::string::npos ? path : path.substr(dot + 1);
-  const std::string parent = dot == std::string::npos ? "" : path.substr(0, dot);
-  if (last == "block" || last == "layer") return "ModuleList";
-  const size_t pdot = parent.rfind('.');
-  const std::string parent_last = pdot == std::string::npos ? parent : parent.substr(pdot + 1);
-  if (parent_last == "block") return "T5Block";
-  if (parent_last == "layer") {
-    if (last == "0") return "T5LayerSelfAttention";
-    if (last == "1" && path.rfind("decoder.", 0) == 0) return "T5LayerCrossAttention";
-    return "T5LayerFF";
-  }
-  if (last == "SelfAttention" || last == "EncDecAttention") return "T5Attention";
-  if (last == "DenseReluDense") return "T5DenseActDense";
-  if (last == "layer_norm" || last == "final_layer_norm") return "T5LayerNorm";
-  if (last == "shared" || last == "embed_tokens" || last == "relative_attention_bias") return "Embedding";
-  return "Linear";  // q, k, v, o, wi, wo, lm_head
-}
-
-ModelGraph T5Model::build_forward(const StepShape& s) const {
-  check(s.batch >= 1, "batch", s.batch, "must be at least 1");
-  check(s.seq >= 1, "seq", s.seq, "must be at least 1 (source tokens)");
-  check(s.target >= 1, "max_target_length", s.target, "must be at least 1 (a seq2seq step has target tokens)");
-  check(p_.heads >= 1 && p_.head_dim >= 1, "heads", p_.heads, "must be at least 1");
-  check(p_.relative_buckets >= 4, "relative_buckets", p_.relative_buckets, "must be at least 4");
-  if (!is_float(s.dtype)) throw ConfigError({"", "dtype", 0, dtype_name(s.dtype), "must be f32 or bf16", ""});
-  if (s.param_dtype && !is_float(*s.param_dtype))
-    throw ConfigError({"", "param_dtype", 0, dtype_name(*s.param_dtype), "must be f32 or bf16", ""});
-  return T5Builder(p_, s).build();
+const Family& t5_family() {
+  static const Family f{
+      .id = ModelFamily::kT5,
+      .name = "t5",
+      .organisations = {"google-t5"},
+      .presets = {t5_preset("t5-small", 6, 512, 8, 2048), t5_preset("t5-base", 12, 768, 12, 3072)},
+      .heads = {Head::kSeq2Seq},
+      .modules = {{{Head::kSeq2Seq, "T5ForConditionalGeneration"}},
+                  {{"encoder", "T5Stack"},
+                   {"decoder", "T5Stack"},
+                   {"**.block", "ModuleList"},
+                   {"**.layer", "ModuleList"},
+                   {"**.block.*", "T5Block"},
+                   {"**.layer.0", "T5LayerSelfAttention"},
+                   {"decoder.**.layer.1", "T5LayerCrossAttention"},
+                   {"**.layer.*", "T5LayerFF"},
+                   {"**.SelfAttention", "T5Attention"},
+                   {"**.EncDecAttention", "T5Attention"},
+                   {"**.DenseReluDense", "T5DenseActDense"},
+                   {"**.layer_norm", "T5LayerNorm"},
+                   {"**.final_layer_norm", "T5LayerNorm"},
+                   {"**.shared", "Embedding"},
+                   {"**.embed_tokens", "Embedding"},
+                   {"**.relative_attention_bias", "Embedding"}},
+                  "Linear"},  // q, k, v, o, wi, wo, lm_head
+      .own_head_dim = true,
+      .parameters = encoder_decoder_parameters,
+      .build = build_t5,
+  };
+  return f;
 }
 
 }  // namespace tpusim::models

@@ -23,36 +23,20 @@
 // decoder_attention_mask, so the decoder's self-attention is causal only; padded target positions
 // carry label -100 and do not count.
 #pragma once
-#include <string>
-#include <vector>
+#include <cstdint>
 
-#include "models/model.h"
-#include "models/model_presets.h"
+#include "models/family.h"
 
 namespace tpusim::models {
 
-// T5 behind the model interface (models/model.h). A preset of family kT5 (layers = encoder blocks,
-// decoder_layers, hidden = d_model, heads, head_dim = d_kv, intermediate = d_ff, vocab,
-// relative_buckets). build_forward: loss and logits [B*T, vocab]. units: "encoder.embed_tokens"
-// (the encoder's embedding lookup and dropout), each "encoder.block.L" (flagged `layer`; block 0
-// holds the relative bias table and the bucket computation), "decoder.embed_tokens" (the encoder's
-// final norm and the decoder's embedding), each "decoder.block.L" (`layer`), and "heads" (the final
-// norm, the tied LM head and the loss). Throws ConfigError for B, S or T < 1.
-class T5Model : public Model {
- public:
-  explicit T5Model(ModelPreset p);
-  std::string name() const override { return p_.name; }
-  const std::vector<std::string>& module_classes() const override;
-  std::string module_class(const std::string& path) const override;
-  ModelGraph build_forward(const StepShape& shape) const override;
-  const ModelPreset& preset() const { return p_; }
-
- private:
-  ModelPreset p_;
-};
-
-// The module classes of T5ForConditionalGeneration, for fsdp_wrap_layer_classes.
-const std::vector<std::string>& t5_module_classes();
+// The T5 family (models/family.h): t5-small, t5-base (layers = encoder blocks, decoder_layers,
+// hidden = d_model, heads, head_dim = d_kv, intermediate = d_ff, vocab, relative_buckets); head seq2seq
+// (T5ForConditionalGeneration): loss and logits [B*T, vocab]. units: "encoder.embed_tokens" (the
+// encoder's embedding lookup and dropout), each "encoder.block.L" (flagged `layer`; block 0 holds the
+// relative bias table and the bucket computation), "decoder.embed_tokens" (the encoder's final norm and
+// the decoder's embedding), each "decoder.block.L" (`layer`), and "heads" (the final norm, the tied LM
+// head and the loss). Throws ConfigError for B, S or T < 1.
+const Family& t5_family();
 
 // HF's relative_attention_max_distance (config.json default 128, all public T5 checkpoints).
 inline constexpr int64_t kT5MaxDistance = 128;

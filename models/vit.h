@@ -15,48 +15,25 @@
 // bytes as [B, C, image, image]); labels [B] (s32; float with num_labels == 1: regression, MSE).
 #pragma once
 #include <cstdint>
-#include <string>
-#include <vector>
 
-#include "models/model.h"
-#include "models/model_presets.h"
+#include "models/family.h"
 
 namespace tpusim::models {
 
-struct VitConfig {
-  ModelPreset arch;             // a ViT preset (family kVit): layers, hidden, heads, intermediate, image/patch/channels
-  int64_t num_labels = 1000;    // classifier outputs (1000: the ImageNet head of the hub checkpoint)
-  double layer_norm_eps = 1e-12;
-  double hidden_dropout = 0.0;     // hidden_dropout_prob of google/vit-base-patch16-224
-  double attention_dropout = 0.0;  // attention_probs_dropout_prob
-};
+// The ViT family (models/family.h): google/vit-base-patch16-224 (layers, hidden, heads, intermediate,
+// image, patch and channels); head image_classification (ViTForImageClassification, `num_labels`
+// outputs). The graph's shape.seq must be vit_seq(arch) (the image size is the preset's: Hugging Face
+// raises for another size unless interpolate_pos_encoding, which tpusim does not model). units:
+// "vit.embeddings", each "vit.encoder.layer.L" (flagged `layer`), and "heads" (final LayerNorm,
+// classifier, loss).
+const Family& vit_family();
 
 // Patches per image, (image_size / patch_size)^2, and the sequence length S = patches + 1.
-int64_t vit_patches(const ModelPreset& p);
-int64_t vit_seq(const ModelPreset& p);
-
-const std::vector<std::string>& vit_module_classes();
-
-// ViTForImageClassification behind the model interface. build_forward throws ConfigError unless
-// shape.seq == vit_seq(arch) (the image size is the preset's: Hugging Face raises for another size
-// unless interpolate_pos_encoding, which tpusim does not model).
-// units: "vit.embeddings", each "vit.encoder.layer.L" (flagged `layer`), and "heads" (final
-// LayerNorm, classifier, loss).
-class VitModel : public Model {
- public:
-  explicit VitModel(VitConfig cfg);
-  std::string name() const override { return cfg_.arch.name; }
-  const std::vector<std::string>& module_classes() const override { return vit_module_classes(); }
-  std::string module_class(const std::string& path) const override;
-  ModelGraph build_forward(const StepShape& shape) const override;
-  const VitConfig& config() const { return cfg_; }
-
- private:
-  VitConfig cfg_;
-};
+int64_t vit_patches(const ModelArch& a);
+int64_t vit_seq(const ModelArch& a);
 
 // Closed-form trainable parameters of ViTForImageClassification: model_parameters(arch) counts
 // ViTModel with its pooler; the classification model has no pooler and adds Linear(H, num_labels).
-uint64_t vit_classification_parameters(const VitConfig& cfg);
+uint64_t vit_classification_parameters(const ModelArch& a, int64_t num_labels);
 
 }  // namespace tpusim::models

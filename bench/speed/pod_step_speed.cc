@@ -19,6 +19,7 @@
 #include "compiler/step/data_parallel.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
+#include "models/families.h"
 #include "models/optimizers.h"
 #include "sim/engine/engine.h"
 
@@ -38,7 +39,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 void run_case(const HwConfig& hw, const char* engine_name) {
   models::BertGraphOptions o;
-  o.head = models::BertHead::kMaskedLm;
+  o.head = models::Head::kMaskedLm;
   o.batch = 14;
   o.seq = 512;
   o.max_predictions_per_seq = 76;

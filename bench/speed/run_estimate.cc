@@ -16,6 +16,7 @@
 #include "compiler/step/data_parallel.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
+#include "models/families.h"
 #include "models/optimizers.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/run_estimate.h"
@@ -32,7 +33,7 @@ double peak_rss_mib() {
 
 void run_case(const HwConfig& hw, const char* engine_name) {
   models::BertGraphOptions o;
-  o.head = models::BertHead::kSequenceClassification;
+  o.head = models::Head::kSequenceClassification;
   o.batch = 4;
   o.seq = 128;
   models::OptimizerConfig opt;

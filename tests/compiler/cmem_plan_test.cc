@@ -14,6 +14,7 @@
 #include "compiler/step/data_parallel.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
+#include "models/families.h"
 #include "sim/engine/engine.h"
 
 namespace tpusim::compiler {

@@ -8,6 +8,7 @@
 #include "tests/compiler/dp_steps.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
+#include "models/families.h"
 #include "sim/engine/engine.h"
 
 namespace tpusim::compiler {

@@ -7,6 +7,7 @@
 #include "compiler/step/data_parallel.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
+#include "models/families.h"
 
 namespace tpusim::compiler::test {
 

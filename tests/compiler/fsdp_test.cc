@@ -13,6 +13,7 @@
 #include "compiler/step/fsdp_graphs.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
+#include "models/families.h"
 #include "sim/engine/engine.h"
 
 namespace tpusim::compiler {
@@ -24,8 +25,8 @@ HwConfig hw_config(const std::string& name) {
 
 // A small BERT whose encoder layers hold most of the parameters (bert-tiny's are nearly all
 // embeddings): 4 layers, H=256, vocab 2048.
-models::BertConfig small_bert() {
-  models::BertConfig c = models::find_preset("bert-tiny");
+models::ModelArch small_bert() {
+  models::ModelArch c = models::find_preset("bert-tiny");
   c.name = "small";
   c.layers = 4;
   c.hidden = 256;
@@ -36,7 +37,7 @@ models::BertConfig small_bert() {
   return c;
 }
 
-std::unique_ptr<FsdpGraphs> fsdp_graphs(const models::BertConfig& cfg, int64_t batch, int64_t seq, uint32_t n,
+std::unique_ptr<FsdpGraphs> fsdp_graphs(const models::ModelArch& cfg, int64_t batch, int64_t seq, uint32_t n,
                                         bool ckpt, bool training = true) {
   models::BertGraphOptions o;
   o.batch = batch;
@@ -48,7 +49,7 @@ std::unique_ptr<FsdpGraphs> fsdp_graphs(const models::BertConfig& cfg, int64_t b
 // Closed form of the collectives: per unit u, shard_u = the stored bytes of ceil(P_u / n)
 // elements (f32 here); every step all-gathers n*shard_u twice (forward, backward) and
 // reduce-scatters n*shard_u once.
-uint64_t gathered_closed_form(const models::BertConfig& cfg, uint32_t n) {
+uint64_t gathered_closed_form(const models::ModelArch& cfg, uint32_t n) {
   models::BertGraphOptions o;
   o.batch = 1;
   o.seq = 8;
@@ -74,7 +75,7 @@ TEST(Fsdp, UnitsShardEveryParameterOnce) {
   o.seq = 16;
   EXPECT_EQ(params, models::build_bert(cfg, o).params.size());
   // Slices: ceil(P_u / 8) elements each, so 1/8 of the parameters up to per-unit rounding and tile padding.
-  const uint64_t P = models::expected_parameters(cfg, models::BertHead::kSequenceClassification);
+  const uint64_t P = models::expected_parameters(cfg, models::Head::kSequenceClassification);
   EXPECT_GE(f->parameter_bytes, 4 * P / 8);
   EXPECT_LE(f->parameter_bytes, 4 * P / 8 + f->step.units.size() * 4096);
   // AdamW: two f32 moments per slice element.

@@ -11,6 +11,7 @@
 #include "compiler/step/fsdp_graphs.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
+#include "models/families.h"
 #include "sim/engine/engine.h"
 
 namespace tpusim::compiler {
@@ -22,8 +23,8 @@ using Units = std::vector<std::pair<std::string, uint64_t>>;
 // 4 (H^2 + H) + 2 H I + I + H + 4 H = 789,760 (attention 263,680, intermediate.dense 263,168,
 // output.dense 262,400, output.LayerNorm 512); embeddings (2048 + 128 + 2) H + 2 H = 558,080 of
 // which word_embeddings 524,288; pooler 65,792; classifier 514.
-models::BertConfig small_bert() {
-  models::BertConfig c = models::find_preset("bert-tiny");
+models::ModelArch small_bert() {
+  models::ModelArch c = models::find_preset("bert-tiny");
   c.layers = 4;
   c.hidden = 256;
   c.heads = 4;

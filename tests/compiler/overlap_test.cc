@@ -17,6 +17,7 @@
 #include "compiler/step/fsdp_schedule.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
+#include "models/families.h"
 #include "sim/engine/engine.h"
 #include "tests/compiler/dp_steps.h"
 

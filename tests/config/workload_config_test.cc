@@ -143,14 +143,17 @@ TEST(TrainingWorkloadConfig, InlineModelConfig) {
       "kind: training\nmodel: {layers: 2, hidden: 256, heads: 4, intermediate: 1024, vocab: 30522, max_position: 128}\n"
       "dataset: {train: 'fixed:8:8'}\nper_device_batch_size: 1\nnum_labels: 3\n", "t.yaml");
   EXPECT_EQ(w.training.model, "custom");
-  const models::BertConfig c = resolve_model(w.training);
+  const models::ModelArch c = resolve_model_arch(w.training);
   EXPECT_EQ(c.layers, 2);
   EXPECT_EQ(c.hidden, 256);
   EXPECT_EQ(c.heads, 4);
   EXPECT_EQ(c.intermediate, 1024);
   EXPECT_EQ(c.vocab, 30522);
   EXPECT_EQ(c.max_position, 128);
-  EXPECT_EQ(c.num_labels, 3);
+  EXPECT_EQ(c.head_dim, 64);
+  EXPECT_EQ(c.embedding_size, 256);
+  const models::ModelGraph m = make_model(w.training)->build_forward({.batch = 1, .seq = 8});
+  EXPECT_EQ(m.graph.node(m.logits).shape, (models::Dims{1, 3}));  // num_labels: the head's
   auto e = config_error_of([] {
     load_workload_config_text("kind: training\nmodel: custom\nmodel_config: {layers: 2, hidden: 256, heads: 4, "
                               "intermediate: 1024}\ndataset: {train: 'fixed:8:8'}\nper_device_batch_size: 1\n", "t.yaml");
@@ -165,8 +168,8 @@ TEST(TrainingWorkloadConfig, InlineModelConfig) {
   const WorkloadConfig six = load_workload_config_text(
       "kind: training\nmodel: bert-base-uncased\nmodel_config: {layers: 6}\ndataset: {train: 'fixed:8:8'}\n"
       "per_device_batch_size: 1\n", "t.yaml");
-  const models::BertConfig base = models::find_preset("bert-base-uncased");
-  const models::BertConfig r = resolve_model(six.training);
+  const models::ModelArch base = models::find_preset("bert-base-uncased");
+  const models::ModelArch r = resolve_model_arch(six.training);
   EXPECT_EQ(r.layers, 6);
   EXPECT_EQ(r.hidden, base.hidden);
   EXPECT_EQ(r.vocab, base.vocab);
@@ -291,7 +294,7 @@ TEST(TrainingWorkloadConfig, EncoderFamilies) {
                             std::pair{"albert-base-v2", "AlbertForSequenceClassification"}}) {
     const WorkloadConfig w = load_workload_config_text(base + "model: " + model + "\n", "t.yaml");
     EXPECT_EQ(make_model(w.training)->module_class(""), cls);
-    EXPECT_EQ(resolve_model_preset(w.training).name, model);
+    EXPECT_EQ(resolve_model_arch(w.training).name, model);
   }
   const WorkloadConfig mlm = load_workload_config_text(base + "model: roberta-base\ntask: masked_lm\n", "t.yaml");
   EXPECT_EQ(make_model(mlm.training)->module_class(""), "RobertaForMaskedLM");

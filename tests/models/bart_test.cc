@@ -1,5 +1,5 @@
 // BART graphs (models/bart.h): the graph's parameters against the closed-form count of
-// models/model_presets.h (BartModel = BartForConditionalGeneration's parameters: the LM head is tied
+// models/families.h (BartModel = BartForConditionalGeneration's parameters: the LM head is tied
 // and final_logits_bias a buffer), one encoder and one decoder layer's forward matmul FLOPs against
 // the closed form, and gradients of a miniature BART (learned positions with offset 2, post-LN
 // layers, cross-attention with biases and scaled scores, the tied LM head) against finite differences.
@@ -7,16 +7,17 @@
 
 #include "models/bart.h"
 #include "models/bert.h"
+#include "models/families.h"
 #include "tests/models/fd_check.h"
 
 namespace tpusim::models {
 namespace {
 
-ModelPreset preset(const std::string& name) { return find_model_preset(name).value(); }
+ModelArch preset(const std::string& name) { return find_model_preset(name).value(); }
 
 TEST(Bart, ParameterCountMatchesPreset) {
-  const ModelPreset p = preset("facebook/bart-large");
-  const ModelGraph m = BartModel(p).build_forward({.batch = 1, .seq = 8, .target = 4});
+  const ModelArch p = preset("facebook/bart-large");
+  const ModelGraph m = make_model(p)->build_forward({.batch = 1, .seq = 8, .target = 4});
   EXPECT_EQ(count_parameters(m.graph), model_parameters(p));
   EXPECT_EQ(model_parameters(p), 406291456u);
   EXPECT_EQ(int64_t(m.units.size()), p.layers + p.decoder_layers + 3);
@@ -28,9 +29,9 @@ TEST(Bart, ParameterCountMatchesPreset) {
 // 8 B T H^2 + 4 B T^2 H (self-attention), 4 B T H^2 + 4 B S H^2 + 4 B T S H (cross-attention: q and
 // out on the target, k and v on the encoder output), 4 B T H I; the LM head 2 B T H V.
 TEST(Bart, LayerAndLmHeadFlopsMatchClosedForm) {
-  const ModelPreset p = preset("facebook/bart-large");
+  const ModelArch p = preset("facebook/bart-large");
   const uint64_t B = 1, S = 64, T = 16, H = 1024, I = 4096, V = 50265;
-  const ModelGraph m = BartModel(p).build_forward({.batch = int64_t(B), .seq = int64_t(S), .target = int64_t(T)});
+  const ModelGraph m = make_model(p)->build_forward({.batch = int64_t(B), .seq = int64_t(S), .target = int64_t(T)});
   uint64_t enc = 0, dec = 0, head = 0, total = 0;
   for (const auto& n : m.graph.nodes()) {
     if (n.kind != OpKind::kDot) continue;
@@ -47,17 +48,17 @@ TEST(Bart, LayerAndLmHeadFlopsMatchClosedForm) {
 }
 
 TEST(Bart, RejectsLengthsBeyondPositions) {
-  const BartModel m(preset("facebook/bart-large"));
-  EXPECT_THROW(m.build_forward({.batch = 1, .seq = 1025, .target = 8}), ConfigError);
-  EXPECT_THROW(m.build_forward({.batch = 1, .seq = 8, .target = 1025}), ConfigError);
-  EXPECT_THROW(m.build_forward({.batch = 1, .seq = 8, .target = 0}), ConfigError);
+  const auto m = make_model(preset("facebook/bart-large"));
+  EXPECT_THROW(m->build_forward({.batch = 1, .seq = 1025, .target = 8}), ConfigError);
+  EXPECT_THROW(m->build_forward({.batch = 1, .seq = 8, .target = 1025}), ConfigError);
+  EXPECT_THROW(m->build_forward({.batch = 1, .seq = 8, .target = 0}), ConfigError);
 }
 
 TEST(Bart, GradientsMatchFiniteDifferences) {
-  ModelPreset p = preset("facebook/bart-large");
+  ModelArch p = preset("facebook/bart-large");
   p.name = "mini", p.layers = 2, p.decoder_layers = 2, p.hidden = 8, p.heads = p.kv_heads = 2, p.head_dim = 4;
   p.intermediate = 12, p.vocab = 11, p.max_position = 6;
-  ModelGraph m = BartModel(p).build_forward({.batch = 2, .seq = 5, .target = 4, .training = false});
+  ModelGraph m = make_model(p)->build_forward({.batch = 2, .seq = 5, .target = 4, .training = false});
   std::map<int, test::Tensor> in;
   for (int i : m.inputs) {
     const Node& n = m.graph.node(i);

@@ -4,6 +4,7 @@
 
 #include "compiler/compile.h"
 #include "models/bert.h"
+#include "models/families.h"
 #include "tests/sim/test_hw.h"
 
 namespace tpusim::models {
@@ -21,11 +22,11 @@ uint64_t dot_macs(const Graph& g) {
 }
 
 TEST(BertCompile, TinyTrainingStepCompiles) {
-  const std::pair<BertHead, OptimizerConfig> cases[] = {
-      {BertHead::kSequenceClassification, OptimizerConfig{}},
-      {BertHead::kMaskedLm, OptimizerConfig{}},
-      {BertHead::kSequenceClassification, OptimizerConfig{.first_step = true}},
-      {BertHead::kMaskedLm, OptimizerConfig{.kind = OptimizerKind::kLamb, .max_grad_norm = 1.0}},
+  const std::pair<Head, OptimizerConfig> cases[] = {
+      {Head::kSequenceClassification, OptimizerConfig{}},
+      {Head::kMaskedLm, OptimizerConfig{}},
+      {Head::kSequenceClassification, OptimizerConfig{.first_step = true}},
+      {Head::kMaskedLm, OptimizerConfig{.kind = OptimizerKind::kLamb, .max_grad_norm = 1.0}},
   };
   for (const auto& [head, opt] : cases) {
     BertTrainingStep s = build_training_step(find_preset("bert-tiny"),

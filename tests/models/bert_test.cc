@@ -7,12 +7,13 @@
 
 #include "base/config_error.h"
 #include "models/bert.h"
+#include "models/families.h"
 #include "tests/models/fd_check.h"
 
 namespace tpusim::models {
 namespace {
 
-BertGraph build(const std::string& preset, BertHead head, int64_t b, int64_t s) {
+BertGraph build(const std::string& preset, Head head, int64_t b, int64_t s) {
   BertGraphOptions o;
   o.head = head;
   o.batch = b;
@@ -29,17 +30,17 @@ TEST(BertPresets, ParameterCountsMatchPublishedModels) {
       {"bert-large-cased", 333581314},  {"bert-tiny", 4386178},
   };
   for (const auto& [name, count] : cases) {
-    BertGraph m = build(name, BertHead::kSequenceClassification, 1, 8);
+    BertGraph m = build(name, Head::kSequenceClassification, 1, 8);
     EXPECT_EQ(count_parameters(m.graph), count) << name;
-    EXPECT_EQ(expected_parameters(find_preset(name), BertHead::kSequenceClassification), count) << name;
+    EXPECT_EQ(expected_parameters(find_preset(name), Head::kSequenceClassification), count) << name;
   }
 }
 
 // BertForPreTraining: the tied decoder weight counts once; + transform, LayerNorm, decoder bias, NSP.
 TEST(BertPresets, PreTrainingParameterCount) {
-  BertGraph m = build("bert-base-uncased", BertHead::kMaskedLm, 1, 32);
+  BertGraph m = build("bert-base-uncased", Head::kMaskedLm, 1, 32);
   EXPECT_EQ(count_parameters(m.graph), 110106428u);
-  EXPECT_EQ(expected_parameters(find_preset("bert-base-uncased"), BertHead::kMaskedLm), 110106428u);
+  EXPECT_EQ(expected_parameters(find_preset("bert-base-uncased"), Head::kMaskedLm), 110106428u);
 }
 
 TEST(BertPresets, UnknownPresetListsKnownNames) {
@@ -48,22 +49,22 @@ TEST(BertPresets, UnknownPresetListsKnownNames) {
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
     const std::string msg = e.what();
-    for (const auto& n : bert_preset_names()) EXPECT_NE(msg.find(n), std::string::npos) << msg;
+    for (const auto& p : bert_family().presets) EXPECT_NE(msg.find(p.name), std::string::npos) << msg;
     EXPECT_NE(msg.find("did you mean 'bert-base-uncased'"), std::string::npos) << msg;
   }
   EXPECT_EQ(find_preset("google-bert/bert-large-cased").vocab, 28996);
 }
 
 TEST(BertGraph, RejectsBadShapes) {
-  const BertConfig cfg = find_preset("bert-tiny");
+  const ModelArch cfg = find_preset("bert-tiny");
   EXPECT_THROW(build_bert(cfg, {.batch = 2, .seq = 513}), ConfigError);
   EXPECT_THROW(build_bert(cfg, {.batch = 0, .seq = 16}), ConfigError);
-  EXPECT_THROW(build_bert(cfg, {.head = BertHead::kMaskedLm, .batch = 2, .seq = 16, .max_predictions_per_seq = 17}),
+  EXPECT_THROW(build_bert(cfg, {.head = Head::kMaskedLm, .batch = 2, .seq = 16, .max_predictions_per_seq = 17}),
                ConfigError);
 }
 
 TEST(BertGraph, HuggingFaceNamesAndRoles) {
-  BertGraph m = build("bert-tiny", BertHead::kSequenceClassification, 2, 16);
+  BertGraph m = build("bert-tiny", Head::kSequenceClassification, 2, 16);
   std::set<std::string> names;
   for (int p : m.params) {
     EXPECT_EQ(m.graph.node(p).role, ParamRole::kTrainable);
@@ -85,14 +86,14 @@ TEST(BertGraph, EvaluationGraphHasNoDropout) {
   BertGraphOptions o{.batch = 2, .seq = 16, .training = false};
   BertGraph m = build_bert(find_preset("bert-tiny"), o);
   for (const auto& n : m.graph.nodes()) EXPECT_FALSE(n.kind == OpKind::kElementwise && n.ew == EwOp::kDropoutMask);
-  BertGraph t = build("bert-tiny", BertHead::kSequenceClassification, 2, 16);
+  BertGraph t = build("bert-tiny", Head::kSequenceClassification, 2, 16);
   int masks = 0;
   for (const auto& n : t.graph.nodes()) masks += n.kind == OpKind::kElementwise && n.ew == EwOp::kDropoutMask;
   EXPECT_EQ(masks, 1 + 2 * 3 + 1);  // embeddings, 3 per layer (attention probs, two outputs), classifier
 }
 
 TEST(BertGraph, GradientShapesEqualParameterShapes) {
-  for (BertHead head : {BertHead::kSequenceClassification, BertHead::kMaskedLm}) {
+  for (Head head : {Head::kSequenceClassification, Head::kMaskedLm}) {
     for (DType t : {DType::kF32, DType::kBF16}) {
       BertTrainingStep s = build_training_step(find_preset("bert-tiny"),
                                                {.head = head, .batch = 2, .seq = 16, .max_predictions_per_seq = 3, .dtype = t},
@@ -115,7 +116,7 @@ TEST(BertGraph, GradientShapesEqualParameterShapes) {
 // docs/sources.md: per layer and step 3·(24·B·S·H² + 4·B·S²·H) matmul FLOPs (forward + both backward
 // dots of every encoder matmul); bert-base at B=32, S=128 is ≈2.15 TFLOP.
 TEST(BertFlops, TrainingStepMatchesClosedForm) {
-  const BertConfig cfg = find_preset("bert-base-uncased");
+  const ModelArch cfg = find_preset("bert-base-uncased");
   const uint64_t B = 32, S = 128, H = 768, L = 12;
   BertTrainingStep s = build_training_step(cfg, {.batch = int64_t(B), .seq = int64_t(S)}, OptimizerConfig{});
   uint64_t encoder = 0, total = 0;
@@ -138,14 +139,14 @@ TEST(BertFlops, TrainingStepMatchesClosedForm) {
 
 // A miniature BERT (1 layer, hidden 8, 2 heads) in double precision: every parameter's gradient
 // against central finite differences, both heads, with padding in the attention mask.
-class MiniBert : public ::testing::TestWithParam<BertHead> {};
+class MiniBert : public ::testing::TestWithParam<Head> {};
 
 TEST_P(MiniBert, GradientsMatchFiniteDifferences) {
-  BertConfig cfg{.name = "mini", .layers = 1, .hidden = 8, .heads = 2, .intermediate = 12, .vocab = 11,
-                 .max_position = 5, .type_vocab = 2, .num_labels = 3};
+  ModelArch cfg{.name = "mini", .layers = 1, .hidden = 8, .heads = 2, .intermediate = 12, .vocab = 11,
+                .max_position = 5, .type_vocab = 2};
   const int64_t B = 2, S = 4, P = 2;
   BertGraph m = build_bert(cfg, {.head = GetParam(), .batch = B, .seq = S, .max_predictions_per_seq = P,
-                                 .training = false});
+                                 .num_labels = 3, .training = false});
   Gradients gr = build_backward(m.graph, m.loss, m.params);
   std::map<int, test::Tensor> in;
   for (int i : m.inputs) {
@@ -166,7 +167,7 @@ TEST_P(MiniBert, GradientsMatchFiniteDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Heads, MiniBert,
-                         ::testing::Values(BertHead::kSequenceClassification, BertHead::kMaskedLm));
+                         ::testing::Values(Head::kSequenceClassification, Head::kMaskedLm));
 
 }  // namespace
 }  // namespace tpusim::models
@@ -177,13 +178,13 @@ namespace {
 // BERT behind the model interface (models/model.h): the same graph as build_bert, its units (the
 // layers flagged), and its module tree as Hugging Face nests it.
 TEST(BertModel, ImplementsTheModelInterface) {
-  const BertModel m(find_preset("bert-tiny"), BertHead::kMaskedLm, 20);
-  const ModelGraph g = m.build_forward({.batch = 2, .seq = 16});
+  const auto m = make_model(find_preset("bert-tiny"), {.head = Head::kMaskedLm, .max_predictions_per_seq = 20});
+  const ModelGraph g = m->build_forward({.batch = 2, .seq = 16});
   const BertGraph b = build_bert(find_preset("bert-tiny"),
-                                 {.head = BertHead::kMaskedLm, .batch = 2, .seq = 16, .max_predictions_per_seq = 16});
+                                 {.head = Head::kMaskedLm, .batch = 2, .seq = 16, .max_predictions_per_seq = 16});
   EXPECT_EQ(g.graph.nodes().size(), b.graph.nodes().size());  // P capped at S = 16
   EXPECT_EQ(g.params, b.params);
-  EXPECT_EQ(count_parameters(g.graph), expected_parameters(find_preset("bert-tiny"), BertHead::kMaskedLm));
+  EXPECT_EQ(count_parameters(g.graph), expected_parameters(find_preset("bert-tiny"), Head::kMaskedLm));
   ASSERT_EQ(g.units.size(), size_t(find_preset("bert-tiny").layers) + 2);
   EXPECT_EQ(g.units.front().name, "bert.embeddings");
   EXPECT_FALSE(g.units.front().layer);
@@ -192,22 +193,22 @@ TEST(BertModel, ImplementsTheModelInterface) {
   EXPECT_FALSE(g.units.back().layer);
   ASSERT_TRUE(g.modules);
   EXPECT_EQ(g.modules->module_class(""), "BertForPreTraining");
-  EXPECT_EQ(BertModel(find_preset("bert-tiny"), BertHead::kSequenceClassification).module_class(""),
+  EXPECT_EQ(make_model(find_preset("bert-tiny"))->module_class(""),
             "BertForSequenceClassification");
-  EXPECT_EQ(m.module_class("bert.encoder.layer"), "ModuleList");
-  EXPECT_EQ(m.module_class("bert.encoder.layer.1"), "BertLayer");
-  EXPECT_EQ(m.module_class("bert.encoder.layer.1.attention.output"), "BertSelfOutput");
-  EXPECT_EQ(m.module_class("bert.encoder.layer.1.output"), "BertOutput");
-  EXPECT_EQ(m.module_class("bert.embeddings.word_embeddings"), "Embedding");
+  EXPECT_EQ(m->module_class("bert.encoder.layer"), "ModuleList");
+  EXPECT_EQ(m->module_class("bert.encoder.layer.1"), "BertLayer");
+  EXPECT_EQ(m->module_class("bert.encoder.layer.1.attention.output"), "BertSelfOutput");
+  EXPECT_EQ(m->module_class("bert.encoder.layer.1.output"), "BertOutput");
+  EXPECT_EQ(m->module_class("bert.embeddings.word_embeddings"), "Embedding");
   // Every class the tree answers is one a wrap policy may name.
   for (const auto& p : g.params) {
     std::string path = g.graph.node(p).name;
     while (true) {
       const size_t dot = path.rfind('.');
       path = dot == std::string::npos ? "" : path.substr(0, dot);
-      const std::string c = m.module_class(path);
+      const std::string c = m->module_class(path);
       if (c != "ModuleList") {
-        const auto& known = m.module_classes();
+        const auto& known = m->module_classes();
         EXPECT_NE(std::find(known.begin(), known.end(), c), known.end()) << path << " " << c;
       }
       if (path.empty()) break;

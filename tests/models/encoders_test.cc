@@ -9,13 +9,14 @@
 #include "base/config_error.h"
 #include "models/autodiff.h"
 #include "models/bert.h"
+#include "models/families.h"
 #include "models/encoders.h"
 #include "tests/models/fd_check.h"
 
 namespace tpusim::models {
 namespace {
 
-ModelPreset preset(const std::string& name) { return *find_model_preset(name); }
+ModelArch preset(const std::string& name) { return *find_model_preset(name); }
 
 // The graph builds the ForSequenceClassification class (2 labels): the base class's closed-form count
 // (model_parameters, pooler included) with the head, and `sum(p.numel() for p in model.parameters())`
@@ -24,14 +25,14 @@ ModelPreset preset(const std::string& name) { return *find_model_preset(name); }
 TEST(EncoderModels, ParameterCountsMatchClosedFormAndPublishedModels) {
   for (const char* name : {"roberta-base", "roberta-large", "distilbert-base-uncased", "albert-base-v2",
                            "albert-xxlarge-v2"}) {
-    const EncoderModel m(preset(name), 2);
-    const ModelGraph g = m.build_forward({.batch = 1, .seq = 8});
-    EXPECT_EQ(count_parameters(g.graph), encoder_classification_parameters(m.preset(), 2)) << name;
+    const auto m = make_model(preset(name), {.num_labels = 2});
+    const ModelGraph g = m->build_forward({.batch = 1, .seq = 8});
+    EXPECT_EQ(count_parameters(g.graph), encoder_classification_parameters(preset(name), 2)) << name;
     std::set<std::string> names;
     for (int p : g.params) EXPECT_TRUE(names.insert(g.graph.node(p).name).second) << g.graph.node(p).name;
   }
   auto count = [](const char* name) {
-    return count_parameters(EncoderModel(preset(name), 2).build_forward({.batch = 1, .seq = 8}).graph);
+    return count_parameters(make_model(preset(name), {.num_labels = 2})->build_forward({.batch = 1, .seq = 8}).graph);
   };
   EXPECT_EQ(count("roberta-base"), 124647170u);
   EXPECT_EQ(count("distilbert-base-uncased"), 66955010u);
@@ -42,14 +43,14 @@ TEST(EncoderModels, ParameterCountsMatchClosedFormAndPublishedModels) {
 // distilbert-base-uncased (66,985,530) masked-LM models; the decoder is the word embedding (tied).
 TEST(EncoderModels, MaskedLmParameterCounts) {
   for (const char* name : {"roberta-base", "distilbert-base-uncased", "albert-base-v2", "albert-xxlarge-v2"}) {
-    const EncoderModel m(preset(name), 2, EncoderHead::kMaskedLm);
-    const ModelGraph g = m.build_forward({.batch = 1, .seq = 8});
-    EXPECT_EQ(count_parameters(g.graph), encoder_masked_lm_parameters(m.preset())) << name;
-    EXPECT_EQ(g.graph.node(g.logits).shape, (Dims{8, m.preset().vocab})) << name;  // every token
+    const auto m = make_model(preset(name), {.head = Head::kMaskedLm});
+    const ModelGraph g = m->build_forward({.batch = 1, .seq = 8});
+    EXPECT_EQ(count_parameters(g.graph), encoder_masked_lm_parameters(preset(name))) << name;
+    EXPECT_EQ(g.graph.node(g.logits).shape, (Dims{8, preset(name).vocab})) << name;  // every token
   }
   auto count = [](const char* name) {
     return count_parameters(
-        EncoderModel(preset(name), 2, EncoderHead::kMaskedLm).build_forward({.batch = 1, .seq = 8}).graph);
+        make_model(preset(name), {.head = Head::kMaskedLm})->build_forward({.batch = 1, .seq = 8}).graph);
   };
   EXPECT_EQ(count("roberta-base"), 124697433u);
   EXPECT_EQ(count("distilbert-base-uncased"), 66985530u);
@@ -57,8 +58,8 @@ TEST(EncoderModels, MaskedLmParameterCounts) {
 
 // ALBERT: one layer's parameters, used by every application; its gradient sums over them.
 TEST(EncoderModels, AlbertSharesOneLayer) {
-  const ModelPreset p = preset("albert-base-v2");
-  const ModelGraph g = EncoderModel(p, 2).build_forward({.batch = 2, .seq = 16});
+  const ModelArch p = preset("albert-base-v2");
+  const ModelGraph g = make_model(p, {.num_labels = 2})->build_forward({.batch = 2, .seq = 16});
   const std::string shared = "albert.encoder.albert_layer_groups.0.albert_layers.0.";
   int shared_params = 0, query_uses = 0;
   for (int id : g.params) shared_params += g.graph.node(id).name.rfind(shared, 0) == 0;
@@ -84,8 +85,8 @@ TEST(EncoderModels, LayerForwardFlopsMatchClosedForm) {
   for (auto [name, prefix] : {std::pair{"roberta-base", "roberta.encoder.layer.0."},
                               std::pair{"distilbert-base-uncased", "distilbert.transformer.layer.0."},
                               std::pair{"albert-base-v2", "albert.encoder.albert_layer_groups.0."}}) {
-    const ModelPreset p = preset(name);
-    const ModelGraph g = EncoderModel(p, 2).build_forward({.batch = int64_t(B), .seq = int64_t(S)});
+    const ModelArch p = preset(name);
+    const ModelGraph g = make_model(p, {.num_labels = 2})->build_forward({.batch = int64_t(B), .seq = int64_t(S)});
     uint64_t flops = 0;
     for (const auto& n : g.graph.nodes())
       if (n.kind == OpKind::kDot && n.name.rfind(prefix, 0) == 0) flops += dot_flops(g.graph, n);
@@ -96,26 +97,26 @@ TEST(EncoderModels, LayerForwardFlopsMatchClosedForm) {
 }
 
 TEST(EncoderModels, RejectsBadShapes) {
-  const EncoderModel roberta(preset("roberta-base"), 2);
-  EXPECT_NO_THROW(roberta.build_forward({.batch = 1, .seq = 512}));
-  EXPECT_THROW(roberta.build_forward({.batch = 1, .seq = 513}), ConfigError);  // rows 0 and 1 are not positions
-  EXPECT_THROW(EncoderModel(bert_model_preset(find_preset("bert-tiny")), 2), ConfigError);
+  const auto roberta = make_model(preset("roberta-base"), {.num_labels = 2});
+  EXPECT_NO_THROW(roberta->build_forward({.batch = 1, .seq = 512}));
+  EXPECT_THROW(roberta->build_forward({.batch = 1, .seq = 513}), ConfigError);  // rows 0 and 1 are not positions
+  EXPECT_THROW(make_model(find_preset("gpt2"), {.num_labels = 2}), ConfigError);  // GPT-2 has no classifier
 }
 
 // Miniature models (2 layers, hidden 8, 2 heads) in double precision: every parameter's gradient
 // against central finite differences, with padding in the attention mask (RoBERTa: its position ids),
 // both heads (masked_lm: some labels -100, ignored).
-class MiniEncoder : public ::testing::TestWithParam<std::tuple<ModelFamily, EncoderHead>> {};
+class MiniEncoder : public ::testing::TestWithParam<std::tuple<ModelFamily, Head>> {};
 
 TEST_P(MiniEncoder, GradientsMatchFiniteDifferences) {
   const auto [f, head] = GetParam();
-  ModelPreset p{.name = "mini", .family = f, .counted_class = "", .layers = 2, .hidden = 8, .heads = 2, .kv_heads = 2, .head_dim = 4,
-                .intermediate = 12, .vocab = 11, .max_position = 6, .type_vocab = 2, .embedding_size = 8};
+  ModelArch p{.name = "mini", .family = f, .counted_class = "", .layers = 2, .hidden = 8, .heads = 2, .kv_heads = 2, .head_dim = 4,
+              .intermediate = 12, .vocab = 11, .max_position = 6, .type_vocab = 2, .embedding_size = 8};
   if (f == ModelFamily::kRoberta) p.type_vocab = 1;
   if (f == ModelFamily::kDistilBert) p.type_vocab = 0;
   if (f == ModelFamily::kAlbert) p.embedding_size = 4, p.shared_layers = true, p.activation = Activation::kGeluNew;
   const int64_t B = 2, S = 4;
-  ModelGraph m = EncoderModel(p, 3, head).build_forward({.batch = B, .seq = S, .training = false});
+  ModelGraph m = make_model(p, {.head = head, .num_labels = 3})->build_forward({.batch = B, .seq = S, .training = false});
   Gradients gr = build_backward(m.graph, m.loss, m.params);
   std::map<int, test::Tensor> in;
   for (int i : m.inputs) {
@@ -124,7 +125,7 @@ TEST_P(MiniEncoder, GradientsMatchFiniteDifferences) {
     if (n.name == "input_ids") v = {1, 5, 7, 0, 2, 10, 3, 0};
     if (n.name == "token_type_ids") v = {0, 0, 1, 1, 0, 1, 1, 0};
     if (n.name == "attention_mask") v = {1, 1, 1, 1, 1, 1, 1, 0};
-    if (n.name == "labels") v = head == EncoderHead::kMaskedLm ? std::vector<double>{-100, 4, -100, 9, 6, -100, 1, -100}
+    if (n.name == "labels") v = head == Head::kMaskedLm ? std::vector<double>{-100, 4, -100, 9, 6, -100, 1, -100}
                                                                : std::vector<double>{2, 0};
     ASSERT_EQ(int64_t(v.size()), num_elements(n.shape)) << n.name;
     in[i] = {n.shape, v};
@@ -135,11 +136,11 @@ TEST_P(MiniEncoder, GradientsMatchFiniteDifferences) {
 INSTANTIATE_TEST_SUITE_P(Families, MiniEncoder,
                          ::testing::Combine(::testing::Values(ModelFamily::kRoberta, ModelFamily::kDistilBert,
                                                               ModelFamily::kAlbert),
-                                            ::testing::Values(EncoderHead::kSequenceClassification,
-                                                              EncoderHead::kMaskedLm)),
+                                            ::testing::Values(Head::kSequenceClassification,
+                                                              Head::kMaskedLm)),
                          [](const auto& info) {
                            return family_name(std::get<0>(info.param)) +
-                                  (std::get<1>(info.param) == EncoderHead::kMaskedLm ? "_masked_lm" : "_classification");
+                                  (std::get<1>(info.param) == Head::kMaskedLm ? "_masked_lm" : "_classification");
                          });
 
 }  // namespace

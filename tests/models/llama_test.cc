@@ -1,5 +1,5 @@
 // Llama graphs (models/llama.h): the graph's parameters against the closed-form LlamaForCausalLM count
-// of models/model_presets.h (lm_head included: untied), one decoder layer's and the LM head's forward
+// of models/families.h (lm_head included: untied), one decoder layer's and the LM head's forward
 // matmul FLOPs against the closed form, rotary embeddings, grouped-query attention and SwiGLU of a
 // miniature Llama against direct formulas on the reference evaluator's values, and its gradients
 // against finite differences.
@@ -8,13 +8,14 @@
 #include <cmath>
 
 #include "models/bert.h"
+#include "models/families.h"
 #include "models/llama.h"
 #include "tests/models/fd_check.h"
 
 namespace tpusim::models {
 namespace {
 
-ModelPreset preset(const std::string& name) { return find_model_preset(name).value(); }
+ModelArch preset(const std::string& name) { return find_model_preset(name).value(); }
 
 int find_node(const Graph& g, const std::string& name) {
   for (const auto& n : g.nodes())
@@ -26,8 +27,8 @@ int find_node(const Graph& g, const std::string& name) {
 // 6,738,415,616 and 8,030,261,248: sum(p.numel() for p in LlamaForCausalLM.from_pretrained(...).parameters()).
 TEST(Llama, ParameterCountsMatchPresets) {
   for (const char* name : {"meta-llama/Llama-2-7b-hf", "meta-llama/Meta-Llama-3-8B"}) {
-    const ModelPreset p = preset(name);
-    const ModelGraph m = LlamaModel(p).build_forward({.batch = 1, .seq = 8, .dtype = DType::kBF16});
+    const ModelArch p = preset(name);
+    const ModelGraph m = make_model(p)->build_forward({.batch = 1, .seq = 8, .dtype = DType::kBF16});
     EXPECT_EQ(count_parameters(m.graph), model_parameters(p)) << name;
     EXPECT_EQ(int64_t(m.units.size()), p.layers + 2) << name;
   }
@@ -40,9 +41,9 @@ TEST(Llama, ParameterCountsMatchPresets) {
 // context 2 B S^2 H each (every query head attends; grouping shares K and V, not the work). LM head
 // 2 B S H V.
 TEST(Llama, LayerAndLmHeadFlopsMatchClosedForm) {
-  const ModelPreset p = preset("meta-llama/Meta-Llama-3-8B");
+  const ModelArch p = preset("meta-llama/Meta-Llama-3-8B");
   const uint64_t B = 1, S = 256, H = 4096, KV = 8 * 128, I = 14336, V = 128256;
-  const ModelGraph m = LlamaModel(p).build_forward({.batch = int64_t(B), .seq = int64_t(S), .dtype = DType::kBF16});
+  const ModelGraph m = make_model(p)->build_forward({.batch = int64_t(B), .seq = int64_t(S), .dtype = DType::kBF16});
   uint64_t layer = 0, head = 0, total = 0;
   for (const auto& n : m.graph.nodes()) {
     if (n.kind != OpKind::kDot) continue;
@@ -57,29 +58,29 @@ TEST(Llama, LayerAndLmHeadFlopsMatchClosedForm) {
 }
 
 TEST(Llama, RejectsBadShapes) {
-  EXPECT_THROW(LlamaModel(preset("meta-llama/Llama-2-7b-hf")).build_forward({.batch = 1, .seq = 4097}), ConfigError);
-  ModelPreset p = preset("meta-llama/Meta-Llama-3-8B");
+  EXPECT_THROW(make_model(preset("meta-llama/Llama-2-7b-hf"))->build_forward({.batch = 1, .seq = 4097}), ConfigError);
+  ModelArch p = preset("meta-llama/Meta-Llama-3-8B");
   p.kv_heads = 5;  // does not divide 32 heads
-  EXPECT_THROW(LlamaModel(p).build_forward({.batch = 1, .seq = 8}), ConfigError);
+  EXPECT_THROW(make_model(p)->build_forward({.batch = 1, .seq = 8}), ConfigError);
 }
 
 TEST(Llama, ModuleClassesAsTransformersNamesThem) {
-  const LlamaModel m(preset("meta-llama/Llama-2-7b-hf"));
-  EXPECT_EQ(m.module_class(""), "LlamaForCausalLM");
-  EXPECT_EQ(m.module_class("model.layers.3"), "LlamaDecoderLayer");
-  EXPECT_EQ(m.module_class("model.layers.3.self_attn"), "LlamaAttention");
-  EXPECT_EQ(m.module_class("model.layers.3.mlp"), "LlamaMLP");
-  EXPECT_EQ(m.module_class("model.layers.3.input_layernorm"), "LlamaRMSNorm");
-  EXPECT_EQ(m.module_class("model.norm"), "LlamaRMSNorm");
-  EXPECT_EQ(m.module_class("model.layers.3.self_attn.k_proj"), "Linear");
-  EXPECT_EQ(m.module_class("lm_head"), "Linear");
-  EXPECT_EQ(m.module_class("model.embed_tokens"), "Embedding");
+  const auto m = make_model(preset("meta-llama/Llama-2-7b-hf"));
+  EXPECT_EQ(m->module_class(""), "LlamaForCausalLM");
+  EXPECT_EQ(m->module_class("model.layers.3"), "LlamaDecoderLayer");
+  EXPECT_EQ(m->module_class("model.layers.3.self_attn"), "LlamaAttention");
+  EXPECT_EQ(m->module_class("model.layers.3.mlp"), "LlamaMLP");
+  EXPECT_EQ(m->module_class("model.layers.3.input_layernorm"), "LlamaRMSNorm");
+  EXPECT_EQ(m->module_class("model.norm"), "LlamaRMSNorm");
+  EXPECT_EQ(m->module_class("model.layers.3.self_attn.k_proj"), "Linear");
+  EXPECT_EQ(m->module_class("lm_head"), "Linear");
+  EXPECT_EQ(m->module_class("model.embed_tokens"), "Embedding");
 }
 
 // A miniature Llama-3: 2 layers, hidden 16, 4 query heads sharing 2 key/value heads (hd 4), MLP 12,
 // vocab 11, 8 positions; B = 2, S = 4, the second sequence padded at its last position.
-ModelPreset mini() {
-  ModelPreset p = preset("meta-llama/Meta-Llama-3-8B");
+ModelArch mini() {
+  ModelArch p = preset("meta-llama/Meta-Llama-3-8B");
   p.name = "mini", p.layers = 2, p.hidden = 16, p.heads = 4, p.kv_heads = 2, p.head_dim = 4, p.intermediate = 12;
   p.vocab = 11, p.max_position = 8;
   return p;
@@ -110,7 +111,7 @@ std::map<int, test::Tensor> mini_inputs(const ModelGraph& m) {
 // Rotary (q cos + rotate_half(q) sin), grouped-query attention with causal and padding masks, and
 // SwiGLU, each recomputed from its inputs' values by the formulas of modeling_llama.py.
 TEST(Llama, RotaryGroupedAttentionAndSwiGluMatchFormulas) {
-  const ModelGraph m = LlamaModel(mini()).build_forward({.batch = kB, .seq = kS, .training = false});
+  const ModelGraph m = make_model(mini())->build_forward({.batch = kB, .seq = kS, .training = false});
   const Graph& g = m.graph;
   const auto val = test::evaluate(g, test::random_inputs(g, mini_inputs(m), 5));
   const std::string at = "model.layers.0.self_attn";
@@ -165,7 +166,7 @@ TEST(Llama, RotaryGroupedAttentionAndSwiGluMatchFormulas) {
 }
 
 TEST(Llama, CausalMaskHidesLaterTokens) {
-  const ModelGraph m = LlamaModel(mini()).build_forward({.batch = kB, .seq = kS, .training = false});
+  const ModelGraph m = make_model(mini())->build_forward({.batch = kB, .seq = kS, .training = false});
   auto in = test::random_inputs(m.graph, mini_inputs(m), 11);
   auto changed = in;
   for (const auto& [id, t] : in)
@@ -180,7 +181,7 @@ TEST(Llama, CausalMaskHidesLaterTokens) {
 }
 
 TEST(Llama, GradientsMatchFiniteDifferences) {
-  ModelGraph m = LlamaModel(mini()).build_forward({.batch = kB, .seq = kS, .training = false});
+  ModelGraph m = make_model(mini())->build_forward({.batch = kB, .seq = kS, .training = false});
   Gradients gr = build_backward(m.graph, m.loss, m.params);
   test::expect_gradients_match(m.graph, m.loss, gr, test::random_inputs(m.graph, mini_inputs(m), 7), 6);
 }

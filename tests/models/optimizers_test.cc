@@ -6,6 +6,7 @@
 
 #include "base/config_error.h"
 #include "models/bert.h"
+#include "models/families.h"
 #include "models/losses.h"
 #include "tests/models/graph_eval.h"
 
@@ -193,7 +194,7 @@ TEST(Optimizers, GradientClippingScalesEveryGradient) {
 // AdamW's two full moments; per 1-D parameter one full second moment. BERT-base (cased,
 // sequence classification, 2 labels), counted from its shapes.
 TEST(Optimizers, AdafactorStateOfBertBase) {
-  const BertConfig cfg = find_preset("bert-base-cased");
+  const ModelArch cfg = find_preset("bert-base-cased");
   const OptimizerConfig ada{.kind = OptimizerKind::kAdafactor};
   BertTrainingStep s = build_training_step(cfg, {.batch = 1, .seq = 8}, ada);
   const uint64_t V = cfg.vocab, P = cfg.max_position, T = cfg.type_vocab, H = cfg.hidden, I = cfg.intermediate,

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "models/bert.h"
+#include "models/families.h"
 #include "models/recompute.h"
 #include "tests/models/graph_eval.h"
 
@@ -14,7 +15,7 @@ namespace tpusim::models {
 namespace {
 
 TEST(Recompute, SameGradientsFromLayerInputsOnly) {
-  BertConfig cfg = find_preset("bert-tiny");
+  ModelArch cfg = find_preset("bert-tiny");
   cfg.layers = 2;
   cfg.hidden = 8;
   cfg.heads = 2;

@@ -1,5 +1,5 @@
 // T5 graphs (models/t5.h) and the shared attention (models/attention.h): the graph's parameters
-// against the closed-form T5ForConditionalGeneration count of models/model_presets.h, one encoder
+// against the closed-form T5ForConditionalGeneration count of models/families.h, one encoder
 // and one decoder block's forward matmul FLOPs against the closed form, the relative-position
 // buckets against transformers' _relative_position_bucket, and gradients of a miniature T5
 // (relative position bias, causal mask, cross-attention, tied and scaled LM head) and of a
@@ -8,6 +8,7 @@
 
 #include "models/attention.h"
 #include "models/bert.h"
+#include "models/families.h"
 #include "models/losses.h"
 #include "models/t5.h"
 #include "tests/models/fd_check.h"
@@ -15,14 +16,14 @@
 namespace tpusim::models {
 namespace {
 
-ModelPreset preset(const std::string& name) { return find_model_preset(name).value(); }
+ModelArch preset(const std::string& name) { return find_model_preset(name).value(); }
 
 // T5ForConditionalGeneration holds `shared` once (the encoder's and decoder's embed_tokens and the
 // LM head are tied to it): 60,506,624 for t5-small (sum(p.numel() for p in model.parameters())).
 TEST(T5, ParameterCountsMatchPresets) {
   for (const char* name : {"t5-small", "t5-base"}) {
-    const ModelPreset p = preset(name);
-    const ModelGraph m = T5Model(p).build_forward({.batch = 1, .seq = 8, .target = 4});
+    const ModelArch p = preset(name);
+    const ModelGraph m = make_model(p)->build_forward({.batch = 1, .seq = 8, .target = 4});
     EXPECT_EQ(count_parameters(m.graph), model_parameters(p)) << name;
     EXPECT_EQ(int64_t(m.units.size()), p.layers + p.decoder_layers + 3) << name;
     // Only the first block of each stack holds a relative_attention_bias table.
@@ -39,9 +40,9 @@ TEST(T5, ParameterCountsMatchPresets) {
 // 4 B T H inner, k, v on the encoder output 4 B S H inner, scores and context 4 B T S inner; the FFN
 // 4 B T H I. The LM head: 2 B T H V.
 TEST(T5, BlockAndLmHeadFlopsMatchClosedForm) {
-  const ModelPreset p = preset("t5-small");
+  const ModelArch p = preset("t5-small");
   const uint64_t B = 2, S = 96, T = 32, H = 512, inner = 8 * 64, I = 2048, V = 32128;
-  const ModelGraph m = T5Model(p).build_forward({.batch = int64_t(B), .seq = int64_t(S), .target = int64_t(T)});
+  const ModelGraph m = make_model(p)->build_forward({.batch = int64_t(B), .seq = int64_t(S), .target = int64_t(T)});
   uint64_t enc = 0, dec = 0, head = 0, total = 0;
   for (const auto& n : m.graph.nodes()) {
     if (n.kind != OpKind::kDot) continue;
@@ -75,8 +76,8 @@ TEST(T5, RelativeBucketsMatchTransformers) {
 }
 
 // A miniature T5: 2 + 2 blocks, d_model 8, 2 heads of d_kv 4, d_ff 12, vocab 11, 8 buckets.
-ModelPreset mini() {
-  ModelPreset p = preset("t5-small");
+ModelArch mini() {
+  ModelArch p = preset("t5-small");
   p.name = "mini", p.layers = 2, p.decoder_layers = 2, p.hidden = 8, p.heads = p.kv_heads = 2, p.head_dim = 4;
   p.intermediate = 12, p.vocab = 11, p.relative_buckets = 8;
   return p;
@@ -102,10 +103,10 @@ std::map<int, test::Tensor> mini_inputs(const ModelGraph& m) {
 // The graph's bucket composition (f32 ops on iotas, truncated to s32) against the reference, seen
 // through the gather: table row r holds r in every head.
 TEST(T5, GraphBucketsMatchReference) {
-  ModelPreset p = mini();
+  ModelArch p = mini();
   p.relative_buckets = 32;
   const int64_t S = 150, T = 140;  // beyond max_distance 128: the capped buckets too
-  const ModelGraph m = T5Model(p).build_forward({.batch = 1, .seq = S, .target = T, .training = false});
+  const ModelGraph m = make_model(p)->build_forward({.batch = 1, .seq = S, .target = T, .training = false});
   std::map<int, test::Tensor> fixed;
   for (int i : m.inputs) fixed[i] = {m.graph.node(i).shape, std::vector<double>(size_t(num_elements(m.graph.node(i).shape)), 1)};
   for (int id : m.params) {
@@ -133,14 +134,14 @@ TEST(T5, GraphBucketsMatchReference) {
 }
 
 TEST(T5, GradientsMatchFiniteDifferences) {
-  ModelGraph m = T5Model(mini()).build_forward({.batch = 2, .seq = 5, .target = 4, .training = false});
+  ModelGraph m = make_model(mini())->build_forward({.batch = 2, .seq = 5, .target = 4, .training = false});
   Gradients gr = build_backward(m.graph, m.loss, m.params);
   test::expect_gradients_match(m.graph, m.loss, gr, test::random_inputs(m.graph, mini_inputs(m), 7), 6);
 }
 
 // The decoder is causal: changing the last decoder input changes no earlier position's logits.
 TEST(T5, DecoderIsCausal) {
-  const ModelGraph m = T5Model(mini()).build_forward({.batch = 2, .seq = 5, .target = 4, .training = false});
+  const ModelGraph m = make_model(mini())->build_forward({.batch = 2, .seq = 5, .target = 4, .training = false});
   auto in = test::random_inputs(m.graph, mini_inputs(m), 11);
   auto changed = in;
   for (const auto& [id, t] : in)
@@ -165,9 +166,11 @@ TEST(Attention, CrossAttentionGradientsMatchFiniteDifferences) {
   const int kv = g.parameter("encoder_rows", {8, 6}, DType::kF32, ParamRole::kTrainable);
   const int pad = g.parameter("padding_bias", {2, 4}, DType::kF32, ParamRole::kInput);
   params = {q, kv};
-  const layers::AttentionSpec a{.name = "encoder_attn", .proj = {"q_proj", "k_proj", "v_proj", "out_proj"}, .batch = 2,
-                                .q_len = 3, .kv_len = 4, .hidden = 6, .heads = 2, .head_dim = 3, .biases = true,
-                                .scale = 1.0 / std::sqrt(3.0), .dropout = 0.1};
+  const layers::AttentionSpec a{.names = {"encoder_attn", "encoder_attn.q_proj", "encoder_attn.k_proj",
+                                          "encoder_attn.v_proj", "encoder_attn.out_proj"},
+                                .batch = 2, .q_len = 3, .kv_len = 4, .hidden = 6, .heads = 2, .head_dim = 3,
+                                .projection = layers::Projection::kLinear, .scale = layers::ScoreScale::kScores,
+                                .dropout = 0.1};
   const int out = layers::attention(cx, a, q, kv, {{pad, {0, 3}, "padding_mask"}});
   EXPECT_EQ(g.node(out).shape, (Dims{6, 6}));
   EXPECT_EQ(params.size(), 2u + 8u);  // the two streams, four weights and four biases

@@ -12,6 +12,7 @@
 #include "base/config_error.h"
 #include "config/hw_loader.h"
 #include "models/bert.h"
+#include "models/families.h"
 #include "sim/base/sim_error.h"
 #include "workloads/data/batching.h"
 #include "workloads/data/dataset.h"

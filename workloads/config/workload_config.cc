@@ -13,16 +13,8 @@
 #include "config/schema.h"
 #include "config/suggest.h"
 #include "config/tree.h"
-#include "models/bert.h"
-#include "models/bert_presets.h"
-#include "models/gpt2.h"
-#include "models/llama.h"
-#include "models/encoders.h"
+#include "models/families.h"
 #include "models/kernel_specs.h"
-#include "models/model_presets.h"
-#include "models/bart.h"
-#include "models/t5.h"
-#include "models/vit.h"
 #include "workloads/data/batching.h"
 #include "workloads/data/dataset.h"
 #include "workloads/data/dataset_file.h"
@@ -151,20 +143,19 @@ const Schema<CompileCacheConfig>& compile_cache_schema() {
   return s;
 }
 
-// The presets of `family` (models/model_presets.h).
-std::vector<std::string> family_preset_names(models::ModelFamily f) {
-  std::vector<std::string> n;
-  for (const auto& p : models::model_presets())
-    if (p.family == f) n.push_back(p.name);
-  return n;
-}
-
-// The GPT-2 and Llama presets (models/model_presets.h), which task causal_lm simulates.
-std::vector<std::string> causal_lm_preset_names() {
-  std::vector<std::string> n;
-  for (const auto& p : models::model_presets())
-    if (p.family == models::ModelFamily::kGpt2 || p.family == models::ModelFamily::kLlama) n.push_back(p.name);
-  return n;
+// The simulated presets by task, from the model family registry (models/families.h).
+std::string presets_by_task() {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // tasks with the same presets
+  for (models::Head h : models::kHeads) {
+    std::vector<std::string> names = models::preset_names_with_head(h);
+    if (!groups.empty() && groups.back().second == names)
+      groups.back().first += " or " + models::head_name(h);
+    else
+      groups.push_back({models::head_name(h), std::move(names)});
+  }
+  std::string s;
+  for (const auto& [tasks, names] : groups) s += (s.empty() ? "with task " : "; with task ") + tasks + ": " + config::join(names);
+  return s;
 }
 
 const Schema<WorkloadConfig>& training_schema() {
@@ -177,11 +168,7 @@ const Schema<WorkloadConfig>& training_schema() {
     s.field(&WorkloadConfig::kind, "kind").one_of({"training"}).doc("workload kind (selects this schema)");
     s.field(&WorkloadConfig::name, "name").default_value("", "file stem").doc("workload name, shown in reports");
     s.field(&WorkloadConfig::training, &TW::model, "model").doc("model preset (Hugging Face hub name), or `custom`")
-        .details("Simulated: " + config::join(models::bert_preset_names()) + "; with task causal_lm " +
-                 config::join(causal_lm_preset_names()) + "; with task seq2seq " + config::join(family_preset_names(models::ModelFamily::kT5)) + ", " +
-                 config::join(family_preset_names(models::ModelFamily::kBart)) +
-                 "; google/vit-base-patch16-224 with task image_classification "
-                 "(`tpusim models` lists every preset). `custom` takes the whole architecture from `model_config`; the inline form `model: {layers: 4, hidden: 256, ...}` is the same as "
+        .details("Simulated " + presets_by_task() + " (`tpusim models` lists every preset). `custom` takes the whole architecture from `model_config`; the inline form `model: {layers: 4, hidden: 256, ...}` is the same as "
                  "`model: custom` with that `model_config`.");
     s.section(&WorkloadConfig::training, &TW::model_config, "model_config", model_config_schema());
     s.field(&WorkloadConfig::training, &TW::task, "task").one_of(names_of(task_names()))
@@ -370,15 +357,9 @@ const Schema<WorkloadConfig>& training_schema() {
                "transformer_layer_cls_to_wrap)", "keep one of them");
       for (size_t i = 0; i < t.fsdp_wrap_layer_classes.size(); ++i) {
         const std::string& n = t.fsdp_wrap_layer_classes[i];
-        const auto preset = t.model == "custom" ? std::nullopt : models::find_model_preset(t.model);
-        const std::vector<std::string> known =
-            t.task == "image_classification"                          ? models::vit_module_classes()
-            : is_gpt2_model(t)                                        ? models::gpt2_module_classes()
-            : is_llama_model(t)                                       ? models::llama_module_classes()
-            : is_seq2seq_model(t) && preset->family == models::ModelFamily::kBart ? models::bart_module_classes()
-            : is_seq2seq_model(t)                                     ? models::t5_module_classes()
-            : preset && models::is_encoder_family(preset->family)     ? models::EncoderModel(*preset, 2).module_classes()
-                                                                      : models::bert_module_classes();
+        const models::Family* family = model_family(t);
+        const std::vector<std::string>& known =
+            (family ? *family : models::family(models::ModelFamily::kBert)).modules.classes();
         if (std::find(known.begin(), known.end(), n) == known.end())
           c.fail("fsdp_wrap_layer_classes", "'" + n + "' is not a module class of the model; known: " + config::join(known),
                  config::suggest(n, known, "known classes"));
@@ -424,26 +405,31 @@ const Schema<WorkloadConfig>& training_schema() {
           c.fail("model", e->rule + (models::find_model_preset(t.model) ? "" : "; or custom with a model_config"),
                  e->suggestion);
       }
-      models::ModelPreset r;
+      models::ModelArch r;
       bool known_model = true;
       try {
-        r = resolve_model_preset(t);
+        r = resolve_model_arch(t);
       } catch (const ConfigError&) {  // an unknown preset: reported above
         known_model = false;
       }
       if ((t.model_config.hidden || t.model_config.heads) && r.heads > 0 && r.hidden % r.heads != 0)
         c.fail("model_config.heads", "must divide hidden (" + std::to_string(r.hidden) + ")");
-      // The task's head belongs to one family: causal_lm is GPT2LMHeadModel or LlamaForCausalLM, the
-      // others BERT's heads.
-      if (known_model && (t.task == "causal_lm") != (is_gpt2_model(t) || is_llama_model(t)))
+      // The task's head belongs to some families only (models/families.h): causal_lm is GPT2LMHeadModel's
+      // or LlamaForCausalLM's, seq2seq an encoder–decoder's.
+      auto has_head = [&](models::Head h) {
+        const auto& heads = model_family(t)->heads;
+        return std::find(heads.begin(), heads.end(), h) != heads.end();
+      };
+      if (known_model && (t.task == "causal_lm") != has_head(models::Head::kCausalLm))
         c.fail("task", t.task == "causal_lm"
                            ? "causal_lm is GPT2LMHeadModel's and LlamaForCausalLM's task: it needs a GPT-2 or Llama "
-                             "model (" + config::join(causal_lm_preset_names()) + ")"
+                             "model (" + config::join(models::preset_names_with_head(models::Head::kCausalLm)) + ")"
                            : "is a BERT head; " + t.model + " is a causal LM, simulated with task causal_lm",
                t.task == "causal_lm" ? "use model: gpt2, or a BERT task" : "use task: causal_lm");
-      if (known_model && (t.task == "seq2seq") != is_seq2seq_model(t))
+      if (known_model && (t.task == "seq2seq") != has_head(models::Head::kSeq2Seq))
         c.fail("task", t.task == "seq2seq"
-                           ? "seq2seq is an encoder–decoder task: it needs a T5 or BART model (t5-small, t5-base, facebook/bart-large)"
+                           ? "seq2seq is an encoder–decoder task: it needs a T5 or BART model (" +
+                                 config::join(models::preset_names_with_head(models::Head::kSeq2Seq)) + ")"
                            : "is not an encoder–decoder task; " + t.model + " is simulated with task seq2seq",
                t.task == "seq2seq" ? "use model: t5-small, or another task" : "use task: seq2seq");
       if (t.task == "seq2seq") {

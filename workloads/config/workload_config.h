@@ -2,9 +2,8 @@
 // `kind: training` (a whole fine-tuning run under a framework personality, workloads/loop/training_run.h)
 // and `kind: hlo` (the user's own XLA HLO step module, run for some steps: workloads/loop/hlo_run.h).
 #pragma once
-#include "models/bert_presets.h"
+#include "models/families.h"
 #include "models/model.h"
-#include "models/model_presets.h"
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -62,7 +61,7 @@ struct CompileCacheConfig {
 
 // kind: training — fine-tune a BERT-family model data-parallel on every core of the slice.
 struct TrainingWorkload {
-  std::string model;                       // preset name (models/bert_presets.h) or "custom"
+  std::string model;                       // preset name (models/families.h) or "custom"
   ModelConfig model_config;                // inline architecture (overrides the preset's fields)
   std::string task = "sequence_classification";  // | masked_lm | image_classification (ViT) | causal_lm (GPT-2)
   uint32_t image_size = 224;               // image_classification: pixels per side (the ViT preset's)
@@ -150,23 +149,15 @@ struct WorkloadConfig {
   HloWorkload hlo;
 };
 
-// The training workload's architecture: the preset (or nothing, for `custom`) with model_config's
-// non-zero fields and num_labels applied. Throws ConfigError for an unknown preset.
-models::BertConfig resolve_model(const TrainingWorkload& t);
-// Whether the workload's model is a GPT-2 preset (models/gpt2.h; task causal_lm) rather than BERT.
-bool is_gpt2_model(const TrainingWorkload& t);
-// Whether it is an encoder–decoder preset (T5, BART: models/t5.h, models/bart.h; task seq2seq).
-bool is_seq2seq_model(const TrainingWorkload& t);
-// Whether it is a Llama preset (models/llama.h; task causal_lm).
-bool is_llama_model(const TrainingWorkload& t);
-// The workload's architecture as a preset of models/model_presets.h: a GPT-2 preset with
-// model_config's non-zero fields applied, or the BERT architecture (resolve_model) as its BertModel.
-// Throws ConfigError for an unknown preset.
-// RoBERTa, DistilBERT and ALBERT: their preset with model_config applied; ViT: its preset; otherwise
-// bert_model_preset(resolve_model(t)).
-models::ModelPreset resolve_model_preset(const TrainingWorkload& t);
+// The training workload's architecture: the preset (models::custom_arch() for `custom`) with
+// model_config's non-zero fields applied (models::with_overrides). Throws ConfigError for an unknown preset.
+models::ModelArch resolve_model_arch(const TrainingWorkload& t);
+// The family of the workload's model (BERT for `custom`); null for an unknown preset.
+const models::Family* model_family(const TrainingWorkload& t);
+// The model head of a training task (the same names).
+models::Head model_head(Task task);
 // The training workload's model behind the model interface (models/model.h): its architecture
-// (resolve_model) with the head of its task.
+// (resolve_model_arch) with the head of its task.
 std::unique_ptr<models::Model> make_model(const TrainingWorkload& t);
 // Tokens per example of an image task (ViT: (image_size / patch)^2 + 1, every batch that one
 // length); 0 for a text task.

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "models/model_presets.h"
+#include "models/families.h"
 #include "sim/hw/resolved_hw.h"
 #include "workloads/report/energy_report.h"
 #include "workloads/report/report_fields.h"

@@ -1,7 +1,9 @@
-// The model presets of every family: parameter counts from the closed form against the published
-// counts of the Hugging Face classes, name lookup, the "not simulated yet" rule, and docs/models.md.
+// The model family registry: the presets' parameter counts from the closed form against the published
+// counts of the Hugging Face classes, name lookup, the "not simulated yet" rule, the module-class
+// tables, model_config's overrides, and docs/models.md.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -9,12 +11,12 @@
 
 #include "base/config_error.h"
 #include "models/bert.h"
-#include "models/model_presets.h"
+#include "models/families.h"
 
 namespace tpusim::models {
 namespace {
 
-ModelPreset preset(const std::string& name) {
+ModelArch preset(const std::string& name) {
   const auto p = find_model_preset(name);
   if (!p) throw std::runtime_error("no preset " + name);
   return *p;
@@ -54,9 +56,9 @@ TEST(ModelPresets, OtherCountsPlausible) {
 // A BERT preset's BertModel count plus the classifier is what the training graph holds
 // (expected_parameters, itself checked against the graph in bert_test.cc).
 TEST(ModelPresets, BertCountMatchesTrainingGraphCount) {
-  for (const BertConfig& b : bert_presets()) {
-    const uint64_t classifier = uint64_t(b.hidden * b.num_labels + b.num_labels);
-    EXPECT_EQ(model_parameters(preset(b.name)) + classifier, expected_parameters(b, BertHead::kSequenceClassification))
+  for (const ModelArch& b : bert_family().presets) {
+    const uint64_t classifier = uint64_t(b.hidden * 2 + 2);  // 2 labels
+    EXPECT_EQ(model_parameters(preset(b.name)) + classifier, expected_parameters(b, Head::kSequenceClassification))
         << b.name;
   }
 }
@@ -64,27 +66,27 @@ TEST(ModelPresets, BertCountMatchesTrainingGraphCount) {
 // Architecture features change the count as they should.
 TEST(ModelPresets, ArchitectureFeatures) {
   // ALBERT: one shared layer, however many times it is applied.
-  ModelPreset a = preset("albert-base-v2");
+  ModelArch a = preset("albert-base-v2");
   const uint64_t albert = model_parameters(a);
   a.layers = 24;
   EXPECT_EQ(model_parameters(a), albert);
   // Grouped-query attention: Llama-3's 8 KV heads instead of 32 save 2 * 24 * 128 * 4096 per layer.
-  ModelPreset l = preset("meta-llama/Meta-Llama-3-8B");
+  ModelArch l = preset("meta-llama/Meta-Llama-3-8B");
   const uint64_t gqa = model_parameters(l);
   l.kv_heads = l.heads;
   EXPECT_EQ(model_parameters(l) - gqa, uint64_t(32) * 2 * 24 * 128 * 4096);
   // An untied head: one more vocab x hidden matrix.
-  ModelPreset g = preset("gpt2");
+  ModelArch g = preset("gpt2");
   const uint64_t tied = model_parameters(g);
   g.tied_embeddings = false;
   EXPECT_EQ(model_parameters(g) - tied, uint64_t(50257) * 768);
   // BART's learned positions have 2 extra rows per stack.
-  ModelPreset b = preset("facebook/bart-large");
+  ModelArch b = preset("facebook/bart-large");
   const uint64_t bart = model_parameters(b);
   b.position_offset = 0;
   EXPECT_EQ(bart - model_parameters(b), uint64_t(2) * 2 * 1024);
   // ViT: 224/16 = 14 x 14 patches + [CLS] position rows; the patch embedding is 3*16*16 -> 768.
-  ModelPreset v = preset("google/vit-base-patch16-224");
+  ModelArch v = preset("google/vit-base-patch16-224");
   const uint64_t vit = model_parameters(v);
   v.image_size = 384;
   EXPECT_EQ(model_parameters(v) - vit, uint64_t(24 * 24 - 14 * 14) * 768);
@@ -101,8 +103,14 @@ TEST(ModelPresets, RegistryIsConsistent) {
       EXPECT_EQ(p.head_dim * p.heads, p.hidden) << p.name;
     }
   }
-  // Every BERT preset is listed; every family is simulated today.
-  for (const auto& n : bert_preset_names()) EXPECT_TRUE(names.count(n)) << n;
+  // Every family's presets are listed, as that family; every family is simulated today.
+  for (const Family* f : families()) {
+    EXPECT_FALSE(f->heads.empty()) << f->name;
+    for (const ModelArch& p : f->presets) {
+      EXPECT_TRUE(names.count(p.name)) << p.name;
+      EXPECT_EQ(p.family, f->id) << p.name;
+    }
+  }
   EXPECT_EQ(simulated_family_names(), (std::vector<std::string>{"bert", "roberta", "distilbert", "albert", "gpt2", "llama",
                                                                 "t5", "bart", "vit"}));
 }
@@ -126,13 +134,65 @@ TEST(ModelPresets, EveryFamilySimulated) {
   EXPECT_FALSE(unsimulated_model_error("meta-llama/Llama-2-7b-hf"));
   // Every preset's family is simulated today: no preset gets the not-yet-simulated error.
   for (const auto& p : model_presets()) EXPECT_FALSE(unsimulated_model_error(p.name)) << p.name;
-  // find_preset (the BERT graph builder's lookup) names the BERT presets for another family's.
+  // find_preset: any family's preset, or bad input with "did you mean".
+  EXPECT_EQ(find_preset("google-t5/t5-small").family, ModelFamily::kT5);
   try {
-    find_preset("t5-small");
+    find_preset("t5-smal");
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& err) {
-    EXPECT_NE(std::string(err.what()).find("is not a BERT preset"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find("did you mean 't5-small'"), std::string::npos) << err.what();
   }
+}
+
+// The module-class tables: the classes a wrapping policy may name are the tables' own, containers
+// aside, and the patterns match as documented.
+TEST(ModelFamilies, ModuleClassTablesAreConsistent) {
+  for (const Family* f : families()) {
+    const auto& known = f->modules.classes();
+    EXPECT_EQ(std::count(known.begin(), known.end(), "ModuleList"), 0) << f->name;
+    EXPECT_EQ(std::set<std::string>(known.begin(), known.end()).size(), known.size()) << f->name;  // once each
+    for (Head h : f->heads) EXPECT_NE(std::find(known.begin(), known.end(), f->modules.class_of("", h)), known.end());
+  }
+  EXPECT_EQ(family(ModelFamily::kGpt2).modules.classes(),
+            (std::vector<std::string>{"GPT2LMHeadModel", "GPT2Model", "GPT2Block", "Embedding", "LayerNorm",
+                                      "GPT2Attention", "GPT2MLP", "Linear", "Conv1D"}));
+  EXPECT_TRUE(path_matches("bert.encoder.layer.*", "bert.encoder.layer.11"));
+  EXPECT_FALSE(path_matches("bert.encoder.layer.*", "bert.encoder.layer.11.output"));
+  EXPECT_TRUE(path_matches("**.LayerNorm", "LayerNorm"));
+  EXPECT_TRUE(path_matches("**.LayerNorm", "bert.embeddings.LayerNorm"));
+  EXPECT_TRUE(path_matches("**.*_embeddings", "bert.embeddings.word_embeddings"));
+  EXPECT_FALSE(path_matches("**.*_embeddings", "bert.embeddings"));
+  EXPECT_TRUE(path_matches("decoder.**.layer.1", "decoder.block.3.layer.1"));
+  EXPECT_FALSE(path_matches("decoder.**.layer.1", "encoder.block.3.layer.1"));
+  const auto t5 = make_model(preset("t5-small"));
+  EXPECT_EQ(t5->module_class("decoder.block.0.layer.1"), "T5LayerCrossAttention");
+  EXPECT_EQ(t5->module_class("encoder.block.0.layer.1"), "T5LayerFF");
+  EXPECT_EQ(t5->module_class("encoder.block"), "ModuleList");
+  EXPECT_EQ(make_model(preset("albert-base-v2"))->module_class("albert.encoder.albert_layer_groups.0.albert_layers.0#3"),
+            "AlbertLayer");  // a shared layer's l-th application
+}
+
+// model_config's overrides, one rule per family trait.
+TEST(ModelFamilies, OverridesFollowTheFamilyRules) {
+  // Grouped-query attention keeps its query heads per key/value head; head_dim follows.
+  ModelArch l = with_overrides(preset("meta-llama/Meta-Llama-3-8B"), {.hidden = 256, .heads = 8});
+  EXPECT_EQ(l.kv_heads, 2);
+  EXPECT_EQ(l.head_dim, 32);
+  // An encoder–decoder's decoder gets the encoder's layer count; T5 keeps d_kv unless hidden or heads change.
+  ModelArch t = with_overrides(preset("t5-small"), {.layers = 2, .intermediate = 100});
+  EXPECT_EQ(t.decoder_layers, 2);
+  EXPECT_EQ(t.head_dim, 64);
+  EXPECT_EQ(with_overrides(preset("t5-small"), {.hidden = 256}).head_dim, 32);
+  // ALBERT's own embedding width stays; another's follows hidden.
+  EXPECT_EQ(with_overrides(preset("albert-base-v2"), {.hidden = 256, .heads = 4}).embedding_size, 128);
+  EXPECT_EQ(with_overrides(preset("roberta-base"), {.hidden = 256, .heads = 4}).embedding_size, 256);
+  // custom: a BERT architecture from the overrides alone.
+  const ModelArch c = with_overrides(custom_arch(), {.layers = 2, .hidden = 64, .heads = 2, .intermediate = 128, .vocab = 100});
+  EXPECT_EQ(c.family, ModelFamily::kBert);
+  EXPECT_EQ(c.kv_heads, 2);
+  EXPECT_EQ(c.head_dim, 32);
+  EXPECT_EQ(c.max_position, 512);
+  EXPECT_EQ(model_parameters(c), expected_parameters(c, Head::kSequenceClassification) - (64 * 2 + 2));
 }
 
 TEST(ModelPresets, UnknownNameSuggestsAcrossAllFamilies) {
