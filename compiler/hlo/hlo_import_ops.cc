@@ -499,7 +499,7 @@ std::optional<int> build_convolution(const OpArgs& a) {
   lhs = g.reshape(lhs, {batch * s_out, ci});
   lhs = g.broadcast(lhs, {batch * s_out, ks, ci}, {0, 2});
   // The im2col matrix: a view of the broadcast, read in the dot's blocks (its source stays whole in
-  // VMEM when it fits, else each block reads its share: compiler/lower/lower_dot.cc).
+  // VMEM when it fits, else each block reads its share: compiler/lower/dot_tiling.cc).
   lhs = g.reshape(lhs, {batch * s_out, ks * ci});
   const int rhs = g.reshape(ordered(a.ops[1], rperm), {ks * ci, co});
   const int d = g.dot(lhs, rhs, models::DotDims{{}, {}, {1}, {0}}, models::DotPrecision::kDefault, name);
