@@ -15,11 +15,6 @@ namespace tpusim::compiler {
 
 using models::OpKind;
 
-uint64_t stored_bytes(const models::Graph& g, int node) {
-  const auto& n = g.node(node);
-  return padded_bytes(n.shape, n.dtype);
-}
-
 namespace {
 // Largest streamed tile per buffer: big enough to amortize DMA setup, small enough for two
 // buffers of every operand to fit VMEM with room to spare.

@@ -5,6 +5,7 @@
 
 #include "compiler/lower/program_builder.h"
 #include "compiler/plan/fusion.h"
+#include "compiler/plan/layout.h"
 #include "models/graph.h"
 #include "sim/hw/hw_config.h"
 
@@ -29,9 +30,6 @@ struct LowerContext {
   // Counts a DMA's bytes on the memory side of `node`.
   void moved(int node, uint64_t bytes) { (in_cmem(node) ? cmem_bytes : hbm_bytes) += bytes; }
 };
-
-// Stored bytes of a materialized value in HBM (tiled layout).
-uint64_t stored_bytes(const models::Graph& g, int node);
 
 // The node whose memory side the kernel's one "reductions" store (all merged reductions at once)
 // uses: the first merged reduction if every one is in CMEM, else -1 (HBM).

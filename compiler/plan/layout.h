@@ -29,6 +29,12 @@ inline uint64_t padded_bytes(const models::Dims& d, models::DType t) {
   return uint64_t(outer * round_up(d[d.size() - 2], tile_rows(t)) * round_up(d.back(), kLanes) * b);
 }
 
+// Stored bytes of a materialized value in HBM (tiled layout).
+inline uint64_t stored_bytes(const models::Graph& g, int node) {
+  const models::Node& n = g.node(node);
+  return padded_bytes(n.shape, n.dtype);
+}
+
 // Vector registers needed to hold a tensor (its tiles).
 inline uint64_t vregs(const models::Dims& d, models::DType t) {
   return uint64_t(div_up(int64_t(padded_bytes(d, t)), kVregBytes));

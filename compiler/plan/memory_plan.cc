@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "compiler/lower/lowering.h"
+#include "compiler/plan/layout.h"
 
 namespace tpusim::compiler {
 

@@ -50,6 +50,9 @@ std::map<std::string, int64_t> expected_opcodes(const Graph& g) {
       case OpKind::kSlice: ++c["slice"]; break;
       case OpKind::kConcatenate: ++c["concatenate"]; break;
       case OpKind::kCollective: ++c[models::collective_op_name(n.collective.op)]; break;
+      // The step graphs counted here are one core's, without asynchronous collectives (the
+      // round trips of tests/hlo/hlo_roundtrip_test.cc cover those).
+      case OpKind::kCollectiveDone: ADD_FAILURE() << "an asynchronous collective's done: " << n.name; break;
       case OpKind::kElementwise: {
         // Operands: a scalar constant is broadcast (converted first when of another type), a
         // tensor of another type converted.
