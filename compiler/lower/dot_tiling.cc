@@ -53,9 +53,9 @@ std::vector<int64_t> candidates(int64_t full, int64_t quantum, int64_t cap) {
 // up one by one (moved to their operand's large inputs), so the operand bytes are kept here.
 class TilingSearch {
  public:
-  TilingSearch(const DotProblem& p, const HwConfig& hw, uint64_t vmem_bytes)
-      : p_(p), chip_(hw.chip), core_(hw.chip.core), vmem_(vmem_bytes), bpc_(resolve_hw(hw).hbm_core_bytes_per_cycle),
-        dma_fixed_(resolve_hw(hw).dma_fixed_cycles), wl_(mxu_weight_load_cycles(hw.chip.core.mxu, hw.chip.core.mxu.rows)) {
+  TilingSearch(const DotProblem& p, const HwConfig& hw, const ResolvedHw& r, uint64_t vmem_bytes)
+      : p_(p), chip_(hw.chip), core_(hw.chip.core), vmem_(vmem_bytes), bpc_(r.hbm_core_bytes_per_cycle),
+        dma_fixed_(r.dma_fixed_cycles), wl_(mxu_weight_load_cycles(hw.chip.core.mxu, hw.chip.core.mxu.rows)) {
     for (int o = 0; o < 2; ++o) {
       large_bytes_[o] = p.operands[o].large_bytes;
       for (size_t i = 0; i < p.operands[o].small_bytes.size(); ++i) {
@@ -284,7 +284,7 @@ DotTiling TilingSearch::result() const {
 }  // namespace
 
 DotTiling choose_dot_tiling(const DotProblem& p, const HwConfig& hw, uint64_t vmem_bytes) {
-  return TilingSearch(p, hw, vmem_bytes).run();
+  return TilingSearch(p, hw, resolve_hw(hw), vmem_bytes).run();
 }
 
 std::vector<DotStep> dot_steps(const DotTiling& t) {
