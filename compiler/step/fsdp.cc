@@ -66,7 +66,6 @@ class StepWriter {
       part_[ph][size_t(p)] = x;
       gathered_.push_back(x);
     }
-    gather_phase_[{u, ph}] = true;
   }
   // Where the kernels after it read unit u's phase-`ph` parameters: its all-gather-done.
   void await_gather(int u, Phase ph) {
@@ -144,7 +143,6 @@ class StepWriter {
   std::vector<int> part_[2];                // per phase, per unit parameter: the value the kernels read
   std::map<int, int> grad_shard_unit_;      // the update's gradient-slice parameter -> its unit
   std::vector<int> rs_value_;               // per unit: its gradient slice (reduce-scatter or its done)
-  std::map<std::pair<int, int>, bool> gather_phase_;
   std::set<std::pair<int, int>> awaited_;
   std::vector<int> gradients_, gathered_;
   int64_t next_combine_ = 0;
