@@ -20,7 +20,7 @@ int advise(const RunArgs& a) {
   std::string hw_origin, workload_origin;
   const WorkloadConfig w = load_workload(a, split.workload, &workload_origin);
   const HwConfig hw = load_hw(a, split.hw, &hw_origin, &w);
-  if (w.kind != "training")
+  if (w.kind() != WorkloadKind::kTraining)
     throw input_error("--workload", "tpusim advise needs a training workload (kind: training)", workload_origin);
   if (!a.out_dir.empty()) {
     std::error_code ec;
@@ -44,7 +44,7 @@ int advise(const RunArgs& a) {
   if (!a.out_dir.empty()) {
     nlohmann::json j = nlohmann::json::array();
     for (const AdviceRow& r : rows)
-      j.push_back({{"padding", r.padding}, {"precision", r.precision}, {"per_device_batch_size", r.batch},
+      j.push_back({{"padding", r.padding.to_string()}, {"precision", enum_name(r.precision)}, {"per_device_batch_size", r.batch},
                    {"global_batch", r.global_batch}, {"as_given", r.is_base}, {"fits", r.fits}, {"error", r.error},
                    {"total_time_s", r.total_time_s}, {"steady_step_time_s", r.steady_step_time_s},
                    {"examples_per_s", r.examples_per_s}, {"compiles", r.compiles},

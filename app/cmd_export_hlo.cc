@@ -42,7 +42,7 @@ size_t count_collectives(const models::Graph& g, models::CollectiveOp op) {
 
 std::string export_training(const ExportHloArgs& a, const WorkloadConfig& w, const HwConfig& hw,
                             const std::string& origin, const std::string& hw_origin) {
-  const TrainingWorkload& t = w.training;
+  const TrainingWorkload& t = w.training();
   StepVariant v;
   if (a.variant == "eval") {
     v.kind = GraphKind::kEval;
@@ -58,11 +58,11 @@ std::string export_training(const ExportHloArgs& a, const WorkloadConfig& w, con
   // one length); --batch/--seq/--target pick another.
   const uint32_t image = image_tokens(t);
   v.seq = image ? image : t.max_length;
-  v.target = t.choices.task == Task::kSeq2seq ? t.max_target_length : 0;
+  v.target = t.task == Task::kSeq2seq ? t.max_target_length : 0;
   if (a.batch) v.batch = a.batch;
   if (a.seq) v.seq = a.seq;
   if (a.target) {
-    if (t.choices.task != Task::kSeq2seq)
+    if (t.task != Task::kSeq2seq)
       throw input_error("--target", "applies to a seq2seq workload only (task: seq2seq)", std::to_string(a.target), "drop --target");
     v.target = a.target;
   }
@@ -113,13 +113,16 @@ int export_hlo_command(const ExportHloArgs& a) {
   const HwConfig hw = load_hw(a.run, split.hw, &hw_origin, &w);
 
   std::string text;
-  if (w.kind == "training") {
+  if (w.kind() == WorkloadKind::kHlo)
+    throw input_error("--workload", "is a workload of kind: hlo, already an HLO module", origin,
+                      "export a training or kernel workload; run this one with tpusim run");
+  if (w.kind() == WorkloadKind::kTraining) {
     text = export_training(a, w, hw, origin, hw_origin);
   } else {
     if (a.variant != "train" || a.batch || a.seq || a.target)
       throw input_error("--workload", "--variant, --batch, --seq and --target apply to a training workload", origin,
                         "drop them for a kernel workload");
-    const compiler::KernelRequest req = kernel_request(w.kernel);
+    const compiler::KernelRequest req = kernel_request(w.kernel());
     const models::Graph g = models::build_kernel({req.kernel, req.shape, req.dtype, req.precision});
     hlo::HloExportOptions o;
     o.module_name = w.name.empty() ? req.kernel : w.name;

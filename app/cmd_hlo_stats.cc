@@ -89,7 +89,7 @@ Simulated simulate(const HloStatsArgs& a, const hlo::Module& m, const hlo::HloIm
   LoopOptions o;
   o.engine = "analytical";
   LoopResult r;
-  run_imported_steps(hw, source, uint32_t(s.cores), "jax", 1, "Run it on a chip with more HBM (--hw).", o, r);
+  run_imported_steps(hw, source, uint32_t(s.cores), FrameworkKind::kJax, 1, "Run it on a chip with more HBM (--hw).", o, r);
   const ProgramRecord& p = r.programs.at(0);
   s.device_time_s = p.device_s;
   s.device_cycles = p.device_cycles;

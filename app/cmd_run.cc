@@ -343,7 +343,7 @@ void run_training_workload(const RunArgs& a, const HwConfig& hw, const WorkloadC
   if (a.quiet) return;
   out.text = format_training_summary(hw, workload, result, ctx);
   // Trainer's debug: tpu_metrics_debug prints torch_xla's metrics report when training ends.
-  if (workload.training.tpu_metrics_debug)
+  if (workload.training().tpu_metrics_debug)
     out.text += "\ntorch_xla metrics (debug: tpu_metrics_debug)\n" +
                 torch_xla_metrics_report(out.report.is_null() ? make_training_report(hw, workload, result, ctx) : out.report);
   out.text += outputs_text(report_path, trace.get());
@@ -415,11 +415,11 @@ RunOutput run_core(const RunArgs& a, const RunSources& sources, bool want_report
   const std::string out_dir = !a.out_dir.empty() ? a.out_dir : (a.trace ? kDefaultOutDir : "");
   if (!out_dir.empty()) make_out_dir(out_dir);
 
-  if (workload.kind == "training") {
+  if (workload.kind() == WorkloadKind::kTraining) {
     run_training_workload(a, hw, workload, out_dir, t0, want_report, out);
     return out;
   }
-  if (workload.kind == "hlo") {
+  if (workload.kind() == WorkloadKind::kHlo) {
     if (a.full_sim) throw input_error("--full-sim", "applies to training workloads only (an hlo run simulates its one program once)");
     run_hlo_workload(a, hw, workload, out_dir, t0, want_report, out);
     return out;

@@ -57,25 +57,25 @@ ConfigKind detect(const std::string& path) {
 // load (synthetic specs are checked by the schema; their size depends on the run).
 void check_workload(const WorkloadConfig& w, const std::string& file) {
   check_workload_hw(w);
-  if (w.kind == "hlo") {
+  if (w.kind() == WorkloadKind::kHlo) {
     // The module is picked, parsed and imported (a bad one is exit 2 with its file, line and column);
     // the replicas are checked against the workload's `hw:` when it names one (else at run time,
     // against the slice the run uses).
     std::string module_file;
-    const hlo::Module m = load_step_module(w.hlo, &module_file);
+    const hlo::Module m = load_step_module(w.hlo(), &module_file);
     hlo::ImportOptions io;
-    if (w.hlo.while_trip_count > 0) io.while_trip_count = int64_t(w.hlo.while_trip_count);
-    const uint32_t replicas = w.hlo.replicas > 0 ? w.hlo.replicas : uint32_t(m.replica_count * m.num_partitions);
-    const hlo::SpmdResult spmd = partition_step_module(w.hlo, m, replicas);
+    if (w.hlo().while_trip_count > 0) io.while_trip_count = int64_t(w.hlo().while_trip_count);
+    const uint32_t replicas = w.hlo().replicas > 0 ? w.hlo().replicas : uint32_t(m.replica_count * m.num_partitions);
+    const hlo::SpmdResult spmd = partition_step_module(w.hlo(), m, replicas);
     (void)hlo::import_hlo(spmd.module ? *spmd.module : m, io);
     if (!w.hw.empty()) {
       std::string origin;
-      hlo_replicas(load_hw(RunArgs{}, {}, &origin, &w), w.hlo, m.replica_count, m.num_partitions);
+      hlo_replicas(load_hw(RunArgs{}, {}, &origin, &w), w.hlo(), m.replica_count, m.num_partitions);
     }
     return;
   }
-  if (w.kind != "training") return;
-  for (const auto& [split, ref] : {std::pair{"dataset.train", w.training.dataset.train}, std::pair{"dataset.eval", w.training.dataset.eval}}) {
+  if (w.kind() != WorkloadKind::kTraining) return;
+  for (const auto& [split, ref] : {std::pair{"dataset.train", w.training().dataset.train}, std::pair{"dataset.eval", w.training().dataset.eval}}) {
     if (ref.empty()) continue;
     const data::ErrorWhere where{file, split, 0};
     const data::DatasetRef parsed = data::parse_dataset_ref(ref, where);

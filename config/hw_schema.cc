@@ -167,7 +167,6 @@ const Schema<HbmParams>& hbm_schema() {
     s.field(&HbmParams::channels, "channels").range(1, 4096).doc("independent channels per chip");
     s.field(&HbmParams::latency_ns, "latency_ns").unit("ns").range(0, 1e6).doc("request to first data").source(kCalibrated);
     s.field(&HbmParams::ownership, "ownership")
-        .one_of({"per_core", "shared"})
         .doc("per_core: each core owns 1/cores of size, bandwidth and channels (v2/v3); shared: all cores share it (v4)");
     return s;
   }();
@@ -406,11 +405,11 @@ const Schema<ChipParams>& chip_schema() {
     s.optional_section(&ChipParams::power, "power", power_schema());
     s.optional_section(&ChipParams::cost, "cost", cost_schema());
     s.check([](const ChipParams& c, const CheckContext& ctx) {
-      if (c.hbm.ownership == "per_core" && c.hbm.channels % c.cores != 0)
+      if (c.hbm.ownership == HbmOwnership::kPerCore && c.hbm.channels % c.cores != 0)
         ctx.fail("hbm.channels", fmt::format("must be divisible by cores ({}) when hbm.ownership is per_core", c.cores),
                  "each core owns channels / cores channels");
-      if (c.megacore && c.hbm.ownership != "shared")
-        ctx.fail("megacore", fmt::format("needs hbm.ownership: shared (is {})", c.hbm.ownership),
+      if (c.megacore && c.hbm.ownership != HbmOwnership::kShared)
+        ctx.fail("megacore", fmt::format("needs hbm.ownership: shared (is {})", enum_name(c.hbm.ownership)),
                  "the cores of a megacore share the chip's HBM: set hbm.ownership: shared, or megacore: false");
       if (c.megacore && c.cores < 2)
         ctx.fail("megacore", fmt::format("needs at least 2 cores (cores is {})", c.cores),

@@ -2,7 +2,9 @@
 // "required", allowed range or values, description and (optionally) the source of the rule.
 // The same declaration parses and validates a YAML tree into the struct (unknown keys are errors
 // with "did you mean"), dumps the resolved struct as commented YAML, converts it to JSON, compares
-// two structs, and writes the Markdown reference. Besides scalar and list fields a schema may hold
+// two structs, and writes the Markdown reference. A field parses straight into its type: numbers,
+// strings, lists, and typed strings — a named enum (base/enum_names.h: its table gives the allowed
+// values) or a TextValue such as a padding rule. Besides scalar and list fields a schema may hold
 // nested sections (`section`), optional sections (`optional_section`, a std::optional member) and
 // lists of sections (`section_list`, e.g. a sweep's `axes:`).
 //
@@ -21,11 +23,13 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "base/config_error.h"
+#include "base/enum_names.h"
 #include "config/override.h"
 #include "config/tree.h"
 
@@ -104,9 +108,35 @@ std::string yaml_value(const std::vector<std::string>& v);
 std::string yaml_value(const std::vector<YamlValue>& v);
 std::string yaml_value(const std::map<std::string, uint64_t>& v);
 
+// A value written in YAML as one string and parsed into its own type (e.g. a padding rule,
+// "multiple_of:32"): declared beside the type by argument-dependent lookup,
+// `parse_config_text(text, out, at)` (throws ConfigError at `at`, whose file, path and line are
+// filled in) and `config_text(value)`. Named enums (base/enum_names.h) are the other typed strings.
+template <class V>
+concept TextValue = requires(std::string_view s, V& v, const V& cv, const ConfigErrorInfo& at) {
+  parse_config_text(s, v, at);
+  { config_text(cv) } -> std::convertible_to<std::string>;
+};
+template <class V>
+concept TypedString = NamedEnum<V> || TextValue<V>;
+
+// The string a typed-string value is written as.
+template <TypedString V>
+std::string string_of(const V& v) {
+  if constexpr (NamedEnum<V>) return enum_name(v);
+  else return config_text(v);
+}
+// YAML flow text of any field value.
+template <class V>
+std::string yaml_of(const V& v) {
+  if constexpr (TypedString<V>) return yaml_value(string_of(v));
+  else return yaml_value(v);
+}
+
 template <class V>
 constexpr FieldKind kind_of() {
-  if constexpr (std::is_same_v<V, uint32_t>) return FieldKind::U32;
+  if constexpr (TypedString<V>) return FieldKind::String;  // written and documented as a string
+  else if constexpr (std::is_same_v<V, uint32_t>) return FieldKind::U32;
   else if constexpr (std::is_same_v<V, uint64_t>) return FieldKind::U64;
   else if constexpr (std::is_same_v<V, double>) return FieldKind::F64;
   else if constexpr (std::is_same_v<V, bool>) return FieldKind::Bool;
@@ -222,7 +252,7 @@ class Schema : public SchemaBase {
     FieldBuilder& default_value(V v, std::string shown = {}) {
       info_.required = false;
       info_.default_derived = !shown.empty();
-      info_.default_text = shown.empty() ? yaml_value(v) : std::move(shown);
+      info_.default_text = shown.empty() ? yaml_of(v) : std::move(shown);
       ops_.set_default = [get = get_, v = std::move(v)](T& t) { get(t) = v; };
       return *this;
     }
@@ -243,42 +273,45 @@ class Schema : public SchemaBase {
   FieldBuilder<V> field(M T::*outer, V M::*inner, std::string key) {
     return add<V>(std::move(key), [outer, inner](auto& t) -> auto& { return (t.*outer).*inner; });
   }
+  // A value field of one alternative of a variant member (`std::get<M>(t.*outer).*inner`): a schema
+  // of one kind of a config that is a variant by kind. The caller selects the alternative before parsing.
+  template <class... Ts, class M, class V>
+  FieldBuilder<V> field(std::variant<Ts...> T::*outer, V M::*inner, std::string key) {
+    return add<V>(std::move(key), [outer, inner](auto& t) -> auto& { return std::get<M>(t.*outer).*inner; });
+  }
+  // A key whose value is fixed (`kind: training`): checked, dumped and written to JSON, stored nowhere
+  // (the schema that declares it is what it selects).
+  void tag(std::string key, std::string value, std::string doc) {
+    FieldInfo& f = fields_.emplace_back();
+    f.key = std::move(key);
+    f.kind = FieldKind::String;
+    f.doc = std::move(doc);
+    f.one_of = {value};
+    Ops& o = ops_.emplace_back();
+    o.parse = [](T&, const Node& n, const FieldInfo& fi, const std::string& p) {
+      std::string v;
+      parse_value(n, fi, p, v);
+    };
+    o.dump = [value](const T&, const FieldInfo& fi, YamlWriter& w, int depth) {
+      w.line(depth, fi.key + ": " + yaml_value(value), fi.comment());
+    };
+    o.equal = [](const T&, const T&) { return true; };
+    o.json = [value](const T&) { return nlohmann::json(value); };
+  }
   // A nested section with its own schema (which must outlive this one: schemas are static).
   template <class S>
   void section(S T::*member, std::string key, const Schema<S>& sub) {
-    FieldInfo& f = fields_.emplace_back();
-    f.key = std::move(key);
-    f.kind = FieldKind::Section;
-    f.section = &sub;
-    f.doc = sub.title();
-    f.required = sub.has_required();
-    Ops& o = ops_.emplace_back();
-    o.parse = [member, &sub](T& t, const Node& n, const FieldInfo&, const std::string& p) { sub.parse_into(t.*member, n, p); };
-    o.dump = [member, &sub](const T& t, const FieldInfo& fi, YamlWriter& w, int depth) {
-      w.line(depth, fi.key + ":", fi.doc);
-      sub.dump_into(t.*member, w, depth + 1);
-    };
-    o.equal = [member, &sub](const T& a, const T& b) { return sub.equal(a.*member, b.*member); };
-    o.json = [member, &sub](const T& t) { return sub.to_json(t.*member); };
+    add_section(std::move(key), sub, [member](auto& t) -> auto& { return t.*member; });
   }
   // A nested section one struct down (`(t.*outer).*inner`), like the two-level field() above.
   template <class M, class S>
   void section(M T::*outer, S M::*inner, std::string key, const Schema<S>& sub) {
-    FieldInfo& f = fields_.emplace_back();
-    f.key = std::move(key);
-    f.kind = FieldKind::Section;
-    f.section = &sub;
-    f.doc = sub.title();
-    f.required = sub.has_required();
-    Ops& o = ops_.emplace_back();
-    auto get = [outer, inner](auto& t) -> auto& { return (t.*outer).*inner; };
-    o.parse = [get, &sub](T& t, const Node& n, const FieldInfo&, const std::string& p) { sub.parse_into(get(t), n, p); };
-    o.dump = [get, &sub](const T& t, const FieldInfo& fi, YamlWriter& w, int depth) {
-      w.line(depth, fi.key + ":", fi.doc);
-      sub.dump_into(get(t), w, depth + 1);
-    };
-    o.equal = [get, &sub](const T& a, const T& b) { return sub.equal(get(a), get(b)); };
-    o.json = [get, &sub](const T& t) { return sub.to_json(get(t)); };
+    add_section(std::move(key), sub, [outer, inner](auto& t) -> auto& { return (t.*outer).*inner; });
+  }
+  // A nested section of one alternative of a variant member, like the variant field() above.
+  template <class... Ts, class M, class S>
+  void section(std::variant<Ts...> T::*outer, S M::*inner, std::string key, const Schema<S>& sub) {
+    add_section(std::move(key), sub, [outer, inner](auto& t) -> auto& { return std::get<M>(t.*outer).*inner; });
   }
   // An optional section: absent in the YAML, the member stays std::nullopt (no defaults filled in).
   template <class S>
@@ -412,14 +445,48 @@ class Schema : public SchemaBase {
     FieldInfo& f = fields_.emplace_back();
     f.key = std::move(key);
     f.kind = kind_of<V>();
+    if constexpr (NamedEnum<V>) f.one_of = names_of(enum_names(V{}));
     Ops& o = ops_.emplace_back();
-    o.parse = [get](T& t, const Node& n, const FieldInfo& fi, const std::string& p) { parse_value(n, fi, p, get(t)); };
+    o.parse = [get](T& t, const Node& n, const FieldInfo& fi, const std::string& p) { parse_field(n, fi, p, get(t)); };
     o.dump = [get](const T& t, const FieldInfo& fi, YamlWriter& w, int depth) {
-      w.line(depth, fi.key + ": " + yaml_value(get(t)), fi.comment());
+      w.line(depth, fi.key + ": " + yaml_of(get(t)), fi.comment());
     };
     o.equal = [get](const T& a, const T& b) { return get(a) == get(b); };
-    o.json = [get](const T& t) { return nlohmann::json(get(t)); };
+    o.json = [get](const T& t) {
+      if constexpr (TypedString<V>) return nlohmann::json(string_of(get(t)));
+      else return nlohmann::json(get(t));
+    };
     return FieldBuilder<V>(f, o, std::function<V&(T&)>(get));
+  }
+  // A section reached by `get` (as add's).
+  template <class S, class G>
+  void add_section(std::string key, const Schema<S>& sub, G get) {
+    FieldInfo& f = fields_.emplace_back();
+    f.key = std::move(key);
+    f.kind = FieldKind::Section;
+    f.section = &sub;
+    f.doc = sub.title();
+    f.required = sub.has_required();
+    Ops& o = ops_.emplace_back();
+    o.parse = [get, &sub](T& t, const Node& n, const FieldInfo&, const std::string& p) { sub.parse_into(get(t), n, p); };
+    o.dump = [get, &sub](const T& t, const FieldInfo& fi, YamlWriter& w, int depth) {
+      w.line(depth, fi.key + ":", fi.doc);
+      sub.dump_into(get(t), w, depth + 1);
+    };
+    o.equal = [get, &sub](const T& a, const T& b) { return sub.equal(get(a), get(b)); };
+    o.json = [get, &sub](const T& t) { return sub.to_json(get(t)); };
+  }
+  // Parses one value: a typed string as the string (checked against the allowed names) then its type.
+  template <class V>
+  static void parse_field(const Node& n, const FieldInfo& fi, const std::string& p, V& out) {
+    if constexpr (TypedString<V>) {
+      std::string text;
+      parse_value(n, fi, p, text);
+      if constexpr (NamedEnum<V>) out = *find_value(enum_names(V{}), text);  // parse_value checked the name
+      else parse_config_text(text, out, ConfigErrorInfo{n.file, p, n.line, text, "", ""});
+    } else {
+      parse_value(n, fi, p, out);
+    }
   }
 
   std::deque<Ops> ops_;

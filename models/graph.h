@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/enum_names.h"
+
 namespace tpusim::models {
 
 // kS32 holds integer inputs (token ids, labels, positions); it is never differentiated.
@@ -27,14 +29,13 @@ inline std::optional<DType> parse_float_dtype(std::string_view s) {
 // An f32 dot's precision (XLA PrecisionConfig; torch_xla/JAX `precision`): how many bf16 MXU passes
 // one f32 product takes — default 1, high 3 (bf16_3x), highest 6 (bf16_6x). bf16 dots take one.
 enum class DotPrecision : uint8_t { kDefault, kHigh, kHighest };
-inline const char* dot_precision_name(DotPrecision p) {
-  return p == DotPrecision::kDefault ? "default" : p == DotPrecision::kHigh ? "high" : "highest";
+inline const NameTable<DotPrecision>& enum_names(DotPrecision) {
+  static const NameTable<DotPrecision> t = {
+      {DotPrecision::kDefault, "default"}, {DotPrecision::kHigh, "high"}, {DotPrecision::kHighest, "highest"}};
+  return t;
 }
-inline std::optional<DotPrecision> parse_dot_precision(std::string_view s) {
-  for (DotPrecision p : {DotPrecision::kDefault, DotPrecision::kHigh, DotPrecision::kHighest})
-    if (s == dot_precision_name(p)) return p;
-  return std::nullopt;
-}
+inline const char* dot_precision_name(DotPrecision p) { return enum_name(p); }
+inline std::optional<DotPrecision> parse_dot_precision(std::string_view s) { return find_value(enum_names(DotPrecision{}), s); }
 
 // What a Parameter holds: a per-step input (data, masks, labels, optimizer scalars), a trainable
 // weight, or optimizer state (moments). Trainable weights and state persist across steps and are

@@ -8,14 +8,15 @@
 
 namespace tpusim::models {
 
-namespace {
+const NameTable<OptimizerKind>& enum_names(OptimizerKind) {
+  static const NameTable<OptimizerKind> t = {{OptimizerKind::kAdamW, "adamw"},
+                                             {OptimizerKind::kSgd, "sgd"},
+                                             {OptimizerKind::kLamb, "lamb"},
+                                             {OptimizerKind::kAdafactor, "adafactor"}};
+  return t;
+}
 
-struct NamedKind {
-  const char* name;
-  OptimizerKind kind;
-};
-constexpr NamedKind kOptimizers[] = {{"adamw", OptimizerKind::kAdamW}, {"sgd", OptimizerKind::kSgd},
-                                     {"lamb", OptimizerKind::kLamb}, {"adafactor", OptimizerKind::kAdafactor}};
+namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -241,21 +242,14 @@ class Builder {
 }  // namespace
 
 OptimizerKind optimizer_from_name(const std::string& name) {
-  std::vector<std::string> names;
-  for (const auto& o : kOptimizers) {
-    if (name == o.name) return o.kind;
-    names.push_back(o.name);
-  }
+  if (auto k = find_value(enum_names(OptimizerKind{}), name)) return *k;
+  const std::vector<std::string> names = names_of(enum_names(OptimizerKind{}));
   const auto near = config::closest(name, names);
   throw ConfigError({"", "optimizer", 0, name, "is not a known optimizer (known: " + config::join(names) + ")",
                      near ? "did you mean '" + *near + "'?" : ""});
 }
 
-const char* optimizer_name(OptimizerKind k) {
-  for (const auto& o : kOptimizers)
-    if (o.kind == k) return o.name;
-  return "?";
-}
+const char* optimizer_name(OptimizerKind k) { return enum_name(k); }
 
 OptimizerGraph append_optimizer(Graph& g, const Gradients& grads, const OptimizerConfig& cfg) {
   for (int p : grads.params)

@@ -11,12 +11,14 @@
 #include <utility>
 #include <vector>
 
+#include "base/enum_names.h"
 #include "models/autodiff.h"
 #include "models/graph.h"
 
 namespace tpusim::models {
 
 enum class OptimizerKind { kAdamW, kSgd, kLamb, kAdafactor };
+const NameTable<OptimizerKind>& enum_names(OptimizerKind);  // adamw | sgd | lamb | adafactor
 
 // "adamw" | "sgd" | "lamb" | "adafactor"; throws ConfigError naming the known optimizers otherwise.
 OptimizerKind optimizer_from_name(const std::string& name);

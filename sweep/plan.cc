@@ -92,7 +92,7 @@ std::string base_kind(const std::string& hw, const std::string& workload, const 
   const WorkloadConfig w = load_workload_config(workload);
   std::string origin;
   load_point_hw(hw, w, {}, o, &origin);
-  return w.kind;
+  return enum_name(w.kind());
 }
 
 }  // namespace

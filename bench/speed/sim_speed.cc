@@ -27,11 +27,11 @@ const HwConfig& v3_8() {
 // shapes whatever the shipped files say.
 WorkloadConfig kernel(const std::string& name, std::map<std::string, uint64_t> shape) {
   WorkloadConfig w;
-  w.kind = "kernel";
+  w.spec = KernelWorkload{};
   w.name = name;
-  w.kernel.kernel = name;
-  w.kernel.shape = std::move(shape);
-  w.kernel.dtype = "f32";
+  w.kernel().kernel = name;
+  w.kernel().shape = std::move(shape);
+  w.kernel().dtype = "f32";
   return w;
 }
 
@@ -65,7 +65,7 @@ void BM_CompileAndRun(benchmark::State& state, WorkloadConfig (*make)(), const c
 
 void BM_Compile(benchmark::State& state, WorkloadConfig (*make)()) {
   const HwConfig& hw = v3_8();
-  const compiler::KernelRequest req = kernel_request(make().kernel);
+  const compiler::KernelRequest req = kernel_request(make().kernel());
   for (auto _ : state) {
     isa::Program p = compiler::compile_kernel(req, hw);
     benchmark::DoNotOptimize(p.info.flops);

@@ -42,12 +42,7 @@ const Instruction* partitioner_made(const Module& m) {
 
 }  // namespace
 
-std::optional<SpmdMode> spmd_mode_named(std::string_view name) {
-  if (name == "auto") return SpmdMode::kAuto;
-  if (name == "partition") return SpmdMode::kPartition;
-  if (name == "as_written") return SpmdMode::kAsWritten;
-  return std::nullopt;
-}
+std::optional<SpmdMode> spmd_mode_named(std::string_view name) { return find_value(enum_names(SpmdMode{}), name); }
 
 SpmdDetection spmd_detect(const Module& m, SpmdMode mode) {
   if (m.num_partitions <= 1) return {false, "num_partitions is 1: every core runs the module as written"};

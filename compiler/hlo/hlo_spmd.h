@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/enum_names.h"
 #include "compiler/hlo/hlo_ast.h"
 
 namespace tpusim::hlo {
@@ -33,8 +34,14 @@ enum class SpmdMode {
   kAsWritten,  // never: every core runs the module as written
 };
 
-// The names of the modes (a kind: hlo workload's `spmd`, hlo-stats' --spmd): auto, partition,
-// as_written; nullopt for any other.
+// The names of the modes (a kind: hlo workload's `spmd`, hlo-stats' --spmd): auto, partition, as_written.
+// Inline: the workload schema reads it without linking the HLO library.
+inline const NameTable<SpmdMode>& enum_names(SpmdMode) {
+  static const NameTable<SpmdMode> t = {
+      {SpmdMode::kAuto, "auto"}, {SpmdMode::kPartition, "partition"}, {SpmdMode::kAsWritten, "as_written"}};
+  return t;
+}
+// nullopt for a name that is none of them.
 std::optional<SpmdMode> spmd_mode_named(std::string_view name);
 
 struct SpmdOptions {

@@ -14,7 +14,7 @@ ResolvedHw resolve_hw(const HwConfig& hw) {
   r.core_peak_tflop_per_s = r.core_peak_flop_per_cycle * chip.core.clock_mhz * 1e6 / 1e12;
   r.device_peak_flop_per_s = r.core_peak_tflop_per_s * cores_per_device(chip) * 1e12;
 
-  r.hbm_per_core = chip.hbm.ownership == "per_core";
+  r.hbm_per_core = chip.hbm.ownership == HbmOwnership::kPerCore;
   const uint32_t owners = r.hbm_per_core ? std::max<uint32_t>(chip.cores, 1) : 1;  // cores the chip's HBM is split over
   r.device_hbm_bytes = (uint64_t(chip.hbm.size_gib) << 30) / owners;
   r.core_peak_hbm_gbyte_per_s = chip.hbm.bandwidth_gbyte_per_s / owners;

@@ -67,7 +67,7 @@ TEST(GenerationsConfig, DerivedPeaksEqualThePublishedFigures) {
 TEST(GenerationsConfig, DevicesPerChip) {
   const HwConfig v5p = load("v5p-8");  // megacore, like v4
   EXPECT_TRUE(v5p.chip.megacore);
-  EXPECT_EQ(v5p.chip.hbm.ownership, "shared");
+  EXPECT_EQ(v5p.chip.hbm.ownership, HbmOwnership::kShared);
   EXPECT_EQ(devices_per_chip(v5p.chip), 1u);
   EXPECT_EQ(cores_per_device(v5p.chip), 2u);
   for (const char* s : {"v5litepod-8", "v6e-8"}) {  // one core per chip: each chip one device with all the HBM

@@ -75,9 +75,9 @@ TEST(HfArguments, Renames) {
 
 TEST(HfArguments, WholeLoaderAndErrorsNameTheKeyAsWritten) {
   const WorkloadConfig w = load("per_device_train_batch_size: 8\nper_device_eval_batch_size: 16\nnum_train_epochs: 2.0\n");
-  EXPECT_EQ(w.training.per_device_batch_size, 8u);
-  EXPECT_EQ(w.training.eval_per_device_batch_size, 16u);
-  EXPECT_EQ(w.training.epochs, 2u);
+  EXPECT_EQ(w.training().per_device_batch_size, 8u);
+  EXPECT_EQ(w.training().eval_per_device_batch_size, 16u);
+  EXPECT_EQ(w.training().epochs, 2u);
   const auto e = config_error_of([] { load("per_device_train_batch_size: 0\n"); });
   EXPECT_EQ(e.yaml_path, "per_device_train_batch_size");
   EXPECT_EQ(e.file, "wl/hf.yaml");
@@ -220,7 +220,7 @@ TEST(HfArguments, NullIsUnsetAndIgnoredKeysAreListed) {
                          "output_dir: out\ntorch_compile: false\n");
   EXPECT_EQ(r.get("per_device_batch_size"), "<absent>");
   EXPECT_EQ(r.hf.ignored_keys, (std::vector<std::string>{"learning_rate", "output_dir", "report_to", "torch_compile"}));
-  EXPECT_EQ(load("per_device_batch_size: 8\nweight_decay: 0.01\nlearning_rate: 1.0e-4\n").training.ignored_keys,
+  EXPECT_EQ(load("per_device_batch_size: 8\nweight_decay: 0.01\nlearning_rate: 1.0e-4\n").training().ignored_keys,
             (std::vector<std::string>{"learning_rate", "weight_decay"}));
   EXPECT_EQ(rewrite_error("torch_compile: true\n").yaml_path, "torch_compile");
 }
@@ -271,25 +271,25 @@ TEST(HfArguments, TrainingArgsOverrideTheWorkloadHoweverSpelled) {
   std::ofstream(dir + "args.json") << R"({"per_device_train_batch_size": 4, "bf16": false, "dataloader_drop_last": true,
     "num_train_epochs": 2.0, "learning_rate": 1e-4, "max_steps": -1})";
   const WorkloadConfig w = load("per_device_batch_size: 16\nprecision: bf16\nepochs: 5\n", dir + "args.json");
-  EXPECT_EQ(w.training.per_device_batch_size, 4u);
-  EXPECT_EQ(w.training.precision, "bf16");  // bf16: false is Trainer's default: it sets nothing
-  EXPECT_TRUE(w.training.drop_last);
-  EXPECT_EQ(w.training.epochs, 2u);
-  EXPECT_EQ(w.training.ignored_keys, std::vector<std::string>{"learning_rate"});
+  EXPECT_EQ(w.training().per_device_batch_size, 4u);
+  EXPECT_EQ(w.training().precision, Precision::kBf16);  // bf16: false is Trainer's default: it sets nothing
+  EXPECT_TRUE(w.training().drop_last);
+  EXPECT_EQ(w.training().epochs, 2u);
+  EXPECT_EQ(w.training().ignored_keys, std::vector<std::string>{"learning_rate"});
   // An alias in the workload is replaced too (no conflict), and max_steps takes the merged accumulation.
   std::ofstream(dir + "args2.json") << R"({"per_device_batch_size": 4, "max_steps": 10})";
   const WorkloadConfig w2 = load("per_device_train_batch_size: 16\ngradient_accumulation_steps: 3\n", dir + "args2.json");
-  EXPECT_EQ(w2.training.per_device_batch_size, 4u);
-  EXPECT_EQ(w2.training.steps, 30u);
+  EXPECT_EQ(w2.training().per_device_batch_size, 4u);
+  EXPECT_EQ(w2.training().steps, 30u);
 }
 
 TEST(HfArguments, AccelerateConfigLoads) {
   const WorkloadConfig w = load("per_device_batch_size: 8\n", kFixtures + "accelerate_tpu_config.yaml");
-  EXPECT_EQ(w.training.precision, "bf16");
-  EXPECT_EQ(w.training.num_processes, 8u);
-  EXPECT_EQ(w.training.num_processes_line, 10);
-  EXPECT_TRUE(std::count(w.training.ignored_keys.begin(), w.training.ignored_keys.end(), "compute_environment"));
-  EXPECT_TRUE(std::count(w.training.ignored_keys.begin(), w.training.ignored_keys.end(), "distributed_type"));
+  EXPECT_EQ(w.training().precision, Precision::kBf16);
+  EXPECT_EQ(w.training().num_processes, 8u);
+  EXPECT_EQ(w.training().num_processes_line, 10);
+  EXPECT_TRUE(std::count(w.training().ignored_keys.begin(), w.training().ignored_keys.end(), "compute_environment"));
+  EXPECT_TRUE(std::count(w.training().ignored_keys.begin(), w.training().ignored_keys.end(), "distributed_type"));
 }
 
 TEST(HfArguments, TableIsConsistent) {

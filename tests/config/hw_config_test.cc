@@ -59,7 +59,7 @@ TEST(HwConfig, LoadsV38WithTheDocumentedValues) {
   EXPECT_EQ(hw.chip.hbm.size_gib, 32u);
   EXPECT_DOUBLE_EQ(hw.chip.hbm.bandwidth_gbyte_per_s, 900);
   EXPECT_EQ(hw.chip.hbm.channels, 32u);
-  EXPECT_EQ(hw.chip.hbm.ownership, "per_core");
+  EXPECT_EQ(hw.chip.hbm.ownership, HbmOwnership::kPerCore);
   EXPECT_DOUBLE_EQ(hw.chip.ici.bandwidth_gbyte_per_s_per_direction, 82);
   EXPECT_EQ(hw.slice.topology.dims, (std::vector<uint32_t>{2, 2}));
   EXPECT_EQ(hw.slice.topology.wraparound, (std::vector<bool>{false, false}));

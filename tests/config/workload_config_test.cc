@@ -22,14 +22,14 @@ WorkloadConfig load(const std::string& text, const std::vector<Override>& ovs = 
 
 TEST(WorkloadConfig, KernelWithDefaults) {
   const WorkloadConfig w = load(kMatmul);
-  EXPECT_EQ(w.kind, "kernel");
+  EXPECT_EQ(w.kind(), WorkloadKind::kKernel);
   EXPECT_EQ(w.name, "kernel_mm");
-  EXPECT_EQ(w.kernel.kernel, "matmul");
-  EXPECT_EQ(w.kernel.shape, (std::map<std::string, uint64_t>{{"m", 1024}, {"k", 512}, {"n", 256}}));
-  EXPECT_EQ(w.kernel.dtype, "f32");
-  EXPECT_EQ(w.kernel.precision, "default");
-  EXPECT_EQ(w.kernel.chip, 0u);
-  EXPECT_EQ(w.kernel.core, 0u);
+  EXPECT_EQ(w.kernel().kernel, "matmul");
+  EXPECT_EQ(w.kernel().shape, (std::map<std::string, uint64_t>{{"m", 1024}, {"k", 512}, {"n", 256}}));
+  EXPECT_EQ(w.kernel().dtype, "f32");
+  EXPECT_EQ(w.kernel().precision, models::DotPrecision::kDefault);
+  EXPECT_EQ(w.kernel().chip, 0u);
+  EXPECT_EQ(w.kernel().core, 0u);
 }
 
 TEST(WorkloadConfig, DumpRoundTrips) {
@@ -38,10 +38,10 @@ TEST(WorkloadConfig, DumpRoundTrips) {
   EXPECT_TRUE(contains(y, "precision: highest")) << y;
   const WorkloadConfig back = load(y);
   EXPECT_EQ(back.name, "mm");
-  EXPECT_EQ(back.kernel.shape, w.kernel.shape);
-  EXPECT_EQ(back.kernel.dtype, "bf16");
-  EXPECT_EQ(back.kernel.precision, "highest");
-  EXPECT_EQ(back.kernel.core, 1u);
+  EXPECT_EQ(back.kernel().shape, w.kernel().shape);
+  EXPECT_EQ(back.kernel().dtype, "bf16");
+  EXPECT_EQ(back.kernel().precision, models::DotPrecision::kHighest);
+  EXPECT_EQ(back.kernel().core, 1u);
   EXPECT_EQ(dump_workload_config(back), y);
 }
 
@@ -89,10 +89,10 @@ TEST(WorkloadConfig, OneOfFields) {
 
 TEST(WorkloadConfig, Overrides) {
   const WorkloadConfig w = load(kMatmul, {parse_override("shape.m=2048"), parse_override("dtype=bf16")});
-  EXPECT_EQ(w.kernel.shape.at("m"), 2048u);
-  EXPECT_EQ(w.kernel.dtype, "bf16");
+  EXPECT_EQ(w.kernel().shape.at("m"), 2048u);
+  EXPECT_EQ(w.kernel().dtype, "bf16");
   const WorkloadConfig s = load(kMatmul, {parse_override("kernel=softmax"), parse_override("shape={rows: 8, cols: 16}")});
-  EXPECT_EQ(s.kernel.shape, (std::map<std::string, uint64_t>{{"rows", 8}, {"cols", 16}}));  // a map is replaced
+  EXPECT_EQ(s.kernel().shape, (std::map<std::string, uint64_t>{{"rows", 8}, {"cols", 16}}));  // a map is replaced
   auto e = config_error_of([] { load(kMatmul, {parse_override("shape.m=0")}); });
   EXPECT_EQ(e.file, "--set");
   EXPECT_EQ(e.yaml_path, "shape.m");
@@ -142,8 +142,8 @@ TEST(TrainingWorkloadConfig, InlineModelConfig) {
   const WorkloadConfig w = load_workload_config_text(
       "kind: training\nmodel: {layers: 2, hidden: 256, heads: 4, intermediate: 1024, vocab: 30522, max_position: 128}\n"
       "dataset: {train: 'fixed:8:8'}\nper_device_batch_size: 1\nnum_labels: 3\n", "t.yaml");
-  EXPECT_EQ(w.training.model, "custom");
-  const models::ModelArch c = resolve_model_arch(w.training);
+  EXPECT_EQ(w.training().model, "custom");
+  const models::ModelArch c = resolve_model_arch(w.training());
   EXPECT_EQ(c.layers, 2);
   EXPECT_EQ(c.hidden, 256);
   EXPECT_EQ(c.heads, 4);
@@ -152,7 +152,7 @@ TEST(TrainingWorkloadConfig, InlineModelConfig) {
   EXPECT_EQ(c.max_position, 128);
   EXPECT_EQ(c.head_dim, 64);
   EXPECT_EQ(c.embedding_size, 256);
-  const models::ModelGraph m = make_model(w.training)->build_forward({.batch = 1, .seq = 8});
+  const models::ModelGraph m = make_model(w.training())->build_forward({.batch = 1, .seq = 8});
   EXPECT_EQ(m.graph.node(m.logits).shape, (models::Dims{1, 3}));  // num_labels: the head's
   auto e = config_error_of([] {
     load_workload_config_text("kind: training\nmodel: custom\nmodel_config: {layers: 2, hidden: 256, heads: 4, "
@@ -169,7 +169,7 @@ TEST(TrainingWorkloadConfig, InlineModelConfig) {
       "kind: training\nmodel: bert-base-uncased\nmodel_config: {layers: 6}\ndataset: {train: 'fixed:8:8'}\n"
       "per_device_batch_size: 1\n", "t.yaml");
   const models::ModelArch base = models::find_preset("bert-base-uncased");
-  const models::ModelArch r = resolve_model_arch(six.training);
+  const models::ModelArch r = resolve_model_arch(six.training());
   EXPECT_EQ(r.layers, 6);
   EXPECT_EQ(r.hidden, base.hidden);
   EXPECT_EQ(r.vocab, base.vocab);
@@ -190,22 +190,22 @@ constexpr const char* kTraining =
 
 TEST(TrainingWorkloadConfig, DefaultsAndDerivedEvalBatch) {
   const WorkloadConfig w = load_workload_config_text(kTraining, "t.yaml");
-  EXPECT_EQ(w.kind, "training");
-  EXPECT_EQ(w.training.eval_per_device_batch_size, 4u);  // = per_device_batch_size
-  EXPECT_EQ(w.training.max_length, 128u);
-  EXPECT_EQ(w.training.padding, "max_length");
-  EXPECT_EQ(w.training.compile_cache.capacity, 1024u);
-  EXPECT_EQ(w.training.launcher, "xla_spawn");
-  EXPECT_EQ(w.training.dataset.eval, "");
+  EXPECT_EQ(w.kind(), WorkloadKind::kTraining);
+  EXPECT_EQ(w.training().eval_per_device_batch_size, 4u);  // = per_device_batch_size
+  EXPECT_EQ(w.training().max_length, 128u);
+  EXPECT_EQ(w.training().padding, data::PaddingSpec::max_length());
+  EXPECT_EQ(w.training().compile_cache.capacity, 1024u);
+  EXPECT_EQ(w.training().launcher, Launcher::kXlaSpawn);
+  EXPECT_EQ(w.training().dataset.eval, "");
   // The dump parses back to the same config.
   const WorkloadConfig again = load_workload_config_text(dump_workload_config(w), "dump.yaml");
-  EXPECT_EQ(again.training.model, w.training.model);
-  EXPECT_EQ(again.training.eval_per_device_batch_size, 4u);
+  EXPECT_EQ(again.training().model, w.training().model);
+  EXPECT_EQ(again.training().eval_per_device_batch_size, 4u);
 }
 
-// The loader resolves the enumerated strings once into typed values (workloads/config/training_choices.h).
-TEST(TrainingWorkloadConfig, TypedChoicesResolvedByTheLoader) {
-  const TrainingChoices d = load_workload_config_text(kTraining, "t.yaml").training.choices;
+// The schema parses the enumerated names straight into the config's enums (config/schema.h).
+TEST(TrainingWorkloadConfig, TypedFieldsParsedByTheSchema) {
+  const TrainingWorkload d = load_workload_config_text(kTraining, "t.yaml").training();
   EXPECT_EQ(d.padding, data::PaddingSpec::max_length());
   EXPECT_EQ(d.precision, Precision::kFp32);
   EXPECT_EQ(d.sharding, Sharding::kDataParallel);
@@ -216,7 +216,7 @@ TEST(TrainingWorkloadConfig, TypedChoicesResolvedByTheLoader) {
       std::string(kTraining) + "padding: {multiple_of: 32}\nprecision: mixed_bf16\neval_precision: bf16\n"
                                "sharding: fsdp\noptimizer: lamb\ntask: masked_lm\nframework: tf_keras\n"
                                "tpu_runtime: node\ndata_location: gcs\neval_strategy: 'no'\n", "t.yaml");
-  const TrainingChoices& c = w.training.choices;
+  const TrainingWorkload& c = w.training();
   EXPECT_EQ(c.padding, data::PaddingSpec::multiple_of(32));
   EXPECT_EQ(c.precision, Precision::kMixedBf16);
   EXPECT_EQ(c.eval_precision, EvalPrecision::kBf16);
@@ -227,23 +227,38 @@ TEST(TrainingWorkloadConfig, TypedChoicesResolvedByTheLoader) {
   EXPECT_EQ(c.tpu_runtime, TpuRuntime::kNode);
   EXPECT_EQ(c.data_location, DataLocation::kGcs);
   EXPECT_EQ(c.eval_strategy, EvalStrategy::kNo);
-  // The strings stay the user-facing form: the dump prints them, and parses back to the same values.
-  EXPECT_EQ(w.training.precision, "mixed_bf16");
-  const WorkloadConfig again = load_workload_config_text(dump_workload_config(w), "dump.yaml");
-  EXPECT_EQ(again.training.choices.padding, c.padding);
-  EXPECT_EQ(again.training.choices.precision, c.precision);
-  EXPECT_EQ(again.training.choices.task, c.task);
-  // A string that is not a name of its table (set past the schema) is a ConfigError naming the key.
-  TrainingWorkload t = w.training;
-  t.launcher = "xla_spwan";
-  auto e = config_error_of([&] { resolve_choices(t); });
+  // The names stay the user-facing form: the dump prints them, and parses back to the same values.
+  const std::string dumped = dump_workload_config(w);
+  EXPECT_TRUE(contains(dumped, "precision: mixed_bf16")) << dumped;
+  EXPECT_TRUE(contains(dumped, "padding: \"multiple_of:32\"")) << dumped;
+  const WorkloadConfig again = load_workload_config_text(dumped, "dump.yaml");
+  EXPECT_EQ(again.training().padding, c.padding);
+  EXPECT_EQ(again.training().precision, c.precision);
+  EXPECT_EQ(again.training().task, c.task);
+  EXPECT_EQ(again.training().eval_strategy, c.eval_strategy);
+  // A name that is none of its table's is an error at the key, with the closest name.
+  auto e = config_error_of([] { load_workload_config_text(std::string(kTraining) + "launcher: xla_spwan\n", "t.yaml"); });
   EXPECT_EQ(e.yaml_path, "launcher");
   EXPECT_EQ(e.suggestion, "did you mean 'xla_spawn'?");
 }
 
+// The workload config is a variant by kind: the kind is the alternative the loader parsed into.
+TEST(WorkloadConfig, VariantByKind) {
+  const WorkloadConfig k = load(kMatmul);
+  EXPECT_TRUE(std::holds_alternative<KernelWorkload>(k.spec));
+  EXPECT_THROW((void)k.training(), std::bad_variant_access);
+  const WorkloadConfig t = load_workload_config_text(kTraining, "t.yaml");
+  EXPECT_TRUE(std::holds_alternative<TrainingWorkload>(t.spec));
+  EXPECT_EQ(t.kind(), WorkloadKind::kTraining);
+  // `kind:` is dumped from the alternative, and a kind's own keys are not another kind's.
+  EXPECT_TRUE(contains(dump_workload_config(t), "kind: training")) << dump_workload_config(t);
+  auto e = config_error_of([] { load_workload_config_text(std::string(kTraining) + "kernel: matmul\n", "t.yaml"); });
+  EXPECT_EQ(e.yaml_path, "kernel");
+}
+
 TEST(TrainingWorkloadConfig, PaddingMapForm) {
   const WorkloadConfig w = load_workload_config_text(std::string(kTraining) + "padding: {multiple_of: 32}\n", "t.yaml");
-  EXPECT_EQ(w.training.padding, "multiple_of:32");
+  EXPECT_EQ(w.training().padding, data::PaddingSpec::multiple_of(32));
   auto e = config_error_of([] { load_workload_config_text(std::string(kTraining) + "padding: longst\n", "t.yaml"); });
   EXPECT_EQ(e.yaml_path, "padding");
 }
@@ -264,12 +279,12 @@ TEST(TrainingWorkloadConfig, ModelFrameworkAndDatasetErrors) {
 
 TEST(TrainingWorkloadConfig, Sharding) {
   const WorkloadConfig d = load_workload_config_text(kTraining, "t.yaml");
-  EXPECT_EQ(d.training.sharding, "data_parallel");
-  EXPECT_FALSE(d.training.fsdp_grad_ckpt);
+  EXPECT_EQ(d.training().sharding, Sharding::kDataParallel);
+  EXPECT_FALSE(d.training().fsdp_grad_ckpt);
   const WorkloadConfig f =
       load_workload_config_text(std::string(kTraining) + "sharding: fsdp\nfsdp_grad_ckpt: true\n", "t.yaml");
-  EXPECT_EQ(f.training.sharding, "fsdp");
-  EXPECT_TRUE(f.training.fsdp_grad_ckpt);
+  EXPECT_EQ(f.training().sharding, Sharding::kFsdp);
+  EXPECT_TRUE(f.training().fsdp_grad_ckpt);
   // An unknown strategy names the choices (and the closest).
   auto e = config_error_of([] { load_workload_config_text(std::string(kTraining) + "sharding: fsdb\n", "t.yaml"); });
   EXPECT_EQ(e.yaml_path, "sharding");
@@ -293,11 +308,11 @@ TEST(TrainingWorkloadConfig, EncoderFamilies) {
                             std::pair{"distilbert-base-uncased", "DistilBertForSequenceClassification"},
                             std::pair{"albert-base-v2", "AlbertForSequenceClassification"}}) {
     const WorkloadConfig w = load_workload_config_text(base + "model: " + model + "\n", "t.yaml");
-    EXPECT_EQ(make_model(w.training)->module_class(""), cls);
-    EXPECT_EQ(resolve_model_arch(w.training).name, model);
+    EXPECT_EQ(make_model(w.training())->module_class(""), cls);
+    EXPECT_EQ(resolve_model_arch(w.training()).name, model);
   }
   const WorkloadConfig mlm = load_workload_config_text(base + "model: roberta-base\ntask: masked_lm\n", "t.yaml");
-  EXPECT_EQ(make_model(mlm.training)->module_class(""), "RobertaForMaskedLM");
+  EXPECT_EQ(make_model(mlm.training())->module_class(""), "RobertaForMaskedLM");
   auto e = config_error_of([&] {
     load_workload_config_text(base + "model: albert-base-v2\nsharding: fsdp\nfsdp_wrap_layer_classes: [BertLayer]\n", "t.yaml");
   });

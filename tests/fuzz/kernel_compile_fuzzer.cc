@@ -34,8 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const SplitOverrides sets = split_overrides(fuzz::parse_overrides(in.set_lines));
     WorkloadConfig w = load_workload_config_text(in.yaml, "fuzz.yaml", sets.workload);
-    if (w.kind != "kernel") return 0;
-    for (auto& [key, v] : w.kernel.shape)
+    if (w.kind() != WorkloadKind::kKernel) return 0;
+    for (auto& [key, v] : w.kernel().shape)
       v = std::min(v, kMaxDim);
     const HwConfig hw = sets.hw.empty() ? v3_8 : load_hw_config(kHwFile, sets.hw);
     KernelRunOptions opts;

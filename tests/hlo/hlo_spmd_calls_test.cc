@@ -116,7 +116,7 @@ TEST(HloSpmdCalls, ScanOverLayersAsUnrolled) {
   ASSERT_TRUE(flat.module);
   EXPECT_EQ(flat.report.collectives.at("all-reduce").count, kLayers);
   const double a = device_time(m, 4), b = device_time(*flat.module, 4);
-  const double whole = device_time(parse_hlo_module(scan_module(), "w.hlo"), 4);
+  const double whole = device_time(parse_hlo_module(scan_module(), "w.hlo()"), 4);
   EXPECT_NEAR(a / b, 1.0, 0.03) << "scan " << a << " s, unrolled " << b << " s";
   EXPECT_LT(a, 0.7 * whole);
   std::printf("[ figures  ] %d Megatron MLP layers on 4 cores of v3-8: scanned (while) %.2f us, unrolled %.2f us, "
@@ -273,7 +273,7 @@ TEST(HloSpmdCalls, ScanTrainingStepAsUnrolled) {
   EXPECT_EQ(flat.report.collectives.at("all-reduce").count, 2 * kLayers);
   // The importer's approximations (select, dynamic-update-slice) are the same in both.
   const double a = device_time(*scan.module, 4, false), b = device_time(*flat.module, 4, false);
-  const double whole = device_time(parse_hlo_module(scan_step_module(), "w.hlo"), 4, false);
+  const double whole = device_time(parse_hlo_module(scan_step_module(), "w.hlo()"), 4, false);
   EXPECT_NEAR(a / b, 1.0, 0.03) << "scan " << a << " s, unrolled " << b << " s";
   EXPECT_LT(a, 0.6 * whole);
   std::printf("[ figures  ] %d-layer MLP training step (scans) on 4 cores of v3-8: scanned %.2f us, unrolled %.2f us, "

@@ -173,7 +173,7 @@ ENTRY main {
   EXPECT_NEAR(a / b, 1.0, 0.03) << "pre-partitioning " << a << " s, partitioned by hand " << b << " s";
   std::printf("[ figures  ] Megatron MLP on 4 cores of v3-8: partitioned by tpusim %.2f us, by hand %.2f us; "
               "as written on every core %.2f us\n", a * 1e6, b * 1e6,
-              device_time(parse_hlo_module(kMegatron, "w.hlo"), 4) * 1e6);
+              device_time(parse_hlo_module(kMegatron, "w.hlo()"), 4) * 1e6);
 }
 
 // Which modules are partitioned: num_partitions 1, an after_optimizations dump, fusion instructions,

@@ -26,10 +26,10 @@ inline std::unique_ptr<Step> step(const std::string& workload, const std::string
   for (const std::string& o : sets) ovs.push_back(parse_override(o));
   s->w = load_workload_config(configs + "workloads/" + workload + ".yaml", ovs);
   s->hw = load_hw_config(configs + "hw/" + hw + ".yaml");
-  s->model = make_model(s->w.training);
-  const TrainingWorkload& t = s->w.training;
+  s->model = make_model(s->w.training());
+  const TrainingWorkload& t = s->w.training();
   StepVariant v{kind, t.per_device_batch_size, image_tokens(t) ? image_tokens(t) : t.max_length};
-  if (t.choices.task == Task::kSeq2seq) v.target = t.max_target_length;
+  if (t.task == Task::kSeq2seq) v.target = t.max_target_length;
   s->sg = build_step_graph(*s->model, t, s->hw, v);
   return s;
 }

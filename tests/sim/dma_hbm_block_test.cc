@@ -98,7 +98,7 @@ TEST(DmaHbmBlock, ConcurrentTransfersContendPerChannel) {
 // engine gives each core its own server, so both would end at 3516 there.)
 TEST(DmaHbmBlock, SharedOwnershipMakesCoresContend) {
   HwConfig hw = test::v3_8_like();
-  hw.chip.hbm.ownership = "shared";
+  hw.chip.hbm.ownership = HbmOwnership::kShared;
   auto engine = make_engine("systemc", hw);
   auto p = test::make_program("shared", {{1, 0}, {1, 1}});
   test::Stream(p.cores[0]).dma_load(test::kMiB);

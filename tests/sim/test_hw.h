@@ -21,7 +21,7 @@ inline HwConfig v3_8_like() {
   c.core.dma = {.engines = 4, .setup_cycles = 64, .chunk_bytes = 32768};
   c.core.xfer.channels = 5;  // as the shipped v3: one per ICI port + one
   c.hbm = {.impl = "simple", .size_gib = 32, .bandwidth_gbyte_per_s = 900, .efficiency = 0.9, .channels = 32,
-           .latency_ns = 250, .ownership = "per_core"};
+           .latency_ns = 250, .ownership = HbmOwnership::kPerCore};
   c.noc = {.bandwidth_gbyte_per_s = 200, .latency_ns = 100};
   c.ici = {.links = 4, .bandwidth_gbyte_per_s_per_direction = 82, .hop_latency_ns = 1000, .packet_bytes = 4096};
   c.pcie = {.bandwidth_gbyte_per_s = 16, .latency_ns = 0};

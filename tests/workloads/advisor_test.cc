@@ -32,8 +32,8 @@ TEST(Advisor, RanksPaddingsPrecisionsAndBatchesByTimeToTrain) {
   std::set<uint32_t> batches;
   int base = 0;
   for (const AdviceRow& r : rows) {
-    paddings.insert(r.padding);
-    precisions.insert(r.precision);
+    paddings.insert(r.padding.to_string());
+    precisions.insert(enum_name(r.precision));
     batches.insert(r.batch);
     base += r.is_base;
     EXPECT_TRUE(r.fits) << r.error;
@@ -47,7 +47,7 @@ TEST(Advisor, RanksPaddingsPrecisionsAndBatchesByTimeToTrain) {
   const AdviceRow* longest = nullptr;
   const AdviceRow* max_length = nullptr;
   for (const AdviceRow& r : rows) {
-    if (r.padding == "longest" && r.is_base == false && r.precision == "fp32" && r.batch == 4) longest = &r;
+    if (r.padding == data::PaddingSpec::longest() && !r.is_base && r.precision == Precision::kFp32 && r.batch == 4) longest = &r;
     if (r.is_base) max_length = &r;
   }
   ASSERT_TRUE(longest && max_length);
@@ -62,7 +62,7 @@ TEST(Advisor, BatchesThatDoNotFitAreReportedAndStopTheSearch) {
   AdviceOptions o;
   o.batches = {4, 256, 512};
   WorkloadConfig w = tiny();
-  w.training.dataset.train = "uniform:5-60:4096";  // enough examples for 256 per core
+  w.training().dataset.train = "uniform:5-60:4096";  // enough examples for 256 per core
   const std::vector<AdviceRow> rows = advise(small, w, o);
   int misfits = 0;
   uint32_t misfit_batch = 0;
@@ -93,10 +93,10 @@ TEST(Advisor, SuggestsThePersistentCacheWhenCompilationDominates) {
 
   // A workload that already has the cache gets no such note.
   WorkloadConfig cached = tiny();
-  cached.training.compile_cache.persistent_dir = (std::filesystem::temp_directory_path() / "tpusim-advisor-test").string();
+  cached.training().compile_cache.persistent_dir = (std::filesystem::temp_directory_path() / "tpusim-advisor-test").string();
   const std::vector<AdviceRow> again = advise(v3_8(), cached, o);
   EXPECT_LT(again.front().rerun_with_cache_s, 0);
-  std::filesystem::remove_all(cached.training.compile_cache.persistent_dir);
+  std::filesystem::remove_all(cached.training().compile_cache.persistent_dir);
 }
 
 }  // namespace

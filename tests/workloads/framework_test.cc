@@ -39,7 +39,7 @@ TrainingRunResult run(const WorkloadConfig& w, const std::string& slice = "v3-8"
 
 const StepRecord& last_train(const TrainingRunResult& r) {
   for (size_t i = r.steps.size(); i-- > 0;)
-    if (r.steps[i].kind == "train") return r.steps[i];
+    if (r.steps[i].kind == StepKind::kTrain) return r.steps[i];
   throw std::logic_error("no train step");
 }
 
@@ -61,7 +61,7 @@ TEST(Framework, TfKerasCompilesOnceForEveryReplicaAndTracesOnlyNewSignatures) {
   EXPECT_EQ(tf.process_records[0].cores, 8u);
   EXPECT_EQ(tf.process_records[0].train_examples, torch.train_examples);
   EXPECT_EQ(tf.compiles, 2u);  // train (Keras builds the optimizer slots up front), eval
-  EXPECT_EQ(tf.steps[0].graph, "train");
+  EXPECT_EQ(tf.steps[0].graph, GraphKind::kTrain);
   EXPECT_LT(last_train(tf).host_s, last_train(torch).host_s / 5);  // dispatch only
   EXPECT_LT(tf.total_time_s, torch.total_time_s);
 }

@@ -23,11 +23,11 @@ WorkloadConfig tiny_llama(const std::string& extra) {
 
 TEST(LlamaWorkload, InlineArchitectureKeepsGroupedQueryAttention) {
   const WorkloadConfig w = tiny_llama("");
-  const models::ModelArch p = resolve_model_arch(w.training);
+  const models::ModelArch p = resolve_model_arch(w.training());
   EXPECT_EQ(p.heads, 8);
   EXPECT_EQ(p.kv_heads, 2);  // Llama-3's 4 query heads per key/value head
   EXPECT_EQ(p.head_dim, 32);
-  EXPECT_EQ(model_family(w.training)->id, models::ModelFamily::kLlama);
+  EXPECT_EQ(model_family(w.training())->id, models::ModelFamily::kLlama);
 }
 
 TEST(LlamaWorkload, TrainsUnderFsdpWrappingDecoderLayers) {

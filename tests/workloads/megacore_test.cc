@@ -46,7 +46,7 @@ TEST(Megacore, V4DevicesAreChips) {
   }
   EXPECT_EQ(r.hbm_bytes_per_core, 32ull << 30);  // the chip's HBM
   for (const StepRecord& s : r.steps)
-    if (s.kind == "train") {
+    if (s.kind == StepKind::kTrain) {
       EXPECT_EQ(s.batch, 4u);  // the device's batch
     }
 
@@ -85,15 +85,15 @@ TEST(Megacore, MemoryIsPerChipWithStateOnce) {
   // Flops per device: both cores; MFU against the chip's peak matches the per-core figure.
   double mf = 0, cf = 0;
   for (const ProgramRecord& p : m.programs)
-    if (p.graph == "train") mf = double(p.flops);
+    if (p.graph == GraphKind::kTrain) mf = double(p.flops);
   for (const ProgramRecord& p : c.programs)
-    if (p.graph == "train") cf = double(p.flops);
+    if (p.graph == GraphKind::kTrain) cf = double(p.flops);
   EXPECT_GT(mf, 1.9 * cf);  // both cores' (the optimizer's half per core makes it a bit under 2x)
   EXPECT_LE(mf, 2.0 * cf);
   EXPECT_GT(m.mfu, 0);
   // One gradient-combination path per chip: the device all-reduce moves each device's gradients.
   for (const ProgramRecord& p : m.programs)
-    if (p.graph == "train") {
+    if (p.graph == GraphKind::kTrain) {
       EXPECT_FALSE(p.allreduces.empty());
     }
 }
@@ -104,9 +104,9 @@ TEST(Megacore, OddBatchRunsTheLargerHalfOnBothCores) {
   const TrainingRunResult odd = run(hw("v4-8"), tiny("torch_xla", 3)), even = run(hw("v4-8"), tiny("torch_xla", 4));
   const ProgramRecord *po = nullptr, *pe = nullptr;
   for (const ProgramRecord& p : odd.programs)
-    if (p.graph == "train") po = &p;
+    if (p.graph == GraphKind::kTrain) po = &p;
   for (const ProgramRecord& p : even.programs)
-    if (p.graph == "train") pe = &p;
+    if (p.graph == GraphKind::kTrain) pe = &p;
   ASSERT_TRUE(po && pe);
   EXPECT_EQ(po->batch, 3u);
   EXPECT_DOUBLE_EQ(po->device_s, pe->device_s);  // the same per-core program (B = 2 per core)

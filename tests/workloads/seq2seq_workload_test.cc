@@ -34,15 +34,15 @@ TEST(Seq2seqWorkload, SourceAndTargetShapes) {
   const WorkloadConfig w = t5("{train: {source: 'fixed:40:32', target: 'fixed:20:32'}, eval: 'fixed:40:16', "
                               "eval_target: 'fixed:20:16'}",
                               "max_length: 64\nmax_target_length: 24\npadding: longest\n");
-  EXPECT_EQ(w.training.dataset.train, "fixed:40:32");
-  EXPECT_EQ(w.training.dataset.train_target, "fixed:20:32");
+  EXPECT_EQ(w.training().dataset.train, "fixed:40:32");
+  EXPECT_EQ(w.training().dataset.train_target, "fixed:20:32");
   TrainingRunOptions o;
   o.engine = "analytical";
   const TrainingRunResult r = run_training(v3_8(), w, o);
   int train = 0;
   for (const StepRecord& s : r.steps) {
     EXPECT_EQ(s.seq, 40u) << s.index;  // the source, padded to the longest
-    train += s.kind == "train";
+    train += s.kind == StepKind::kTrain;
   }
   EXPECT_EQ(train, 2);  // 32 pairs / (8 cores x 2)
   std::set<std::string> names;
@@ -72,7 +72,7 @@ TEST(Seq2seqWorkload, BartRunsAndBoundsTargets) {
 // Every distinct target length is its own program: its own cache key (a compile, as on a TPU).
 TEST(Seq2seqWorkload, TargetLengthChangeRecompiles) {
   const WorkloadConfig w = t5("{train: {source: 'fixed:32:16', target: 'fixed:16:16'}}");
-  NativeSteps p(v3_8(), w.training);
+  NativeSteps p(v3_8(), w.training());
   const StepInfo& a = p.info({GraphKind::kTrain, 2, 32, false, 16});
   const StepInfo& b = p.info({GraphKind::kTrain, 2, 32, false, 32});
   const StepInfo& c = p.info({GraphKind::kTrain, 2, 32, false, 16});
@@ -132,8 +132,8 @@ TEST(Seq2seqWorkload, Rules) {
   const WorkloadConfig w = load_workload_config_text(
       "kind: training\nper_device_batch_size: 4\n" + m + "max_source_length: 256\n"
       "dataset: {train: {source: 'fixed:64', target: 'fixed:8'}}\n", "w.yaml");
-  EXPECT_EQ(w.training.max_length, 256u);
-  EXPECT_EQ(w.training.choices.task, Task::kSeq2seq);
+  EXPECT_EQ(w.training().max_length, 256u);
+  EXPECT_EQ(w.training().task, Task::kSeq2seq);
 }
 
 }  // namespace

@@ -39,8 +39,8 @@ std::vector<uint64_t> evals_after(const TrainingRunResult& r) {
   std::vector<uint64_t> at;
   uint64_t train = 0;
   for (size_t i = 0; i < r.steps.size(); ++i) {
-    if (r.steps[i].kind == "train") ++train;
-    else if (i == 0 || r.steps[i - 1].kind == "train") at.push_back(train);
+    if (r.steps[i].kind == StepKind::kTrain) ++train;
+    else if (i == 0 || r.steps[i - 1].kind == StepKind::kTrain) at.push_back(train);
   }
   return at;
 }
@@ -73,7 +73,7 @@ TEST(TrainerArgs, Bf16EvalIsItsOwnProgramWithBf16Activations) {
   const TrainingRunResult bf16 = run(tiny("eval_precision: bf16\n"));
   auto eval_program = [](const TrainingRunResult& r) {
     for (const ProgramRecord& p : r.programs)
-      if (p.graph == "eval") return p;
+      if (p.graph == GraphKind::kEval) return p;
     return ProgramRecord{};
   };
   const ProgramRecord a = eval_program(same), b = eval_program(bf16);
@@ -83,7 +83,7 @@ TEST(TrainerArgs, Bf16EvalIsItsOwnProgramWithBf16Activations) {
   EXPECT_LT(b.memory.activation_bytes, a.memory.activation_bytes);
   // Training is unchanged.
   for (const ProgramRecord& p : bf16.programs) {
-    if (p.graph == "eval") continue;
+    if (p.graph == GraphKind::kEval) continue;
     for (const ProgramRecord& q : same.programs) {
       if (q.name == p.name) {
         EXPECT_EQ(p.key, q.key);

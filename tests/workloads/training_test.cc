@@ -79,7 +79,7 @@ TEST(Training, OpProfileAddsUpToEachProgramsDeviceTimeAndFlops) {
       EXPECT_NEAR(time, p.device_s, 1e-12) << p.name;
       EXPECT_EQ(flops, p.flops) << p.name;
       for (size_t e = 1; e < op.entries.size(); ++e) EXPECT_GE(op.entries[e - 1].cycles, op.entries[e].cycles);
-      if (p.graph == "train") {
+      if (p.graph == GraphKind::kTrain) {
         const bool collective = std::any_of(op.entries.begin(), op.entries.end(),
                                             [](const OpProfileEntry& e) { return e.bound == OpBound::kIci; });
         EXPECT_TRUE(collective) << p.name;
@@ -106,10 +106,10 @@ TEST(Training, FirstOptimizerStepIsASecondCompile) {
   const TrainingRunResult r = run(tiny());
   ASSERT_EQ(r.train_steps, 3u);  // 96 examples / 32
   EXPECT_EQ(r.compiles, 2u);
-  EXPECT_EQ(r.steps[0].graph, "train_first_step");
+  EXPECT_EQ(r.steps[0].graph, GraphKind::kTrainFirstStep);
   EXPECT_TRUE(r.steps[0].compiled);
   EXPECT_TRUE(r.steps[1].compiled);
-  EXPECT_EQ(r.steps[1].graph, "train");
+  EXPECT_EQ(r.steps[1].graph, GraphKind::kTrain);
   EXPECT_FALSE(r.steps[2].compiled);
   EXPECT_EQ(r.cached_compiles, 1u);
   EXPECT_EQ(r.mark_steps, 3u);
@@ -129,14 +129,14 @@ TEST(Training, EveryDistinctPaddedShapeIsACompileOfEachProcess) {
   const WorkloadConfig w = tiny("padding: longest\noptimizer: sgd\ndataset: {train: 'uniform:5-40:320'}\n");
   const TrainingRunResult r = run(w);
   data::DatasetOptions d;
-  d.seed = w.training.seed;
+  d.seed = w.training().seed;
   const data::Dataset ds = data::load_dataset("uniform:5-40:320", d);
   data::LoaderOptions lo;
   lo.num_processes = r.processes;
   lo.batch_size = 4;
   lo.max_length = 64;
   lo.padding = data::PaddingSpec::longest();
-  const data::EpochPlan plan = data::plan_train_epoch(ds, lo, w.training.seed, 0);
+  const data::EpochPlan plan = data::plan_train_epoch(ds, lo, w.training().seed, 0);
   ASSERT_EQ(r.process_records.size(), r.processes);
   uint64_t most = 0;
   std::set<uint64_t> counts;
@@ -178,16 +178,16 @@ TEST(Training, GradientAccumulationAllReducesOnlyOnSyncSteps) {
                                                           {"train_first_step", true}, {"accumulate", false},
                                                           {"accumulate", true}, {"train", true}};
   for (size_t i = 0; i < want.size(); ++i) {
-    EXPECT_EQ(r.steps[i].graph, want[i].first) << i;
+    EXPECT_EQ(enum_name(r.steps[i].graph), want[i].first) << i;
     EXPECT_EQ(r.steps[i].grad_buffers, want[i].second) << i;
     EXPECT_EQ(r.steps[i].allreduce_s > 0, want[i].first != "accumulate") << i;
   }
-  for (const ProgramRecord& p : r.programs) EXPECT_EQ(p.allreduce_bytes > 0, p.graph != "accumulate") << p.name;
+  for (const ProgramRecord& p : r.programs) EXPECT_EQ(p.allreduce_bytes > 0, p.graph != GraphKind::kAccumulate) << p.name;
   EXPECT_EQ(r.compiles, 4u);  // accumulate, accumulate+grad, train_first_step+grad, train+grad
   // The .grad buffers persist between micro-steps: they are static memory of the graphs that read them.
   uint64_t first = 0, later = 0;
   for (const ProgramRecord& p : r.programs)
-    if (p.graph == "accumulate") (p.name.find("+grad") != std::string::npos ? later : first) = p.optimizer_state_bytes;
+    if (p.graph == GraphKind::kAccumulate) (p.name.find("+grad") != std::string::npos ? later : first) = p.optimizer_state_bytes;
   EXPECT_EQ(first, 0u);
   EXPECT_GT(later, 0u);
 }
@@ -195,7 +195,7 @@ TEST(Training, GradientAccumulationAllReducesOnlyOnSyncSteps) {
 TEST(Training, MixedBf16KeepsF32MasterWeightsAndState) {
   auto train = [](const TrainingRunResult& r) {
     for (const auto& p : r.programs)
-      if (p.graph == "train") return p;
+      if (p.graph == GraphKind::kTrain) return p;
     return ProgramRecord{};
   };
   // Large enough batches that activations, not weights, set the peak (autocast also keeps bf16
@@ -234,7 +234,7 @@ TEST(Training, EvalBatchSizeIsANewProgram) {
   EXPECT_EQ(r.compiles, 3u);  // first step, train, eval
   ASSERT_EQ(r.eval_steps, 1u);  // 64 examples / (8 x 8)
   const StepRecord& e = r.steps.back();
-  EXPECT_EQ(e.kind, "eval");
+  EXPECT_EQ(e.kind, StepKind::kEval);
   EXPECT_EQ(e.batch, 8u);
   EXPECT_TRUE(e.compiled);
   EXPECT_TRUE(e.first_execution);
@@ -268,7 +268,7 @@ TEST(Training, ABoundedCacheRecompilesEvictedGraphs) {
 TEST(Training, Bf16HalvesStaticParameterAndOptimizerMemory) {
   auto static_bytes = [](const TrainingRunResult& r) {
     for (const auto& p : r.programs)
-      if (p.graph == "train") return p.parameter_bytes + p.optimizer_state_bytes;
+      if (p.graph == GraphKind::kTrain) return p.parameter_bytes + p.optimizer_state_bytes;
     return uint64_t{0};
   };
   const uint64_t f32 = static_bytes(run(tiny("precision: fp32\n")));
@@ -401,7 +401,7 @@ TEST(TrainingXla, UnknownConstructIsConfigErrorWithDidYouMean) {
 // is a statistic of that simulation (no one-replica copy is built, compiled or simulated).
 TEST(StepPrograms, EachVariantGraphIsBuiltOnceAndSimulatedOnce) {
   const WorkloadConfig w = tiny();
-  NativeSteps p(v3_8(), w.training);
+  NativeSteps p(v3_8(), w.training());
   StepExecutor x(v3_8(), "analytical", false);
   const StepVariant train{GraphKind::kTrain, 4, 64}, eval{GraphKind::kEval, 4, 64}, first{GraphKind::kTrainFirstStep, 4, 32};
   p.info(train);  // a process's cache lookup first, then the device's compile and run

@@ -31,7 +31,7 @@ TEST(VitWorkload, OneShapeNoPaddingFloatInfeed) {
   int train = 0;
   for (const StepRecord& s : r.steps) {
     EXPECT_EQ(s.seq, 197u) << s.index;  // (224 / 16)^2 patches + [CLS]
-    train += s.kind == "train";
+    train += s.kind == StepKind::kTrain;
   }
   EXPECT_EQ(train, 4);  // 64 images / 16
   for (const ProgramRecord& p : r.programs) EXPECT_EQ(p.seq, 197u) << p.name;
@@ -65,8 +65,8 @@ TEST(VitWorkload, Rules) {
   expect_error_at("model: bert-tiny\ntask: image_classification\ndataset: {train: 'images:8'}\n", "model", "ViT preset");
   expect_error_at("model: bert-tiny\ndataset: {train: 'images:8'}\n", "dataset.train", "image_classification only");
   expect_error_at(m + "dataset: {train: 'images:0'}\n", "dataset.train", "images:COUNT");
-  EXPECT_EQ(vit().training.choices.task, Task::kImageClassification);
-  EXPECT_EQ(image_tokens(vit().training), 197u);
+  EXPECT_EQ(vit().training().task, Task::kImageClassification);
+  EXPECT_EQ(image_tokens(vit().training()), 197u);
 }
 
 // images:COUNT: COUNT examples of the vision model's sequence; a text task (image_tokens 0) refuses it.

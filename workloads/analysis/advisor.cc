@@ -16,7 +16,8 @@
 namespace tpusim {
 namespace {
 
-using Key = std::tuple<std::string, std::string, uint32_t>;  // padding, precision, batch
+// padding, precision (by name: the ranking's ties keep this order), batch
+using Key = std::tuple<std::string, std::string, uint32_t>;
 
 // The ranking: settings that fit first, then shorter time-to-train.
 bool ranks_before(const AdviceRow& a, const AdviceRow& b) {
@@ -28,21 +29,20 @@ class Search {
  public:
   Search(const HwConfig& hw, const WorkloadConfig& w, const AdviceOptions& o) : hw_(hw), w_(w), o_(o) {}
 
-  const AdviceRow& run(const std::string& padding, const std::string& precision, uint32_t batch) {
-    const Key key{padding, precision, batch};
+  const AdviceRow& run(const data::PaddingSpec& padding, Precision precision, uint32_t batch) {
+    const Key key{padding.to_string(), enum_name(precision), batch};
     if (auto it = rows_.find(key); it != rows_.end()) return it->second;
     AdviceRow r;
     r.padding = padding;
     r.precision = precision;
     r.batch = batch;
-    r.is_base = padding == w_.training.padding && precision == w_.training.precision &&
-                batch == w_.training.per_device_batch_size;
+    r.is_base = padding == w_.training().padding && precision == w_.training().precision &&
+                batch == w_.training().per_device_batch_size;
     WorkloadConfig w = w_;
-    w.training.padding = padding;
-    w.training.precision = precision;
-    w.training.per_device_batch_size = batch;
-    w.training.choices = resolve_choices(w.training);
-    if (o_.on_run) o_.on_run(fmt::format("padding {}, precision {}, batch {}", padding, precision, batch));
+    w.training().padding = padding;
+    w.training().precision = precision;
+    w.training().per_device_batch_size = batch;
+    if (o_.on_run) o_.on_run(fmt::format("padding {}, precision {}, batch {}", padding.to_string(), enum_name(precision), batch));
     try {
       const TrainingRunResult t = run_training(hw_, w, options());
       r.total_time_s = t.total_time_s;
@@ -77,11 +77,10 @@ class Search {
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / fmt::format("tpusim-advise-cache-{}", ::getpid());
     WorkloadConfig w = w_;
-    w.training.padding = r.padding;
-    w.training.precision = r.precision;
-    w.training.per_device_batch_size = r.batch;
-    w.training.choices = resolve_choices(w.training);
-    w.training.compile_cache.persistent_dir = dir.string();
+    w.training().padding = r.padding;
+    w.training().precision = r.precision;
+    w.training().per_device_batch_size = r.batch;
+    w.training().compile_cache.persistent_dir = dir.string();
     if (o_.on_run) o_.on_run("the recommended setting, run twice with a persistent compile cache");
     double s = -1;
     try {
@@ -116,16 +115,17 @@ std::string gib(uint64_t b) { return fmt::format("{:.2f} GiB", double(b) / (1024
 }  // namespace
 
 std::vector<AdviceRow> advise(const HwConfig& hw, const WorkloadConfig& w, const AdviceOptions& o) {
-  if (w.kind != "training") throw ConfigError({"", "kind", 0, w.kind, "tpusim advise needs a workload of kind: training", ""});
+  if (w.kind() != WorkloadKind::kTraining) throw ConfigError({"", "kind", 0, enum_name(w.kind()), "tpusim advise needs a workload of kind: training", ""});
   Search s(hw, w, o);
-  const TrainingWorkload& t = w.training;
+  const TrainingWorkload& t = w.training();
   const AdviceRow* best = &s.run(t.padding, t.precision, t.per_device_batch_size);
   if (image_tokens(t) == 0)  // an image task has no padding to choose: one sequence fixed by the image
-    for (const char* p : {"max_length", "longest", "multiple_of:8", "multiple_of:16", "multiple_of:32", "multiple_of:64"})
+    for (const data::PaddingSpec& p : {data::PaddingSpec::max_length(), data::PaddingSpec::longest(), data::PaddingSpec::multiple_of(8),
+                                       data::PaddingSpec::multiple_of(16), data::PaddingSpec::multiple_of(32), data::PaddingSpec::multiple_of(64)})
       best = better(best, &s.run(p, t.precision, t.per_device_batch_size));
-  const std::string padding = best->padding;
-  for (const char* p : {"fp32", "bf16", "mixed_bf16"}) best = better(best, &s.run(padding, p, t.per_device_batch_size));
-  const std::string precision = best->precision;
+  const data::PaddingSpec padding = best->padding;
+  for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kMixedBf16}) best = better(best, &s.run(padding, p, t.per_device_batch_size));
+  const Precision precision = best->precision;
   for (uint32_t b : o.batches) {
     const AdviceRow& r = s.run(padding, precision, b);
     if (!r.fits) break;  // larger batches do not fit either
@@ -145,12 +145,12 @@ std::string format_advice(const std::vector<AdviceRow>& rows, const WorkloadConf
   int rank = 0;
   for (const AdviceRow& r : rows) {
     if (!r.fits) {
-      o += fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6}  does not fit: {}\n", "-", r.padding, r.precision, r.batch, "",
+      o += fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6}  does not fit: {}\n", "-", r.padding.to_string(), enum_name(r.precision), r.batch, "",
                        r.error.substr(0, 90));
       continue;
     }
     o += fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6}  {:>11.1f} s {:>7.1f} ms {:>9} {:>11.1f} s {:>10}{}\n", ++rank,
-                     r.padding, r.precision, r.batch, r.global_batch, r.total_time_s, r.steady_step_time_s * 1e3,
+                     r.padding.to_string(), enum_name(r.precision), r.batch, r.global_batch, r.total_time_s, r.steady_step_time_s * 1e3,
                      r.compiles, r.compile_time_s, gib(r.peak_hbm_bytes), r.is_base ? "  (as given)" : "");
   }
   const AdviceRow* base = nullptr;
@@ -158,12 +158,12 @@ std::string format_advice(const std::vector<AdviceRow>& rows, const WorkloadConf
     if (r.is_base) base = &r;
   if (!rows.empty() && rows.front().fits) {
     const AdviceRow& b = rows.front();
-    o += fmt::format("\nrecommendation: padding {}, precision {}, per_device_batch_size {}", b.padding, b.precision, b.batch);
+    o += fmt::format("\nrecommendation: padding {}, precision {}, per_device_batch_size {}", b.padding.to_string(), enum_name(b.precision), b.batch);
     if (base && base->fits && !b.is_base)
       o += fmt::format(": {:.1f} s to train instead of {:.1f} s ({:.1f}x)", b.total_time_s, base->total_time_s,
                        base->total_time_s / b.total_time_s);
     o += ".\n";
-    if (b.batch != w.training.per_device_batch_size)
+    if (b.batch != w.training().per_device_batch_size)
       o += "note: a different batch size changes the optimization (global batch, steps per epoch); scale the "
            "learning rate and check convergence before adopting it.\n";
     if (b.rerun_with_cache_s >= 0)
@@ -173,7 +173,7 @@ std::string format_advice(const std::vector<AdviceRow>& rows, const WorkloadConf
                        "train instead of {:.1f} s (simulated second run).\n",
                        100 * b.compile_time_s / b.total_time_s, b.compiles, b.compile_time_s, b.rerun_with_cache_s,
                        b.total_time_s);
-    if (b.precision != w.training.precision && b.precision == name_of(precision_names(), Precision::kBf16))
+    if (b.precision != w.training().precision && b.precision == Precision::kBf16)
       o += "note: bf16 (XLA_USE_BF16) also keeps weights and optimizer state in bf16; mixed_bf16 keeps f32 master "
            "weights if accuracy suffers.\n";
   }

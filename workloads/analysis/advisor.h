@@ -15,13 +15,15 @@
 
 #include "sim/engine/run_estimate.h"
 #include "sim/hw/hw_config.h"
+#include "workloads/data/batching.h"
 #include "workloads/data/dataset.h"
 #include "workloads/config/workload_config.h"
 
 namespace tpusim {
 
 struct AdviceRow {
-  std::string padding, precision;
+  data::PaddingSpec padding;
+  Precision precision = Precision::kFp32;
   uint32_t batch = 0;        // per device
   bool is_base = false;      // the workload as given
   bool fits = true;          // false: the run failed (out of HBM, ...); `error` says why

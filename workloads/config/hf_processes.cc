@@ -9,12 +9,12 @@
 namespace tpusim {
 
 void check_num_processes(const HwConfig& hw, const WorkloadConfig& w) {
-  const TrainingWorkload& t = w.training;
-  if (w.kind != "training" || t.num_processes == 0) return;
+  if (w.kind() != WorkloadKind::kTraining || w.training().num_processes == 0) return;
+  const TrainingWorkload& t = w.training();
   const uint32_t devices = slice_devices(hw);
-  if (t.choices.framework != FrameworkKind::kTorchXla)
+  if (t.framework != FrameworkKind::kTorchXla)
     throw ConfigError({t.num_processes_file, "num_processes", t.num_processes_line, std::to_string(t.num_processes),
-                       "is an Accelerate (PyTorch/XLA) setting; framework " + t.framework + " does not use it", "remove it"});
+                       "is an Accelerate (PyTorch/XLA) setting; framework " + std::string(enum_name(t.framework)) + " does not use it", "remove it"});
   if (t.num_processes == devices) return;
   throw ConfigError({t.num_processes_file, "num_processes", t.num_processes_line, std::to_string(t.num_processes),
                      fmt::format("does not match the slice: tpusim runs one process per device, and {} has {} devices "
@@ -24,8 +24,8 @@ void check_num_processes(const HwConfig& hw, const WorkloadConfig& w) {
 }
 
 void check_kernel_placement(const HwConfig& hw, const WorkloadConfig& w) {
-  if (w.kind != "kernel") return;
-  const KernelWorkload& k = w.kernel;
+  if (w.kind() != WorkloadKind::kKernel) return;
+  const KernelWorkload& k = w.kernel();
   if (k.chip >= hw.slice.chips())
     throw ConfigError({k.chip_file, "chip", k.chip_line, std::to_string(k.chip),
                        fmt::format("is not a chip of {}: it has {} chips (0 to {})", hw.name, hw.slice.chips(), hw.slice.chips() - 1),

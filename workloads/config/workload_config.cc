@@ -27,6 +27,12 @@ namespace tpusim {
 using config::CheckContext;
 using config::Schema;
 
+const NameTable<WorkloadKind>& enum_names(WorkloadKind) {
+  static const NameTable<WorkloadKind> t = {
+      {WorkloadKind::kKernel, "kernel"}, {WorkloadKind::kTraining, "training"}, {WorkloadKind::kHlo, "hlo"}};
+  return t;
+}
+
 namespace {
 
 std::vector<std::string> kernel_names() {
@@ -51,39 +57,36 @@ std::string kernel_list_doc() {
 const Schema<WorkloadConfig>& kernel_schema() {
   static const Schema<WorkloadConfig> s = [] {
     Schema<WorkloadConfig> s("Workload, kind: kernel", "Runs one kernel once, on one TensorCore of the slice.");
-    s.field(&WorkloadConfig::kind, "kind").one_of({"kernel"}).doc("workload kind (selects this schema)");
+    s.tag("kind", "kernel", "workload kind (selects this schema)");
     s.field(&WorkloadConfig::name, "name").default_value("", "file stem").doc("workload name, shown in reports");
-    s.field(&WorkloadConfig::kernel, &KernelWorkload::kernel, "kernel").one_of(kernel_names()).doc("which kernel to build");
-    s.field(&WorkloadConfig::kernel, &KernelWorkload::shape, "shape")
+    s.field(&WorkloadConfig::spec, &KernelWorkload::kernel, "kernel").one_of(kernel_names()).doc("which kernel to build");
+    s.field(&WorkloadConfig::spec, &KernelWorkload::shape, "shape")
         .min(1)
         .doc("the kernel's dimensions: exactly the shape keys of `kernel`")
         .details("Per kernel: " + kernel_list_doc());
-    s.field(&WorkloadConfig::kernel, &KernelWorkload::dtype, "dtype")
+    s.field(&WorkloadConfig::spec, &KernelWorkload::dtype, "dtype")
         .one_of({models::dtype_name(models::DType::kF32), models::dtype_name(models::DType::kBF16)})
         .default_value("f32")
         .doc("element type of the tensors in HBM");
-    s.field(&WorkloadConfig::kernel, &KernelWorkload::precision, "precision")
-        .one_of({models::dot_precision_name(models::DotPrecision::kDefault),
-                 models::dot_precision_name(models::DotPrecision::kHigh),
-                 models::dot_precision_name(models::DotPrecision::kHighest)})
-        .default_value("default")
+    s.field(&WorkloadConfig::spec, &KernelWorkload::precision, "precision")
+        .default_value(models::DotPrecision::kDefault)
         .doc("fp32 matmul precision: bf16 passes per MXU product, default 1, high 3, highest 6")
         .source("PyTorch/XLA torch_xla.backends docs");
-    s.field(&WorkloadConfig::kernel, &KernelWorkload::chip, "chip")
+    s.field(&WorkloadConfig::spec, &KernelWorkload::chip, "chip")
         .default_value(0)
         .doc("index of the chip that runs it (< the slice's chips)");
-    s.field(&WorkloadConfig::kernel, &KernelWorkload::core, "core")
+    s.field(&WorkloadConfig::spec, &KernelWorkload::core, "core")
         .default_value(0)
         .doc("index of the TensorCore on that chip (< chip.cores)");
     s.check([](const WorkloadConfig& w, const CheckContext& c) {
-      const models::KernelSpec* spec = find_kernel(w.kernel.kernel);
+      const models::KernelSpec* spec = find_kernel(w.kernel().kernel);
       const std::string takes = fmt::format("kernel '{}' takes {}", spec->name, config::join(spec->shape_keys));
-      for (const auto& [key, v] : w.kernel.shape) {
+      for (const auto& [key, v] : w.kernel().shape) {
         if (std::find(spec->shape_keys.begin(), spec->shape_keys.end(), key) == spec->shape_keys.end())
           c.fail("shape." + key, "unknown shape key; " + takes, config::suggest(key, spec->shape_keys, "valid keys"));
       }
       for (const auto& key : spec->shape_keys)
-        if (!w.kernel.shape.count(key)) c.fail_missing("shape", "missing shape key '" + key + "'; " + takes);
+        if (!w.kernel().shape.count(key)) c.fail_missing("shape", "missing shape key '" + key + "'; " + takes);
     });
     return s;
   }();
@@ -165,14 +168,14 @@ const Schema<WorkloadConfig>& training_schema() {
                              "Fine-tunes a BERT-family, GPT-2, Llama, T5, BART or ViT model data-parallel or FSDP-sharded on every device (TensorCore; chip under megacore) of the slice, step by "
                              "step under a framework's semantics (compiles, recompiles, warm-up, host tracing, "
                              "evaluation), as docs/training.md describes.");
-    s.field(&WorkloadConfig::kind, "kind").one_of({"training"}).doc("workload kind (selects this schema)");
+    s.tag("kind", "training", "workload kind (selects this schema)");
     s.field(&WorkloadConfig::name, "name").default_value("", "file stem").doc("workload name, shown in reports");
-    s.field(&WorkloadConfig::training, &TW::model, "model").doc("model preset (Hugging Face hub name), or `custom`")
+    s.field(&WorkloadConfig::spec, &TW::model, "model").doc("model preset (Hugging Face hub name), or `custom`")
         .details("Simulated " + presets_by_task() + " (`tpusim models` lists every preset). `custom` takes the whole architecture from `model_config`; the inline form `model: {layers: 4, hidden: 256, ...}` is the same as "
                  "`model: custom` with that `model_config`.");
-    s.section(&WorkloadConfig::training, &TW::model_config, "model_config", model_config_schema());
-    s.field(&WorkloadConfig::training, &TW::task, "task").one_of(names_of(task_names()))
-        .default_value("sequence_classification")
+    s.section(&WorkloadConfig::spec, &TW::model_config, "model_config", model_config_schema());
+    s.field(&WorkloadConfig::spec, &TW::task, "task")
+        .default_value(Task::kSequenceClassification)
         .doc("head and loss: BertForSequenceClassification, BertForPreTraining, GPT2LMHeadModel or LlamaForCausalLM "
              "(causal_lm), T5ForConditionalGeneration or BartForConditionalGeneration (seq2seq) or ViTForImageClassification")
         .details("`causal_lm` (GPT-2 and Llama models only): GPT2LMHeadModel (the LM head tied to the token embedding; "
@@ -187,45 +190,44 @@ const Schema<WorkloadConfig>& training_schema() {
                  "dataset; the sequence is fixed by the image ((image_size / patch)^2 + 1 = 197), so `max_length` "
                  "and `padding` do not apply (one shape, one compile), and each example's infeed is the "
                  "normalized float tensor of 3 x image_size^2 values, as torch_xla moves it (docs/models.md, \"ViT\").");
-    s.field(&WorkloadConfig::training, &TW::image_size, "image_size").unit("pixels").range(1, 1 << 14).default_value(224)
+    s.field(&WorkloadConfig::spec, &TW::image_size, "image_size").unit("pixels").range(1, 1 << 14).default_value(224)
         .doc("image_classification: image height and width; must be the preset's image_size (a multiple of its patch)")
         .source("Hugging Face ViTEmbeddings raises for another size unless interpolate_pos_encoding");
-    s.field(&WorkloadConfig::training, &TW::max_predictions_per_seq, "max_predictions_per_seq").range(1, 512)
+    s.field(&WorkloadConfig::spec, &TW::max_predictions_per_seq, "max_predictions_per_seq").range(1, 512)
         .default_value(20).doc("masked_lm: masked positions per sequence").source("BERT pre-training data, S=128");
-    s.field(&WorkloadConfig::training, &TW::num_labels, "num_labels").range(1, 1 << 20).default_value(2)
+    s.field(&WorkloadConfig::spec, &TW::num_labels, "num_labels").range(1, 1 << 20).default_value(2)
         .doc("sequence_classification, image_classification: classifier outputs (1 = regression)");
-    s.section(&WorkloadConfig::training, &TW::dataset, "dataset", datasets_schema());
-    s.field(&WorkloadConfig::training, &TW::max_length, "max_length").unit("tokens").range(1, 1024).default_value(128)
+    s.section(&WorkloadConfig::spec, &TW::dataset, "dataset", datasets_schema());
+    s.field(&WorkloadConfig::spec, &TW::max_length, "max_length").unit("tokens").range(1, 1024).default_value(128)
         .doc("tokenizer truncation length")
         .details("At most the model's position embeddings (BERT 512, GPT-2 1024).");
-    s.field(&WorkloadConfig::training, &TW::max_target_length, "max_target_length").unit("tokens").range(1, 1024)
+    s.field(&WorkloadConfig::spec, &TW::max_target_length, "max_target_length").unit("tokens").range(1, 1024)
         .default_value(128).doc("seq2seq: truncation length of the targets (run_summarization's max_target_length)")
         .details("`max_length` (also spelt `max_source_length`) truncates the sources; `padding` applies to both "
                  "sides, each padded by its own lengths.")
         .source("transformers examples run_summarization.py / run_translation.py (default 128)");
-    s.field(&WorkloadConfig::training, &TW::padding, "padding").default_value("max_length")
+    s.field(&WorkloadConfig::spec, &TW::padding, "padding").default_value(data::PaddingSpec::max_length())
         .doc("max_length | longest | multiple_of:N (also the map form {multiple_of: N})")
         .details("`max_length`: every batch is padded to max_length; `longest`: to the longest example of the "
                  "batch (DataCollatorWithPadding); `multiple_of:N`: the longest rounded up to a multiple of N, "
                  "capped at max_length (pad_to_multiple_of). Every distinct padded shape is a compilation.");
-    s.field(&WorkloadConfig::training, &TW::per_device_batch_size, "per_device_batch_size").unit("examples")
+    s.field(&WorkloadConfig::spec, &TW::per_device_batch_size, "per_device_batch_size").unit("examples")
         .range(1, 1 << 20).doc("batch per device and micro-step (per_device_train_batch_size): per TensorCore on "
                                "v2/v3, per chip on a megacore chip (v4, chip.megacore), whose two cores take half each");
-    s.field(&WorkloadConfig::training, &TW::eval_per_device_batch_size, "eval_per_device_batch_size").unit("examples")
+    s.field(&WorkloadConfig::spec, &TW::eval_per_device_batch_size, "eval_per_device_batch_size").unit("examples")
         .range(0, 1 << 20).default_value(0, "per_device_batch_size")
         .doc("evaluation batch per process; a different batch is a different program (a compile and an allocation)");
-    s.field(&WorkloadConfig::training, &TW::epochs, "epochs").range(1, 1 << 20).default_value(1).doc("passes over the training split");
-    s.field(&WorkloadConfig::training, &TW::steps, "steps").default_value(0, "no cap")
+    s.field(&WorkloadConfig::spec, &TW::epochs, "epochs").range(1, 1 << 20).default_value(1).doc("passes over the training split");
+    s.field(&WorkloadConfig::spec, &TW::steps, "steps").default_value(0, "no cap")
         .doc("stop after this many training micro-steps in total (0 = no cap); evaluation still runs at the end");
-    s.field(&WorkloadConfig::training, &TW::optimizer, "optimizer").one_of({"adamw", "sgd", "lamb", "adafactor"})
-        .default_value("adamw").doc("optimizer (torch.optim.AdamW / SGD / LAMB / transformers Adafactor)")
+    s.field(&WorkloadConfig::spec, &TW::optimizer, "optimizer").default_value(models::OptimizerKind::kAdamW).doc("optimizer (torch.optim.AdamW / SGD / LAMB / transformers Adafactor)")
         .details("`adafactor` is Trainer's optim=\"adafactor\" (scale_parameter=False, relative_step=False, no first "
                  "moment): a factored second moment (a row and a column vector) per weight of rank >= 2, a full "
                  "one per 1-D parameter, the update's RMS clipped at 1 (docs/training.md, \"Optimizers\"); under "
                  "`sharding: fsdp` the flattened 1-D slices get full second moments, as in torch_xla FSDP")
         .source("Shazeer & Stern 2018, arXiv:1804.04235; transformers optimization.py Adafactor");
-    s.field(&WorkloadConfig::training, &TW::precision, "precision").one_of(names_of(precision_names()))
-        .default_value("fp32").doc("float precision of the step graph")
+    s.field(&WorkloadConfig::spec, &TW::precision, "precision")
+        .default_value(Precision::kFp32).doc("float precision of the step graph")
         .details("`fp32`: every float tensor f32. `bf16` (XLA_USE_BF16=1, Accelerate mixed_precision=bf16 on TPU): "
                  "every float tensor bf16, incl. weights, gradients and optimizer state. `bf16_downcast` "
                  "(XLA_DOWNCAST_BF16=1): f32 tensors become bf16, the same tensors as `bf16` for BERT. "
@@ -233,10 +235,10 @@ const Schema<WorkloadConfig>& training_schema() {
                  "state; every weight is converted to bf16 where it is used (XLA fuses the convert into the "
                  "consumer or keeps a bf16 copy for the backward pass) and activations are bf16.")
         .source("docs/sources.md; torch_xla docs");
-    s.field(&WorkloadConfig::training, &TW::gradient_accumulation_steps, "gradient_accumulation_steps").range(1, 1 << 16)
+    s.field(&WorkloadConfig::spec, &TW::gradient_accumulation_steps, "gradient_accumulation_steps").range(1, 1 << 16)
         .default_value(1).doc("micro-steps per optimizer step; non-sync micro-steps skip the all-reduce and optimizer");
-    s.field(&WorkloadConfig::training, &TW::sharding, "sharding").one_of(names_of(sharding_names()))
-        .default_value("data_parallel").doc("how the model state is spread over the cores (docs/training.md, \"FSDP\")")
+    s.field(&WorkloadConfig::spec, &TW::sharding, "sharding")
+        .default_value(Sharding::kDataParallel).doc("how the model state is spread over the cores (docs/training.md, \"FSDP\")")
         .details("`data_parallel`: every core holds all parameters, gradients and optimizer state; the gradients "
                  "are all-reduced before the update. `fsdp` (torch_xla XlaFullyShardedDataParallel, "
                  "flatten_parameters=True, each BertLayer, the embeddings and the heads wrapped as units): each "
@@ -244,10 +246,10 @@ const Schema<WorkloadConfig>& training_schema() {
                  "before its backward, its gradients reduce-scattered after its backward, and each core updates "
                  "its own slice.")
         .source("torch_xla FSDP docs; Xu et al., arXiv:2004.13336");
-    s.field(&WorkloadConfig::training, &TW::fsdp_grad_ckpt, "fsdp_grad_ckpt").default_value(false)
+    s.field(&WorkloadConfig::spec, &TW::fsdp_grad_ckpt, "fsdp_grad_ckpt").default_value(false)
         .doc("fsdp: gradient checkpointing per encoder layer (Trainer fsdp_config xla_fsdp_grad_ckpt): only each "
              "layer's input is kept, its forward is recomputed in the backward");
-    s.field(&WorkloadConfig::training, &TW::overlap_collectives, "overlap_collectives").default_value(true)
+    s.field(&WorkloadConfig::spec, &TW::overlap_collectives, "overlap_collectives").default_value(true)
         .doc("run collectives in the background of compute where XLA's latency-hiding scheduler does: each "
              "combined gradient all-reduce starts when the backward pass has produced its gradients; fsdp: "
              "all-gathers are issued one unit ahead and reduce-scatters run beside the backward pass")
@@ -261,95 +263,95 @@ const Schema<WorkloadConfig>& training_schema() {
                  "live at once, which the memory plan counts), each kernel waiting only for the gathers it reads.")
         .source("XLA latency-hiding scheduler (xla/service/latency_hiding_scheduler.h); async collectives "
                 "(all-reduce-start / all-reduce-done in XLA's HLO)");
-    s.field(&WorkloadConfig::training, &TW::framework, "framework").one_of(names_of(framework_kind_names())).default_value("torch_xla")
+    s.field(&WorkloadConfig::spec, &TW::framework, "framework").default_value(FrameworkKind::kTorchXla)
         .doc("framework personality (docs/training.md, \"Frameworks\")")
         .details("`torch_xla` (PyTorch/XLA + Accelerate: a process per device, lazy tracing every step), `tf_keras` "
                  "(TPUStrategy: one client, one SPMD compile per input signature, `steps_per_execution`), `jax` "
                  "(pjit: a process per host, one compile per signature on each).");
-    s.field(&WorkloadConfig::training, &TW::steps_per_execution, "steps_per_execution").range(1, 1 << 20)
+    s.field(&WorkloadConfig::spec, &TW::steps_per_execution, "steps_per_execution").range(1, 1 << 20)
         .default_value(1).doc("tf_keras: training steps per host dispatch (Model.compile(steps_per_execution=N))");
-    s.field(&WorkloadConfig::training, &TW::jit_compile, "jit_compile").default_value(true)
+    s.field(&WorkloadConfig::spec, &TW::jit_compile, "jit_compile").default_value(true)
         .doc("tf_keras: Model.compile(jit_compile=...); under TPUStrategy every step is XLA-compiled either way");
-    s.field(&WorkloadConfig::training, &TW::tpu_runtime, "tpu_runtime").one_of(names_of(tpu_runtime_names())).default_value("vm")
+    s.field(&WorkloadConfig::spec, &TW::tpu_runtime, "tpu_runtime").default_value(TpuRuntime::kVm)
         .doc("TPU VM (the input pipeline runs on the TPU host) or TPU Node (tf_keras: it runs on your VM and "
              "reaches the TPU over the network; it cannot read your VM's local disk)");
-    s.field(&WorkloadConfig::training, &TW::data_location, "data_location").one_of(names_of(data_location_names()))
-        .default_value("local").doc("where the dataset files are: local disk, or Cloud Storage (gs://)");
-    s.field(&WorkloadConfig::training, &TW::seed, "seed").default_value(0).doc("run seed (epoch shuffles, synthetic datasets)");
-    s.field(&WorkloadConfig::training, &TW::split_batches, "split_batches").default_value(false)
+    s.field(&WorkloadConfig::spec, &TW::data_location, "data_location")
+        .default_value(DataLocation::kLocal).doc("where the dataset files are: local disk, or Cloud Storage (gs://)");
+    s.field(&WorkloadConfig::spec, &TW::seed, "seed").default_value(0).doc("run seed (epoch shuffles, synthetic datasets)");
+    s.field(&WorkloadConfig::spec, &TW::split_batches, "split_batches").default_value(false)
         .doc("Accelerate split_batches: per_device_batch_size is the global batch, split across processes");
-    s.field(&WorkloadConfig::training, &TW::even_batches, "even_batches").default_value(true)
+    s.field(&WorkloadConfig::spec, &TW::even_batches, "even_batches").default_value(true)
         .doc("Accelerate even_batches: pad the last round with examples from the start of the epoch");
-    s.field(&WorkloadConfig::training, &TW::drop_last, "drop_last").default_value(false)
+    s.field(&WorkloadConfig::spec, &TW::drop_last, "drop_last").default_value(false)
         .doc("DataLoader drop_last: drop the last incomplete global batch");
-    s.section(&WorkloadConfig::training, &TW::compile_cache, "compile_cache", compile_cache_schema());
-    s.field(&WorkloadConfig::training, &TW::launcher, "launcher").one_of(names_of(launcher_names()))
-        .default_value("xla_spawn").doc("xla_spawn (xmp.spawn, one process per device) or notebook_fork (notebook_launcher)");
-    s.field(&WorkloadConfig::training, &TW::build_model_in_each_process, "build_model_in_each_process")
+    s.section(&WorkloadConfig::spec, &TW::compile_cache, "compile_cache", compile_cache_schema());
+    s.field(&WorkloadConfig::spec, &TW::launcher, "launcher")
+        .default_value(Launcher::kXlaSpawn).doc("xla_spawn (xmp.spawn, one process per device) or notebook_fork (notebook_launcher)");
+    s.field(&WorkloadConfig::spec, &TW::build_model_in_each_process, "build_model_in_each_process")
         .default_value(false)
         .doc("notebook_fork: the training function builds its own model (a copy per process in host RAM)");
     std::string constructs;
     for (const XlaConstruct& c : xla_constructs())
       constructs += fmt::format("{}`{}` (`{}`: {}; rewrite: {})", constructs.empty() ? "" : "; ", c.name, c.code, c.rule,
                                 c.rewrite);
-    s.field(&WorkloadConfig::training, &TW::model_code, "model_code").one_of(xla_construct_names())
+    s.field(&WorkloadConfig::spec, &TW::model_code, "model_code").one_of(xla_construct_names())
         .default_value(std::vector<std::string>{}, "none")
         .doc("XLA-incompatible constructs present in the training step (each once per step)")
         .details("Each is reported (report.json `diagnostics`, a warning) with the rule it breaks and the standard "
                  "rewrite, and costs what PyTorch/XLA makes it cost (docs/training.md, \"XLA rules\"): " + constructs + ".")
         .source("docs/sources.md; PyTorch/XLA troubleshooting guide");
-    s.field(&WorkloadConfig::training, &TW::strict_xla, "strict_xla").default_value(false)
+    s.field(&WorkloadConfig::spec, &TW::strict_xla, "strict_xla").default_value(false)
         .doc("a `model_code` construct fails the run like an XLA error (exit 3) instead of a warning");
-    s.field(&WorkloadConfig::training, &TW::tpu_metrics_debug, "tpu_metrics_debug").default_value(false)
+    s.field(&WorkloadConfig::spec, &TW::tpu_metrics_debug, "tpu_metrics_debug").default_value(false)
         .doc("print a torch_xla-style metrics report at the end of the run (Trainer debug: tpu_metrics_debug)");
-    s.field(&WorkloadConfig::training, &TW::num_processes, "num_processes").range(0, 1 << 20)
+    s.field(&WorkloadConfig::spec, &TW::num_processes, "num_processes").range(0, 1 << 20)
         .default_value(0, "one per device")
         .doc("Accelerate num_processes: must equal the slice's devices (tpusim runs one process per device); "
              "0 = not given");
-    s.field(&WorkloadConfig::training, &TW::eval_strategy, "eval_strategy").one_of(names_of(eval_strategy_names()))
-        .default_value("epoch").doc("when the eval split is evaluated: after every epoch, every `eval_steps` optimizer "
+    s.field(&WorkloadConfig::spec, &TW::eval_strategy, "eval_strategy")
+        .default_value(EvalStrategy::kEpoch).doc("when the eval split is evaluated: after every epoch, every `eval_steps` optimizer "
                                     "steps, or never (Trainer eval_strategy)")
         .details("`epoch` (the default) evaluates after each epoch when `dataset.eval` is given; `steps` after every "
                  "optimizer step whose count is a multiple of `eval_steps` (Trainer's DefaultFlowCallback: no extra "
                  "evaluation at the end); `no` never, even with `dataset.eval`.")
         .source("transformers TrainingArguments.eval_strategy, DefaultFlowCallback");
-    s.field(&WorkloadConfig::training, &TW::eval_steps, "eval_steps").unit("optimizer steps").default_value(0, "none")
+    s.field(&WorkloadConfig::spec, &TW::eval_steps, "eval_steps").unit("optimizer steps").default_value(0, "none")
         .doc("eval_strategy steps: evaluate every N optimizer steps (required > 0 there)");
-    s.field(&WorkloadConfig::training, &TW::eval_precision, "eval_precision").one_of(names_of(eval_precision_names()))
-        .default_value("same").doc("evaluation programs' float precision: the training's, or bf16 (Trainer bf16_full_eval)")
+    s.field(&WorkloadConfig::spec, &TW::eval_precision, "eval_precision")
+        .default_value(EvalPrecision::kSame).doc("evaluation programs' float precision: the training's, or bf16 (Trainer bf16_full_eval)")
         .details("`bf16`: the eval program is its own compile whose activations are bf16 while training stays as set; "
                  "the stored weights are cast to bf16 where each eval step uses them (docs/training.md, "
                  "\"Evaluation and logging\").")
         .source("transformers TrainingArguments.bf16_full_eval");
-    s.field(&WorkloadConfig::training, &TW::logging_steps, "logging_steps").unit("optimizer steps").default_value(0, "never")
+    s.field(&WorkloadConfig::spec, &TW::logging_steps, "logging_steps").unit("optimizer steps").default_value(0, "never")
         .doc("every N optimizer steps the loop logs the loss (loss.item(): the host waits for the device)")
         .source("transformers TrainingArguments.logging_steps; Trainer._maybe_log_save_evaluate");
-    s.field(&WorkloadConfig::training, &TW::auto_find_batch_size, "auto_find_batch_size").default_value(false)
+    s.field(&WorkloadConfig::spec, &TW::auto_find_batch_size, "auto_find_batch_size").default_value(false)
         .doc("on out-of-HBM, halve per_device_batch_size and start over, down to 1 (accelerate's "
              "find_executable_batch_size)")
         .source("transformers TrainingArguments.auto_find_batch_size; accelerate.utils.find_executable_batch_size");
-    s.field(&WorkloadConfig::training, &TW::fsdp_min_num_params, "fsdp_min_num_params").unit("parameters")
+    s.field(&WorkloadConfig::spec, &TW::fsdp_min_num_params, "fsdp_min_num_params").unit("parameters")
         .default_value(0, "off").doc("sharding fsdp: a module becomes an FSDP unit once its parameters not in a sub-unit reach N "
                                      "(size_based_auto_wrap_policy)")
         .details("Bottom-up over the module tree (BertLayer's sub-modules, the layer, the encoder, the model); "
                  "what no unit takes is the root unit, gathered for the whole step. With neither this nor "
                  "`fsdp_wrap_layer_classes`: the embeddings, each BertLayer and the heads are the units.")
         .source("torch_xla.distributed.fsdp.wrap.size_based_auto_wrap_policy; Trainer fsdp_config min_num_params");
-    s.field(&WorkloadConfig::training, &TW::fsdp_wrap_layer_classes, "fsdp_wrap_layer_classes")
+    s.field(&WorkloadConfig::spec, &TW::fsdp_wrap_layer_classes, "fsdp_wrap_layer_classes")
         .default_value(std::vector<std::string>{}, "none")
         .doc("sharding fsdp: the module classes that are FSDP units, e.g. [BertLayer] (transformer_auto_wrap_policy); "
              "the rest is the root unit")
         .source("torch_xla.distributed.fsdp.wrap.transformer_auto_wrap_policy; Trainer fsdp_config "
                 "transformer_layer_cls_to_wrap");
     s.check([](const WorkloadConfig& w, const CheckContext& c) {
-      const TrainingWorkload& t = w.training;
-      if (t.eval_strategy == "steps" && t.eval_steps == 0)
+      const TrainingWorkload& t = w.training();
+      if (t.eval_strategy == EvalStrategy::kSteps && t.eval_steps == 0)
         c.fail_missing("eval_steps", "must be > 0 with eval_strategy: steps (evaluate every N optimizer steps)",
                "set eval_steps: N, or use eval_strategy: epoch");
-      if (t.eval_strategy == "steps" && t.dataset.eval.empty())
+      if (t.eval_strategy == EvalStrategy::kSteps && t.dataset.eval.empty())
         c.fail_missing("dataset.eval", "is required by eval_strategy: steps (Trainer: evaluation requires an eval_dataset)",
                "add dataset.eval, or use eval_strategy: no");
-      if (t.sharding != "fsdp" && (t.fsdp_min_num_params > 0 || !t.fsdp_wrap_layer_classes.empty()))
+      if (t.sharding != Sharding::kFsdp && (t.fsdp_min_num_params > 0 || !t.fsdp_wrap_layer_classes.empty()))
         c.fail(t.fsdp_min_num_params > 0 ? "fsdp_min_num_params" : "fsdp_wrap_layer_classes",
                "decides FSDP's wrapping units: applies to sharding: fsdp only", "add sharding: fsdp, or remove it");
       if (t.fsdp_min_num_params > 0 && !t.fsdp_wrap_layer_classes.empty())
@@ -366,7 +368,7 @@ const Schema<WorkloadConfig>& training_schema() {
       }
       const auto preset = models::find_model_preset(t.model);
       const bool vit = preset && preset->family == models::ModelFamily::kVit;
-      if (t.task == "image_classification") {
+      if (t.task == Task::kImageClassification) {
         if (!vit)
           c.fail("model", "task image_classification needs a ViT preset (ViTForImageClassification)",
                  "model: google/vit-base-patch16-224");
@@ -379,7 +381,7 @@ const Schema<WorkloadConfig>& training_schema() {
         if (m.layers || m.hidden || m.heads || m.intermediate || m.vocab || m.max_position)
           c.fail("model_config", "is a BERT architecture override: it does not apply to task image_classification",
                  "remove model_config");
-        if (t.padding != "max_length")
+        if (t.padding != data::PaddingSpec::max_length())
           c.fail("padding", "does not apply to task image_classification (every image is one sequence of fixed length)",
                  "remove padding");
         for (const auto& [key, ref] : {std::pair{"dataset.train", t.dataset.train}, std::pair{"dataset.eval", t.dataset.eval}})
@@ -388,7 +390,7 @@ const Schema<WorkloadConfig>& training_schema() {
                    "e.g. images:50000");
       } else {
         if (vit)
-          c.fail("task", "'" + t.task + "' is a text task; " + t.model + " is a vision model (ViTForImageClassification)",
+          c.fail("task", "'" + std::string(enum_name(t.task)) + "' is a text task; " + t.model + " is a vision model (ViTForImageClassification)",
                  "task: image_classification");
         for (const auto& [key, ref] : {std::pair{"dataset.train", t.dataset.train}, std::pair{"dataset.eval", t.dataset.eval}})
           if (ref.rfind("images:", 0) == 0)
@@ -420,19 +422,19 @@ const Schema<WorkloadConfig>& training_schema() {
         const auto& heads = model_family(t)->heads;
         return std::find(heads.begin(), heads.end(), h) != heads.end();
       };
-      if (known_model && (t.task == "causal_lm") != has_head(models::Head::kCausalLm))
-        c.fail("task", t.task == "causal_lm"
+      if (known_model && (t.task == Task::kCausalLm) != has_head(models::Head::kCausalLm))
+        c.fail("task", t.task == Task::kCausalLm
                            ? "causal_lm is GPT2LMHeadModel's and LlamaForCausalLM's task: it needs a GPT-2 or Llama "
                              "model (" + config::join(models::preset_names_with_head(models::Head::kCausalLm)) + ")"
                            : "is a BERT head; " + t.model + " is a causal LM, simulated with task causal_lm",
-               t.task == "causal_lm" ? "use model: gpt2, or a BERT task" : "use task: causal_lm");
-      if (known_model && (t.task == "seq2seq") != has_head(models::Head::kSeq2Seq))
-        c.fail("task", t.task == "seq2seq"
+               t.task == Task::kCausalLm ? "use model: gpt2, or a BERT task" : "use task: causal_lm");
+      if (known_model && (t.task == Task::kSeq2seq) != has_head(models::Head::kSeq2Seq))
+        c.fail("task", t.task == Task::kSeq2seq
                            ? "seq2seq is an encoder–decoder task: it needs a T5 or BART model (" +
                                  config::join(models::preset_names_with_head(models::Head::kSeq2Seq)) + ")"
                            : "is not an encoder–decoder task; " + t.model + " is simulated with task seq2seq",
-               t.task == "seq2seq" ? "use model: t5-small, or another task" : "use task: seq2seq");
-      if (t.task == "seq2seq") {
+               t.task == Task::kSeq2seq ? "use model: t5-small, or another task" : "use task: seq2seq");
+      if (t.task == Task::kSeq2seq) {
         if (t.dataset.train_target.empty())
           c.fail_missing("dataset.train_target", "is required by task seq2seq: the targets' lengths",
                          "e.g. dataset: {train: {source: fixed:512, target: fixed:128}}");
@@ -443,9 +445,9 @@ const Schema<WorkloadConfig>& training_schema() {
         for (const auto& [key, ref] : {std::pair{"dataset.train_target", t.dataset.train_target},
                                        std::pair{"dataset.eval_target", t.dataset.eval_target}})
           if (!ref.empty())
-            c.fail(key, "is a seq2seq target: task " + t.task + " reads single sequences", "remove it, or use task: seq2seq");
+            c.fail(key, "is a seq2seq target: task " + std::string(enum_name(t.task)) + " reads single sequences", "remove it, or use task: seq2seq");
       }
-      if (known_model && t.task == "seq2seq" && r.max_position > 0 && t.max_target_length > r.max_position)
+      if (known_model && t.task == Task::kSeq2seq && r.max_position > 0 && t.max_target_length > r.max_position)
         c.fail("max_target_length", "must be at most the model's " + std::to_string(r.max_position) +
                                         " position embeddings (max_position_embeddings)",
                "max_target_length: " + std::to_string(r.max_position));
@@ -453,21 +455,16 @@ const Schema<WorkloadConfig>& training_schema() {
         c.fail("max_length", "must be at most the model's " + std::to_string(r.max_position) +
                                  " position embeddings (max_position_embeddings / n_positions)",
                "max_length: " + std::to_string(r.max_position));
-      if (t.steps_per_execution > 1 && t.framework != "tf_keras")
+      if (t.steps_per_execution > 1 && t.framework != FrameworkKind::kTfKeras)
         c.fail("steps_per_execution", "is a Keras Model.compile setting: only framework tf_keras runs several steps "
                "per dispatch", "remove it, or use framework: tf_keras");
-      if (t.tpu_runtime == "node" && t.framework != "tf_keras")
+      if (t.tpu_runtime == TpuRuntime::kNode && t.framework != FrameworkKind::kTfKeras)
         c.fail("tpu_runtime", "TPU Nodes are modelled for framework tf_keras only (JAX and current PyTorch/XLA run on "
                "TPU VMs)", "use tpu_runtime: vm");
-      if (t.framework != "torch_xla" && (t.launcher != "xla_spawn" || !t.model_code.empty()))
-        c.fail(t.launcher != "xla_spawn" ? "launcher" : "model_code",
-               "is a PyTorch/XLA setting; framework " + t.framework + " does not use it", "remove it");
+      if (t.framework != FrameworkKind::kTorchXla && (t.launcher != Launcher::kXlaSpawn || !t.model_code.empty()))
+        c.fail(t.launcher != Launcher::kXlaSpawn ? "launcher" : "model_code",
+               "is a PyTorch/XLA setting; framework " + std::string(enum_name(t.framework)) + " does not use it", "remove it");
       data::ErrorWhere where{};
-      try {
-        data::parse_padding(t.padding, where);
-      } catch (const ConfigError&) {
-        c.fail("padding", "must be max_length, longest, or multiple_of:N with N >= 1 (or {multiple_of: N})");
-      }
       for (const auto& [key, ref] : {std::pair{"dataset.train", t.dataset.train}, std::pair{"dataset.eval", t.dataset.eval},
                                      std::pair{"dataset.train_target", t.dataset.train_target},
                                      std::pair{"dataset.eval_target", t.dataset.eval_target}}) {
@@ -478,10 +475,10 @@ const Schema<WorkloadConfig>& training_schema() {
           c.fail(key, std::string("is not a dataset reference: ") + e.what());
         }
       }
-      if (t.fsdp_grad_ckpt && t.sharding != "fsdp")
+      if (t.fsdp_grad_ckpt && t.sharding != Sharding::kFsdp)
         c.fail("fsdp_grad_ckpt", "applies to sharding: fsdp only (checkpointing of FSDP-wrapped layers)",
                "add sharding: fsdp, or remove fsdp_grad_ckpt");
-      if (t.sharding == "fsdp" && t.gradient_accumulation_steps > 1)
+      if (t.sharding == Sharding::kFsdp && t.gradient_accumulation_steps > 1)
         c.fail("gradient_accumulation_steps", "is not modelled with sharding: fsdp (FSDP accumulates sharded "
                "gradients across micro-steps without reduce-scatters, which tpusim does not build)",
                "use gradient_accumulation_steps: 1 with fsdp, or sharding: data_parallel");
@@ -492,24 +489,39 @@ const Schema<WorkloadConfig>& training_schema() {
   return s;
 }
 
-// The registry of workload kinds: name -> schema. A new kind adds one entry here.
-struct WorkloadKind {
+// The registry of workload kinds: kind -> schema, in WorkloadKind's order (the variant's). A new
+// kind adds an enum value, a name, an alternative of WorkloadConfig::spec and one entry here.
+struct KindSchema {
+  WorkloadKind kind;
   std::string name;
   std::function<const Schema<WorkloadConfig>&()> schema;
 };
 
-const std::vector<WorkloadKind>& kinds() {
-  static const std::vector<WorkloadKind> k = {{"kernel", kernel_schema}, {"training", training_schema}, {"hlo", hlo_workload_schema}};
+const std::vector<KindSchema>& kinds() {
+  static const std::vector<KindSchema> k = [] {
+    std::vector<KindSchema> v;
+    for (const auto& [kind, schema] : std::initializer_list<std::pair<WorkloadKind, const Schema<WorkloadConfig>& (*)()>>{
+             {WorkloadKind::kKernel, kernel_schema}, {WorkloadKind::kTraining, training_schema}, {WorkloadKind::kHlo, hlo_workload_schema}})
+      v.push_back({kind, enum_name(kind), schema});
+    return v;
+  }();
   return k;
 }
 
-std::vector<std::string> kind_names() {
-  std::vector<std::string> n;
-  for (const auto& k : kinds()) n.push_back(k.name);
-  return n;
+std::vector<std::string> kind_names() { return names_of(enum_names(WorkloadKind{})); }
+
+// A config of `kind`, every other key at its type's default: what the kind's schema parses into.
+WorkloadConfig empty_of_kind(WorkloadKind kind) {
+  WorkloadConfig w;
+  switch (kind) {
+    case WorkloadKind::kKernel: w.spec.emplace<KernelWorkload>(); break;
+    case WorkloadKind::kTraining: w.spec.emplace<TrainingWorkload>(); break;
+    case WorkloadKind::kHlo: w.spec.emplace<HloWorkload>(); break;
+  }
+  return w;
 }
 
-const Schema<WorkloadConfig>& schema_of_kind(const config::Node& root, const std::vector<Override>& overrides) {
+const KindSchema& schema_of_kind(const config::Node& root, const std::vector<Override>& overrides) {
   if (!root.is_map()) throw ConfigError({root.file, "", root.line, "", "the document must be a mapping with a 'kind:' key", ""});
   const config::Node* kind_node = root.find("kind");
   std::string kind;
@@ -520,7 +532,7 @@ const Schema<WorkloadConfig>& schema_of_kind(const config::Node& root, const std
   if (kind.empty())
     throw ConfigError({root.file, "kind", root.line, "", "missing required key (workload kind; known: " + config::join(kind_names()) + ")", ""});
   for (const auto& k : kinds())
-    if (k.name == kind) return k.schema();
+    if (k.name == kind) return k;
   const auto c = config::closest(kind, kind_names());
   throw ConfigError({at ? at->file : "--set", "kind", at ? at->line : 0, "",
                      "unknown kind '" + kind + "'; known: " + config::join(kind_names()),
@@ -601,13 +613,14 @@ void resolve_dataset_paths(config::Node& root, const std::string& origin, const 
 
 WorkloadConfig finish(config::Node root, const std::string& origin, const std::vector<Override>& overrides,
                       const std::string& training_args, const std::string& base_dir = {}) {
-  const Schema<WorkloadConfig>& schema = schema_of_kind(root, overrides);
+  const KindSchema& kind = schema_of_kind(root, overrides);
+  const Schema<WorkloadConfig>& schema = kind.schema();
   // `hw:` belongs to every kind and is not a schema key: taken out before anything checks the keys.
   WorkloadConfig hw_ref;
   take_hw(root, hw_ref, base_dir);
   // Hugging Face / Accelerate names become tpusim's keys before --set and the schema see the tree.
   HfRewrite hf;
-  const bool training = &schema == &training_schema();
+  const bool training = kind.kind == WorkloadKind::kTraining;
   if (!training_args.empty()) {
     if (!training) throw ConfigError({"--training-args", "", 0, training_args, "applies to workloads of kind: training only", ""});
     const std::string text = config::read_file(training_args, "pass the path of a training_args.json or an Accelerate config file");
@@ -619,7 +632,7 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
   config::apply_overrides(root, schema, overrides);
   resolve_dataset_paths(root, origin, base_dir);
   // kind: hlo: a module path written in the workload file is relative to its directory.
-  if (config::Node* m = root.find("module"); m && &schema == &hlo_workload_schema() && m->kind == config::Node::Kind::Scalar &&
+  if (config::Node* m = root.find("module"); m && kind.kind == WorkloadKind::kHlo && m->kind == config::Node::Kind::Scalar &&
                                              !base_dir.empty() && m->file == origin && !m->scalar.empty() &&
                                              !std::filesystem::path(m->scalar).is_absolute())
     m->scalar = (std::filesystem::path(base_dir) / m->scalar).lexically_normal().string();
@@ -641,37 +654,41 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
     flat.entries.clear();
     *p = flat;
   }
-  WorkloadConfig w;
+  WorkloadConfig w = empty_of_kind(kind.kind);
   try {
-    w = schema.parse(root);
+    schema.parse_into(w, root, "");
   } catch (const ConfigError& e) {
     rethrow_as_written(e, hf, root);
   }
-  w.training.ignored_keys = hf.ignored_keys;
-  if (const config::Node* n = root.find("num_processes")) w.training.num_processes_file = n->file, w.training.num_processes_line = n->line;
-  if (const config::Node* n = root.find("chip")) w.kernel.chip_file = n->file, w.kernel.chip_line = n->line;
-  for (const std::string path : {"dataset.train", "dataset.eval", "dataset.train_target", "dataset.eval_target",
-                                  "compile_cache.persistent_dir", "epochs", "steps"}) {
-    const config::Node* n = &root;
-    for (size_t from = 0; n && from <= path.size();) {
-      const size_t dot = std::min(path.find('.', from), path.size());
-      n = n->is_map() ? n->find(path.substr(from, dot - from)) : nullptr;
-      from = dot + 1;
+  if (auto* t = std::get_if<TrainingWorkload>(&w.spec)) {
+    t->ignored_keys = hf.ignored_keys;
+    if (const config::Node* n = root.find("num_processes")) t->num_processes_file = n->file, t->num_processes_line = n->line;
+    for (const std::string path : {"dataset.train", "dataset.eval", "dataset.train_target", "dataset.eval_target",
+                                    "compile_cache.persistent_dir", "epochs", "steps"}) {
+      const config::Node* n = &root;
+      for (size_t from = 0; n && from <= path.size();) {
+        const size_t dot = std::min(path.find('.', from), path.size());
+        n = n->is_map() ? n->find(path.substr(from, dot - from)) : nullptr;
+        from = dot + 1;
+      }
+      if (n) t->origins[path] = {n->file, n->line};
     }
-    if (n) w.training.origins[path] = {n->file, n->line};
+    if (t->eval_per_device_batch_size == 0) t->eval_per_device_batch_size = t->per_device_batch_size;
   }
-  if (const config::Node* n = root.find("core")) w.kernel.core_file = n->file, w.kernel.core_line = n->line;
-  if (const config::Node* sh = root.find("shape"); sh && sh->is_map())
-    for (const auto& [k, v] : w.kernel.shape)
-      if (const config::Node* n = sh->find(k)) w.kernel.shape_origins[k] = {n->file, n->line};
-  if (const config::Node* n = root.find("module")) w.hlo.module_origin = {n->file, n->line};
-  if (const config::Node* n = root.find("module_name")) w.hlo.module_name_origin = {n->file, n->line};
-  if (const config::Node* n = root.find("replicas")) w.hlo.replicas_origin = {n->file, n->line};
+  if (auto* k = std::get_if<KernelWorkload>(&w.spec)) {
+    if (const config::Node* n = root.find("chip")) k->chip_file = n->file, k->chip_line = n->line;
+    if (const config::Node* n = root.find("core")) k->core_file = n->file, k->core_line = n->line;
+    if (const config::Node* sh = root.find("shape"); sh && sh->is_map())
+      for (const auto& [key, v] : k->shape)
+        if (const config::Node* n = sh->find(key)) k->shape_origins[key] = {n->file, n->line};
+  }
+  if (auto* h = std::get_if<HloWorkload>(&w.spec)) {
+    if (const config::Node* n = root.find("module")) h->module_origin = {n->file, n->line};
+    if (const config::Node* n = root.find("module_name")) h->module_name_origin = {n->file, n->line};
+    if (const config::Node* n = root.find("replicas")) h->replicas_origin = {n->file, n->line};
+  }
   w.hw = hw_ref.hw, w.hw_dir = hw_ref.hw_dir, w.hw_origin = hw_ref.hw_origin, w.hw_line = hw_ref.hw_line;
   if (w.name.empty()) w.name = config::file_stem(origin);
-  if (w.kind == "training" && w.training.eval_per_device_batch_size == 0)
-    w.training.eval_per_device_batch_size = w.training.per_device_batch_size;
-  if (w.kind == "training") w.training.choices = resolve_choices(w.training);  // the schema checked every string
   return w;
 }
 
@@ -692,9 +709,7 @@ WorkloadConfig load_workload_config_text(const std::string& yaml, const std::str
 }
 
 std::string dump_workload_config(const WorkloadConfig& w) {
-  for (const auto& k : kinds())
-    if (k.name == w.kind) return "# Resolved workload config: every key, with its meaning.\n" + k.schema().dump(w);
-  throw ConfigError({"", "kind", 0, w.kind, "unknown kind; known: " + config::join(kind_names()), ""});
+  return "# Resolved workload config: every key, with its meaning.\n" + kinds()[size_t(w.kind())].schema().dump(w);
 }
 
 std::vector<std::string> training_workload_keys() { return training_schema().keys(); }

@@ -2,16 +2,21 @@
 // `kind: training` (a whole fine-tuning run under a framework personality, workloads/loop/training_run.h)
 // and `kind: hlo` (the user's own XLA HLO step module, run for some steps: workloads/loop/hlo_run.h).
 #pragma once
-#include "models/families.h"
-#include "models/model.h"
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "compiler/hlo/hlo_spmd.h"
 #include "config/hw_loader.h"
+#include "models/families.h"
+#include "models/graph.h"
+#include "models/model.h"
+#include "models/optimizers.h"
 #include "workloads/config/training_choices.h"
+#include "workloads/data/batching.h"
 
 namespace tpusim {
 
@@ -27,7 +32,7 @@ struct KernelWorkload {
   std::string kernel;                      // matmul | layernorm | softmax | attention | encoder_block
   std::map<std::string, uint64_t> shape;   // keys per kernel, see models/kernel_specs.h
   std::string dtype = "f32";               // tensor dtype in HBM: f32 | bf16
-  std::string precision = "default";       // fp32 matmul passes: default (1) | high (3) | highest (6)
+  models::DotPrecision precision = models::DotPrecision::kDefault;  // fp32 matmul passes: default (1) | high (3) | highest (6)
   uint32_t chip = 0;                       // which chip and core run it
   uint32_t core = 0;
   // Where chip and core were written (file or "--set", line; 0: defaulted), for errors against the slice.
@@ -63,33 +68,33 @@ struct CompileCacheConfig {
 struct TrainingWorkload {
   std::string model;                       // preset name (models/families.h) or "custom"
   ModelConfig model_config;                // inline architecture (overrides the preset's fields)
-  std::string task = "sequence_classification";  // | masked_lm | image_classification (ViT) | causal_lm (GPT-2)
+  Task task = Task::kSequenceClassification;  // | masked_lm | image_classification (ViT) | causal_lm (GPT-2) | seq2seq
   uint32_t image_size = 224;               // image_classification: pixels per side (the ViT preset's)
   uint32_t max_predictions_per_seq = 20;   // masked_lm: P
   uint32_t num_labels = 2;                 // sequence_classification outputs
   TrainingDatasets dataset;
   uint32_t max_length = 128;               // tokens: truncation length (seq2seq: of the sources)
   uint32_t max_target_length = 128;        // seq2seq: the targets' truncation length
-  std::string padding = "max_length";      // max_length | longest | multiple_of:N
+  data::PaddingSpec padding;               // max_length | longest | multiple_of:N
   uint32_t per_device_batch_size = 0;      // examples per process and micro-step
   uint32_t eval_per_device_batch_size = 0; // resolved to per_device_batch_size when omitted
   uint32_t epochs = 1;
   uint64_t steps = 0;                      // cap on training micro-steps; 0 = none
-  std::string optimizer = "adamw";         // adamw | sgd | lamb
-  std::string precision = "fp32";          // fp32 | bf16 | bf16_downcast | mixed_bf16
+  models::OptimizerKind optimizer = models::OptimizerKind::kAdamW;  // adamw | sgd | lamb | adafactor
+  Precision precision = Precision::kFp32;  // fp32 | bf16 | bf16_downcast | mixed_bf16
   uint32_t gradient_accumulation_steps = 1;
-  std::string sharding = "data_parallel";  // data_parallel | fsdp (compiler/step/fsdp_schedule.h)
+  Sharding sharding = Sharding::kDataParallel;  // data_parallel | fsdp (compiler/step/fsdp_schedule.h)
   bool fsdp_grad_ckpt = false;             // fsdp: recompute each encoder layer in its backward
   bool overlap_collectives = true;         // gradient all-reduces overlap the backward pass (XLA async collectives)
-  std::string framework = "torch_xla";     // torch_xla | tf_keras | jax (workloads/loop/framework.h)
+  FrameworkKind framework = FrameworkKind::kTorchXla;  // torch_xla | tf_keras | jax (workloads/loop/framework.h)
   uint32_t steps_per_execution = 1;        // tf_keras: steps per host dispatch (Model.compile)
   bool jit_compile = true;                 // tf_keras: Model.compile(jit_compile=...)
-  std::string tpu_runtime = "vm";          // vm | node (tf_keras): where the input pipeline runs
-  std::string data_location = "local";     // local | gcs: where the dataset files are
+  TpuRuntime tpu_runtime = TpuRuntime::kVm;        // vm | node (tf_keras): where the input pipeline runs
+  DataLocation data_location = DataLocation::kLocal;  // local | gcs: where the dataset files are
   uint64_t seed = 0;
   bool split_batches = false, even_batches = true, drop_last = false;
   CompileCacheConfig compile_cache;
-  std::string launcher = "xla_spawn";      // xla_spawn | notebook_fork
+  Launcher launcher = Launcher::kXlaSpawn;  // xla_spawn | notebook_fork
   bool build_model_in_each_process = false;
   // Constructs of the user's training step that break XLA's rules (workloads/config/xla_constructs.h).
   std::vector<std::string> model_code;
@@ -102,17 +107,13 @@ struct TrainingWorkload {
   std::string num_processes_file;
   int num_processes_line = 0;
   // Trainer semantics (docs/training.md "Evaluation and logging", "Batch size search", "FSDP").
-  std::string eval_strategy = "epoch";     // epoch | steps | no
+  EvalStrategy eval_strategy = EvalStrategy::kEpoch;  // epoch | steps | no
   uint64_t eval_steps = 0;                 // steps: evaluate every N optimizer steps
-  std::string eval_precision = "same";     // same | bf16 (Trainer bf16_full_eval)
+  EvalPrecision eval_precision = EvalPrecision::kSame;  // same | bf16 (Trainer bf16_full_eval)
   uint64_t logging_steps = 0;              // loss.item() every N optimizer steps; 0 = never
   bool auto_find_batch_size = false;       // halve per_device_batch_size until the step fits in HBM
   uint64_t fsdp_min_num_params = 0;        // fsdp: size_based_auto_wrap_policy; 0 = off
   std::vector<std::string> fsdp_wrap_layer_classes;  // fsdp: transformer_auto_wrap_policy; empty = off
-  // Not a config key: the enumerated strings above as typed values, resolved by the loader
-  // (resolve_choices, workloads/config/training_choices.h). Code past the loader reads these; whoever
-  // changes one of those strings afterwards (the advisor) resolves again.
-  TrainingChoices choices;
   // Where the keys checked after loading were written: dataset.train, dataset.eval,
   // dataset.train_target, dataset.eval_target, compile_cache.persistent_dir, epochs, steps.
   std::map<std::string, KeyOrigin> origins;
@@ -126,16 +127,19 @@ struct HloWorkload {
   std::string module_name;   // "" = pick the step module by name (workloads/loop/hlo_module.h)
   uint32_t replicas = 0;     // 0 = the module's replica_count x num_partitions
   uint64_t steps = 10;
-  std::string framework = "torch_xla";  // the personality: torch_xla | tf_keras | jax (framework.h)
+  FrameworkKind framework = FrameworkKind::kTorchXla;  // the personality: torch_xla | tf_keras | jax (framework.h)
   uint64_t while_trip_count = 0;        // 0 = not given (hlo::ImportOptions::while_trip_count unset)
-  std::string spmd = "auto";            // auto | partition | as_written (hlo::SpmdMode, docs/hlo.md)
+  hlo::SpmdMode spmd = hlo::SpmdMode::kAuto;  // auto | partition | as_written (docs/hlo.md)
   // Where `module`, `module_name` and `replicas` were written (file or "--set", line; empty:
   // defaulted), for errors found after loading (no step module in the directory, more replicas than cores).
   KeyOrigin module_origin, module_name_origin, replicas_origin;
 };
 
+// The kinds, in the order of WorkloadConfig::spec's alternatives.
+enum class WorkloadKind { kKernel, kTraining, kHlo };
+const NameTable<WorkloadKind>& enum_names(WorkloadKind);  // kernel | training | hlo
+
 struct WorkloadConfig {
-  std::string kind;  // "kernel" | "training" | "hlo"
   std::string name;  // file stem or `name:` key
   // Top-level `hw:`, the hardware the workload was written for: a path relative to the workload
   // file's directory, or a built-in name (v3-32). Outside the kinds' schemas and not dumped: what it
@@ -144,9 +148,18 @@ struct WorkloadConfig {
   std::string hw_dir;     // the workload file's directory ("" for text: the working directory)
   std::string hw_origin;  // where `hw:` was written (file, line), for errors
   int hw_line = 0;
-  KernelWorkload kernel;
-  TrainingWorkload training;
-  HloWorkload hlo;
+  // What `kind:` selected: one alternative per WorkloadKind.
+  std::variant<KernelWorkload, TrainingWorkload, HloWorkload> spec;
+
+  WorkloadKind kind() const { return static_cast<WorkloadKind>(spec.index()); }
+  bool is(WorkloadKind k) const { return kind() == k; }
+  // The kind's section; std::bad_variant_access for another kind (a programming error: check kind()).
+  KernelWorkload& kernel() { return std::get<KernelWorkload>(spec); }
+  const KernelWorkload& kernel() const { return std::get<KernelWorkload>(spec); }
+  TrainingWorkload& training() { return std::get<TrainingWorkload>(spec); }
+  const TrainingWorkload& training() const { return std::get<TrainingWorkload>(spec); }
+  HloWorkload& hlo() { return std::get<HloWorkload>(spec); }
+  const HloWorkload& hlo() const { return std::get<HloWorkload>(spec); }
 };
 
 // The training workload's architecture: the preset (models::custom_arch() for `custom`) with

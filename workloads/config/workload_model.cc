@@ -33,12 +33,12 @@ models::ModelArch resolve_model_arch(const TrainingWorkload& t) {
 }
 
 std::unique_ptr<models::Model> make_model(const TrainingWorkload& t) {
-  return models::make_model(resolve_model_arch(t), {.head = model_head(t.choices.task), .num_labels = t.num_labels,
+  return models::make_model(resolve_model_arch(t), {.head = model_head(t.task), .num_labels = t.num_labels,
                                                     .max_predictions_per_seq = t.max_predictions_per_seq});
 }
 
 uint32_t image_tokens(const TrainingWorkload& t) {
-  if (t.choices.task != Task::kImageClassification) return 0;
+  if (t.task != Task::kImageClassification) return 0;
   return uint32_t(models::vit_seq(*models::find_model_preset(t.model)));
 }
 

@@ -44,6 +44,11 @@ struct PaddingSpec {
 // "max_length" | "longest" | "multiple_of:M" (M >= 1). The YAML form {multiple_of: M} is mapped to
 // this by the workload config loader.
 PaddingSpec parse_padding(std::string_view text, const ErrorWhere& where = {});
+// The workload schema reads `padding:` straight into a PaddingSpec (config/schema.h, TextValue).
+inline void parse_config_text(std::string_view text, PaddingSpec& out, const ConfigErrorInfo& at) {
+  out = parse_padding(text, {at.file, at.yaml_path, at.line});
+}
+inline std::string config_text(const PaddingSpec& p) { return p.to_string(); }
 
 // Padded length S of a batch whose examples have the given (already truncated) lengths; 0 for an
 // empty batch (a process without a batch at that step).

@@ -6,9 +6,9 @@
 
 namespace tpusim {
 
-FrameworkPersonality framework_personality(FrameworkKind kind, const std::string& name, uint32_t steps_per_execution) {
+FrameworkPersonality framework_personality(FrameworkKind kind, uint32_t steps_per_execution) {
   FrameworkPersonality p;
-  p.name = name;
+  p.name = enum_name(kind);
   if (kind == FrameworkKind::kTfKeras) {
     p.clients = FrameworkPersonality::Clients::kOne;
     p.trace_every_step = false;
@@ -25,7 +25,7 @@ FrameworkPersonality framework_personality(FrameworkKind kind, const std::string
 }
 
 FrameworkPersonality framework_personality(const TrainingWorkload& t) {
-  return framework_personality(t.choices.framework, t.framework, t.steps_per_execution);
+  return framework_personality(t.framework, t.steps_per_execution);
 }
 
 uint32_t slice_devices(const HwConfig& hw) { return hw.slice.chips() * devices_per_chip(hw.chip); }

@@ -53,8 +53,8 @@ struct FrameworkPersonality {
   std::string describe(const HwConfig& hw, uint32_t devices, const std::string& launcher) const;
 };
 
-// A framework's personality: `name` as the workload wrote it, tf_keras's steps_per_execution.
-FrameworkPersonality framework_personality(FrameworkKind kind, const std::string& name, uint32_t steps_per_execution = 1);
+// A framework's personality (named as the workload names it), with tf_keras's steps_per_execution.
+FrameworkPersonality framework_personality(FrameworkKind kind, uint32_t steps_per_execution = 1);
 FrameworkPersonality framework_personality(const TrainingWorkload& t);
 
 }  // namespace tpusim

@@ -130,10 +130,10 @@ std::string select_step_module(const HloWorkload& h) {
 }
 
 std::string hlo_module_digest(const WorkloadConfig& w) {
-  if (w.kind != "hlo") return "";
+  if (w.kind() != WorkloadKind::kHlo) return "";
   std::string file;
   try {
-    file = select_step_module(w.hlo);
+    file = select_step_module(w.hlo());
   } catch (const ConfigError&) {
     return "";
   }
@@ -157,7 +157,7 @@ hlo::Module load_step_module(const HloWorkload& h, std::string* file) {
 
 hlo::SpmdResult partition_step_module(const HloWorkload& h, const hlo::Module& m, uint32_t replicas) {
   hlo::SpmdOptions o;
-  o.mode = hlo::spmd_mode_named(h.spmd).value_or(hlo::SpmdMode::kAuto);  // the name checked by the workload's schema
+  o.mode = h.spmd;
   if (hlo::spmd_detect(m, o.mode).pre_partitioning) {
     if (replicas % uint64_t(m.num_partitions) != 0) {
       const bool own = h.replicas == 0;

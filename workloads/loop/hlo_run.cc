@@ -42,10 +42,10 @@ uint32_t hlo_replicas(const HwConfig& hw, const HloWorkload& h, int64_t replica_
   return uint32_t(std::max<int64_t>(1, own));
 }
 
-void run_imported_steps(const HwConfig& hw, ImportedStep& source, uint32_t cores, const std::string& framework,
+void run_imported_steps(const HwConfig& hw, ImportedStep& source, uint32_t cores, FrameworkKind framework,
                         uint64_t steps, const std::string& advice, const LoopOptions& o, LoopResult& r) {
   LoopSetup setup;
-  setup.framework = framework_personality(value_of(framework_kind_names(), framework), framework);
+  setup.framework = framework_personality(framework);
   setup.devices = (cores + cores_per_device(hw.chip) - 1) / cores_per_device(hw.chip);
   setup.launcher = "one per device";
   setup.make_cache = [] { return compiler::CompileCache(1024); };  // one program: any capacity holds it
@@ -59,9 +59,9 @@ void run_imported_steps(const HwConfig& hw, ImportedStep& source, uint32_t cores
 }
 
 HloRunResult run_hlo(const HwConfig& hw, const WorkloadConfig& w, const HloRunOptions& o) {
-  if (w.kind != "hlo")
-    throw ConfigError({w.name, "kind", 0, w.kind, "this driver runs only workloads of kind 'hlo'", ""});
-  const HloWorkload& h = w.hlo;
+  if (w.kind() != WorkloadKind::kHlo)
+    throw ConfigError({w.name, "kind", 0, enum_name(w.kind()), "this driver runs only workloads of kind 'hlo'", ""});
+  const HloWorkload& h = w.hlo();
   // An unknown engine is bad input: fail before parsing a large module.
   (void)make_engine(o.engine, hw);
   HloRunResult r;

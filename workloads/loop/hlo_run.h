@@ -50,9 +50,9 @@ struct HloRunResult : LoopResult {
 uint32_t hlo_replicas(const HwConfig& hw, const HloWorkload& h, int64_t replica_count, int64_t num_partitions);
 
 // `steps` steps of an imported module's program (hlo_step.h) on its cores through the step loop,
-// under `framework` (its YAML name); `advice`: what to change when the program does not fit in HBM.
+// under `framework`; `advice`: what to change when the program does not fit in HBM.
 // Fills `r` (LoopResult).
-void run_imported_steps(const HwConfig& hw, ImportedStep& source, uint32_t cores, const std::string& framework,
+void run_imported_steps(const HwConfig& hw, ImportedStep& source, uint32_t cores, FrameworkKind framework,
                         uint64_t steps, const std::string& advice, const LoopOptions& o, LoopResult& r);
 
 // Throws ConfigError (no module, a malformed one, too many replicas, an unknown engine) and SimError

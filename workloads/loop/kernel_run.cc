@@ -29,12 +29,12 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 void check_kernel_shape(const HwConfig& hw, const WorkloadConfig& w) {
-  if (w.kind != "kernel") return;
+  if (w.kind() != WorkloadKind::kKernel) return;
   try {
-    (void)compiler::build_kernel_graph(kernel_request(w.kernel), hw);
+    (void)compiler::build_kernel_graph(kernel_request(w.kernel()), hw);
   } catch (const ConfigError& e) {
     if (e.info().yaml_path != "shape") throw;
-    rethrow_at_shape_key(e, w.kernel);
+    rethrow_at_shape_key(e, w.kernel());
   }
 }
 
@@ -42,20 +42,19 @@ compiler::KernelRequest kernel_request(const KernelWorkload& k) {
   compiler::KernelRequest req;
   req.kernel = k.kernel;
   req.shape = k.shape;
-  // The schema checked both strings (its allowed values are these parsers' names).
-  req.dtype = models::parse_float_dtype(k.dtype).value();
-  req.precision = models::parse_dot_precision(k.precision).value();
+  req.dtype = models::parse_float_dtype(k.dtype).value();  // the schema checked the name (f32 | bf16)
+  req.precision = k.precision;
   req.chip = k.chip;
   req.core = k.core;
   return req;
 }
 
 KernelRunResult run_kernel(const HwConfig& hw, const WorkloadConfig& workload, const KernelRunOptions& opts) {
-  if (workload.kind != "kernel") {
+  if (workload.kind() != WorkloadKind::kKernel) {
     ConfigErrorInfo e;
     e.file = workload.name;
     e.yaml_path = "kind";
-    e.value = workload.kind;
+    e.value = enum_name(workload.kind());
     e.rule = "this driver runs only workloads of kind 'kernel'";
     throw ConfigError(e);
   }
@@ -69,10 +68,10 @@ KernelRunResult run_kernel(const HwConfig& hw, const WorkloadConfig& workload, c
   auto t0 = std::chrono::steady_clock::now();
   isa::Program program;
   try {
-    program = compiler::compile_kernel(kernel_request(workload.kernel), hw);
+    program = compiler::compile_kernel(kernel_request(workload.kernel()), hw);
   } catch (const ConfigError& e) {
     if (e.info().yaml_path != "shape") throw;
-    rethrow_at_shape_key(e, workload.kernel);
+    rethrow_at_shape_key(e, workload.kernel());
   }
   r.ideal = compiler::ideal_cycles(program, hw);
   r.compile_wall_s = seconds_since(t0);

@@ -13,6 +13,7 @@
 #include "sim/analysis/collective_stats.h"
 #include "sim/analysis/op_profile.h"
 #include "sim/base/sim_error.h"
+#include "workloads/loop/graph_kind.h"
 
 namespace tpusim {
 
@@ -34,8 +35,8 @@ inline constexpr size_t kStepsListedInFull = 10000;
 struct StepRecord {
   uint64_t index = 0;       // position in the run (train and eval steps interleaved); the first it stands for
   uint64_t repeat = 1;      // consecutive identical steps this record stands for (kStepsListedInFull)
-  std::string kind;         // "train" | "eval"
-  std::string graph;        // graph_kind_name: train | train_first_step | accumulate | eval | hlo
+  StepKind kind = StepKind::kTrain;
+  GraphKind graph = GraphKind::kTrain;
   bool grad_buffers = false;  // gradient accumulation: the graph reads the .grad buffers
   uint32_t epoch = 0;
   uint32_t batch = 0, seq = 0;  // per-device program shape: examples, tokens
@@ -59,7 +60,8 @@ struct StepRecord {
 };
 
 struct ProgramRecord {
-  std::string name, graph, key;
+  std::string name, key;
+  GraphKind graph = GraphKind::kTrain;
   uint32_t batch = 0, seq = 0;
   uint64_t graph_nodes = 0, hlo_ops = 0;
   uint32_t kernels = 0;

@@ -9,17 +9,6 @@
 
 namespace tpusim {
 
-const char* graph_kind_name(GraphKind k) {
-  switch (k) {
-    case GraphKind::kTrain: return "train";
-    case GraphKind::kTrainFirstStep: return "train_first_step";
-    case GraphKind::kAccumulate: return "accumulate";
-    case GraphKind::kEval: return "eval";
-    case GraphKind::kImported: return "hlo";
-  }
-  return "?";
-}
-
 namespace {
 
 // Compute dtype, stored-parameter dtype and optimizer-state dtype of a precision setting
@@ -55,7 +44,7 @@ uint32_t fsdp_cores(const HwConfig& hw) { return uint32_t(compiler::ring_order(h
 }  // namespace
 
 bool bf16_eval(const TrainingWorkload& w, const StepVariant& v) {
-  return v.kind == GraphKind::kEval && w.choices.eval_precision == EvalPrecision::kBf16 && activation_dtype(w.choices.precision) == models::DType::kF32;
+  return v.kind == GraphKind::kEval && w.eval_precision == EvalPrecision::kBf16 && activation_dtype(w.precision) == models::DType::kF32;
 }
 
 std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const TrainingWorkload& w, const HwConfig& hw,
@@ -66,8 +55,8 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   o.batch = (v.batch + cores_per_device(hw.chip) - 1) / cores_per_device(hw.chip);
   o.seq = v.seq;
   o.target = v.target;
-  o.dtype = activation_dtype(w.choices.precision);
-  o.param_dtype = param_dtype(w.choices.precision);
+  o.dtype = activation_dtype(w.precision);
+  o.param_dtype = param_dtype(w.precision);
   o.training = v.kind != GraphKind::kEval;
   if (bf16_eval(w, v)) {
     // bf16_full_eval: bf16 activations; the stored f32 weights are converted where the eval step
@@ -76,13 +65,13 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
     o.param_dtype = models::DType::kF32;
   }
   models::OptimizerConfig opt;
-  opt.kind = w.choices.optimizer;
-  opt.state_dtype = state_dtype(w.choices.precision);
+  opt.kind = w.optimizer;
+  opt.state_dtype = state_dtype(w.precision);
   opt.first_step = v.kind == GraphKind::kTrainFirstStep;
 
   auto sg = std::make_unique<StepGraph>();
   sg->fwd = model.build_forward(o);
-  if (w.choices.sharding == Sharding::kFsdp) {  // accumulation micro-steps are rejected by the config check
+  if (w.sharding == Sharding::kFsdp) {  // accumulation micro-steps are rejected by the config check
     sg->fsdp = compiler::build_fsdp_graphs(std::move(sg->fwd), fsdp_cores(hw), w.fsdp_grad_ckpt, opt,
                                            v.kind != GraphKind::kEval,
                                            {w.fsdp_min_num_params, w.fsdp_wrap_layer_classes});

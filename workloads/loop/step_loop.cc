@@ -180,8 +180,8 @@ void StepLoop::step(const LoopStep& ls) {
 
   StepRecord rec;
   rec.index = steps_run_;
-  rec.kind = eval ? "eval" : "train";
-  rec.graph = graph_kind_name(kind);
+  rec.kind = eval ? StepKind::kEval : StepKind::kTrain;
+  rec.graph = kind;
   rec.grad_buffers = grad_buffers;
   rec.epoch = ls.epoch;
   rec.batch = b;
@@ -392,7 +392,7 @@ void StepLoop::finish() {
   double steady_flops = 0, steady_time = 0, steady_device = 0, steady_allreduce = 0, steady_collective = 0;
   for (size_t i = 0; i < r_.steps.size(); ++i) {
     const StepRecord& s = r_.steps[i];
-    if (s.kind != "train" || s.compiled || s.persistent_hit || s.first_execution) continue;
+    if (s.kind != StepKind::kTrain || s.compiled || s.persistent_hit || s.first_execution) continue;
     if (!warm) r_.warmup_time_s = i ? r_.steps[i - 1].end_s : 0;
     warm = true;
     const double n = double(s.repeat);

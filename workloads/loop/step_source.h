@@ -12,18 +12,10 @@
 #include "compiler/compile_cache.h"
 #include "compiler/plan/memory_breakdown.h"
 #include "compiler/step/spmd_step.h"
+#include "workloads/loop/graph_kind.h"
 
 namespace tpusim {
 
-enum class GraphKind {
-  kTrain,            // forward + backward + all-reduce + optimizer update
-  kTrainFirstStep,   // the first optimizer step: optimizer state created inside the graph
-  kAccumulate,       // non-sync micro-step: forward + backward into the .grad buffers, no all-reduce
-  kEval,             // forward only, dropout off
-  kImported,         // an imported module's step (whatever it computes)
-};
-// "train", "train_first_step", "accumulate", "eval", "hlo"
-const char* graph_kind_name(GraphKind k);
 
 // Gradient accumulation as PyTorch runs it (gradient_accumulation_steps > 1): backward adds into
 // each parameter's .grad buffer when it exists; zero_grad() (set_to_none=True, the default since

@@ -33,12 +33,12 @@ std::string out_of_hbm_advice(const TrainingWorkload& t, bool state_alone_too_bi
   // The weights and optimizer state alone do not fit: a smaller batch cannot help.
   if (state_alone_too_big)
     return std::string("The parameters and optimizer state alone exceed the device's HBM: ") +
-           (t.choices.sharding == Sharding::kDataParallel ? "shard them with sharding: fsdp over enough devices"
+           (t.sharding == Sharding::kDataParallel ? "shard them with sharding: fsdp over enough devices"
                                                           : "shard them over more devices (a larger slice)") +
-           (t.choices.precision == Precision::kFp32 ? ", use precision: bf16" : "") + ", or train a smaller model";
+           (t.precision == Precision::kFp32 ? ", use precision: bf16" : "") + ", or train a smaller model";
   std::string a = "Reduce per_device_batch_size or max_length";
-  if (t.choices.precision == Precision::kFp32) a += ", use precision: bf16";
-  if (t.choices.sharding == Sharding::kDataParallel)
+  if (t.precision == Precision::kFp32) a += ", use precision: bf16";
+  if (t.sharding == Sharding::kDataParallel)
     a += ", or shard parameters, gradients and optimizer state with sharding: fsdp (and fsdp_grad_ckpt: true)";
   else if (!t.fsdp_grad_ckpt)
     a += ", or recompute activations with fsdp_grad_ckpt: true";
@@ -114,12 +114,12 @@ class TrainingDriver {
  public:
   TrainingDriver(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunOptions& o, TrainingRunResult& r)
       : hw_(hw),
-        t_(w.training),
+        t_(w.training()),
         o_(o),
         r_(r),
-        lazy_optimizer_state_(framework_personality(w.training).lazy_optimizer_state),
-        source_(hw, w.training),
-        loop_(hw, setup(hw, w.training), source_, o, r) {}
+        lazy_optimizer_state_(framework_personality(w.training()).lazy_optimizer_state),
+        source_(hw, w.training()),
+        loop_(hw, setup(hw, w.training()), source_, o, r) {}
 
   void run();
 
@@ -128,9 +128,9 @@ class TrainingDriver {
     LoopSetup s;
     s.framework = framework_personality(t);
     s.devices = slice_devices(hw);
-    s.launcher = t.launcher;
+    s.launcher = enum_name(t.launcher);
     s.make_cache = [&t] { return make_compile_cache(t); };
-    s.remote_input = t.choices.tpu_runtime == TpuRuntime::kNode;
+    s.remote_input = t.tpu_runtime == TpuRuntime::kNode;
     s.out_of_hbm_advice = [&t](bool state_alone_too_big) { return out_of_hbm_advice(t, state_alone_too_big); };
     return s;
   }
@@ -169,13 +169,13 @@ void TrainingDriver::run() {
   // Data-parallel replicas (Accelerate's processes): the devices, every core on v2/v3, every chip on
   // a megacore (v4), whose cores split each step's batch between them.
   const uint32_t processes = slice_devices(hw_);
-  if (t_.choices.tpu_runtime == TpuRuntime::kNode && t_.choices.data_location == DataLocation::kLocal)
+  if (t_.tpu_runtime == TpuRuntime::kNode && t_.data_location == DataLocation::kLocal)
     throw SimError(fmt::format(
         "tf.data on a TPU Node: UnimplementedError: File system scheme '[local]' not implemented (dataset '{}'). "
         "On a TPU Node the input pipeline runs on your VM but the TPU host reads the files, and it cannot see your "
         "VM's local disk. Copy the dataset to Cloud Storage (gs://...) and set data_location: gcs, or use a TPU VM "
         "(tpu_runtime: vm)", t_.dataset.train));
-  if (t_.choices.framework == FrameworkKind::kTfKeras && !t_.jit_compile)
+  if (t_.framework == FrameworkKind::kTfKeras && !t_.jit_compile)
     r_.diagnostics.push_back({"jit_compile", "jit_compile: false", "TPUStrategy compiles every step with XLA",
                               "nothing to change: jit_compile has no effect on TPU",
                               "jit_compile: false has no effect under TPUStrategy: every step is XLA-compiled", 0});
@@ -188,8 +188,8 @@ void TrainingDriver::run() {
   lo.drop_last = t_.drop_last;
   lo.gradient_accumulation_steps = t_.gradient_accumulation_steps;
   lo.max_length = t_.max_length;
-  lo.padding = t_.choices.padding;
-  if (t_.choices.task == Task::kSeq2seq) lo.max_target_length = t_.max_target_length;
+  lo.padding = t_.padding;
+  if (t_.task == Task::kSeq2seq) lo.max_target_length = t_.max_target_length;
   if (const uint32_t s = image_tokens(t_)) {  // an image task: one fixed sequence, no padding
     lo.max_length = s;
     lo.padding = {};
@@ -201,7 +201,7 @@ void TrainingDriver::run() {
   if (o_.on_stage) o_.on_stage("loading datasets");
   data::Dataset train = load(t_.dataset.train, "train", t_.steps * lo.global_batch());
   data::Dataset eval;
-  if (!t_.dataset.eval.empty() && t_.choices.eval_strategy != EvalStrategy::kNo) eval = load(t_.dataset.eval, "eval", 0);
+  if (!t_.dataset.eval.empty() && t_.eval_strategy != EvalStrategy::kNo) eval = load(t_.dataset.eval, "eval", 0);
   // Task seq2seq: each source example gets a target length (Dataset::with_targets); an endless
   // synthetic target takes the source's count.
   if (!t_.dataset.train_target.empty())
@@ -211,8 +211,8 @@ void TrainingDriver::run() {
 
   // notebook_launcher forks the processes; a model built inside the training function is a copy per
   // process (docs/sources.md: the cryptic SIGSEGV on small hosts).
-  if (t_.choices.launcher == Launcher::kNotebookFork) {
-    const BuiltStep& probe = loop_.program({GraphKind::kEval, 1, 1, false, t_.choices.task == Task::kSeq2seq ? 1u : 0u});
+  if (t_.launcher == Launcher::kNotebookFork) {
+    const BuiltStep& probe = loop_.program({GraphKind::kEval, 1, 1, false, t_.task == Task::kSeq2seq ? 1u : 0u});
     const HostRamNeed ram = host_ram_need(hw_.host, processes, probe.parameter_bytes, t_.build_model_in_each_process);
     if (!ram.fits())
       throw SimError(fmt::format(
@@ -255,10 +255,10 @@ void TrainingDriver::run() {
         r_.logging_sync_s += loop_.wait_for_device(uint64_t(devices_per_chip(hw_.chip)) * item.host_bytes_fixed, 0);
         ++r_.logging_syncs;
       }
-      if (st.sync && t_.choices.eval_strategy == EvalStrategy::kSteps && r_.optimizer_steps % t_.eval_steps == 0) evaluate(eval, lo, epoch);
+      if (st.sync && t_.eval_strategy == EvalStrategy::kSteps && r_.optimizer_steps % t_.eval_steps == 0) evaluate(eval, lo, epoch);
     }
     r_.epochs_run = epoch + 1;
-    if (t_.choices.eval_strategy == EvalStrategy::kEpoch && !eval.empty()) evaluate(eval, lo, epoch);
+    if (t_.eval_strategy == EvalStrategy::kEpoch && !eval.empty()) evaluate(eval, lo, epoch);
   }
   // The end of training (saving, the final loss) waits for the device too.
   loop_.sync_host(0);
@@ -276,8 +276,8 @@ uint64_t TrainingDriver::check_run_length(const data::Dataset& train, const data
   if (t_.steps) train_total = std::min<u128>(train_total, t_.steps);
   const uint64_t epochs_run = per_epoch.steps ? uint64_t(std::min<u128>(t_.epochs, (train_total + per_epoch.steps - 1) / per_epoch.steps)) : 0;
   u128 eval_passes = 0;
-  if (!eval.empty() && t_.choices.eval_strategy == EvalStrategy::kEpoch) eval_passes = epochs_run;
-  if (!eval.empty() && t_.choices.eval_strategy == EvalStrategy::kSteps && t_.eval_steps > 0 && per_epoch.steps)
+  if (!eval.empty() && t_.eval_strategy == EvalStrategy::kEpoch) eval_passes = epochs_run;
+  if (!eval.empty() && t_.eval_strategy == EvalStrategy::kSteps && t_.eval_steps > 0 && per_epoch.steps)
     eval_passes = train_total * per_epoch.optimizer_steps / per_epoch.steps / t_.eval_steps;
   const u128 eval_per_pass = eval_passes ? data::plan_eval(eval, lo, t_.eval_per_device_batch_size, {"workload", "", 0}).steps.size() : 0;
   const u128 total = train_total + eval_passes * eval_per_pass;
@@ -300,7 +300,7 @@ uint64_t TrainingDriver::check_run_length(const data::Dataset& train, const data
 
 void TrainingDriver::evaluate(const data::Dataset& eval, const data::LoaderOptions& lo, uint32_t epoch) {
   if (o_.on_stage)
-    o_.on_stage(t_.choices.eval_strategy == EvalStrategy::kSteps ? fmt::format("evaluation after optimizer step {}", r_.optimizer_steps)
+    o_.on_stage(t_.eval_strategy == EvalStrategy::kSteps ? fmt::format("evaluation after optimizer step {}", r_.optimizer_steps)
                                             : fmt::format("evaluation after epoch {}", epoch + 1));
   const data::EpochPlan ep = data::plan_eval(eval, lo, t_.eval_per_device_batch_size, {"workload", "", 0});
   uint64_t logits_bytes = 0;
@@ -317,9 +317,9 @@ void TrainingDriver::evaluate(const data::Dataset& eval, const data::LoaderOptio
 }  // namespace
 
 TrainingRunResult run_training(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunOptions& opts) {
-  if (w.kind != "training")
-    throw ConfigError({"", "kind", 0, w.kind, "run_training needs a workload of kind: training", ""});
-  if (!w.training.auto_find_batch_size) {
+  if (w.kind() != WorkloadKind::kTraining)
+    throw ConfigError({"", "kind", 0, enum_name(w.kind()), "run_training needs a workload of kind: training", ""});
+  if (!w.training().auto_find_batch_size) {
     TrainingRunResult r;
     TrainingDriver(hw, w, opts, r).run();
     return r;
@@ -330,8 +330,8 @@ TrainingRunResult run_training(const HwConfig& hw, const WorkloadConfig& w, cons
   // (the simulation is deterministic).
   WorkloadConfig wb = w;
   BatchSearch search;
-  for (uint32_t b = w.training.per_device_batch_size;; b /= 2) {
-    wb.training.per_device_batch_size = b;
+  for (uint32_t b = w.training().per_device_batch_size;; b /= 2) {
+    wb.training().per_device_batch_size = b;
     search.tried.push_back(b);
     TrainingRunResult r;
     TrainingRunOptions quiet = opts;

@@ -53,7 +53,7 @@ const ProgramRecord* steady_train_program(const TrainingRunResult& r) {
   const ProgramRecord* best = nullptr;
   for (const ProgramRecord& p : r.programs) {
     if (!p.op_profile || p.op_profile->entries.empty()) continue;
-    auto rank = [](const ProgramRecord& x) { return std::pair(x.graph == "train", x.executions); };
+    auto rank = [](const ProgramRecord& x) { return std::pair(x.graph == GraphKind::kTrain, x.executions); };
     if (!best || rank(p) > rank(*best)) best = &p;
   }
   return best;

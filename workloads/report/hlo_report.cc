@@ -45,7 +45,7 @@ nlohmann::ordered_json hlo_spmd_json(const hlo::SpmdReport& s, const hlo::HloSta
 }
 
 json make_hlo_report(const HwConfig& hw, const WorkloadConfig& w, const HloRunResult& r, const RunContext& ctx) {
-  const HloWorkload& h = w.hlo;
+  const HloWorkload& h = w.hlo();
   json j;
   j["tpusim"] = {{"version", TPUSIM_VERSION}, {"config_hash", config_hash(ctx)}};
   json wall = {{"parse", r.parse_wall_s}, {"compile", r.compile_wall_s}, {"simulate", r.simulate_wall_s}};
@@ -64,9 +64,9 @@ json make_hlo_report(const HwConfig& hw, const WorkloadConfig& w, const HloRunRe
              {"core_peak_tflop_per_s", resolve_hw(hw).core_peak_tflop_per_s},
              {"host_cpus", hw.host.cpus},
              {"host_cpu_ghz", hw.host.cpu_ghz}};
-  j["workload"] = {{"name", w.name},           {"kind", w.kind},
+  j["workload"] = {{"name", w.name},           {"kind", enum_name(w.kind())},
                    {"module", h.module},       {"module_name", h.module_name},
-                   {"framework", h.framework}, {"replicas", r.cores},
+                   {"framework", enum_name(h.framework)}, {"replicas", r.cores},
                    {"steps", h.steps},         {"processes", r.processes},
                    {"clients", r.framework},   {"while_trip_count", h.while_trip_count}};
   const TimeBreakdown& b = r.breakdown;
@@ -130,7 +130,7 @@ json make_hlo_report(const HwConfig& hw, const WorkloadConfig& w, const HloRunRe
 }
 
 std::string format_hlo_summary(const HwConfig& hw, const WorkloadConfig& w, const HloRunResult& r, const RunContext& ctx) {
-  const HloWorkload& h = w.hlo;
+  const HloWorkload& h = w.hlo();
   std::string o;
   auto line = [&](const char* k, const std::string& v) { o += fmt::format("{:<10} {}\n", k, v); };
   static const ProgramRecord none;
@@ -139,7 +139,7 @@ std::string format_hlo_summary(const HwConfig& hw, const WorkloadConfig& w, cons
   line("module", fmt::format("{} ({}), replica_count {}, num_partitions {}", r.module_name, r.module_file,
                              r.module_replica_count, r.module_num_partitions));
   line("workload", fmt::format("{} steps on {} core{} of {} ({} chips x {} TensorCores), {}: {}", h.steps, r.cores,
-                               r.cores == 1 ? "" : "s", hw.name, hw.slice.chips(), hw.chip.cores, h.framework, r.framework));
+                               r.cores == 1 ? "" : "s", hw.name, hw.slice.chips(), hw.chip.cores, enum_name(h.framework), r.framework));
   // A convolution network's flops are its convolutions': "dot 0 GFLOP" alone said nothing of them.
   const std::string conv = r.stats.convolution_flops
                                ? fmt::format(", convolution {:.3g} GFLOP", double(r.stats.convolution_flops) / 1e9)

@@ -248,13 +248,13 @@ json make_report(const HwConfig& hw, const WorkloadConfig& w, const KernelRunRes
                {"vmem_size_mib", chip.core.vmem.size_mib},
                {"hbm_size_gib", chip.hbm.size_gib},
                {"hbm_bandwidth_gbyte_per_s", chip.hbm.bandwidth_gbyte_per_s},
-               {"hbm_ownership", chip.hbm.ownership},
+               {"hbm_ownership", enum_name(chip.hbm.ownership)},
                {"core_peak_tflop_per_s", rhw.core_peak_tflop_per_s},
                {"core_peak_hbm_gbyte_per_s", rhw.core_peak_hbm_gbyte_per_s}};
 
-  const KernelWorkload& k = w.kernel;
-  rep["workload"] = {{"name", w.name},   {"kind", w.kind},         {"kernel", k.kernel},
-                     {"shape", k.shape}, {"dtype", k.dtype},       {"precision", k.precision},
+  const KernelWorkload& k = w.kernel();
+  rep["workload"] = {{"name", w.name},   {"kind", enum_name(w.kind())},        {"kernel", k.kernel},
+                     {"shape", k.shape}, {"dtype", k.dtype},       {"precision", enum_name(k.precision)},
                      {"chip", k.chip},   {"core", k.core},         {"program", r.program_name}};
 
   rep["summary"] = {{"device_cycles", s.device_cycles},
@@ -405,12 +405,12 @@ std::string write_report(const std::string& dir, const json& report) {
 std::string format_summary(const HwConfig& hw, const WorkloadConfig& w, const KernelRunResult& r,
                            const RunContext& ctx) {
   const KernelSummary s = summarize(hw, r);
-  const KernelWorkload& k = w.kernel;
+  const KernelWorkload& k = w.kernel();
   std::string o;
   auto line = [&o](std::string_view label, const std::string& text) { o += fmt::format("{:<10} {}\n", label, text); };
 
   line("configs", fmt::format("{} + {}", ctx.hw_file, ctx.workload_file));
-  line("kernel", fmt::format("{} ({}), {} in HBM, precision {}", k.kernel, shape_text(k), k.dtype, k.precision));
+  line("kernel", fmt::format("{} ({}), {} in HBM, precision {}", k.kernel, shape_text(k), k.dtype, enum_name(k.precision)));
   line("hardware", fmt::format("{} (TPU {}, {} chips x {} TensorCore{} at {:g} MHz), running on chip {} core {}",
                                hw.name, hw.chip.generation, hw.slice.chips(), hw.chip.cores,
                                hw.chip.cores == 1 ? "" : "s", s.clock_mhz, k.chip,

@@ -76,8 +76,8 @@ json metric_json(const MetricSamples& m, const std::string& unit) {
 }
 
 json step_json(const StepRecord& s) {
-  json j = {{"index", s.index},       {"kind", s.kind},
-          {"graph", s.graph},         {"grad_buffers", s.grad_buffers},
+  json j = {{"index", s.index},       {"kind", enum_name(s.kind)},
+          {"graph", enum_name(s.graph)},         {"grad_buffers", s.grad_buffers},
           {"epoch", s.epoch},         {"compiling_processes", s.compiling_processes},
           {"batch", s.batch},         {"seq", s.seq},
           {"examples", s.examples},   {"compile", s.compiled ? "compiled" : s.persistent_hit ? "persistent" : "cached"},
@@ -96,7 +96,7 @@ json program_json(const ProgramRecord& p) {
   for (const auto& a : p.allreduces)
     allreduces.push_back({{"bytes", a.bytes}, {"algorithm", a.algorithm}, {"starts_after", a.starts_after},
                           {"overlapped", a.overlapped}});
-  json j = {{"name", p.name}, {"graph", p.graph}, {"key", p.key}, {"batch", p.batch}, {"seq", p.seq},
+  json j = {{"name", p.name}, {"graph", enum_name(p.graph)}, {"key", p.key}, {"batch", p.batch}, {"seq", p.seq},
             {"graph_nodes", p.graph_nodes}, {"hlo_ops", p.hlo_ops}, {"kernels", p.kernels},
             {"persistent_bytes", p.persistent_bytes}, {"peak_hbm_bytes", p.peak_hbm_bytes},
             {"parameter_bytes", p.parameter_bytes}, {"optimizer_state_bytes", p.optimizer_state_bytes},
@@ -163,7 +163,7 @@ json step_program_units() {
 
 json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunResult& r,
                           const RunContext& ctx) {
-  const TrainingWorkload& t = w.training;
+  const TrainingWorkload& t = w.training();
   json j;
   j["tpusim"] = {{"version", TPUSIM_VERSION}, {"config_hash", config_hash(ctx.hw_dump, ctx.workload_dump)}};
   j["run"] = {{"engine", r.engine},
@@ -185,23 +185,23 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
              {"host_cpus", hw.host.cpus},
              {"host_cpu_ghz", hw.host.cpu_ghz},
              {"host_ram_gib", hw.host.ram_gib}};
-  j["workload"] = {{"name", w.name},         {"kind", w.kind},
-                   {"model", t.model},       {"task", t.task},
+  j["workload"] = {{"name", w.name},         {"kind", enum_name(w.kind())},
+                   {"model", t.model},       {"task", enum_name(t.task)},
                    // The parameters of the class `tpusim models` counts (BertModel, GPT2LMHeadModel with
                    // its tied head once, ViTModel): no task head.
                    {"model_parameters", base_model_parameters(t)},
-                   {"framework", t.framework}, {"precision", t.precision},
-                   {"optimizer", t.optimizer}, {"padding", t.padding},
+                   {"framework", enum_name(t.framework)}, {"precision", enum_name(t.precision)},
+                   {"optimizer", enum_name(t.optimizer)}, {"padding", t.padding.to_string()},
                    {"max_length", t.max_length}, {"per_device_batch_size", t.per_device_batch_size},
                    {"eval_per_device_batch_size", t.eval_per_device_batch_size},
                    {"global_batch", r.global_batch}, {"processes", r.processes},
                    {"replicas", r.replicas}, {"clients", r.framework},
-                   {"steps_per_execution", t.steps_per_execution}, {"tpu_runtime", t.tpu_runtime},
-                   {"data_location", t.data_location},
-                   {"epochs", t.epochs},     {"launcher", t.launcher},
-                   {"sharding", t.sharding}, {"fsdp_grad_ckpt", t.fsdp_grad_ckpt}, {"overlap_collectives", t.overlap_collectives},
+                   {"steps_per_execution", t.steps_per_execution}, {"tpu_runtime", enum_name(t.tpu_runtime)},
+                   {"data_location", enum_name(t.data_location)},
+                   {"epochs", t.epochs},     {"launcher", enum_name(t.launcher)},
+                   {"sharding", enum_name(t.sharding)}, {"fsdp_grad_ckpt", t.fsdp_grad_ckpt}, {"overlap_collectives", t.overlap_collectives},
                    {"ignored_keys", t.ignored_keys}};  // Hugging Face / Accelerate names without effect
-  if (t.choices.task == Task::kSeq2seq) {  // the targets (other tasks' reports carry no such keys)
+  if (t.task == Task::kSeq2seq) {  // the targets (other tasks' reports carry no such keys)
     j["workload"]["max_target_length"] = t.max_target_length;
     j["workload"]["train_target"] = t.dataset.train_target;
   }
@@ -229,7 +229,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                   {"breakdown_s",
                    {{"compile", b.compile}, {"warmup", b.warmup}, {"host", b.host}, {"device", b.device},
                     {"allreduce", b.allreduce}, {"eval", b.eval}}}};
-  j["summary"]["sharding"] = t.sharding;
+  j["summary"]["sharding"] = enum_name(t.sharding);
   j["summary"]["energy"] = training_energy_json(training_energy(hw, r));
   j["summary"]["cost"] = cost_json(training_cost(hw, r));
   // Trainer settings off by default: their fields appear only when set (earlier reports unchanged).
@@ -239,8 +239,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
     j["summary"]["breakdown_s"]["batch_search"] = b.batch_search;
   }
   if (t.logging_steps) j["summary"]["logging_syncs"] = {{"count", r.logging_syncs}, {"time_s", r.logging_sync_s}};
-  if (t.choices.eval_strategy != EvalStrategy::kEpoch) j["workload"]["eval_strategy"] = t.eval_strategy;
-  if (t.choices.eval_precision != EvalPrecision::kSame) j["workload"]["eval_precision"] = t.eval_precision;
+  if (t.eval_strategy != EvalStrategy::kEpoch) j["workload"]["eval_strategy"] = enum_name(t.eval_strategy);
+  if (t.eval_precision != EvalPrecision::kSame) j["workload"]["eval_precision"] = enum_name(t.eval_precision);
   j["summary"]["memory"] = memory_json(r.peak_memory);
   const CollectiveStats& ct = r.collective_time;
   auto kind_json = [&](isa::Collective k, uint64_t bytes) {
@@ -314,7 +314,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
 
 std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunResult& r,
                                     const RunContext& ctx) {
-  const TrainingWorkload& t = w.training;
+  const TrainingWorkload& t = w.training();
   std::string o;
   auto line = [&](const char* k, const std::string& v) { o += fmt::format("{:<10} {}\n", k, v); };
   line("configs", ctx.hw_file + " + " + ctx.workload_file);
@@ -322,12 +322,12 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   // An image task has one sequence fixed by the image: padding and max_length do not apply.
   const uint32_t image_seq = image_tokens(t);
   const std::string shape = image_seq ? fmt::format("image_size {} ({} tokens)", t.image_size, image_seq)
-                                      : fmt::format("padding {}, max_length {}", t.padding, t.max_length);
+                                      : fmt::format("padding {}, max_length {}", t.padding.to_string(), t.max_length);
   const std::string data = t.dataset.train_target.empty() ? t.dataset.train
                                                          : fmt::format("{} -> {}", t.dataset.train, t.dataset.train_target);
-  const std::string seq2seq = t.choices.task == Task::kSeq2seq ? fmt::format(", max_target_length {}", t.max_target_length) : "";
-  line("workload", fmt::format("{} {} on {}, {}, {}{}, precision {}, {}", t.model, t.task, data, length,
-                               shape, seq2seq, t.precision, t.optimizer));
+  const std::string seq2seq = t.task == Task::kSeq2seq ? fmt::format(", max_target_length {}", t.max_target_length) : "";
+  line("workload", fmt::format("{} {} on {}, {}, {}{}, precision {}, {}", t.model, enum_name(t.task), data, length,
+                               shape, seq2seq, enum_name(t.precision), enum_name(t.optimizer)));
   line("hardware", fmt::format("{} ({} chips x {} TensorCore{}{}), {}, {} host{} of {} CPUs at {} GHz",
                                hw.name, hw.slice.chips(), hw.chip.cores, hw.chip.cores == 1 ? "" : "s",
                                r.megacore ? ", one megacore device per chip" : "",
@@ -370,7 +370,7 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                              double(cmem_size_bytes(hw.chip)) / (1 << 20)));
   }
   const compiler::MemoryBreakdown& m = r.peak_memory;
-  line("", fmt::format("{}: parameters {}{}, gradients {}, optimizer state {}, activations {}", t.sharding,
+  line("", fmt::format("{}: parameters {}{}, gradients {}, optimizer state {}, activations {}", enum_name(t.sharding),
                        gib(m.parameter_bytes),
                        m.gathered_parameter_bytes ? fmt::format(" (+ {} gathered)", gib(m.gathered_parameter_bytes)) : "",
                        gib(m.gradient_bytes), gib(m.optimizer_state_bytes), gib(m.activation_bytes)));
