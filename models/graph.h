@@ -244,6 +244,9 @@ class Graph {
   // Appends a copy of `n` (any op, already checked by the graph it came from) with a new id; its
   // inputs must be ids of this graph. For graph rewrites (models/recompute.h).
   int append_copy(Node n) { return add(std::move(n)); }
+  // Moves node `id` out, leaving its name and lists empty: for a rewrite into a new graph of a graph
+  // that is discarded afterwards (its other nodes stay readable until they are taken).
+  Node take_node(int id) { return std::move(nodes_.at(size_t(id))); }
 
   // Element-wise binary op with `b` broadcast along the dimensions of `a` it lacks: `b_dims` lists
   // the dimension of `a` that each dimension of `b` maps to (empty for a scalar constant).

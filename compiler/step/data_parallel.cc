@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "compiler/collectives/collectives.h"
 #include "compiler/lower/lowering.h"
@@ -22,27 +23,30 @@ uint32_t replicas_per_chip(const std::vector<CoreId>& ring) {
 }
 
 // Copies nodes of `from` into `to` in the order asked, each once, its inputs renamed: a gradient
-// read after the all-reduces by its reduced value, anything else by its copy.
+// read after the all-reduces by its reduced value, anything else by its copy. With `movable` (which
+// is `from`, to be discarded) it moves each node instead of copying it.
 class Rewriter {
  public:
-  Rewriter(const models::Graph& from, models::Graph& to) : from_(from), to_(to), id_(from.nodes().size(), -1) {}
+  Rewriter(const models::Graph& from, models::Graph& to, models::Graph* movable)
+      : from_(from), to_(to), movable_(movable), id_(from.nodes().size(), -1), reduced_(from.nodes().size(), -1) {}
 
   // Copies `x` after whatever of its inputs is not copied yet.
   int ensure(int x) {
     if (id_[size_t(x)] >= 0) return id_[size_t(x)];
     for (int in : from_.node(x).inputs) ensure(in);
-    models::Node c = from_.node(x);
-    for (int& in : c.inputs) in = reduced_.count(in) ? reduced_[in] : id_[size_t(in)];
+    models::Node c = movable_ ? movable_->take_node(x) : from_.node(x);
+    for (int& in : c.inputs) in = reduced_[size_t(in)] >= 0 ? reduced_[size_t(in)] : id_[size_t(in)];
     return id_[size_t(x)] = to_.append_copy(std::move(c));
   }
-  void reduce(int grad, int value) { reduced_[grad] = value; }
+  void reduce(int grad, int value) { reduced_[size_t(grad)] = value; }
   int id(int x) const { return id_[size_t(x)]; }
 
  private:
   const models::Graph& from_;
   models::Graph& to_;
+  models::Graph* movable_;
   std::vector<int> id_;
-  std::map<int, int> reduced_;  // gradient -> its all-reduced value
+  std::vector<int> reduced_;  // gradient -> its all-reduced value (-1: none)
 };
 
 }  // namespace
@@ -74,7 +78,9 @@ std::vector<std::vector<int>> gradient_buckets(const models::Graph& g, std::vect
   return buckets;
 }
 
-SpmdStep data_parallel_step(const DataParallelStep& step, const HwConfig& hw, uint32_t replicas) {
+namespace {
+
+SpmdStep write_step(const DataParallelStep& step, models::Graph* movable, const HwConfig& hw, uint32_t replicas) {
   const models::Graph& g = *step.graph;
   SpmdStep s;
   s.cores = ring_order(hw);
@@ -88,7 +94,8 @@ SpmdStep data_parallel_step(const DataParallelStep& step, const HwConfig& hw, ui
   s.device_update = cores_per_device(hw.chip) > 1;
 
   // The update: what reads (transitively) a gradient runs after the all-reduces.
-  const FusionPlan plan = plan_fusions(g);
+  FusionPlan planned_here;
+  const FusionPlan& plan = step.fusions ? *step.fusions : (planned_here = plan_fusions(g));
   const std::set<int> grads(step.grads.begin(), step.grads.end());
   std::vector<bool> after(g.nodes().size(), false);
   for (const auto& node : g.nodes())  // node ids are topological
@@ -112,7 +119,7 @@ SpmdStep data_parallel_step(const DataParallelStep& step, const HwConfig& hw, ui
   }
 
   models::Graph& out = s.graph;
-  Rewriter rw(g, out);
+  Rewriter rw(g, out, movable);
   for (const auto& node : g.nodes())  // parameters and literals first, in their order
     if (node.kind == models::OpKind::kParameter || node.kind == models::OpKind::kConstant) rw.ensure(node.id);
   auto emit_kernel = [&](const Fusion& f) {
@@ -154,6 +161,17 @@ SpmdStep data_parallel_step(const DataParallelStep& step, const HwConfig& hw, ui
   for (const auto& node : g.nodes())
     if (after[size_t(node.id)] && !grads.count(node.id)) s.device_split.push_back(rw.id(node.id));
   return s;
+}
+
+}  // namespace
+
+SpmdStep data_parallel_step(const DataParallelStep& step, const HwConfig& hw, uint32_t replicas) {
+  return write_step(step, nullptr, hw, replicas);
+}
+
+SpmdStep data_parallel_step(const DataParallelStep& step, models::Graph&& graph, const HwConfig& hw, uint32_t replicas) {
+  if (step.graph != &graph) throw std::logic_error("data_parallel_step: `graph` must be the step's graph");
+  return write_step(step, &graph, hw, replicas);
 }
 
 }  // namespace tpusim::compiler

@@ -28,6 +28,7 @@
 
 #include "compiler/collectives/collective_plan.h"
 #include "compiler/compile_cache.h"
+#include "compiler/plan/fusion.h"
 #include "compiler/step/spmd_step.h"
 #include "models/graph.h"
 #include "sim/hw/hw_config.h"
@@ -36,6 +37,7 @@ namespace tpusim::compiler {
 
 struct DataParallelStep {
   const models::Graph* graph = nullptr;  // forward + backward + update of one replica
+  const FusionPlan* fusions = nullptr;   // graph's fusion plan when the caller planned it already (else planned here)
   std::vector<int> grads;        // gradients to all-reduce; empty: no all-reduce (evaluation, or a
                                  // gradient-accumulation micro-step that does not sync)
   std::map<int, int> donated;    // output node -> the input parameter whose buffer it overwrites
@@ -63,5 +65,8 @@ CacheKey step_cache_key(const DataParallelStep& step);
 // order (0: all of them; 1: one core, no all-reduce). Its CMEM share is the whole slice's (a
 // 1-replica compile places what each replica does).
 SpmdStep data_parallel_step(const DataParallelStep& step, const HwConfig& hw, uint32_t replicas = 0);
+// The same, moving the nodes out of `graph` (the step's own graph, *step.graph, which the caller
+// discards afterwards) instead of copying them.
+SpmdStep data_parallel_step(const DataParallelStep& step, models::Graph&& graph, const HwConfig& hw, uint32_t replicas = 0);
 
 }  // namespace tpusim::compiler

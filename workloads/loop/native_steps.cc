@@ -43,7 +43,7 @@ NativeSteps::~NativeSteps() = default;
 // Each variant's graph is built once: info() alone builds it and keeps it for a get() of the same
 // variant (one graph at a time: a process's lookup of a variant the device never runs does not
 // pile up graphs); get() builds it if info() did not and compiles it.
-const StepInfo& NativeSteps::remember_info(const StepVariant& v, const StepGraph& sg) {
+const StepInfo& NativeSteps::remember_info(const StepVariant& v, StepGraph& sg) {
   if (auto it = info_.find(v); it != info_.end()) return it->second;
   StepInfo i;
   i.name = fmt::format("{}{} B={} S={}{}{}", graph_kind_name(v.kind), v.grad_buffers ? "+grad" : "", v.batch, v.seq,
@@ -63,7 +63,8 @@ const StepInfo& NativeSteps::remember_info(const StepVariant& v, const StepGraph
   i.graph_nodes = g.nodes().size();
   i.key = device_key(compiler::step_cache_key(sg.dp), hw_, v.batch);
   i.hlo_ops = g.nodes().size();
-  i.kernels = uint32_t(compiler::plan_fusions(g).fusions.size());
+  if (!sg.fusions) sg.fusions = compiler::plan_fusions(g);  // the step compile reads it too
+  i.kernels = uint32_t(sg.fusions->fusions.size());
   i.parameter_bytes = role_bytes(g, models::ParamRole::kTrainable);
   i.optimizer_state_bytes = role_bytes(g, models::ParamRole::kOptimizerState);
   return info_.emplace(v, std::move(i)).first->second;
@@ -97,14 +98,16 @@ BuiltStep& NativeSteps::get(const StepVariant& v) {
   s.parameter_bytes = i.parameter_bytes;
   s.optimizer_state_bytes = i.optimizer_state_bytes;
   if (sg->fsdp) s.recompute_flops = sg->fsdp->recompute_flops;
+  compiler::SpmdStep spmd;
   if (sg->fsdp) {
-    s.compiled = compiler::compile_spmd_step(compiler::fsdp_step(*sg->fsdp, hw_), hw_, s.name);
-    s.memory = compiler::breakdown_at_peak(s.compiled.memory);
+    spmd = compiler::fsdp_step(*sg->fsdp, hw_);
   } else {
-    const compiler::SpmdStep spmd = compiler::data_parallel_step(sg->dp, hw_);
-    s.compiled = compiler::compile_spmd_step(spmd, hw_, s.name);
-    s.memory = compiler::breakdown_at_peak(s.compiled.memory);
+    sg->dp.fusions = sg->fusions ? &*sg->fusions : nullptr;
+    spmd = compiler::data_parallel_step(sg->dp, std::move(sg->fwd.graph), hw_);  // sg is discarded below
   }
+  sg.reset();  // the SPMD step holds its own graph: the model's is not needed while it compiles
+  s.compiled = compiler::compile_spmd_step(spmd, hw_, s.name);
+  s.memory = compiler::breakdown_at_peak(s.compiled.memory);
   // As the host counts them for its compile: the step graph's ops and kernels, before the
   // partitioner adds its collectives; the key with the device's batch on a megacore.
   s.compiled.key = i.key;

@@ -30,7 +30,7 @@ class NativeSteps : public StepSource {
   // The variant's graph, built once: what info() built (kept until get() takes it, one at a time),
   // else a new one.
   std::unique_ptr<StepGraph> take_graph(const StepVariant& v);
-  const StepInfo& remember_info(const StepVariant& v, const StepGraph& sg);
+  const StepInfo& remember_info(const StepVariant& v, StepGraph& sg);
 
   const HwConfig& hw_;
   const TrainingWorkload& w_;

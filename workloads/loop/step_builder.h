@@ -7,6 +7,7 @@
 #include <compare>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "compiler/step/data_parallel.h"
 #include "compiler/step/fsdp_graphs.h"
@@ -20,6 +21,7 @@ namespace tpusim {
 struct StepGraph {
   models::ModelGraph fwd;              // data parallel: the whole step graph (fsdp: moved into `fsdp`)
   compiler::DataParallelStep dp;       // data parallel: gradients, donation; dp.graph = &fwd.graph
+  std::optional<compiler::FusionPlan> fusions;  // data parallel: fwd.graph's, planned once (NativeSteps)
   std::unique_ptr<compiler::FsdpGraphs> fsdp;  // sharding: fsdp
 };
 
