@@ -31,7 +31,7 @@ WorkloadConfig kernel(const std::string& name, std::map<std::string, uint64_t> s
   w.name = name;
   w.kernel().kernel = name;
   w.kernel().shape = std::move(shape);
-  w.kernel().dtype = "f32";
+  w.kernel().dtype = models::DType::kF32;
   return w;
 }
 

@@ -26,7 +26,7 @@ TEST(WorkloadConfig, KernelWithDefaults) {
   EXPECT_EQ(w.name, "kernel_mm");
   EXPECT_EQ(w.kernel().kernel, "matmul");
   EXPECT_EQ(w.kernel().shape, (std::map<std::string, uint64_t>{{"m", 1024}, {"k", 512}, {"n", 256}}));
-  EXPECT_EQ(w.kernel().dtype, "f32");
+  EXPECT_EQ(w.kernel().dtype, models::DType::kF32);
   EXPECT_EQ(w.kernel().precision, models::DotPrecision::kDefault);
   EXPECT_EQ(w.kernel().chip, 0u);
   EXPECT_EQ(w.kernel().core, 0u);
@@ -39,7 +39,7 @@ TEST(WorkloadConfig, DumpRoundTrips) {
   const WorkloadConfig back = load(y);
   EXPECT_EQ(back.name, "mm");
   EXPECT_EQ(back.kernel().shape, w.kernel().shape);
-  EXPECT_EQ(back.kernel().dtype, "bf16");
+  EXPECT_EQ(back.kernel().dtype, models::DType::kBF16);
   EXPECT_EQ(back.kernel().precision, models::DotPrecision::kHighest);
   EXPECT_EQ(back.kernel().core, 1u);
   EXPECT_EQ(dump_workload_config(back), y);
@@ -90,7 +90,7 @@ TEST(WorkloadConfig, OneOfFields) {
 TEST(WorkloadConfig, Overrides) {
   const WorkloadConfig w = load(kMatmul, {parse_override("shape.m=2048"), parse_override("dtype=bf16")});
   EXPECT_EQ(w.kernel().shape.at("m"), 2048u);
-  EXPECT_EQ(w.kernel().dtype, "bf16");
+  EXPECT_EQ(w.kernel().dtype, models::DType::kBF16);
   const WorkloadConfig s = load(kMatmul, {parse_override("kernel=softmax"), parse_override("shape={rows: 8, cols: 16}")});
   EXPECT_EQ(s.kernel().shape, (std::map<std::string, uint64_t>{{"rows", 8}, {"cols", 16}}));  // a map is replaced
   auto e = config_error_of([] { load(kMatmul, {parse_override("shape.m=0")}); });

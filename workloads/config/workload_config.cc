@@ -66,7 +66,7 @@ const Schema<WorkloadConfig>& kernel_schema() {
         .details("Per kernel: " + kernel_list_doc());
     s.field(&WorkloadConfig::spec, &KernelWorkload::dtype, "dtype")
         .one_of({models::dtype_name(models::DType::kF32), models::dtype_name(models::DType::kBF16)})
-        .default_value("f32")
+        .default_value(models::DType::kF32)
         .doc("element type of the tensors in HBM");
     s.field(&WorkloadConfig::spec, &KernelWorkload::precision, "precision")
         .default_value(models::DotPrecision::kDefault)

@@ -12,6 +12,7 @@
 #include "compiler/hlo/hlo_spmd.h"
 #include "config/hw_loader.h"
 #include "models/families.h"
+#include "models/dtype_text.h"
 #include "models/graph.h"
 #include "models/model.h"
 #include "models/optimizers.h"
@@ -31,7 +32,7 @@ struct KeyOrigin {
 struct KernelWorkload {
   std::string kernel;                      // matmul | layernorm | softmax | attention | encoder_block
   std::map<std::string, uint64_t> shape;   // keys per kernel, see models/kernel_specs.h
-  std::string dtype = "f32";               // tensor dtype in HBM: f32 | bf16
+  models::DType dtype = models::DType::kF32;  // tensor dtype in HBM: f32 | bf16
   models::DotPrecision precision = models::DotPrecision::kDefault;  // fp32 matmul passes: default (1) | high (3) | highest (6)
   uint32_t chip = 0;                       // which chip and core run it
   uint32_t core = 0;

@@ -42,7 +42,7 @@ compiler::KernelRequest kernel_request(const KernelWorkload& k) {
   compiler::KernelRequest req;
   req.kernel = k.kernel;
   req.shape = k.shape;
-  req.dtype = models::parse_float_dtype(k.dtype).value();  // the schema checked the name (f32 | bf16)
+  req.dtype = k.dtype;
   req.precision = k.precision;
   req.chip = k.chip;
   req.core = k.core;

@@ -254,7 +254,7 @@ json make_report(const HwConfig& hw, const WorkloadConfig& w, const KernelRunRes
 
   const KernelWorkload& k = w.kernel();
   rep["workload"] = {{"name", w.name},   {"kind", enum_name(w.kind())},        {"kernel", k.kernel},
-                     {"shape", k.shape}, {"dtype", k.dtype},       {"precision", enum_name(k.precision)},
+                     {"shape", k.shape}, {"dtype", models::dtype_name(k.dtype)},       {"precision", enum_name(k.precision)},
                      {"chip", k.chip},   {"core", k.core},         {"program", r.program_name}};
 
   rep["summary"] = {{"device_cycles", s.device_cycles},
@@ -410,7 +410,7 @@ std::string format_summary(const HwConfig& hw, const WorkloadConfig& w, const Ke
   auto line = [&o](std::string_view label, const std::string& text) { o += fmt::format("{:<10} {}\n", label, text); };
 
   line("configs", fmt::format("{} + {}", ctx.hw_file, ctx.workload_file));
-  line("kernel", fmt::format("{} ({}), {} in HBM, precision {}", k.kernel, shape_text(k), k.dtype, enum_name(k.precision)));
+  line("kernel", fmt::format("{} ({}), {} in HBM, precision {}", k.kernel, shape_text(k), models::dtype_name(k.dtype), enum_name(k.precision)));
   line("hardware", fmt::format("{} (TPU {}, {} chips x {} TensorCore{} at {:g} MHz), running on chip {} core {}",
                                hw.name, hw.chip.generation, hw.slice.chips(), hw.chip.cores,
                                hw.chip.cores == 1 ? "" : "s", s.clock_mhz, k.chip,
