@@ -493,18 +493,13 @@ const Schema<WorkloadConfig>& training_schema() {
 // kind adds an enum value, a name, an alternative of WorkloadConfig::spec and one entry here.
 struct KindSchema {
   WorkloadKind kind;
-  std::string name;
-  std::function<const Schema<WorkloadConfig>&()> schema;
+  const Schema<WorkloadConfig>& (*schema)();
+  std::string name() const { return enum_name(kind); }
 };
 
 const std::vector<KindSchema>& kinds() {
-  static const std::vector<KindSchema> k = [] {
-    std::vector<KindSchema> v;
-    for (const auto& [kind, schema] : std::initializer_list<std::pair<WorkloadKind, const Schema<WorkloadConfig>& (*)()>>{
-             {WorkloadKind::kKernel, kernel_schema}, {WorkloadKind::kTraining, training_schema}, {WorkloadKind::kHlo, hlo_workload_schema}})
-      v.push_back({kind, enum_name(kind), schema});
-    return v;
-  }();
+  static const std::vector<KindSchema> k = {
+      {WorkloadKind::kKernel, kernel_schema}, {WorkloadKind::kTraining, training_schema}, {WorkloadKind::kHlo, hlo_workload_schema}};
   return k;
 }
 
@@ -532,7 +527,7 @@ const KindSchema& schema_of_kind(const config::Node& root, const std::vector<Ove
   if (kind.empty())
     throw ConfigError({root.file, "kind", root.line, "", "missing required key (workload kind; known: " + config::join(kind_names()) + ")", ""});
   for (const auto& k : kinds())
-    if (k.name == kind) return k;
+    if (k.name() == kind) return k;
   const auto c = config::closest(kind, kind_names());
   throw ConfigError({at ? at->file : "--set", "kind", at ? at->line : 0, "",
                      "unknown kind '" + kind + "'; known: " + config::join(kind_names()),

@@ -12,7 +12,7 @@
 #include "compiler/hlo/hlo_spmd.h"
 #include "config/hw_loader.h"
 #include "models/families.h"
-#include "models/dtype_text.h"
+#include "models/dtype_names.h"
 #include "models/graph.h"
 #include "models/model.h"
 #include "models/optimizers.h"
