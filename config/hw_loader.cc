@@ -21,7 +21,7 @@ HwConfig finish(config::Node root, const std::string& origin, const std::vector<
 }  // namespace
 
 HwConfig load_hw_config(const std::string& path, const std::vector<Override>& overrides) {
-  const std::string text = config::read_file(path, config::missing_file_hint(path, "hw"));
+  const std::string text = config::read_config_file(path, "hw");
   config::Node root = config::parse_yaml(text, path);
   config::resolve_includes(root, std::filesystem::path(path).parent_path().string());
   return finish(std::move(root), path, overrides);
@@ -52,14 +52,10 @@ HwConfig load_builtin_hw(const std::string& name, const std::map<std::string, st
                          const std::vector<Override>& overrides, std::string* origin) {
   const std::string dir = std::string(kBuiltinHwDir) + "/";
   const std::string key = dir + name + ".yaml";
-  // `include:` paths in a slice file are relative to configs/hw/: key the embedded files that way too.
-  std::map<std::string, std::string> includes;
-  for (const auto& [p, text] : embedded) {
-    if (p.rfind(dir, 0) == 0) includes.emplace(p.substr(dir.size()), text);
-    includes.emplace(p, text);
-  }
+  // `include:` paths in a slice file are relative to configs/hw/, the base directory given here: they
+  // resolve to the embedded files' keys (configs/hw/chips/...).
   *origin = kEmbeddedOrigin + key;
-  return load_hw_config_text(embedded.at(key), *origin, kBuiltinHwDir, overrides, &includes);
+  return load_hw_config_text(embedded.at(key), *origin, kBuiltinHwDir, overrides, &embedded);
 }
 
 HwConfig load_hw_ref(const std::string& ref, const std::string& base_dir,
@@ -93,7 +89,7 @@ HwConfig load_hw_ref(const std::string& ref, const std::string& base_dir,
 }
 
 ChipParams load_chip_params(const std::string& path) {
-  const std::string text = config::read_file(path, config::missing_file_hint(path, "hw/chips"));
+  const std::string text = config::read_config_file(path, "hw/chips");
   config::Node root = config::parse_yaml(text, path);
   config::resolve_includes(root, std::filesystem::path(path).parent_path().string());
   ChipParams chip;

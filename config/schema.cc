@@ -132,57 +132,61 @@ void fail_at(const Node& at, const std::string& path, const std::string& rule, c
 
 namespace {
 
-uint64_t parse_unsigned(const Node& n, const std::string& path, const Bounds& b, uint64_t type_max, const std::string& rule) {
-  if (n.kind != Node::Kind::Scalar) fail_at(n, path, rule);
+// `rule()`: the rule's text, worked out only for an error (a hardware file has a hundred fields).
+template <class Rule>
+uint64_t parse_unsigned(const Node& n, const std::string& path, const Bounds& b, uint64_t type_max, const Rule& rule) {
+  if (n.kind != Node::Kind::Scalar) fail_at(n, path, rule());
   const std::string& s = n.scalar;
   const char* first = s.data();
   const char* last = s.data() + s.size();
   if (first != last && *first == '+') ++first;
   uint64_t v = 0;
   auto [p, ec] = std::from_chars(first, last, v);
-  if (first == last || p != last || ec == std::errc::invalid_argument) fail_at(n, path, rule, unit_hint(s));
-  if (ec == std::errc::result_out_of_range || v > type_max) fail_at(n, path, rule + fmt::format(" (at most {})", type_max));
-  if (!b.contains(static_cast<double>(v))) fail_at(n, path, rule);
+  if (first == last || p != last || ec == std::errc::invalid_argument) fail_at(n, path, rule(), unit_hint(s));
+  if (ec == std::errc::result_out_of_range || v > type_max) fail_at(n, path, rule() + fmt::format(" (at most {})", type_max));
+  if (!b.contains(static_cast<double>(v))) fail_at(n, path, rule());
   return v;
 }
 
-double parse_double(const Node& n, const std::string& path, const Bounds& b, const std::string& rule) {
-  if (n.kind != Node::Kind::Scalar) fail_at(n, path, rule);
+template <class Rule>
+double parse_double(const Node& n, const std::string& path, const Bounds& b, const Rule& rule) {
+  if (n.kind != Node::Kind::Scalar) fail_at(n, path, rule());
   const std::string& s = n.scalar;
   const char* first = s.data();
   const char* last = s.data() + s.size();
   if (first != last && *first == '+') ++first;
   double v = 0;
   auto [p, ec] = std::from_chars(first, last, v);
-  if (first == last || p != last || ec != std::errc() || !std::isfinite(v)) fail_at(n, path, rule, unit_hint(s));
-  if (!b.contains(v)) fail_at(n, path, rule);
+  if (first == last || p != last || ec != std::errc() || !std::isfinite(v)) fail_at(n, path, rule(), unit_hint(s));
+  if (!b.contains(v)) fail_at(n, path, rule());
   return v;
 }
 
-bool parse_bool(const Node& n, const std::string& path, const std::string& rule) {
+template <class Rule>
+bool parse_bool(const Node& n, const std::string& path, const Rule& rule) {
   if (n.kind == Node::Kind::Scalar) {
     const std::string& s = n.scalar;
     if (s == "true" || s == "True" || s == "TRUE") return true;
     if (s == "false" || s == "False" || s == "FALSE") return false;
   }
-  fail_at(n, path, rule);
+  fail_at(n, path, rule());
 }
 
 }  // namespace
 
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, uint32_t& out) {
-  out = static_cast<uint32_t>(parse_unsigned(n, path, f.bounds, std::numeric_limits<uint32_t>::max(), f.rule()));
+  out = static_cast<uint32_t>(parse_unsigned(n, path, f.bounds, std::numeric_limits<uint32_t>::max(), [&] { return f.rule(); }));
 }
 
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, uint64_t& out) {
-  out = parse_unsigned(n, path, f.bounds, std::numeric_limits<uint64_t>::max(), f.rule());
+  out = parse_unsigned(n, path, f.bounds, std::numeric_limits<uint64_t>::max(), [&] { return f.rule(); });
 }
 
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, double& out) {
-  out = parse_double(n, path, f.bounds, f.rule());
+  out = parse_double(n, path, f.bounds, [&] { return f.rule(); });
 }
 
-void parse_value(const Node& n, const FieldInfo& f, const std::string& path, bool& out) { out = parse_bool(n, path, f.rule()); }
+void parse_value(const Node& n, const FieldInfo& f, const std::string& path, bool& out) { out = parse_bool(n, path, [&] { return f.rule(); }); }
 
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::string& out) {
   if (n.kind != Node::Kind::Scalar) fail_at(n, path, f.rule());
@@ -202,7 +206,7 @@ void check_list(const Node& n, const FieldInfo& f, const std::string& path) {
 
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::vector<uint32_t>& out) {
   check_list(n, f, path);
-  const std::string elem_rule = "must be " + integer_phrase(f.bounds);
+  const auto elem_rule = [&] { return "must be " + integer_phrase(f.bounds); };
   out.clear();
   for (size_t i = 0; i < n.items.size(); ++i)
     out.push_back(static_cast<uint32_t>(parse_unsigned(n.items[i], fmt::format("{}[{}]", path, i), f.bounds,
@@ -212,7 +216,7 @@ void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::vector<bool>& out) {
   check_list(n, f, path);
   out.clear();
-  for (size_t i = 0; i < n.items.size(); ++i) out.push_back(parse_bool(n.items[i], fmt::format("{}[{}]", path, i), "must be true or false"));
+  for (size_t i = 0; i < n.items.size(); ++i) out.push_back(parse_bool(n.items[i], fmt::format("{}[{}]", path, i), [] { return std::string("must be true or false"); }));
 }
 
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::vector<std::string>& out) {
@@ -251,7 +255,7 @@ std::string YamlValue::display() const {
 
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::map<std::string, uint64_t>& out) {
   if (n.kind != Node::Kind::Map) fail_at(n, path, f.rule());
-  const std::string elem_rule = "must be " + integer_phrase(f.bounds);
+  const auto elem_rule = [&] { return "must be " + integer_phrase(f.bounds); };
   out.clear();
   for (const auto& e : n.entries)
     out[e.key] = parse_unsigned(e.value, join_path(path, e.key), f.bounds, std::numeric_limits<uint64_t>::max(), elem_rule);

@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "base/config_error.h"
@@ -252,9 +255,7 @@ Documents load_documents(const std::string& text, const std::string& file) {
   return d;
 }
 
-}  // namespace
-
-Node parse_yaml(const std::string& text, const std::string& file) {
+Node parse_yaml_uncached(const std::string& text, const std::string& file) {
   Documents docs;
   try {
     docs = load_documents(text, file);
@@ -274,7 +275,50 @@ Node parse_yaml(const std::string& text, const std::string& file) {
   return n;
 }
 
-std::string read_file(const std::string& path, const std::string& not_found_suggestion) {
+// The last parses, most recent first. Small: a run reads a handful of files (a workload, a slice,
+// its chip file); a sweep or a notebook reads the same ones again.
+class ParseCache {
+ public:
+  std::optional<Node> find(const std::string& text, const std::string& file) {
+    const std::lock_guard lock(mu_);
+    for (size_t i = 0; i < kept_.size(); ++i)
+      if (kept_[i].file == file && kept_[i].text == text) {
+        std::rotate(kept_.begin(), kept_.begin() + std::ptrdiff_t(i), kept_.begin() + std::ptrdiff_t(i) + 1);
+        return kept_.front().tree;
+      }
+    return std::nullopt;
+  }
+  void keep(const std::string& text, const std::string& file, const Node& tree) {
+    if (text.size() > kMaxTextBytes) return;  // a large generated file: not worth the memory
+    const std::lock_guard lock(mu_);
+    if (kept_.size() == kEntries) kept_.pop_back();
+    kept_.insert(kept_.begin(), {text, file, tree});
+  }
+
+ private:
+  static constexpr size_t kEntries = 16;
+  static constexpr size_t kMaxTextBytes = 1 << 20;
+  struct Kept {
+    std::string text, file;
+    Node tree;
+  };
+  std::mutex mu_;
+  std::vector<Kept> kept_;
+};
+
+}  // namespace
+
+Node parse_yaml(const std::string& text, const std::string& file) {
+  static ParseCache cache;
+  if (std::optional<Node> hit = cache.find(text, file)) return std::move(*hit);
+  Node n = parse_yaml_uncached(text, file);
+  cache.keep(text, file, n);
+  return n;
+}
+
+namespace {
+
+std::string read_file_or(const std::string& path, const std::function<std::string()>& not_found_suggestion) {
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (fs::is_directory(st)) {
@@ -284,12 +328,22 @@ std::string read_file(const std::string& path, const std::string& not_found_sugg
   }
   if (fs::exists(st) && !fs::is_regular_file(st))
     throw ConfigError({path, "", 0, "", "is not a regular file (a device or a pipe)", "give the path of a YAML file"});
-  if (!fs::is_regular_file(st)) throw ConfigError({path, "", 0, "", "file not found", not_found_suggestion});
+  if (!fs::is_regular_file(st)) throw ConfigError({path, "", 0, "", "file not found", not_found_suggestion()});
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError({path, "", 0, "", "cannot be read (permission denied?)", ""});
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+}  // namespace
+
+std::string read_file(const std::string& path, const std::string& not_found_suggestion) {
+  return read_file_or(path, [&] { return not_found_suggestion; });
+}
+
+std::string read_config_file(const std::string& path, const std::string& configs_subdir) {
+  return read_file_or(path, [&] { return missing_file_hint(path, configs_subdir); });
 }
 
 void merge_into(Node& base, const Node& over) {

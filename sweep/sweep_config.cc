@@ -293,7 +293,7 @@ SweepConfig load_sweep_config_text(const std::string& yaml, const std::string& o
 }
 
 SweepConfig load_sweep_config(const std::string& path) {
-  return load_sweep_config_text(config::read_file(path, config::missing_file_hint(path, "sweeps")), path);
+  return load_sweep_config_text(config::read_config_file(path, "sweeps"), path);
 }
 
 void fail_at(const SweepConfig& c, const std::string& yaml_path, const std::string& rule, const std::string& suggestion) {

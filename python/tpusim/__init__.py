@@ -131,7 +131,7 @@ def run(hw=None, workload=None, overrides=None, engine=None, out=None, trace=Fal
                              _path(training_args))
     if verbose and text:
         sys.stdout.write(text)
-    return json.loads(report)
+    return report
 
 
 def sweep(sweep, jobs=None, out=None, overrides=None, resume=False, verbose=False):

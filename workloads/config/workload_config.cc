@@ -691,7 +691,7 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
 
 WorkloadConfig load_workload_config(const std::string& path, const std::vector<Override>& overrides,
                                     const std::string& training_args) {
-  const std::string text = config::read_file(path, config::missing_file_hint(path, "workloads"));
+  const std::string text = config::read_config_file(path, "workloads");
   config::Node root = config::parse_yaml(text, path);
   const std::string dir = std::filesystem::path(path).parent_path().string();
   config::resolve_includes(root, dir);
