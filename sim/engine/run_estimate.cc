@@ -65,7 +65,8 @@ void check_run_limits(const RunEstimate& e, const RunLimits& limits, std::string
   const bool memory = limits.bytes != 0 && e.peak_bytes() > limits.bytes;
   const bool time = limits.seconds > 0 && e.seconds > limits.seconds;
   if (!memory && !time) return;
-  std::string knobs = "use fewer cores (a smaller slice) or fewer steps";
+  // Per simulation: fewer steps would not lower it (each step is simulated, or replayed, alone).
+  std::string knobs = "use fewer cores (a smaller slice) or fewer instructions per core (a smaller batch or shorter sequences per device)";
   if (engine != "analytical") knobs += ", the analytical engine (--engine analytical)";
   if (trace) knobs += ", run without --trace";
   const std::string what = fmt::format("program '{}': {} cores, {:.3g} instructions over all cores, on the {} engine{}",

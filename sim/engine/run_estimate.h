@@ -44,7 +44,7 @@ struct RunLimits {
 };
 
 // Throws ConfigError (exit 2) when `e` exceeds a limit (memory first): the estimate, the limit, and
-// the knobs that lower it (fewer cores, fewer steps, the analytical engine, --trace off, a higher
+// the knobs that lower it (fewer cores, fewer instructions per core, the analytical engine, --trace off, a higher
 // limit).
 void check_run_limits(const RunEstimate& e, const RunLimits& limits, std::string_view program_name,
                       std::string_view engine, bool trace);
