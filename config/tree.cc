@@ -289,7 +289,8 @@ class ParseCache {
     return std::nullopt;
   }
   void keep(const std::string& text, const std::string& file, const Node& tree) {
-    if (text.size() > kMaxTextBytes) return;  // a large generated file: not worth the memory
+    // A large file, or a small one whose aliases expand (kMaxYamlNodes): not worth the memory.
+    if (text.size() > kMaxTextBytes || !within(tree, kMaxTreeNodes)) return;
     const std::lock_guard lock(mu_);
     if (kept_.size() == kEntries) kept_.pop_back();
     kept_.insert(kept_.begin(), {text, file, tree});
@@ -297,7 +298,21 @@ class ParseCache {
 
  private:
   static constexpr size_t kEntries = 16;
-  static constexpr size_t kMaxTextBytes = 1 << 20;
+  static constexpr size_t kMaxTextBytes = 1 << 16;
+  static constexpr size_t kMaxTreeNodes = 1 << 14;  // the shipped configs have under 2,000
+  // Whether the tree has at most `budget` nodes (counting stops there).
+  static bool within(const Node& n, size_t budget) {
+    size_t left = budget;
+    std::vector<const Node*> todo = {&n};
+    while (!todo.empty()) {
+      const Node* x = todo.back();
+      todo.pop_back();
+      if (left-- == 0) return false;
+      for (const Node& i : x->items) todo.push_back(&i);
+      for (const Entry& e : x->entries) todo.push_back(&e.value);
+    }
+    return true;
+  }
   struct Kept {
     std::string text, file;
     Node tree;

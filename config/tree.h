@@ -40,9 +40,10 @@ struct Entry {
 };
 
 // Parses YAML text. Syntax errors and duplicate keys become ConfigError with file:line. The trees of
-// the last few texts parsed are kept (per process, thread-safe): the result is a function of
-// (text, file), and yaml-cpp takes ~0.3 ms for a shipped hardware file and its chip file, most of
-// an in-process kernel run (tpusim.run) that reads them again each time.
+// the last few small texts parsed (config files, not generated tables) are kept (per process,
+// thread-safe): the result is a function of (text, file), and yaml-cpp takes ~0.3 ms for a shipped
+// hardware file and its chip file, most of an in-process kernel run (tpusim.run) that reads them
+// again each time.
 Node parse_yaml(const std::string& text, const std::string& file);
 
 // Limits of a config file's tree (docs: README, "Limits"), so that a hostile file cannot recurse or
