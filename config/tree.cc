@@ -255,7 +255,8 @@ Documents load_documents(const std::string& text, const std::string& file) {
   return d;
 }
 
-Node parse_yaml_uncached(const std::string& text, const std::string& file) {
+// `nodes`: set to the tree's values after alias expansion (convert() counts them against kMaxYamlNodes).
+Node parse_yaml_uncached(const std::string& text, const std::string& file, size_t& nodes) {
   Documents docs;
   try {
     docs = load_documents(text, file);
@@ -269,7 +270,7 @@ Node parse_yaml_uncached(const std::string& text, const std::string& file) {
     throw ConfigError({file, "", docs.second_line, "---", "a config file holds one YAML document; this is a second one",
                        "remove the `---` and what follows, or put it in its own file"});
   const YAML::Node& y = docs.first;
-  size_t nodes = 0;
+  nodes = 0;
   Node n = convert(y, file, 0, "", nodes, 0);
   if (n.kind == Node::Kind::Map && n.line <= 0) n.line = 1;
   return n;
@@ -288,9 +289,9 @@ class ParseCache {
       }
     return std::nullopt;
   }
-  void keep(const std::string& text, const std::string& file, const Node& tree) {
+  void keep(const std::string& text, const std::string& file, const Node& tree, size_t nodes) {
     // A large file, or a small one whose aliases expand (kMaxYamlNodes): not worth the memory.
-    if (text.size() > kMaxTextBytes || !within(tree, kMaxTreeNodes)) return;
+    if (text.size() > kMaxTextBytes || nodes > kMaxTreeNodes) return;
     const std::lock_guard lock(mu_);
     if (kept_.size() == kEntries) kept_.pop_back();
     kept_.insert(kept_.begin(), {text, file, tree});
@@ -300,19 +301,6 @@ class ParseCache {
   static constexpr size_t kEntries = 16;
   static constexpr size_t kMaxTextBytes = 1 << 16;
   static constexpr size_t kMaxTreeNodes = 1 << 14;  // the shipped configs have under 2,000
-  // Whether the tree has at most `budget` nodes (counting stops there).
-  static bool within(const Node& n, size_t budget) {
-    size_t left = budget;
-    std::vector<const Node*> todo = {&n};
-    while (!todo.empty()) {
-      const Node* x = todo.back();
-      todo.pop_back();
-      if (left-- == 0) return false;
-      for (const Node& i : x->items) todo.push_back(&i);
-      for (const Entry& e : x->entries) todo.push_back(&e.value);
-    }
-    return true;
-  }
   struct Kept {
     std::string text, file;
     Node tree;
@@ -326,8 +314,9 @@ class ParseCache {
 Node parse_yaml(const std::string& text, const std::string& file) {
   static ParseCache cache;
   if (std::optional<Node> hit = cache.find(text, file)) return std::move(*hit);
-  Node n = parse_yaml_uncached(text, file);
-  cache.keep(text, file, n);
+  size_t nodes = 0;
+  Node n = parse_yaml_uncached(text, file, nodes);
+  cache.keep(text, file, n, nodes);
   return n;
 }
 

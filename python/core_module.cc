@@ -72,12 +72,12 @@ py::object to_python(const nlohmann::json& j) {
     case T::object: {
       py::dict d;
       for (const auto& [k, v] : j.items()) d[str(k)] = to_python(v);
-      return std::move(d);
+      return d;
     }
     case T::array: {
       py::list l(j.size());
       for (size_t i = 0; i < j.size(); ++i) l[i] = to_python(j[i]);
-      return std::move(l);
+      return l;
     }
     case T::string:
       return str(j.get_ref<const std::string&>());
