@@ -1,9 +1,12 @@
 #include "sim/engine/analytical_engine.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iterator>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sim/analysis/program_plan.h"
@@ -15,6 +18,7 @@
 #include "sim/dma/dma_engines.h"
 #include "sim/dma/dma_stats.h"
 #include "sim/engine/completion_store.h"
+#include "sim/engine/replica_classes.h"
 #include "sim/engine/run_stats.h"
 #include "sim/hbm/hbm_server.h"
 #include "sim/hbm/hbm_stats.h"
@@ -80,6 +84,10 @@ struct CoreState {
   std::vector<uint8_t> asleep;
   std::vector<uint32_t> woken;
   std::vector<Route> routes;          // per peer chip sent to (route_to())
+  // Per barrier position: the groups its arrival counts in, with how many participants it stands
+  // for (the core's class members at that position; one, its own group, without the reduction).
+  std::vector<uint32_t> barrier_counts_begin;
+  std::vector<std::pair<uint32_t, uint32_t>> barrier_counts;  // (group, participants)
   uint64_t scheduled = 0;             // instructions done
   std::vector<uint32_t> cand;         // during a scan, per unit queue: its next position to visit
   std::vector<uint8_t> noted;         // ... and a blocked background queue's horizon was noted
@@ -98,6 +106,8 @@ struct CoreState {
   DmaStats dma;
   XferStats xfer;
   VmemUsage vmem;
+  HostStats host;                     // the core's host loads and stores (its chip's host's share)
+  uint64_t pcie_packets[2] = {0, 0};  // ... their packets on its chip's PCIe: h2d, d2h
   // Trace names (built only when tracing).
   std::string process, prefix;
 
@@ -121,15 +131,26 @@ class AnalyticalEngine final : public Engine {
 
   std::string_view name() const override { return "analytical"; }
 
+  std::vector<uint32_t> simulated_cores(const isa::Program& program, bool trace) override {
+    prepare(program, trace);
+    return classes_.reps;
+  }
+
   RunResult run(const isa::Program& program, TraceSink* trace) override {
-    plan_.build(program, hw_);
+    prepare(program, trace != nullptr);
+    prepared_ = {};  // the next run prepares again
     const auto& cores = plan_.cores();
     states_.resize(cores.size());
-    for (size_t c = 0; c < cores.size(); ++c) {
-      states_[c].vmem = check_vmem(hw_.chip.core.vmem, *cores[c].prog, cores[c].name + ".vmem");
-    }
+    for (size_t c = 0; c < cores.size(); ++c)
+      if (classes_.rep_of[c] != c && states_[c].plan) states_[c] = CoreState{};  // not simulated: no state
     times_.begin_run();
-    for (size_t c = 0; c < cores.size(); ++c) reset(states_[c], cores[c], trace);
+    uint64_t simulated = 0;
+    for (uint32_t c : classes_.reps) {
+      states_[c].vmem = check_vmem(hw_.chip.core.vmem, *cores[c].prog, cores[c].name + ".vmem");
+      reset(states_[c], cores[c], trace);
+      simulated += cores[c].unit.size();
+    }
+    count_barriers();
     reset_network();
     trace_ = trace;
     has_background_ = false;
@@ -137,38 +158,71 @@ class AnalyticalEngine final : public Engine {
       has_background_ |= cp.queues.size(UnitIndex::kDmaAsync) + cp.queues.size(UnitIndex::kVpuAsync) > 0;
 
     barriers_.reset(plan_.barrier_participants());
-    ticker_.reset(plan_.instructions(), &progress());
+    ticker_.reset(simulated, &progress());
 
     // Rounds over the cores: each schedules, in stream order, everything whose inputs are known;
     // what waits for another core (a recv's data, a barrier's other participants) is kept and
-    // retried when that core delivers. No progress in a full round is a deadlock.
+    // retried when that core delivers. A round's sends and barrier arrivals take effect at its end
+    // (deliver()), so no core sees what another did in the same round: the result does not depend
+    // on the order of the cores (sim/README.md, "Scan order"). No progress and nothing delivered
+    // in a round is a deadlock.
+    const std::vector<uint32_t>& reps = classes_.reps;
     size_t finished = 0;
-    std::vector<bool> done(cores.size(), false);
-    while (finished < cores.size()) {
-      bool progress = false;
-      for (bool eager : {false, true}) {
-        for (size_t c = 0; c < cores.size(); ++c) {
-          if (done[c]) continue;
-          if (eager) states_[c].dirty = true;  // rescan what the stop at a background wait skipped
-          progress |= advance(states_[c], eager);
-          if (states_[c].finished()) {
-            done[c] = true;
-            ++finished;
-          }
+    std::vector<bool> done(reps.size(), false);
+    auto round = [&](bool eager) {
+      bool moved = false;
+      for (size_t k = 0; k < reps.size(); ++k) {
+        if (done[k]) continue;
+        CoreState& s = states_[reps[k]];
+        if (eager) s.dirty = true;  // rescan what the stop at a background wait skipped
+        moved |= advance(s, eager);
+        if (s.finished()) {
+          done[k] = true;
+          ++finished;
         }
-        if (progress || !has_background_) break;
       }
-      if (!progress) {
-        for (size_t c = 0; c < cores.size(); ++c) {
-          if (done[c]) continue;
-          throw SimError("program '" + program.name + "' deadlocked: " + plan_.deadlock_report(uint32_t(c), done_flags(states_[c])));
-        }
+      return moved;
+    };
+    while (finished < reps.size()) {
+      bool moved = round(false);
+      if (!moved && has_background_) moved = round(true);
+      if (deliver() || moved) continue;
+      for (size_t k = 0; k < reps.size(); ++k) {
+        if (done[k]) continue;
+        throw SimError("program '" + program.name + "' deadlocked: " + plan_.deadlock_report(reps[k], done_flags(states_[reps[k]])));
       }
     }
     return finish(program);
   }
 
  private:
+  // The plan of `program` and the cores to simulate: one per class of symmetric replicas
+  // (sim/engine/replica_classes.h); every core when tracing (the trace draws each core) or when
+  // the reduction is off. Kept from simulated_cores() for the run() of the same program: the same
+  // object, unchanged (its streams where they were, as long as they were).
+  void prepare(const isa::Program& program, bool trace) {
+    const Prepared key = prepared_key(program, trace);
+    if (key == prepared_) return;
+    plan_.build(program, hw_);
+    classes_ = trace || !replicas() ? every_core(plan_.cores().size()) : find_replica_classes(plan_, hw_);
+    prepared_ = key;
+  }
+  struct Prepared {
+    const isa::Program* program = nullptr;
+    uint64_t fingerprint = 0;
+    bool trace = false, replicas = false;
+    bool operator==(const Prepared&) const = default;
+  };
+  Prepared prepared_key(const isa::Program& program, bool trace) const {
+    uint64_t h = program.cores.size();
+    for (const isa::CoreProgram& c : program.cores) {
+      const uint64_t words[] = {uint64_t(reinterpret_cast<uintptr_t>(c.instrs.data())), c.instrs.size(), c.peers.size(),
+                                uint64_t(int64_t(c.stream_of)), uint64_t(c.chip) << 32 | c.core};
+      for (uint64_t w : words) h = (h ^ w) * 0x100000001b3ull;
+    }
+    return {&program, h, trace, replicas()};
+  }
+
   void reset(CoreState& s, const CorePlan& cp, TraceSink* trace) {
     s.plan = &cp;
     // reached and data_at are read only where arrived and has_data are set.
@@ -204,9 +258,43 @@ class AnalyticalEngine final : public Engine {
     s.vpu.reset();
     s.dma.reset(hw_.chip.core.dma.engines);
     s.xfer.reset(hw_.chip.core.xfer.channels);
+    s.host.reset();
+    s.pcie_packets[0] = s.pcie_packets[1] = 0;
     if (trace) {
       s.process = "slice.chip" + std::to_string(cp.chip);
       s.prefix = "core" + std::to_string(cp.core);
+    }
+  }
+
+  // Each simulated core's CoreState::barrier_counts: per barrier position, the groups an arrival
+  // there counts in and for how many participants (its class's members at that position), among
+  // the groups that have a simulated participant (only those are waited on).
+  void count_barriers() {
+    const auto& cores = plan_.cores();
+    std::vector<uint8_t> waited(plan_.barrier_participants().size(), 0);
+    for (uint32_t c : classes_.reps)
+      for (uint32_t g : cores[c].barrier_group_at) waited[g] = 1;
+    counts_.clear();
+    for (const CorePlan& cp : cores)
+      for (uint32_t b = 0; b < cp.barrier_group_at.size(); ++b)
+        if (waited[cp.barrier_group_at[b]]) counts_.push_back({classes_.rep_of[cp.slot], b, cp.barrier_group_at[b]});
+    std::sort(counts_.begin(), counts_.end());
+    size_t k = 0;
+    for (uint32_t c : classes_.reps) {  // ascending, as counts_
+      CoreState& s = states_[c];
+      const uint32_t n = uint32_t(cores[c].barrier_group_at.size());
+      s.barrier_counts_begin.assign(n + 1, 0);
+      s.barrier_counts.clear();
+      for (uint32_t b = 0; b < n; ++b) {
+        s.barrier_counts_begin[b] = uint32_t(s.barrier_counts.size());
+        for (; k < counts_.size() && counts_[k][0] == c && counts_[k][1] == b; ++k) {
+          if (s.barrier_counts.size() > s.barrier_counts_begin[b] && s.barrier_counts.back().first == counts_[k][2])
+            ++s.barrier_counts.back().second;
+          else
+            s.barrier_counts.push_back({counts_[k][2], 1});
+        }
+      }
+      s.barrier_counts_begin[n] = uint32_t(s.barrier_counts.size());
     }
   }
 
@@ -420,8 +508,7 @@ class AnalyticalEngine final : public Engine {
           ++s.seq.instructions;
           ++s.seq.barriers;
           progress = Step::kArrived;
-          if (barriers_.arrive(g, s.reached[b]))
-            for (auto& o : states_) o.dirty = true;  // the others waiting in it are released
+          arrivals_.push_back({cp.slot, b, s.reached[b]});
         }
         if (!barriers_.complete(g)) return progress;
         s.at = barriers_.release(g);
@@ -508,6 +595,41 @@ class AnalyticalEngine final : public Engine {
     }
   }
 
+  // The end of a round: the sends placed in it reach their receivers, in an order that does not
+  // depend on the order of the cores (receiver, arrival, receive position: a receiver's writes
+  // reserve its HBM calendar in that order), then its barrier arrivals count. Returns whether
+  // there was anything to deliver.
+  bool deliver() {
+    if (outbox_.empty() && arrivals_.empty()) return false;
+    std::sort(outbox_.begin(), outbox_.end(), [](const Delivery& a, const Delivery& b) {
+      return std::tie(a.dst, a.delivered, a.pos) < std::tie(b.dst, b.delivered, b.pos);
+    });
+    for (const Delivery& d : outbox_) {
+      CoreState& dst = states_[d.dst];
+      dst.has_data[d.pos] = 1;
+      if (dst.asleep[d.pos]) {
+        dst.asleep[d.pos] = 0;
+        dst.woken.push_back(dst.plan->sends_recvs[d.pos]);
+      }
+      dst.data_at[d.pos] = d.delivered;
+      // A destination whose HBM is a calendar reserves the write (as SystemC's posted writes queue).
+      if (dst.hbm.calendars() && d.bytes > 0) dst.data_at[d.pos] = dst.hbm.reserve_write(d.delivered, d.bytes, floor(dst));
+      dst.dirty = true;
+      dst.xfer.received(d.bytes, true);
+      if (d.bytes > 0 && dst.hbm.calendars()) dst.hbm.account(d.bytes);
+      if (d.bytes > 0 && !dst.hbm.calendars()) dst.hbm.serve_write(d.delivered, d.bytes);
+    }
+    outbox_.clear();
+    for (const Arrival& a : arrivals_) {
+      const CoreState& s = states_[a.slot];
+      for (uint32_t k = s.barrier_counts_begin[a.barrier]; k < s.barrier_counts_begin[a.barrier + 1]; ++k)
+        if (barriers_.arrive(s.barrier_counts[k].first, a.at, s.barrier_counts[k].second))
+          for (uint32_t c : classes_.reps) states_[c].dirty = true;  // the others waiting in it are released
+    }
+    arrivals_.clear();
+    return true;
+  }
+
   bool occupies(uint32_t u, const isa::Instr& ins) const {
     return u != UnitIndex::kVpuAsync || VpuUnit::occupies(hw_.chip.core.vpu, ins.vpu);
   }
@@ -586,50 +708,71 @@ class AnalyticalEngine final : public Engine {
     s.xfer.transfer(ins, injected - p.start);
     if (trace_) emit(s, s.prefix + ".xfer" + std::to_string(p.unit), ins, p.start, injected - p.start, ins.bytes);
 
-    const uint64_t packets = network_packets(hw_.chip, ins.bytes);
-    auto carry = [&](LinkStats& l) {
-      l.bytes += ins.bytes;
-      l.packets += packets;
-    };
+    // What the links, the NoC, PCIe and the hosts carried is counted for every core when the run
+    // ends (count_network()): it does not depend on timing.
     if (send) {
       const uint32_t t = cp.transfer_pos(i);
-      CoreState& dst = states_[cp.match_slot_at[t]];
-      const uint32_t r = cp.match_pos_at[t];
-      dst.has_data[r] = 1;
-      if (dst.asleep[r]) {
-        dst.asleep[r] = 0;
-        dst.woken.push_back(dst.plan->sends_recvs[r]);
-      }
-      dst.data_at[r] = delivered;
-      // A destination whose HBM is a calendar reserves the write (as SystemC's posted writes queue).
-      if (dst.hbm.calendars() && ins.bytes > 0) dst.data_at[r] = dst.hbm.reserve_write(delivered, ins.bytes, floor(dst));
-      dst.dirty = true;
-      dst.xfer.received(ins.bytes, true);
-      if (ins.bytes > 0) dst.hbm.account(ins.bytes);
+      // To the receiver's class representative, at the receive's position: it stands for every
+      // member, each of which receives the same from a member of this core's class.
+      outbox_.push_back({classes_.rep_of[cp.match_slot_at[t]], cp.match_pos_at[t], delivered, ins.bytes});
+      if (!trace_) return;
       if (cp.chip == peer_chip) {
-        carry(noc_[cp.chip]);
-        if (trace_) emit_stage(cp.chip, "noc", ins, flow, e.bytes_per_cycle);
+        emit_stage(cp.chip, "noc", ins, flow, e.bytes_per_cycle);
       } else {
-        const uint64_t hop = r_.ici_hop_cycles;
         uint64_t at = flow;
         for (const IciHop& h : route->path) {
-          carry(links_[size_t(h.chip) * ports_ + h.port]);
-          if (trace_) emit_stage(h.chip, "ici." + ici_port_name(h.port), ins, at, e.bytes_per_cycle);
-          at += hop;
+          emit_stage(h.chip, "ici." + ici_port_name(h.port), ins, at, e.bytes_per_cycle);
+          at += r_.ici_hop_cycles;
         }
       }
       return;
     }
-    carry(pcie_[size_t(cp.chip) * 2 + (load ? 0 : 1)]);
     if (trace_) emit_stage(cp.chip, load ? "pcie.h2d" : "pcie.d2h", ins, flow, e.bytes_per_cycle);
-    HostStats& host = hosts_[cp.chip / hw_.slice.chips_per_host];
+    s.pcie_packets[load ? 0 : 1] += network_packets(hw_.chip, ins.bytes);
     if (load) {
-      ++host.loads;
-      host.load_bytes += ins.bytes;
+      ++s.host.loads;
+      s.host.load_bytes += ins.bytes;
       if (ins.bytes > 0) s.hbm.account(ins.bytes);
     } else {
-      ++host.stores;
-      host.store_bytes += ins.bytes;
+      ++s.host.stores;
+      s.host.store_bytes += ins.bytes;
+    }
+  }
+
+  // The bytes and packets every core's transfers put on the links, the NoC, PCIe and the hosts: a
+  // send's on its route (sim/ici/ici_timing.h), a host transfer's as its class representative's.
+  void count_network() {
+    const auto& cores = plan_.cores();
+    const TopologyParams& topo = hw_.slice.topology;
+    for (const CorePlan& cp : cores) {
+      if (!cp.has_transfers) continue;
+      const CoreState& s = states_[classes_.rep_of[cp.slot]];
+      for (uint32_t k = 0; k < cp.sends_recvs.size(); ++k) {
+        const isa::Instr& ins = cp.prog->instrs[cp.sends_recvs[k]];
+        if (ins.op != isa::Op::kSend) continue;
+        const uint64_t packets = network_packets(hw_.chip, ins.bytes);
+        auto carry = [&](LinkStats& l) {
+          l.bytes += ins.bytes;
+          l.packets += packets;
+        };
+        const uint32_t peer = cp.peer_at[k].chip;
+        if (peer == cp.chip) carry(noc_[cp.chip]);
+        for (uint32_t at = cp.chip; at != peer;) {
+          const uint32_t port = ici_next_port(topo, at, peer);
+          carry(links_[size_t(at) * ports_ + port]);
+          at = *ici_neighbour(topo, at, port);
+        }
+      }
+      for (uint32_t d = 0; d < 2; ++d) {
+        LinkStats& l = pcie_[size_t(cp.chip) * 2 + d];
+        l.bytes += d == 0 ? s.host.load_bytes : s.host.store_bytes;
+        l.packets += s.pcie_packets[d];
+      }
+      HostStats& host = hosts_[cp.chip / hw_.slice.chips_per_host];
+      host.loads += s.host.loads;
+      host.stores += s.host.stores;
+      host.load_bytes += s.host.load_bytes;
+      host.store_bytes += s.host.store_bytes;
     }
   }
 
@@ -643,8 +786,9 @@ class AnalyticalEngine final : public Engine {
     for (uint32_t c = 0; c < chips; ++c) hbm[c].reset(hw_.chip.core.clock_mhz, hw_.chip.hbm.bandwidth_gbyte_per_s);
     for (uint32_t c = 0; c < chips; ++c)
       cmem[c].reset(hw_.chip.core.clock_mhz, has_cmem(hw_.chip) ? hw_.chip.cmem->bandwidth_gbyte_per_s : 0.0);
+    count_network();
     for (size_t c = 0; c < cores.size(); ++c) {
-      CoreState& s = states_[c];
+      CoreState& s = states_[classes_.rep_of[c]];  // a class member's figures are its representative's
       const CorePlan& cp = cores[c];
       s.seq.total_cycles = s.end;
       for (auto& m : s.mxu) m.run_cycles = s.end;
@@ -690,9 +834,9 @@ class AnalyticalEngine final : public Engine {
     // sim/analysis/collective_stats.h): every instruction from its ready time (the latest completion
     // of its deps, the launch at least) to its completion.
     for (size_t c = 0; c < cores.size(); ++c) {
-      if (states_[c].end != r.device_cycles) continue;
+      const CoreState& s = states_[classes_.rep_of[c]];
+      if (s.end != r.device_cycles) continue;
       const CorePlan& cp = cores[c];
-      const CoreState& s = states_[c];
       OpProfileRecorder prof;
       if (op_profile()) prof.reset(*cp.prog);
       CollectiveRecorder coll;
@@ -704,7 +848,7 @@ class AnalyticalEngine final : public Engine {
         if (prof.active()) prof.record(i, ready, s.completion(i));
         coll.record(i, ready, s.completion(i));
       }
-      if (op_profile()) r.op_profile = prof.profile(cp, hw_, r_, launch_, states_[c].end);
+      if (op_profile()) r.op_profile = prof.profile(cp, hw_, r_, launch_, s.end);
       r.collectives = coll.stats(cp, hw_);
       break;
     }
@@ -747,6 +891,20 @@ class AnalyticalEngine final : public Engine {
   ProgramPlan plan_;
   std::vector<CoreState> states_;
   BarrierGroups barriers_;
+  // What a round placed for other cores, delivered at its end (deliver()).
+  struct Delivery {
+    uint32_t dst = 0, pos = 0;  // the receiver's slot and its recv's position in sends_recvs
+    uint64_t delivered = 0, bytes = 0;
+  };
+  struct Arrival {
+    uint32_t slot = 0, barrier = 0;  // the core and its barrier's position
+    uint64_t at = 0;
+  };
+  std::vector<Delivery> outbox_;
+  ReplicaClasses classes_;                        // the cores simulated, and whom each stands for
+  Prepared prepared_;                             // what plan_ and classes_ were prepared for
+  std::vector<std::array<uint32_t, 3>> counts_;  // count_barriers() scratch: class, barrier position, group
+  std::vector<Arrival> arrivals_;
   CompletionStore times_;  // CoreState::times of every core
   ProgressTicker ticker_;
   std::vector<LinkStats> links_;  // per chip and ICI port index

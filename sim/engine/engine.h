@@ -52,6 +52,16 @@ class Engine {
   // its cost, a pass over the profiled core's stream).
   void set_op_profile(bool on) { op_profile_ = on; }
   bool op_profile() const { return op_profile_; }
+  // The cores of `program` that run() will simulate (program.cores indices; for the run estimate,
+  // sim/engine/run_estimate.h): every core, unless the engine simulates one per class of symmetric
+  // replicas. The analytical engine keeps the plan it builds for a run() of the same, unchanged
+  // program that follows.
+  virtual std::vector<uint32_t> simulated_cores(const isa::Program& program, bool trace);
+  // Whether the analytical engine simulates one core per class of symmetric replicas and gives the
+  // others its figures (default on; exact: sim/engine/replica_classes.h); off, it simulates every
+  // core. The SystemC engine always simulates every core.
+  void set_replicas(bool on) { replicas_ = on; }
+  bool replicas() const { return replicas_; }
   // Called during run() with instructions completed of the run's total (sim/base/progress_ticker.h).
   void set_progress(RunProgress fn) { progress_ = std::move(fn); }
 
@@ -60,6 +70,7 @@ class Engine {
 
  private:
   bool op_profile_ = true;
+  bool replicas_ = true;
   RunProgress progress_;
 };
 

@@ -22,6 +22,12 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
 
 }  // namespace
 
+std::vector<uint32_t> Engine::simulated_cores(const isa::Program& program, bool) {
+  std::vector<uint32_t> all(program.cores.size());
+  for (uint32_t c = 0; c < all.size(); ++c) all[c] = c;
+  return all;
+}
+
 std::vector<std::string> engine_names() {
   std::vector<std::string> names;
   for (const auto& [name, factory] : registry()) names.push_back(name);

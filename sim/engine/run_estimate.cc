@@ -47,10 +47,17 @@ constexpr double kTraceBytesPerCoreInstruction = 100.0;
 
 }  // namespace
 
-RunEstimate estimate_run(const isa::Program& program, std::string_view engine, bool trace, uint64_t base_bytes) {
+RunEstimate estimate_run(const isa::Program& program, std::string_view engine, bool trace, uint64_t base_bytes,
+                         const std::vector<uint32_t>* simulated) {
   RunEstimate e;
-  e.cores = program.cores.size();
-  for (size_t c = 0; c < program.cores.size(); ++c) e.core_instructions += program.stream(c).instrs.size();
+  e.program_cores = program.cores.size();
+  if (simulated) {
+    e.cores = simulated->size();
+    for (uint32_t c : *simulated) e.core_instructions += program.stream(c).instrs.size();
+  } else {
+    e.cores = program.cores.size();
+    for (size_t c = 0; c < program.cores.size(); ++c) e.core_instructions += program.stream(c).instrs.size();
+  }
   const EngineCost& cost = engine == "systemc" ? kSystemc : kAnalytical;
   double per = cost.bytes_per_core_instruction + (trace ? kTraceBytesPerCoreInstruction : 0.0);
   e.base_bytes = base_bytes;
@@ -69,8 +76,11 @@ void check_run_limits(const RunEstimate& e, const RunLimits& limits, std::string
   std::string knobs = "use fewer cores (a smaller slice) or fewer instructions per core (a smaller batch or shorter sequences per device)";
   if (engine != "analytical") knobs += ", the analytical engine (--engine analytical)";
   if (trace) knobs += ", run without --trace";
-  const std::string what = fmt::format("program '{}': {} cores, {:.3g} instructions over all cores, on the {} engine{}",
-                                       program_name, e.cores, double(e.core_instructions), engine,
+  const std::string cores = e.cores == e.program_cores
+                                ? fmt::format("{} cores", e.cores)
+                                : fmt::format("{} cores simulated for its {} (symmetric replicas)", e.cores, e.program_cores);
+  const std::string what = fmt::format("program '{}': {}, {:.3g} instructions over the simulated cores, on the {} engine{}",
+                                       program_name, cores, double(e.core_instructions), engine,
                                        trace ? " with a trace" : "");
   ConfigErrorInfo i;
   if (memory) {

@@ -15,14 +15,16 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/isa/program.h"
 
 namespace tpusim {
 
 struct RunEstimate {
-  uint64_t core_instructions = 0;  // over every core: the instructions of the stream it runs
-  uint64_t cores = 0;
+  uint64_t core_instructions = 0;  // over the simulated cores: the instructions of the stream each runs
+  uint64_t cores = 0;              // cores simulated
+  uint64_t program_cores = 0;      // cores of the program (more when one stands for its replicas)
   uint64_t base_bytes = 0;         // memory in use before the run (resident set)
   uint64_t run_bytes = 0;          // what the run adds at its peak
   double seconds = 0;              // wall time of the run
@@ -30,8 +32,10 @@ struct RunEstimate {
 };
 
 // The estimate of running `program` on engine `engine` ("analytical" or "systemc"), with or
-// without a trace, `base_bytes` being in use already (current_rss_bytes()).
-RunEstimate estimate_run(const isa::Program& program, std::string_view engine, bool trace, uint64_t base_bytes);
+// without a trace, `base_bytes` being in use already (current_rss_bytes()), simulating the cores
+// `simulated` (Engine::simulated_cores; every core when null).
+RunEstimate estimate_run(const isa::Program& program, std::string_view engine, bool trace, uint64_t base_bytes,
+                         const std::vector<uint32_t>* simulated = nullptr);
 
 // The limits of one simulation: the bytes it may reach and the wall time it may take, each with
 // where it came from (for the message: "--max-memory 500MB", "the default, half of the machine's

@@ -10,8 +10,10 @@
 //    reserved before it): the transfer channels read train by train at their stream rate, below
 //    the HBM share (sim/xfer/xfer.h sizes trains so), so reads do not delay each other; later
 //    DMAs wait for the read.
-//  * Writes at the destination (a send's data, a host load) are counted, not reserved (the cores
-//    are placed one after the other, so another core's reservation would not come in time order).
+//  * A send's write at its destination takes the destination's server for its bytes, ending when
+//    the message is delivered (serve_write: it delays later DMAs, not its delivery, as a read);
+//    the engine delivers a round's sends at its end, not in time order with the destination's own
+//    placements. A host load's write is counted, not reserved.
 //  * With background DMAs (calendars), the engine places the core's two DMA queues out of time
 //    order, so the server is a calendar: a DMA takes the earliest idle interval at or after its
 //    request (the DMAs' reservations are exclusive, the reads' too against them), a read the
@@ -74,6 +76,14 @@ class HbmServer {
     free_ = std::max(free_, begin) + t;  // the read delays later DMAs, not its own start
     account(b);
     return {begin, t};
+  }
+  // Without calendars: a message of `b` (> 0) bytes written into this core's HBM as it arrives
+  // (the last of it at `delivered`). It delays the DMAs placed after it, as a read does, not its
+  // own delivery.
+  void serve_write(uint64_t delivered, uint64_t b) {
+    const uint64_t t = hbm_transfer_cycles(rate_, b);
+    free_ = std::max(free_, delivered > t ? delivered - t : 0) + t;
+    account(b);
   }
   // Calendars only: a message of `b` (> 0) bytes delivered at `delivered` into this core's HBM.
   // Its last HBM-rate worth of writing must find room among the DMAs by then (no earlier than

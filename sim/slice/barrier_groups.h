@@ -23,10 +23,13 @@ class BarrierGroups {
     arrived_.assign(participants.size(), 0);
     latest_.assign(participants.size(), 0);
   }
-  // A participant reaches group `g` at `at`; returns whether the group is now complete.
-  bool arrive(uint32_t g, uint64_t at) {
+  // `count` participants reach group `g` at `at` (the analytical engine counts a class of
+  // symmetric replicas at once); returns whether the group is now complete.
+  bool arrive(uint32_t g, uint64_t at, uint32_t count = 1) {
     latest_[g] = std::max(latest_[g], at);
-    return ++arrived_[g] == (*expected_)[g];
+    const bool was = complete(g);
+    arrived_[g] += count;
+    return !was && complete(g);
   }
   bool complete(uint32_t g) const { return arrived_[g] >= (*expected_)[g]; }
   // A complete group's release: its latest arrival.

@@ -6,7 +6,9 @@
 namespace tpusim {
 
 StepExecutor::StepExecutor(const HwConfig& hw, const std::string& engine, bool full_sim)
-    : full_sim_(full_sim), engine_(make_engine(engine, hw)) {}
+    : full_sim_(full_sim), engine_(make_engine(engine, hw)) {
+  engine_->set_replicas(!full_sim);  // --full-sim: every core as well as every step
+}
 
 StepExecutor::~StepExecutor() = default;
 
@@ -19,10 +21,11 @@ DeviceRun StepExecutor::execute(BuiltStep& s, TraceSink* trace) {
       return r;
     }
   }
-  const RunEstimate est = estimate_run(s.compiled.program, engine_->name(), trace != nullptr, current_rss_bytes());
+  const auto t0 = std::chrono::steady_clock::now();  // the engine's plan (simulated_cores()) is simulation time
+  const std::vector<uint32_t> simulated = engine_->simulated_cores(s.compiled.program, trace != nullptr);
+  const RunEstimate est = estimate_run(s.compiled.program, engine_->name(), trace != nullptr, current_rss_bytes(), &simulated);
   check_run_limits(est, limits_, s.name, engine_->name(), trace != nullptr);
   if (progress_) engine_->set_progress([&](uint64_t done, uint64_t total) { progress_(s.name, done, total); });
-  const auto t0 = std::chrono::steady_clock::now();
   if (!s.compiled.lowered) throw std::logic_error("step program '" + s.name + "' does not fit in HBM and was not lowered");
   RunResult rr = engine_->run(s.compiled.program, trace);
   engine_->set_progress({});

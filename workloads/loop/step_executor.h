@@ -3,7 +3,9 @@
 // hundreds of times, and every execution starts with empty queues and its inputs already in HBM, so
 // the device time is a pure function of the program. Later executions of the same program (same
 // cache key) replay the simulated device time; `full_sim` disables the replay (every execution is
-// simulated); both give identical totals because the engines are deterministic.
+// simulated) and the analytical engine's symmetric replicas (every core is simulated: sim/engine/
+// replica_classes.h); both give identical totals because the engines are deterministic and the
+// replicas exact.
 #pragma once
 #include <cstdint>
 #include <functional>
