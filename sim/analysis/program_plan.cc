@@ -138,6 +138,7 @@ void ProgramPlan::decode(CorePlan& cp, const isa::CoreProgram& prog, const HwCon
   cp.succs = d->succs;
   cp.queues = d->queues;
   cp.role = d->role;
+  cp.op = d->op;
   cp.barriers = d->barriers;
   cp.sends_recvs = d->sends_recvs;
   cp.position = d->position;

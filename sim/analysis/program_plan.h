@@ -106,6 +106,7 @@ struct CorePlan {
   CsrView deps;                         // per instruction: effective deps (explicit + implicit weight dep)
   CsrView succs;                        // reverse of `deps`: who waits for instruction i
   CsrView queues;                       // per unit: its instructions in stream order
+  std::span<const uint8_t> op;          // per instruction: isa::Op
   std::span<const uint8_t> role;        // per instruction: collective_role() (collective_stats.h)
   std::span<const uint32_t> barriers;   // kBarrier instructions, stream order
   std::span<const uint32_t> sends_recvs;  // kSend and kRecv instructions, stream order

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <span>
 #include <unordered_map>
 #include <utility>
 
@@ -62,18 +63,30 @@ ReplicaClasses find_replica_classes(const ProgramPlan& plan, const HwConfig& hw)
   // use on the core: the engine only serializes the sends of one stage (XferChannels), so which
   // link a stage is does not matter, only which sends share one and whether it is the NoC (the
   // hops: 0). A snake ring leaves one core through x+ and the next through y+: the same timing.
+  // (A core sends to a few peer chips: their stage and hops are worked out once per core.)
+  struct Peer {
+    uint32_t chip, stage, hops;
+  };
+  std::vector<Peer> peers;
   auto routes = [&](const CorePlan& cp, std::vector<uint64_t>& out) {
     out.assign(cp.sends_recvs.size(), 0);
+    peers.clear();
     uint8_t number[64];
     std::fill(std::begin(number), std::end(number), uint8_t(0));
     uint8_t used = 0;
+    const std::span<const uint8_t> op = cp.op;
     for (uint32_t k = 0; k < cp.sends_recvs.size(); ++k) {
-      const isa::Instr& ins = cp.prog->instrs[cp.sends_recvs[k]];
-      if (ins.op != isa::Op::kSend) continue;
-      const uint32_t peer = cp.peer_at[k].chip;
-      const uint32_t stage = std::min<uint32_t>(XferChannels::first_stage(hw, isa::Op::kSend, cp.chip, peer), 63);
-      if (!number[stage]) number[stage] = ++used;
-      out[k] = uint64_t(number[stage]) << 32 | ici_hops(topo, cp.chip, peer);
+      if (op[cp.sends_recvs[k]] != uint8_t(isa::Op::kSend)) continue;
+      const uint32_t chip = cp.peer_at[k].chip;
+      const Peer* p = nullptr;
+      for (const Peer& x : peers)
+        if (x.chip == chip) p = &x;
+      if (!p) {
+        const uint32_t stage = std::min<uint32_t>(XferChannels::first_stage(hw, isa::Op::kSend, cp.chip, chip), 63);
+        p = &peers.emplace_back(Peer{chip, stage, ici_hops(topo, cp.chip, chip)});
+      }
+      if (!number[p->stage]) number[p->stage] = ++used;
+      out[k] = uint64_t(number[p->stage]) << 32 | p->hops;
     }
   };
   // Initial colours: the stream and the route of every send.
