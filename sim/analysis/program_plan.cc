@@ -420,21 +420,37 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
       }
     }
   }
+  // SPMD replicas match their sends at the same receive positions: the previous core's match of
+  // a send of the same stream is tried first (a receive from this core with the send's tag is the
+  // only one: checked above), the binary search only when it is not it.
+  std::vector<uint32_t> guess;
+  const isa::CoreProgram* guess_of = nullptr;
   for (uint32_t c = 0; c < cores_.size(); ++c) {
     CorePlan& sp = cores_[c];
     if (!sp.has_transfers) continue;
+    if (sp.prog != guess_of) {
+      guess.assign(sp.sends_recvs.size(), kNoIndex);
+      guess_of = sp.prog;
+    }
     const uint64_t self = global({sp.chip, sp.core});
     for (uint32_t pos = 0; pos < sp.sends_recvs.size(); ++pos) {
       const uint32_t send_instr = sp.sends_recvs[pos];
+      if (sp.op[send_instr] != uint8_t(isa::Op::kSend)) continue;
       const isa::Instr& ins = sp.prog->instrs[send_instr];
-      if (ins.op != isa::Op::kSend) continue;
       const uint64_t to = global(sp.peer_at[pos]);
       const uint32_t r = slot_of[to];
-      const std::vector<End>* rv = r == kNoIndex ? nullptr : &recvs[r];
-      auto it = rv ? std::lower_bound(rv->begin(), rv->end(), End{self << 32 | ins.tag, 0}) : std::vector<End>::const_iterator{};
-      if (!rv || it == rv->end() || it->key != (self << 32 | ins.tag)) continue;  // reported below
+      if (r == kNoIndex) continue;  // reported below
       CorePlan& rp = cores_[r];
-      const uint32_t recv_instr = rp.sends_recvs[it->pos];
+      uint32_t rpos = guess[pos];
+      const bool hit = rpos < rp.sends_recvs.size() && rp.op[rp.sends_recvs[rpos]] == uint8_t(isa::Op::kRecv) &&
+                       global(rp.peer_at[rpos]) == self && rp.prog->instrs[rp.sends_recvs[rpos]].tag == ins.tag;
+      if (!hit) {
+        const std::vector<End>& rv = recvs[r];
+        auto it = std::lower_bound(rv.begin(), rv.end(), End{self << 32 | ins.tag, 0});
+        if (it == rv.end() || it->key != (self << 32 | ins.tag)) continue;  // reported below
+        rpos = guess[pos] = it->pos;
+      }
+      const uint32_t recv_instr = rp.sends_recvs[rpos];
       const uint64_t sent = ins.bytes;
       const uint64_t expected = rp.prog->instrs[recv_instr].bytes;
       if (expected != 0 && expected != sent) {
@@ -442,9 +458,9 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
                 describe(sp, send_instr) + " sends " + std::to_string(sent) +
                 " (bytes of a recv: 0 or the send's bytes)");
       }
-      rp.match_pos_at[it->pos] = pos;
-      rp.match_slot_at[it->pos] = c;
-      sp.match_pos_at[pos] = it->pos;
+      rp.match_pos_at[rpos] = pos;
+      rp.match_slot_at[rpos] = c;
+      sp.match_pos_at[pos] = rpos;
       sp.match_slot_at[pos] = r;
     }
   }

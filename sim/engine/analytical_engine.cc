@@ -744,24 +744,46 @@ class AnalyticalEngine final : public Engine {
   void count_network() {
     const auto& cores = plan_.cores();
     const TopologyParams& topo = hw_.slice.topology;
+    // Per stream: each send's bytes and packets (a stream is shared by many cores); per core: what
+    // it sends to each peer chip, then each route walked once.
+    const isa::CoreProgram* sizes_of = nullptr;
+    std::vector<uint64_t> bytes_at, packets_at;
+    std::vector<uint64_t> to_bytes(hw_.slice.chips(), 0), to_packets(hw_.slice.chips(), 0);
+    std::vector<uint32_t> peers;
     for (const CorePlan& cp : cores) {
       if (!cp.has_transfers) continue;
       const CoreState& s = states_[classes_.rep_of[cp.slot]];
+      if (cp.prog != sizes_of) {
+        sizes_of = cp.prog;
+        bytes_at.assign(cp.sends_recvs.size(), 0);
+        packets_at.assign(cp.sends_recvs.size(), 0);
+        for (uint32_t k = 0; k < cp.sends_recvs.size(); ++k) {
+          const isa::Instr& ins = cp.prog->instrs[cp.sends_recvs[k]];
+          if (ins.op != isa::Op::kSend) continue;
+          bytes_at[k] = ins.bytes;
+          packets_at[k] = network_packets(hw_.chip, ins.bytes);
+        }
+      }
+      peers.clear();
       for (uint32_t k = 0; k < cp.sends_recvs.size(); ++k) {
-        const isa::Instr& ins = cp.prog->instrs[cp.sends_recvs[k]];
-        if (ins.op != isa::Op::kSend) continue;
-        const uint64_t packets = network_packets(hw_.chip, ins.bytes);
-        auto carry = [&](LinkStats& l) {
-          l.bytes += ins.bytes;
-          l.packets += packets;
-        };
+        if (!packets_at[k]) continue;  // a receive (a send has a packet at least)
         const uint32_t peer = cp.peer_at[k].chip;
+        if (!to_packets[peer]) peers.push_back(peer);
+        to_bytes[peer] += bytes_at[k];
+        to_packets[peer] += packets_at[k];
+      }
+      for (uint32_t peer : peers) {
+        auto carry = [&](LinkStats& l) {
+          l.bytes += to_bytes[peer];
+          l.packets += to_packets[peer];
+        };
         if (peer == cp.chip) carry(noc_[cp.chip]);
         for (uint32_t at = cp.chip; at != peer;) {
           const uint32_t port = ici_next_port(topo, at, peer);
           carry(links_[size_t(at) * ports_ + port]);
           at = *ici_neighbour(topo, at, port);
         }
+        to_bytes[peer] = to_packets[peer] = 0;
       }
       for (uint32_t d = 0; d < 2; ++d) {
         LinkStats& l = pcie_[size_t(cp.chip) * 2 + d];
@@ -853,6 +875,7 @@ class AnalyticalEngine final : public Engine {
       break;
     }
     r.device_time_s = Clock{hw_.chip.core.clock_mhz}.seconds(r.device_cycles);
+    r.simulated_cores = uint32_t(classes_.reps.size());
     add_run_stats(r, plan_.instructions());
     (void)program;
     trace_ = nullptr;

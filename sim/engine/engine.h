@@ -30,6 +30,9 @@ struct RunResult {
   uint64_t device_cycles = 0;  // max over cores of end_cycle (core clock cycles)
   double device_time_s = 0;
   std::vector<CoreRunResult> cores;
+  // Cores the engine simulated: fewer than `cores` where one stood for its class of symmetric
+  // replicas (analytical engine: sim/engine/replica_classes.h); the figures are every core's.
+  uint32_t simulated_cores = 0;
   // Per-block stats tree, keyed by hierarchical name: {"slice.chip0.core0.mxu0": {...StatGroup dump}}
   nlohmann::json stats = nlohmann::json::object();
   // Where the time of the core that finished last (the first such in core order) went, kernel

@@ -118,6 +118,7 @@ class SystemcEngine final : public Engine {
     }
 
     RunResult r;
+    r.simulated_cores = uint32_t(plan_.cores().size());
     std::vector<uint64_t> chip_cycles(slice_->chips(), 0);
     for (const CorePlan& cp : plan_.cores()) {
       TensorCore& core = slice_->chip(cp.chip).core(cp.core);

@@ -686,6 +686,26 @@ def test_training_full_sim(tmp):
         check(a["summary"][k] == b["summary"][k], "summary.{} differs: {} vs {}".format(k, a["summary"][k], b["summary"][k]))
 
 
+def test_replicas_full_sim(tmp):
+    """On a torus (v5p-128: 64 chips of 2 cores in a 4x4x4 cube with wraparound) the analytical engine simulates
+    one core for the slice's symmetric replicas; --full-sim simulates every core and every step. Every
+    figure of the two reports is the same."""
+    wl = write(tmp, "tiny.yaml", TINY_TRAINING.replace("epochs: 2", "epochs: 1").replace(":160'", ":2048'"))
+    reps = []
+    for flag in ([], ["--full-sim"]):
+        out = os.path.join(tmp, "full" if flag else "replicas")
+        run(["run", "--workload", wl, "--hw", "v5p-128", "--engine", "analytical", "--out", out, "--quiet"] + flag, tmp)
+        reps.append(load_report(out)[0])
+    a, b = reps
+    check(b["run"]["full_sim"] and not a["run"]["full_sim"], "full_sim flags")
+    for p, q in zip(a["programs"], b["programs"]):
+        check(p["simulated_cores"] == 1 and q["simulated_cores"] == q["cores"] == 128,
+              "simulated cores {} / {} of {}".format(p["simulated_cores"], q["simulated_cores"], q["cores"]))
+        del p["simulated_cores"], q["simulated_cores"]
+    for k in ("summary", "programs", "steps", "metrics"):
+        check(json.dumps(a[k], sort_keys=True) == json.dumps(b[k], sort_keys=True), "report.{} differs".format(k))
+
+
 def test_training_trace(tmp):
     """--trace on a capped MRPC training run: host, step and engine lanes, small enough to open."""
     wl = os.path.join(SRC, "configs", "workloads", "bert_base_mrpc_v3-8.yaml")

@@ -85,6 +85,8 @@ struct ProgramRecord {
   double device_s = 0;           // s per execution
   uint64_t device_cycles = 0;    // core cycles per execution
   uint64_t executions = 0;
+  // Cores of the program, and cores the engine simulated (fewer: one per class of symmetric replicas).
+  uint32_t cores = 0, simulated_cores = 0;
   // Where device_s went, kernel by kernel, per execution (sim/analysis/op_profile.h; empty without a
   // simulation).
   std::shared_ptr<const OpProfile> op_profile;

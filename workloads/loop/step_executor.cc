@@ -34,6 +34,8 @@ DeviceRun StepExecutor::execute(BuiltStep& s, TraceSink* trace) {
   DeviceRun r;
   r.device_s = rr.device_time_s;
   r.device_cycles = rr.device_cycles;
+  r.cores = uint32_t(rr.cores.size());
+  r.simulated_cores = rr.simulated_cores;
   r.collectives = rr.collectives;
   r.allreduce_s = rr.collectives[isa::Collective::kAllReduce].exposed_s;
   for (const CollectiveKindStats& k : rr.collectives.kinds) r.collective_s += k.exposed_s;

@@ -33,6 +33,7 @@ struct DeviceRun {
   // the communication on the step's critical path, for data parallel and FSDP alike.
   double collective_s = 0;
   bool replayed = false;
+  uint32_t cores = 0, simulated_cores = 0;  // RunResult::cores.size(), RunResult::simulated_cores
   CollectiveStats collectives;  // the profiled core's collectives, kind by kind (RunResult::collectives)
   // Where the device time went, kernel by kernel (sim/analysis/op_profile.h), of the simulated
   // execution (shared by the replays).

@@ -312,6 +312,8 @@ void StepLoop::record_program(const BuiltStep& prog, const StepRecord& rec, cons
     p.compile_s = compile_time_s(hw_.host, prog.compiled.hlo_ops, prog.compiled.kernels, clients_per_host());
     p.device_s = rec.device_s;
     p.device_cycles = run.device_cycles;
+    p.cores = run.cores;
+    p.simulated_cores = run.simulated_cores;
     p.op_profile = run.op_profile;
     r_.programs.push_back(p);
     r_.peak_hbm_bytes = std::max(r_.peak_hbm_bytes, p.peak_hbm_bytes);

@@ -107,6 +107,7 @@ json program_json(const ProgramRecord& p) {
             {"collectives_exposed_s", collective_times_json(p.collectives, true)}, {"memory", memory_json(p.memory)},
             {"flops", p.flops}, {"compile_s", p.compile_s},
             {"allreduces", allreduces}, {"device_s", p.device_s}, {"executions", p.executions},
+            {"cores", p.cores}, {"simulated_cores", p.simulated_cores},
             {"op_profile", p.op_profile ? op_profile_json(*p.op_profile) : json::array()}};
   if (p.op_profile) j["op_profile_core"] = {{"chip", p.op_profile->chip}, {"core", p.op_profile->core}};
   return j;
@@ -147,6 +148,8 @@ json step_program_units() {
           {"programs[].compile_s", "s"},
           {"programs[].device_s", "s"},
           {"programs[].executions", "count"},
+          {"programs[].cores", "cores"},
+          {"programs[].simulated_cores", "cores"},
           {"programs[].op_profile[].count", "count (per execution)"},
           {"programs[].op_profile[].time_s", "s (per execution)"},
           {"programs[].op_profile[].flops", "flop (per core, per execution)"},
@@ -344,8 +347,15 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   if (r.batch_search.used)
     line("", fmt::format("auto_find_batch_size: settled on {} per {} (tried {}; the failed attempts took {})",
                          r.batch_search.used, device, fmt::join(r.batch_search.tried, ", "), dur(r.batch_search.failed_s)));
-  line("engine", fmt::format("{}{}; {} programs simulated, {} executions replayed", r.engine,
-                             r.full_sim ? " (--full-sim)" : "", r.simulations, r.replays));
+  uint32_t cores = 0, simulated = 0;  // the widest program's, and the most cores any program simulated
+  for (const ProgramRecord& p : r.programs) {
+    cores = std::max(cores, p.cores);
+    simulated = std::max(simulated, p.simulated_cores);
+  }
+  const std::string replicas =
+      simulated < cores ? fmt::format("; at most {} of {} cores simulated (symmetric replicas, exact)", simulated, cores) : "";
+  line("engine", fmt::format("{}{}; {} programs simulated, {} executions replayed{}", r.engine,
+                             r.full_sim ? " (--full-sim)" : "", r.simulations, r.replays, replicas));
   o += "\n";
   line("total", dur(r.total_time_s));
   line("steady", fmt::format("{} per step, {:.1f} examples/s ({:.1f} examples/s end to end)", dur(r.steady_step_time_s),
