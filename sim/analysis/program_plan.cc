@@ -387,16 +387,37 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
   };
   std::vector<std::vector<End>> recvs(cores_.size());  // per slot, sorted
   std::vector<End> sends;                              // scratch: one core's, sorted
+  // Per stream, each send's and receive's tag and bytes, read from the instructions once: the
+  // passes below visit every core's transfers (a pod's hundreds of millions), and reading them
+  // from the 120-byte instructions was a cache line each.
+  struct Sizes {
+    std::vector<uint32_t> tag;
+    std::vector<uint64_t> bytes;
+  };
+  std::unordered_map<const isa::CoreProgram*, Sizes> sizes_of;
+  auto sizes = [&](const CorePlan& cp) -> const Sizes& {
+    auto [it, fresh] = sizes_of.try_emplace(cp.prog);
+    if (fresh) {
+      it->second.tag.resize(cp.sends_recvs.size());
+      it->second.bytes.resize(cp.sends_recvs.size());
+      for (uint32_t k = 0; k < cp.sends_recvs.size(); ++k) {
+        const isa::Instr& ins = cp.prog->instrs[cp.sends_recvs[k]];
+        it->second.tag[k] = ins.tag;
+        it->second.bytes[k] = ins.bytes;
+      }
+    }
+    return it->second;
+  };
   for (uint32_t c = 0; c < cores_.size(); ++c) {
     CorePlan& cp = cores_[c];
     if (!cp.has_transfers) continue;
     const uint64_t self = global({cp.chip, cp.core});
+    const Sizes& sz = sizes(cp);
     sends.clear();
     for (uint32_t pos = 0; pos < cp.sends_recvs.size(); ++pos) {
       const uint32_t i = cp.sends_recvs[pos];
-      const isa::Instr& ins = cp.prog->instrs[i];
       const isa::PeerRef to = cp.peer_at[pos];
-      const bool send = ins.op == isa::Op::kSend;
+      const bool send = cp.op[i] == uint8_t(isa::Op::kSend);
       const char* to_from = send ? " sends to " : " receives from ";
       if (to.chip >= chips || to.core >= per_chip) {
         invalid(describe(cp, i) + to_from + "chip " + std::to_string(to.chip) + " core " +
@@ -404,7 +425,7 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
                 std::to_string(per_chip) + " cores");
       }
       if (global(to) == self) invalid(describe(cp, i) + to_from + "its own core (use a DMA)");
-      (send ? sends : recvs[c]).push_back({global(to) << 32 | ins.tag, pos});
+      (send ? sends : recvs[c]).push_back({global(to) << 32 | sz.tag[pos], pos});
     }
     for (std::vector<End>* v : {&sends, &recvs[c]}) {
       std::sort(v->begin(), v->end());
@@ -433,26 +454,28 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
       guess_of = sp.prog;
     }
     const uint64_t self = global({sp.chip, sp.core});
+    const Sizes& ssz = sizes(sp);
     for (uint32_t pos = 0; pos < sp.sends_recvs.size(); ++pos) {
       const uint32_t send_instr = sp.sends_recvs[pos];
       if (sp.op[send_instr] != uint8_t(isa::Op::kSend)) continue;
-      const isa::Instr& ins = sp.prog->instrs[send_instr];
+      const uint32_t tag = ssz.tag[pos];
       const uint64_t to = global(sp.peer_at[pos]);
       const uint32_t r = slot_of[to];
       if (r == kNoIndex) continue;  // reported below
       CorePlan& rp = cores_[r];
+      const Sizes& rsz = rp.prog == sp.prog ? ssz : sizes(rp);
       uint32_t rpos = guess[pos];
       const bool hit = rpos < rp.sends_recvs.size() && rp.op[rp.sends_recvs[rpos]] == uint8_t(isa::Op::kRecv) &&
-                       global(rp.peer_at[rpos]) == self && rp.prog->instrs[rp.sends_recvs[rpos]].tag == ins.tag;
+                       global(rp.peer_at[rpos]) == self && rsz.tag[rpos] == tag;
       if (!hit) {
         const std::vector<End>& rv = recvs[r];
-        auto it = std::lower_bound(rv.begin(), rv.end(), End{self << 32 | ins.tag, 0});
-        if (it == rv.end() || it->key != (self << 32 | ins.tag)) continue;  // reported below
+        auto it = std::lower_bound(rv.begin(), rv.end(), End{self << 32 | tag, 0});
+        if (it == rv.end() || it->key != (self << 32 | tag)) continue;  // reported below
         rpos = guess[pos] = it->pos;
       }
       const uint32_t recv_instr = rp.sends_recvs[rpos];
-      const uint64_t sent = ins.bytes;
-      const uint64_t expected = rp.prog->instrs[recv_instr].bytes;
+      const uint64_t sent = ssz.bytes[pos];
+      const uint64_t expected = rsz.bytes[rpos];
       if (expected != 0 && expected != sent) {
         invalid(describe(rp, recv_instr) + " expects " + std::to_string(expected) + " bytes, but its send " +
                 describe(sp, send_instr) + " sends " + std::to_string(sent) +
@@ -475,8 +498,8 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
   for (const CorePlan& sp : cores_) {
     for (uint32_t pos = 0; pos < sp.sends_recvs.size(); ++pos) {
       const uint32_t i = sp.sends_recvs[pos];
+      if (sp.match_pos_at[pos] != kNoIndex || sp.op[i] != uint8_t(isa::Op::kSend)) continue;
       const isa::Instr& ins = sp.prog->instrs[i];
-      if (ins.op != isa::Op::kSend || sp.match_pos_at[pos] != kNoIndex) continue;
       invalid(describe(sp, i) + " has no matching recv (no recv from " + core_name(sp.chip, sp.core) + " on " +
               core_name(sp.peer_at[pos].chip, sp.peer_at[pos].core) + " with tag " + std::to_string(ins.tag) +
               (program.name.empty() ? "" : " in program '" + program.name + "'") + ")");

@@ -3,12 +3,15 @@
 // on/off), and the refusal of a run whose estimate exceeds the memory or time limit (`--max-memory`,
 // `--max-time`).
 //
-// The engines' state is per core and per instruction of the stream the core runs (replicas share
-// their stream; the analytical engine shares what their completion times have in common, the
-// SystemC engine keeps all of them), so a run costs about
-//   peak = memory in use before the run + bytes_per_core_instruction x sum over cores of the
-//          instructions of its stream (+ the trace's per-instruction events when tracing)
-//   time = (a + b x cores) x the same sum (per core-instruction, slower the more cores).
+// The engines' state is per simulated core and per instruction of the stream it runs (the
+// analytical engine simulates one core per class of symmetric replicas: Engine::simulated_cores;
+// the SystemC engine every core), plus the plan of every core's sends and receives, so a run costs
+// about
+//   peak = memory in use before the run + bytes_per_core_instruction x sum over simulated cores of
+//          the instructions of its stream (+ the trace's per-instruction events when tracing)
+//          + bytes per transfer x sends and receives over every core
+//   time = (a + b x simulated cores) x the same sum (per core-instruction, slower the more cores)
+//          + seconds per transfer x the transfers.
 // The constants are measured (run_estimate.cc: the runs and their RSS); bench/speed/
 // bench_run_estimate prints estimate against measurement.
 #pragma once
@@ -25,6 +28,7 @@ struct RunEstimate {
   uint64_t core_instructions = 0;  // over the simulated cores: the instructions of the stream each runs
   uint64_t cores = 0;              // cores simulated
   uint64_t program_cores = 0;      // cores of the program (more when one stands for its replicas)
+  uint64_t transfers = 0;          // sends and receives over every core (planned for all cores)
   uint64_t base_bytes = 0;         // memory in use before the run (resident set)
   uint64_t run_bytes = 0;          // what the run adds at its peak
   double seconds = 0;              // wall time of the run
