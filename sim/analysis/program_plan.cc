@@ -511,12 +511,13 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
 // own stream, else through its peer table (program.h).
 void ProgramPlan::translate_peers(CorePlan& cp, const isa::CoreProgram& own, const isa::Program& program) {
   const auto& instrs = cp.prog->instrs;
-  cp.peer_at.resize(cp.sends_recvs.size());
   if (own.stream_of < 0) {
+    cp.own_peers.resize(cp.sends_recvs.size());
     for (size_t k = 0; k < cp.sends_recvs.size(); ++k) {
       const isa::Instr& ins = instrs[cp.sends_recvs[k]];
-      cp.peer_at[k] = {ins.peer_chip, ins.peer_core};
+      cp.own_peers[k] = {ins.peer_chip, ins.peer_core};
     }
+    cp.peer_at = cp.own_peers;
     return;
   }
   if (own.peers.size() != cp.sends_recvs.size()) {
@@ -524,7 +525,8 @@ void ProgramPlan::translate_peers(CorePlan& cp, const isa::CoreProgram& own, con
             std::to_string(cp.sends_recvs.size()) + " sends and receives, but its peer table has " +
             std::to_string(own.peers.size()) + " entries (one per send and receive)");
   }
-  for (size_t k = 0; k < cp.sends_recvs.size(); ++k) cp.peer_at[k] = own.peers[k];
+  cp.own_peers.clear();
+  cp.peer_at = own.peers;
 }
 
 std::string ProgramPlan::deadlock_report(uint32_t slot, const std::vector<uint8_t>& done) const {

@@ -112,11 +112,13 @@ struct CorePlan {
   std::span<const uint32_t> sends_recvs;  // kSend and kRecv instructions, stream order
   std::span<const uint32_t> position;     // DecodedStream::position
   bool has_transfers = false;           // any kSend, kRecv, kHostLoad or kHostStore
-  // Per kSend/kRecv (position in `sends_recvs`): the peer (translated when the stream is shared),
-  // the matching instruction's position in its core's sends_recvs and the slot (ProgramPlan::
-  // cores() index) of that core. Per barrier
-  // (position in `barriers`): its group. Sized by those few instructions, not by the stream.
-  std::vector<isa::PeerRef> peer_at;
+  // Per kSend/kRecv (position in `sends_recvs`): the peer (a sharing core's peer table in the
+  // Program, not copied: a pod's hundreds of millions of entries; else `own_peers`), the matching
+  // instruction's position in its core's sends_recvs and the slot (ProgramPlan::cores() index) of
+  // that core. Per barrier (position in `barriers`): its group. Sized by those few instructions,
+  // not by the stream. The views into the Program are valid while it is.
+  std::span<const isa::PeerRef> peer_at;
+  std::vector<isa::PeerRef> own_peers;
   std::vector<uint32_t> match_pos_at, match_slot_at;
   std::vector<uint32_t> barrier_group_at;
 
