@@ -68,7 +68,7 @@ int dispatch(int argc, char** argv) {
   run_cmd->add_option("--engine", ra.engine, "Engine: systemc (detailed, contention; default for kernels) or analytical (fast; default for training)")
       ->type_name("NAME");
   run_cmd->add_flag("--full-sim", ra.full_sim,
-                    "Training: simulate every step instead of replaying identical executions");
+                    "Training: simulate every step instead of replaying identical executions, and every core instead of one per class of symmetric replicas (same figures, slower)");
   run_cmd->add_flag("--dump-config", ra.dump_config, "Print the resolved hardware and workload YAML and exit");
   run_cmd->add_flag("-q,--quiet", ra.quiet, "Print nothing on success");
   run_cmd->add_option("--max-memory", ra.max_memory,

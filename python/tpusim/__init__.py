@@ -120,7 +120,7 @@ def run(hw=None, workload=None, overrides=None, engine=None, out=None, trace=Fal
     overrides: {"path.key": value} or ["path=value", ...], as --set.
     engine: "systemc" or "analytical" (tpusim.engines), as --engine; None: the workload's default.
     out: a directory to also write report.json (and trace.json with trace=True) to, as --out.
-    full_sim: training workloads: simulate every step, as --full-sim.
+    full_sim: training workloads: simulate every step and every core, as --full-sim.
     verbose: print the summary `tpusim run` prints; otherwise nothing is printed.
     training_args: a Hugging Face training_args.json / Accelerate config file applied on top of the
         workload, as --training-args (docs/config-workload.md).
