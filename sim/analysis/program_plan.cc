@@ -57,6 +57,7 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
   instructions_ = 0;
   decoded_used_ = 0;
   decoded_of_.clear();
+  sizes_of_.clear();
 
   std::vector<bool> seen(size_t(chips) * per_chip, false);
   // Barrier groups: the j-th barrier with id b on every core forms one group.
@@ -95,6 +96,7 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
     if (prog.stream_of < 0) check_kernel_table(cp.name, stream);
     instructions_ += stream.instrs.size();
     translate_peers(cp, prog, program);
+    transfer_sizes(cp);
     cp.match_pos_at.assign(cp.sends_recvs.size(), kNoIndex);
     cp.match_slot_at.assign(cp.sends_recvs.size(), kNoIndex);
     cp.barrier_group_at.assign(cp.barriers.size(), kNoIndex);
@@ -387,32 +389,10 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
   };
   std::vector<std::vector<End>> recvs(cores_.size());  // per slot, sorted
   std::vector<End> sends;                              // scratch: one core's, sorted
-  // Per stream, each send's and receive's tag and bytes, read from the instructions once: the
-  // passes below visit every core's transfers (a pod's hundreds of millions), and reading them
-  // from the 120-byte instructions was a cache line each.
-  struct Sizes {
-    std::vector<uint32_t> tag;
-    std::vector<uint64_t> bytes;
-  };
-  std::unordered_map<const isa::CoreProgram*, Sizes> sizes_of;
-  auto sizes = [&](const CorePlan& cp) -> const Sizes& {
-    auto [it, fresh] = sizes_of.try_emplace(cp.prog);
-    if (fresh) {
-      it->second.tag.resize(cp.sends_recvs.size());
-      it->second.bytes.resize(cp.sends_recvs.size());
-      for (uint32_t k = 0; k < cp.sends_recvs.size(); ++k) {
-        const isa::Instr& ins = cp.prog->instrs[cp.sends_recvs[k]];
-        it->second.tag[k] = ins.tag;
-        it->second.bytes[k] = ins.bytes;
-      }
-    }
-    return it->second;
-  };
   for (uint32_t c = 0; c < cores_.size(); ++c) {
     CorePlan& cp = cores_[c];
     if (!cp.has_transfers) continue;
     const uint64_t self = global({cp.chip, cp.core});
-    const Sizes& sz = sizes(cp);
     sends.clear();
     for (uint32_t pos = 0; pos < cp.sends_recvs.size(); ++pos) {
       const uint32_t i = cp.sends_recvs[pos];
@@ -425,7 +405,7 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
                 std::to_string(per_chip) + " cores");
       }
       if (global(to) == self) invalid(describe(cp, i) + to_from + "its own core (use a DMA)");
-      (send ? sends : recvs[c]).push_back({global(to) << 32 | sz.tag[pos], pos});
+      (send ? sends : recvs[c]).push_back({global(to) << 32 | cp.transfer_tag[pos], pos});
     }
     for (std::vector<End>* v : {&sends, &recvs[c]}) {
       std::sort(v->begin(), v->end());
@@ -454,19 +434,17 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
       guess_of = sp.prog;
     }
     const uint64_t self = global({sp.chip, sp.core});
-    const Sizes& ssz = sizes(sp);
     for (uint32_t pos = 0; pos < sp.sends_recvs.size(); ++pos) {
       const uint32_t send_instr = sp.sends_recvs[pos];
       if (sp.op[send_instr] != uint8_t(isa::Op::kSend)) continue;
-      const uint32_t tag = ssz.tag[pos];
+      const uint32_t tag = sp.transfer_tag[pos];
       const uint64_t to = global(sp.peer_at[pos]);
       const uint32_t r = slot_of[to];
       if (r == kNoIndex) continue;  // reported below
       CorePlan& rp = cores_[r];
-      const Sizes& rsz = rp.prog == sp.prog ? ssz : sizes(rp);
       uint32_t rpos = guess[pos];
       const bool hit = rpos < rp.sends_recvs.size() && rp.op[rp.sends_recvs[rpos]] == uint8_t(isa::Op::kRecv) &&
-                       global(rp.peer_at[rpos]) == self && rsz.tag[rpos] == tag;
+                       global(rp.peer_at[rpos]) == self && rp.transfer_tag[rpos] == tag;
       if (!hit) {
         const std::vector<End>& rv = recvs[r];
         auto it = std::lower_bound(rv.begin(), rv.end(), End{self << 32 | tag, 0});
@@ -474,8 +452,8 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
         rpos = guess[pos] = it->pos;
       }
       const uint32_t recv_instr = rp.sends_recvs[rpos];
-      const uint64_t sent = ssz.bytes[pos];
-      const uint64_t expected = rsz.bytes[rpos];
+      const uint64_t sent = sp.transfer_bytes[pos];
+      const uint64_t expected = rp.transfer_bytes[rpos];
       if (expected != 0 && expected != sent) {
         invalid(describe(rp, recv_instr) + " expects " + std::to_string(expected) + " bytes, but its send " +
                 describe(sp, send_instr) + " sends " + std::to_string(sent) +
@@ -527,6 +505,23 @@ void ProgramPlan::translate_peers(CorePlan& cp, const isa::CoreProgram& own, con
   }
   cp.own_peers.clear();
   cp.peer_at = own.peers;
+}
+
+// cp's stream's transfer tags and bytes, read from its instructions once per stream.
+void ProgramPlan::transfer_sizes(CorePlan& cp) {
+  auto [it, fresh] = sizes_of_.try_emplace(cp.prog);
+  TransferSizes& t = it->second;
+  if (fresh) {
+    t.tag.resize(cp.sends_recvs.size());
+    t.bytes.resize(cp.sends_recvs.size());
+    for (uint32_t k = 0; k < cp.sends_recvs.size(); ++k) {
+      const isa::Instr& ins = cp.prog->instrs[cp.sends_recvs[k]];
+      t.tag[k] = ins.tag;
+      t.bytes[k] = ins.bytes;
+    }
+  }
+  cp.transfer_tag = t.tag;
+  cp.transfer_bytes = t.bytes;
 }
 
 std::string ProgramPlan::deadlock_report(uint32_t slot, const std::vector<uint8_t>& done) const {

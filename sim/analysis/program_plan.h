@@ -119,6 +119,10 @@ struct CorePlan {
   // not by the stream. The views into the Program are valid while it is.
   std::span<const isa::PeerRef> peer_at;
   std::vector<isa::PeerRef> own_peers;
+  // Per kSend/kRecv: its tag and bytes, kept once per stream (the passes over every core's
+  // transfers read these, not the 120-byte instructions: a cache line each).
+  std::span<const uint32_t> transfer_tag;
+  std::span<const uint64_t> transfer_bytes;
   std::vector<uint32_t> match_pos_at, match_slot_at;
   std::vector<uint32_t> barrier_group_at;
 
@@ -159,6 +163,7 @@ class ProgramPlan {
  private:
   void decode(CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw);
   void translate_peers(CorePlan& cp, const isa::CoreProgram& own, const isa::Program& program);
+  void transfer_sizes(CorePlan& cp);
   void decode_into(DecodedStream& d, const CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw);
   static bool same_structure(const DecodedStream& d, const isa::CoreProgram& prog, const ChipParams& chip);
   void check_weight_buffers(const CorePlan& cp, const HwConfig& hw);
@@ -173,6 +178,12 @@ class ProgramPlan {
   size_t decoded_used_ = 0;
   // This build's shared streams: the stream's core program -> its DecodedStream.
   std::unordered_map<const isa::CoreProgram*, const DecodedStream*> decoded_of_;
+  // This build's per-stream transfer tags and bytes (CorePlan::transfer_tag, transfer_bytes).
+  struct TransferSizes {
+    std::vector<uint32_t> tag;
+    std::vector<uint64_t> bytes;
+  };
+  std::unordered_map<const isa::CoreProgram*, TransferSizes> sizes_of_;
   // Scratch reused across builds.
   std::vector<uint32_t> tile_of_, last_user_, stamp_, stack_, tmp_;
   uint32_t epoch_ = 0;

@@ -12,109 +12,20 @@
 #include "sim/analysis/program_plan.h"
 #include "sim/base/clock.h"
 #include "sim/base/sim_error.h"
-#include "sim/cmem/cmem_server.h"
 #include "sim/cmem/cmem_stats.h"
-#include "sim/core/sequencer_stats.h"
-#include "sim/dma/dma_engines.h"
-#include "sim/dma/dma_stats.h"
+#include "sim/engine/analytical_core.h"
 #include "sim/engine/completion_store.h"
+#include "sim/engine/network_counts.h"
 #include "sim/engine/replica_classes.h"
 #include "sim/engine/run_stats.h"
-#include "sim/hbm/hbm_server.h"
 #include "sim/hbm/hbm_stats.h"
-#include "sim/host/host_stats.h"
 #include "sim/ici/ici_timing.h"
-#include "sim/ici/link_stats.h"
-#include "sim/mxu/mxu_paths.h"
-#include "sim/mxu/mxu_stats.h"
 #include "sim/slice/barrier_groups.h"
 #include "sim/vmem/vmem_check.h"
 #include "sim/vmem/vmem_stats.h"
-#include "sim/vpu/vpu_stats.h"
-#include "sim/vpu/vpu_unit.h"
-#include "sim/xfer/xfer_channels.h"
-#include "sim/xfer/xfer_stats.h"
 
 namespace tpusim {
 namespace {
-
-// A core's way to another chip: the first stage its transfers stream through, the links they
-// cross, and the estimate for the last message size sent (AnalyticalEngine::route_to).
-struct Route {
-  uint32_t peer_chip = 0;
-  uint32_t stage = 0;
-  std::vector<IciHop> path;
-  uint64_t bytes = 0;
-  TransferEstimate estimate;
-};
-
-struct CoreState {
-  const CorePlan* plan = nullptr;
-  // Per instruction: its completion cycle once done (the largest state of a run: a full pod has
-  // 2048 cores; sim/engine/completion_store.h keeps what replicas share once).
-  CompletionStore::Core times;
-  bool done(uint32_t i) const { return times.done(i); }
-  uint64_t completion(uint32_t i) const { return times.completion(i); }
-  // The instruction try_schedule() is at: its completion, or a deferred one's ready time.
-  uint64_t at = 0;
-  // Per barrier (position in CorePlan::barriers) and per kSend/kRecv (position in sends_recvs):
-  // sized by those few instructions, not by the stream (a BERT-large step has millions per core).
-  std::vector<uint8_t> arrived;       // per barrier: reached (its group may still be incomplete)
-  std::vector<uint64_t> reached;      // per barrier: the cycle it was reached
-  std::vector<uint8_t> has_data;      // per recv: its send is scheduled ...
-  std::vector<uint64_t> data_at;      // ... and its data arrives then
-  // The core's units: the same resource models as the SystemC blocks (sim/README.md, "One timing
-  // model per block"). With background DMAs the DMA engines and the HBM server are calendars.
-  std::vector<MxuPaths> mxu_paths;    // per MXU: weight-load and streaming path
-  VpuUnit vpu_unit;                   // the VPU: main and background queue
-  DmaEngines engines;                 // the DMA engines: main and background queue
-  XferChannels xfer_q;                // the transfer queue's channels, its transfers' first stages
-  HbmServer hbm;                      // the core's HBM bandwidth server
-  CmemServer cmem;                    // the core's CMEM bandwidth server (no contention between cores)
-  // Instructions the scans passed but could not schedule yet. A queue runs in order, so those of
-  // a queue are always its positions [scheduled, passed): only the first can be next, and once it is
-  // blocked a scan skips the rest without visiting them (revisiting every kept instruction of
-  // every queue made a scan's cost grow with the collectives' length: 2048 cores spent most of
-  // their time there). Receives and barriers, which are not in order, are kept in a list.
-  std::vector<uint32_t> passed;       // per unit queue: its instructions the cursor has passed
-  std::vector<uint32_t> pending;      // receives and barriers not done yet, stream order
-  std::vector<uint32_t> next_pending;
-  // A receive whose data has not arrived is not revisited (nothing else can unblock it): asleep per
-  // kSend/kRecv position until its send is scheduled, which puts it in `woken`.
-  std::vector<uint8_t> asleep;
-  std::vector<uint32_t> woken;
-  std::vector<Route> routes;          // per peer chip sent to (route_to())
-  // Per barrier position: the groups its arrival counts in, with how many participants it stands
-  // for (the core's class members at that position; one, its own group, without the reduction).
-  std::vector<uint32_t> barrier_counts_begin;
-  std::vector<std::pair<uint32_t, uint32_t>> barrier_counts;  // (group, participants)
-  uint64_t scheduled = 0;             // instructions done
-  std::vector<uint32_t> cand;         // during a scan, per unit queue: its next position to visit
-  std::vector<uint8_t> noted;         // ... and a blocked background queue's horizon was noted
-  std::vector<uint8_t> blocked;       // per unit queue, during a scan: an earlier instruction waits
-  std::vector<uint32_t> unscheduled;  // per unit queue: its instructions not scheduled yet
-  size_t pruned_at = 0;               // calendar size at the last prune
-  uint64_t last_barrier = 0;          // barriers are reached in stream order
-  uint64_t main_reached = 0;          // the latest start placed on a main DMA, VPU or MXU queue
-  uint32_t cursor = 0;                // next instruction never scanned
-  bool dirty = false;                 // a recv's data or a barrier release arrived since the last scan
-  uint64_t end = 0;
-  // Stats, same structs and keys as the SystemC blocks.
-  SequencerStats seq;
-  std::vector<MxuStats> mxu;
-  VpuStats vpu;
-  DmaStats dma;
-  XferStats xfer;
-  VmemUsage vmem;
-  HostStats host;                     // the core's host loads and stores (its chip's host's share)
-  uint64_t pcie_packets[2] = {0, 0};  // ... their packets on its chip's PCIe: h2d, d2h
-  // Trace names (built only when tracing).
-  std::string process, prefix;
-
-  bool finished() const { return scheduled == plan->unit.size(); }
-  // The queue position of unit u's next instruction to schedule.
-  uint32_t next_of(uint32_t u) const { return plan->queues.size(u) - unscheduled[u]; }
-};
 
 enum class Step { kDone, kArrived, kBlocked, kDeferred, kPaused };
 
@@ -126,7 +37,6 @@ class AnalyticalEngine final : public Engine {
     setup_ = chip.core.dma.setup_cycles;
     latency_ = r_.hbm_latency_cycles;
     cmem_latency_ = r_.cmem_latency_cycles;
-    ports_ = ici_port_count(hw_.slice.topology);
   }
 
   std::string_view name() const override { return "analytical"; }
@@ -151,7 +61,7 @@ class AnalyticalEngine final : public Engine {
       simulated += cores[c].unit.size();
     }
     count_barriers();
-    reset_network();
+    network_.reset(hw_, r_);
     trace_ = trace;
     has_background_ = false;
     for (const CorePlan& cp : cores)
@@ -259,7 +169,6 @@ class AnalyticalEngine final : public Engine {
     s.dma.reset(hw_.chip.core.dma.engines);
     s.xfer.reset(hw_.chip.core.xfer.channels);
     s.host.reset();
-    s.pcie_packets[0] = s.pcie_packets[1] = 0;
     if (trace) {
       s.process = "slice.chip" + std::to_string(cp.chip);
       s.prefix = "core" + std::to_string(cp.core);
@@ -302,17 +211,6 @@ class AnalyticalEngine final : public Engine {
     std::vector<uint8_t> d(s.times.size());
     for (uint32_t i = 0; i < d.size(); ++i) d[i] = s.done(i);
     return d;
-  }
-
-  void reset_network() {
-    const uint32_t chips = hw_.slice.chips();
-    links_.assign(size_t(chips) * ports_, LinkStats{});
-    for (auto& l : links_) l.reset(r_.ici_link_bytes_per_cycle);
-    noc_.assign(chips, LinkStats{});
-    for (auto& l : noc_) l.reset(r_.noc_bytes_per_cycle);
-    pcie_.assign(size_t(chips) * 2, LinkStats{});
-    for (auto& l : pcie_) l.reset(r_.pcie_bytes_per_cycle);
-    hosts_.assign(hw_.slice.hosts, HostStats{});
   }
 
   void emit(const std::string& process, const std::string& track, const isa::Instr& ins, uint64_t start, uint64_t dur,
@@ -728,73 +626,14 @@ class AnalyticalEngine final : public Engine {
       return;
     }
     if (trace_) emit_stage(cp.chip, load ? "pcie.h2d" : "pcie.d2h", ins, flow, e.bytes_per_cycle);
-    s.pcie_packets[load ? 0 : 1] += network_packets(hw_.chip, ins.bytes);
+    s.host.pcie_packets[load ? 0 : 1] += network_packets(hw_.chip, ins.bytes);
     if (load) {
-      ++s.host.loads;
-      s.host.load_bytes += ins.bytes;
+      ++s.host.host.loads;
+      s.host.host.load_bytes += ins.bytes;
       if (ins.bytes > 0) s.hbm.account(ins.bytes);
     } else {
-      ++s.host.stores;
-      s.host.store_bytes += ins.bytes;
-    }
-  }
-
-  // The bytes and packets every core's transfers put on the links, the NoC, PCIe and the hosts: a
-  // send's on its route (sim/ici/ici_timing.h), a host transfer's as its class representative's.
-  void count_network() {
-    const auto& cores = plan_.cores();
-    const TopologyParams& topo = hw_.slice.topology;
-    // Per stream: each send's bytes and packets (a stream is shared by many cores); per core: what
-    // it sends to each peer chip, then each route walked once.
-    const isa::CoreProgram* sizes_of = nullptr;
-    std::vector<uint64_t> bytes_at, packets_at;
-    std::vector<uint64_t> to_bytes(hw_.slice.chips(), 0), to_packets(hw_.slice.chips(), 0);
-    std::vector<uint32_t> peers;
-    for (const CorePlan& cp : cores) {
-      if (!cp.has_transfers) continue;
-      const CoreState& s = states_[classes_.rep_of[cp.slot]];
-      if (cp.prog != sizes_of) {
-        sizes_of = cp.prog;
-        bytes_at.assign(cp.sends_recvs.size(), 0);
-        packets_at.assign(cp.sends_recvs.size(), 0);
-        for (uint32_t k = 0; k < cp.sends_recvs.size(); ++k) {
-          const isa::Instr& ins = cp.prog->instrs[cp.sends_recvs[k]];
-          if (ins.op != isa::Op::kSend) continue;
-          bytes_at[k] = ins.bytes;
-          packets_at[k] = network_packets(hw_.chip, ins.bytes);
-        }
-      }
-      peers.clear();
-      for (uint32_t k = 0; k < cp.sends_recvs.size(); ++k) {
-        if (!packets_at[k]) continue;  // a receive (a send has a packet at least)
-        const uint32_t peer = cp.peer_at[k].chip;
-        if (!to_packets[peer]) peers.push_back(peer);
-        to_bytes[peer] += bytes_at[k];
-        to_packets[peer] += packets_at[k];
-      }
-      for (uint32_t peer : peers) {
-        auto carry = [&](LinkStats& l) {
-          l.bytes += to_bytes[peer];
-          l.packets += to_packets[peer];
-        };
-        if (peer == cp.chip) carry(noc_[cp.chip]);
-        for (uint32_t at = cp.chip; at != peer;) {
-          const uint32_t port = ici_next_port(topo, at, peer);
-          carry(links_[size_t(at) * ports_ + port]);
-          at = *ici_neighbour(topo, at, port);
-        }
-        to_bytes[peer] = to_packets[peer] = 0;
-      }
-      for (uint32_t d = 0; d < 2; ++d) {
-        LinkStats& l = pcie_[size_t(cp.chip) * 2 + d];
-        l.bytes += d == 0 ? s.host.load_bytes : s.host.store_bytes;
-        l.packets += s.pcie_packets[d];
-      }
-      HostStats& host = hosts_[cp.chip / hw_.slice.chips_per_host];
-      host.loads += s.host.loads;
-      host.stores += s.host.stores;
-      host.load_bytes += s.host.load_bytes;
-      host.store_bytes += s.host.store_bytes;
+      ++s.host.host.stores;
+      s.host.host.store_bytes += ins.bytes;
     }
   }
 
@@ -808,7 +647,7 @@ class AnalyticalEngine final : public Engine {
     for (uint32_t c = 0; c < chips; ++c) hbm[c].reset(hw_.chip.core.clock_mhz, hw_.chip.hbm.bandwidth_gbyte_per_s);
     for (uint32_t c = 0; c < chips; ++c)
       cmem[c].reset(hw_.chip.core.clock_mhz, has_cmem(hw_.chip) ? hw_.chip.cmem->bandwidth_gbyte_per_s : 0.0);
-    count_network();
+    network_.count(plan_, classes_, [&](uint32_t slot) -> const HostTransfers& { return states_[slot].host; });
     for (size_t c = 0; c < cores.size(); ++c) {
       CoreState& s = states_[classes_.rep_of[c]];  // a class member's figures are its representative's
       const CorePlan& cp = cores[c];
@@ -851,7 +690,7 @@ class AnalyticalEngine final : public Engine {
       cmem[c].declare(m);
       r.stats[m.name()] = m.dump();
     }
-    dump_network(r);
+    network_.dump(r);
     // Op profile and collective statistics of the core that finished last (sim/analysis/op_profile.h,
     // sim/analysis/collective_stats.h): every instruction from its ready time (the latest completion
     // of its deps, the launch at least) to its completion.
@@ -882,35 +721,9 @@ class AnalyticalEngine final : public Engine {
     return r;
   }
 
-  // Same keys as the SystemC blocks: slice.chipN.ici.x+, slice.chipN.noc, slice.chipN.pcie.h2d,
-  // slice.hostH; only the ones that carried something.
-  void dump_network(RunResult& r) {
-    auto dump = [&](const std::string& name, LinkStats& l) {
-      if (!l.used()) return;
-      l.run_cycles = r.device_cycles;
-      StatGroup g(name);
-      l.declare(g);
-      r.stats[name] = g.dump();
-    };
-    for (uint32_t c = 0; c < hw_.slice.chips(); ++c) {
-      const std::string chip = "slice.chip" + std::to_string(c);
-      for (uint32_t p = 0; p < ports_; ++p) dump(chip + ".ici." + ici_port_name(p), links_[size_t(c) * ports_ + p]);
-      dump(chip + ".noc", noc_[c]);
-      dump(chip + ".pcie.h2d", pcie_[size_t(c) * 2]);
-      dump(chip + ".pcie.d2h", pcie_[size_t(c) * 2 + 1]);
-    }
-    for (uint32_t h = 0; h < hosts_.size(); ++h) {
-      if (!hosts_[h].used()) continue;
-      StatGroup g("slice.host" + std::to_string(h));
-      hosts_[h].declare(g);
-      r.stats[g.name()] = g.dump();
-    }
-  }
-
   HwConfig hw_;
   ResolvedHw r_;
   uint64_t launch_ = 0, setup_ = 0, latency_ = 0, cmem_latency_ = 0;
-  uint32_t ports_ = 0;
   ProgramPlan plan_;
   std::vector<CoreState> states_;
   BarrierGroups barriers_;
@@ -930,10 +743,7 @@ class AnalyticalEngine final : public Engine {
   std::vector<Arrival> arrivals_;
   CompletionStore times_;  // CoreState::times of every core
   ProgressTicker ticker_;
-  std::vector<LinkStats> links_;  // per chip and ICI port index
-  std::vector<LinkStats> noc_;    // per chip
-  std::vector<LinkStats> pcie_;   // per chip: h2d, d2h
-  std::vector<HostStats> hosts_;
+  NetworkCounts network_;  // what the links, NoC, PCIe and hosts carried
   // How far (cycles) the main queues run ahead of background work waiting for another core, and
   // how far back a background placement may reach into the shared units' calendars: ~4 µs, a
   // fraction of a collective piece's transfer. An approximation of the engine, not of the
