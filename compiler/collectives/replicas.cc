@@ -46,14 +46,17 @@ std::vector<ProgramBuilder*> ReplicaStreams::begin_section() {
   in_section_ = true;
   Section s;
   s.from = prog_.cores[0].instrs.size();
+  s.start = main_->size();
   s.alloc_from = prog_.cores[0].vmem_allocs.size();
   sections_.push_back(s);
   open_.clear();
+  main_->set_reroll(false);  // a section is stored unrolled on every core (replicas.h)
   std::vector<ProgramBuilder*> b = {main_.get()};
   for (size_t c = 1; c < prog_.cores.size(); ++c) {
     recorded_[c].emplace_back();
     dropped_[c].emplace_back();
-    open_.push_back(std::make_unique<ProgramBuilder>(recorded_[c].back(), vmem_bytes_, uint32_t(s.from)));
+    open_.push_back(std::make_unique<ProgramBuilder>(recorded_[c].back(), vmem_bytes_, uint32_t(s.start)));
+    open_.back()->set_reroll(false);
     if (share_) {
       const size_t k = sections_.size() - 1;
       open_.back()->set_end_kernel_hook([this, c, k](ProgramBuilder& pb) { check_and_drop(c, k, pb); });
@@ -70,6 +73,7 @@ void ReplicaStreams::end_section() {
   s.len = prog_.cores[0].instrs.size() - s.from;
   s.alloc_len = prog_.cores[0].vmem_allocs.size() - s.alloc_from;
   open_.clear();
+  main_->set_reroll(true);
 }
 
 // A replica whose sections are core 0's but for the peers shares core 0's stream through a peer
@@ -182,6 +186,7 @@ void ReplicaStreams::finish() {
     instrs.insert(instrs.end(), src.instrs.begin() + long(at), src.instrs.end());
     allocs.insert(allocs.end(), src.vmem_allocs.begin() + long(alloc_at), src.vmem_allocs.end());
     dst.kernels = src.kernels;  // the sections line up with core 0's kernel by kernel
+    dst.repeats = src.repeats;  // sections are stored unrolled and as long as core 0's: the same layout
     recorded_[c].clear();
   }
 }

@@ -41,7 +41,8 @@ class ReplicaStreams {
 
  private:
   struct Section {
-    size_t from = 0, len = 0;              // instructions, stream indices
+    size_t from = 0, len = 0;              // stored instructions (core 0's; a section has no repeats)
+    size_t start = 0;                      // the stream index of its first instruction
     size_t alloc_from = 0, alloc_len = 0;  // VMEM allocations
   };
   isa::Program& prog_;

@@ -12,11 +12,17 @@
 #include <vector>
 
 #include "compiler/lower/instr_buffer.h"
+#include "compiler/lower/reroll.h"
 #include "sim/base/sim_error.h"
 #include "sim/isa/program.h"
 
 namespace tpusim::compiler {
 
+// Each kernel's tile loops are rerolled when it ends (compiler/lower/reroll.h): the core program
+// stores a loop's body once, and stream indices count the expanded stream. A collective's kernels
+// and the sections of ReplicaStreams are left unrolled (set_reroll), so that the replicas' streams
+// line up instruction by instruction.
+//
 // `first_index` is the stream index of the first instruction the builder appends: nonzero when
 // `core` receives only a later section of the stream and its prefix is spliced in front later
 // (data-parallel replicas: compiled once, see data_parallel.cc). Indices (returned, deps, VMEM
@@ -51,13 +57,16 @@ class ProgramBuilder {
       core_.vmem_allocs[a].first_instr = kernel_first_;
       core_.vmem_allocs[a].last_instr = end > kernel_first_ ? end - 1 : kernel_first_;
     }
+    // The kernel is still stored unrolled: stream index i is stored at i - base_ - extra_.
+    const uint32_t stored_first = kernel_first_ - base_ - uint32_t(extra_);
     used_.assign(end - kernel_first_, false);
     for (uint32_t i = kernel_first_; i < end; ++i)
-      for (uint32_t d : core_.instrs[i - base_].deps)
+      for (uint32_t d : core_.instrs[i - kernel_first_ + stored_first].deps)
         if (d >= kernel_first_) used_[d - kernel_first_] = true;
     entry_deps_.clear();
     for (uint32_t i = kernel_first_; i < end; ++i)
       if (!used_[i - kernel_first_]) entry_deps_.push_back(i);
+    if (reroll_ && collective_ == isa::Collective::kNone) extra_ += reroll_tail(core_, stored_first);
     in_kernel_ = false;
     collective_ = isa::Collective::kNone;
     if (!core_.kernels.empty() && core_.kernels.back().first_instr == kernel_first_) {
@@ -83,7 +92,9 @@ class ProgramBuilder {
   // indices stay taken: size() is unchanged). The core program then holds only what follows; its
   // buffers are released (a cleared vector would keep its capacity, pages already touched).
   void drop_recorded() {
-    base_ += uint32_t(core_.instrs.size());
+    base_ = size();
+    extra_ = 0;
+    std::vector<isa::Repeat>().swap(core_.repeats);
     std::vector<isa::Instr>().swap(core_.instrs);
     std::vector<isa::VmemAlloc>().swap(core_.vmem_allocs);
     std::vector<isa::KernelRange>().swap(core_.kernels);
@@ -198,7 +209,9 @@ class ProgramBuilder {
     return emit(std::move(i));
   }
 
-  uint32_t size() const { return base_ + uint32_t(core_.instrs.size()); }  // the next stream index
+  uint32_t size() const { return base_ + uint32_t(core_.instrs.size() + extra_); }  // the next stream index
+  // Off: kernels are stored unrolled (ReplicaStreams' sections); on by default.
+  void set_reroll(bool on) { reroll_ = on; }
   // What the next kernel's first instructions will wait for (the previous kernel's sinks).
   const isa::Deps& entry_deps() const { return entry_deps_; }
   // Overrides it: after background work, the next kernel waits for the kernel before it instead.
@@ -241,6 +254,8 @@ class ProgramBuilder {
   isa::CoreProgram& core_;
   uint64_t vmem_bytes_;
   uint32_t base_;  // stream index of core_.instrs[0]
+  uint64_t extra_ = 0;  // stream instructions the core program's repeats hold beyond their bodies
+  bool reroll_ = true;
   std::string kernel_;
   isa::Label kernel_label_;
   std::vector<CachedLabel> labels_;  // of the current kernel

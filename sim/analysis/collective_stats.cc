@@ -43,9 +43,8 @@ CollectiveStats CollectiveRecorder::stats(const CorePlan& cp, const HwConfig& hw
   s.core = cp.core;
   for (uint8_t r : role_)
     if (r > 1) ++s.kinds[r - 1].instructions;
-  const std::vector<isa::Instr>& instrs = cp.prog->instrs;
   for (uint32_t i : cp.sends_recvs)  // the few transfers: the stream itself is not read
-    if (role_[i] > 1 && instrs[i].op == isa::Op::kSend) s.kinds[role_[i] - 1].bytes += instrs[i].bytes;
+    if (role_[i] > 1 && cp.instr(i).op == isa::Op::kSend) s.kinds[role_[i] - 1].bytes += cp.instr(i).bytes;
   const Clock clock{hw.chip.core.clock_mhz};
   for (size_t k = 1; k < s.kinds.size(); ++k) {
     CollectiveKindStats& ks = s.kinds[k];

@@ -100,8 +100,10 @@ std::vector<uint64_t> attribute_cycles(std::span<const SegmentTiming> segs, uint
   return cycles;
 }
 
-void OpProfileRecorder::reset(const isa::CoreProgram& stream) {
+void OpProfileRecorder::reset(const CorePlan& cp) {
+  const isa::CoreProgram& stream = *cp.prog;
   stream_ = &stream;
+  view_ = cp.view();
   first_.clear();
   kernel_.clear();
   gap_name_.clear();
@@ -111,11 +113,11 @@ void OpProfileRecorder::reset(const isa::CoreProgram& stream) {
     end_.clear();
     return;
   }
-  const uint32_t n = uint32_t(stream.instrs.size());
+  const uint32_t n = cp.size();
   // Runs outside the kernels in [from, to), cut where the name changes.
   auto outside = [&](uint32_t from, uint32_t to) {
     for (uint32_t i = from; i < to; ++i) {
-      const std::string_view name = outside_name(stream.instrs[i]);
+      const std::string_view name = outside_name(view_[i]);
       if (i == from || name != gap_name_.back()) {
         first_.push_back(i);
         kernel_.push_back(kOutside);
@@ -176,9 +178,9 @@ OpProfile OpProfileRecorder::profile(const CorePlan& cp, const HwConfig& hw, con
       continue;
     }
     for (uint32_t i = first_[s]; i < first_[s + 1]; ++i)
-      if (stream.instrs[i].op == isa::Op::kVpu) {
-        vpu[s] += vpu_issue_cycles(hw.chip.core.vpu, stream.instrs[i].vpu);
-        vregs[s] += vreg_ops(stream.instrs[i].vpu);
+      if (view_[i].op == isa::Op::kVpu) {
+        vpu[s] += vpu_issue_cycles(hw.chip.core.vpu, view_[i].vpu);
+        vregs[s] += vreg_ops(view_[i].vpu);
       }
   }
   for (uint32_t u : {UnitIndex::kDmaAsync, UnitIndex::kVpuAsync}) walk(u, [&](uint32_t, uint32_t s) { async[s] = 1; });
@@ -197,7 +199,7 @@ OpProfile OpProfileRecorder::profile(const CorePlan& cp, const HwConfig& hw, con
       open = s;
     }
     transfers[s] = 1;
-    const isa::Instr& in = stream.instrs[i];
+    const isa::Instr& in = view_[i];
     if (in.op == isa::Op::kSend) {
       const uint32_t peer = cp.peer(i).chip;
       const uint32_t st = peer == cp.chip ? ports : ici_next_port(hw.slice.topology, cp.chip, peer);
@@ -309,7 +311,7 @@ std::string op_group_name(std::string_view name) {
 }
 
 void check_kernel_table(const std::string& core_name, const isa::CoreProgram& stream) {
-  const size_t n = stream.instrs.size();
+  const size_t n = stream.stream_size();
   uint64_t next = 0;  // the first instruction a kernel may start at
   for (size_t k = 0; k < stream.kernels.size(); ++k) {
     const isa::KernelRange& r = stream.kernels[k];

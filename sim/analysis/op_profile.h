@@ -99,9 +99,9 @@ std::vector<uint64_t> attribute_cycles(std::span<const SegmentTiming> segments, 
 // O(1) per instruction when instructions come roughly in stream order.
 class OpProfileRecorder {
  public:
-  // Arms for `stream` (a stream without a kernel table: records nothing). The table is assumed
-  // valid (ProgramPlan::build checks it).
-  void reset(const isa::CoreProgram& stream);
+  // Arms for core `cp`'s stream (a stream without a kernel table: records nothing). The table is
+  // assumed valid (ProgramPlan::build checks it).
+  void reset(const CorePlan& cp);
   bool active() const { return !first_.empty(); }
   void record(uint32_t instr, uint64_t ready, uint64_t complete) {
     uint32_t s = cur_;
@@ -118,6 +118,7 @@ class OpProfileRecorder {
  private:
   uint32_t find(uint32_t instr) const;
   const isa::CoreProgram* stream_ = nullptr;
+  isa::StreamView view_;  // stream_'s instructions by stream index
   std::vector<uint32_t> first_;   // per segment: first instruction; one more: the stream's size
   std::vector<uint32_t> kernel_;  // per segment: its kernel table index, or UINT32_MAX (outside)
   std::vector<std::string> gap_name_;  // per segment outside the kernels: its name

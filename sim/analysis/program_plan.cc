@@ -28,7 +28,7 @@ const char* op_name(isa::Op op) {
 }
 
 std::string describe_instr(const CorePlan& cp, uint32_t i) {
-  const isa::Instr& ins = cp.prog->instrs[i];
+  const isa::Instr& ins = cp.instr(i);
   return cp.name + " instruction #" + std::to_string(i) + " '" + ins.label + "' (" + op_name(ins.op) + ")";
 }
 
@@ -78,10 +78,10 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
     if (prog.stream_of >= 0) {
       const size_t src = size_t(prog.stream_of);
       if (src >= program.cores.size() || src == c || program.cores[src].stream_of >= 0 || !prog.instrs.empty() ||
-          !prog.vmem_allocs.empty() || !prog.kernels.empty()) {
+          !prog.vmem_allocs.empty() || !prog.kernels.empty() || !prog.repeats.empty()) {
         invalid("program '" + program.name + "': " + core_name(prog.chip, prog.core) + " shares the stream of core program " +
                 std::to_string(prog.stream_of) + ", which must be another core program with its own stream (and a " +
-                "sharing core has no instructions, VMEM allocations or kernels of its own)");
+                "sharing core has no instructions, VMEM allocations, kernels or repeats of its own)");
       }
     }
     const isa::CoreProgram& stream = program.stream(c);
@@ -94,7 +94,7 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
     cp.name = core_name(prog.chip, prog.core);
     decode(cp, stream, hw);
     if (prog.stream_of < 0) check_kernel_table(cp.name, stream);
-    instructions_ += stream.instrs.size();
+    instructions_ += cp.size();
     translate_peers(cp, prog, program);
     transfer_sizes(cp);
     cp.match_pos_at.assign(cp.sends_recvs.size(), kNoIndex);
@@ -103,7 +103,7 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
 
     std::unordered_map<uint32_t, uint32_t> occurrence;
     for (size_t k = 0; k < cp.barriers.size(); ++k) {
-      uint32_t id = stream.instrs[cp.barriers[k]].barrier_id;
+      uint32_t id = cp.instr(cp.barriers[k]).barrier_id;
       auto [it, inserted] = groups.try_emplace({id, occurrence[id]++}, uint32_t(barrier_participants_.size()));
       if (inserted) barrier_participants_.push_back(0);
       cp.barrier_group_at[k] = it->second;
@@ -144,8 +144,38 @@ void ProgramPlan::decode(CorePlan& cp, const isa::CoreProgram& prog, const HwCon
   cp.barriers = d->barriers;
   cp.sends_recvs = d->sends_recvs;
   cp.position = d->position;
+  cp.stored = d->stored;
   cp.has_transfers = d->has_transfers;
   if (fresh) check_weight_buffers(cp, hw);  // structural: the same for every stream sharing it
+}
+
+// sim/isa/repeat.h's rules for a stream's repeats.
+void ProgramPlan::check_repeats(const std::string& core, const isa::CoreProgram& prog) {
+  uint64_t end = 0;  // stored index after the previous repeat
+  for (size_t r = 0; r < prog.repeats.size(); ++r) {
+    const isa::Repeat& rep = prog.repeats[r];
+    auto what = [&] {  // built only for an error: a step has hundreds of thousands of repeats
+      return core + " repeat " + std::to_string(r) + " (stored instructions " + std::to_string(rep.first) + " .. " +
+             std::to_string(uint64_t(rep.first) + rep.len) + ", " + std::to_string(rep.trips) + " runs)";
+    };
+    if (rep.len == 0 || rep.trips < 2) invalid(what() + ": a repeat has at least one instruction and runs at least twice");
+    if (rep.first < end) invalid(what() + ": repeats must be sorted by `first` and must not overlap");
+    if (uint64_t(rep.first) + rep.len > prog.instrs.size())
+      invalid(what() + ": runs past the " + std::to_string(prog.instrs.size()) + " stored instructions");
+    if (rep.fixed.size() != rep.len)
+      invalid(what() + ": `fixed` has " + std::to_string(rep.fixed.size()) + " entries, one per body instruction is needed");
+    for (uint32_t j = 0; j < rep.len; ++j) {
+      const isa::Instr& ins = prog.instrs[rep.first + j];
+      if (!isa::repeatable(ins))
+        invalid(what() + ": body instruction " + std::to_string(j) + " is a " + op_name(ins.op) + " with " +
+                std::to_string(ins.deps.size()) + " deps; a repeat's body holds only DMA, MXU and VPU work with at most " +
+                std::to_string(isa::kMaxRepeatDeps) + " deps each");
+      if ((rep.fixed[j] >> ins.deps.size()) != 0)
+        invalid(what() + ": body instruction " + std::to_string(j) + " has " + std::to_string(ins.deps.size()) +
+                " deps, but fixed mask " + std::to_string(rep.fixed[j]) + " (a bit per dep)");
+    }
+    end = uint64_t(rep.first) + rep.len;
+  }
 }
 
 // The same ops, MXUs and explicit deps as the stream `d` was decoded from (so the same units,
@@ -153,10 +183,12 @@ void ProgramPlan::decode(CorePlan& cp, const isa::CoreProgram& prog, const HwCon
 bool ProgramPlan::same_structure(const DecodedStream& d, const isa::CoreProgram& prog, const ChipParams& chip) {
   const MxuParams& mxu = chip.core.mxu;
   const bool cmem = has_cmem(chip);
-  const uint32_t n = uint32_t(prog.instrs.size());
+  if (d.repeats != prog.repeats) return false;  // the same stored layout (DecodedStream::stored)
+  const uint32_t n = uint32_t(prog.stream_size());
   if (d.unit.size() != n) return false;
-  for (uint32_t i = 0; i < n; ++i) {
-    const isa::Instr& ins = prog.instrs[i];
+  for (isa::StreamWalk w(prog); !w.done(); w.next()) {
+    const uint32_t i = w.index();
+    const isa::Instr& ins = w.instr();
     if (uint8_t(ins.op) != d.op[i] || collective_role(ins) != d.role[i]) return false;
     if (ins.mem == isa::MemSpace::kCmem && !cmem) return false;  // decoded afresh: rejected there
     if (ins.async != UnitIndex::is_async(d.unit[i])) return false;  // a background DMA/VPU, or rejected
@@ -169,15 +201,21 @@ bool ProgramPlan::same_structure(const DecodedStream& d, const isa::CoreProgram&
     if (ins.deps.size() != explicit_deps) return false;
     const uint32_t* row = d.deps.row(i);
     for (uint32_t k = 0; k < explicit_deps; ++k)
-      if (ins.deps[k] != row[k]) return false;
+      if (w.dep(k) != row[k]) return false;
   }
   return true;
 }
 
 void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw) {
   const MxuParams& mxu = hw.chip.core.mxu;
-  const uint32_t n = uint32_t(prog.instrs.size());
+  check_repeats(cp.name, prog);
+  const size_t expanded = prog.stream_size();
+  if (expanded >= kBarrierPos) invalid("core stream of " + std::to_string(expanded) + " instructions: at most 2^31 - 1 are supported");
+  const uint32_t n = uint32_t(expanded);
   const uint32_t units = UnitIndex::count(mxu.count);
+  d.repeats = prog.repeats;
+  d.stored.clear();
+  if (!prog.repeats.empty()) d.stored.resize(n);
   d.unit.resize(n);
   d.op.resize(n);
   d.role.resize(n);
@@ -192,25 +230,30 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
   std::vector<uint32_t>& last_load = tmp_;  // per MXU: latest weight load in stream order
   last_load.assign(mxu.count, kNoIndex);
 
-  for (uint32_t i = 0; i < n; ++i) {
-    const isa::Instr& ins = prog.instrs[i];
+  for (isa::StreamWalk w(prog); !w.done(); w.next()) {
+    const uint32_t i = w.index();
+    const isa::Instr& ins = w.instr();
+    // cp's views are set once decoded: errors here name the walk's instruction.
+    auto describe_at = [&](uint32_t at) { return cp.name + " instruction #" + std::to_string(at) + " '" + ins.label + "' (" + op_name(ins.op) + ")"; };
+    if (!d.stored.empty()) d.stored[i] = w.stored();
     d.op[i] = uint8_t(ins.op);
     d.role[i] = collective_role(ins);
-    for (uint32_t dep : ins.deps) {
-      if (dep >= i) invalid(describe(cp, i) + " depends on #" + std::to_string(dep) + ", which is not earlier in the stream");
+    for (size_t k = 0; k < ins.deps.size(); ++k) {
+      const uint32_t dep = w.dep(k);
+      if (dep >= i) invalid(describe_at(i) + " depends on #" + std::to_string(dep) + ", which is not earlier in the stream");
       d.deps.items.push_back(dep);
     }
     if (ins.async && ins.op != isa::Op::kDmaLoad && ins.op != isa::Op::kDmaStore && ins.op != isa::Op::kVpu) {
-      invalid(describe(cp, i) + " is marked async, but only DMAs and VPU blocks run in the background (a " +
+      invalid(describe_at(i) + " is marked async, but only DMAs and VPU blocks run in the background (a " +
               op_name(ins.op) + " has no background queue); clear its async flag");
     }
     auto check_mxu = [&] {
       if (ins.mxu >= mxu.count) {
-        invalid(describe(cp, i) + " uses mxu " + std::to_string(ins.mxu) + ", but the core has " +
+        invalid(describe_at(i) + " uses mxu " + std::to_string(ins.mxu) + ", but the core has " +
                 std::to_string(mxu.count) + " MXUs");
       }
       if (ins.k > mxu.rows || ins.n > mxu.cols) {
-        invalid(describe(cp, i) + " has a " + std::to_string(ins.k) + "x" + std::to_string(ins.n) +
+        invalid(describe_at(i) + " has a " + std::to_string(ins.k) + "x" + std::to_string(ins.n) +
                 " tile, larger than the " + std::to_string(mxu.rows) + "x" + std::to_string(mxu.cols) + " MXU");
       }
     };
@@ -218,7 +261,7 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
       case isa::Op::kDmaLoad:
       case isa::Op::kDmaStore:
         if (ins.mem == isa::MemSpace::kCmem && !has_cmem(hw.chip)) {
-          invalid(describe(cp, i) + " is a CMEM DMA, but chip generation " + hw.chip.generation +
+          invalid(describe_at(i) + " is a CMEM DMA, but chip generation " + hw.chip.generation +
                   " of this config has no CMEM (chip.cmem absent or size_mib 0); compile the program for this "
                   "hardware so that its buffers stay in HBM");
         }
@@ -247,7 +290,7 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
         break;
       case isa::Op::kMxuMatmul: {
         check_mxu();
-        if (ins.passes == 0) invalid(describe(cp, i) + " has passes = 0 (must be >= 1)");
+        if (ins.passes == 0) invalid(describe_at(i) + " has passes = 0 (must be >= 1)");
         d.unit[i] = UnitIndex::mxu_stream(ins.mxu);
         // The tile a matmul streams against: its latest weight-load dep on the same MXU. Without
         // one, the latest weight load of that MXU earlier in the stream becomes an implicit dep
@@ -255,12 +298,13 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
         // says op and MXU.)
         const uint32_t weights_unit = UnitIndex::mxu_weights(ins.mxu);
         uint32_t tile = kNoIndex;
-        for (uint32_t dep : ins.deps) {
+        for (uint32_t k = d.deps.begin[i]; k < d.deps.items.size(); ++k) {
+          const uint32_t dep = d.deps.items[k];
           if (d.unit[dep] == weights_unit && (tile == kNoIndex || dep > tile)) tile = dep;
         }
         if (tile == kNoIndex) {
           tile = last_load[ins.mxu];
-          if (tile == kNoIndex) invalid(describe(cp, i) + " streams against MXU " + std::to_string(ins.mxu) + ", which has no weight tile loaded");
+          if (tile == kNoIndex) invalid(describe_at(i) + " streams against MXU " + std::to_string(ins.mxu) + ", which has no weight tile loaded");
           d.deps.items.push_back(tile);
           d.implicit[i] = 1;
         }
@@ -270,7 +314,6 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
     }
     d.deps.begin[i + 1] = uint32_t(d.deps.items.size());
   }
-  if (n >= kBarrierPos) invalid("core stream of " + std::to_string(n) + " instructions: at most 2^31 - 1 are supported");
   d.position.assign(n, kNoIndex);
   for (uint32_t k = 0; k < d.sends_recvs.size(); ++k) d.position[d.sends_recvs[k]] = k;
   for (uint32_t k = 0; k < d.barriers.size(); ++k) d.position[d.barriers[k]] = k | kBarrierPos;
@@ -322,7 +365,7 @@ void ProgramPlan::check_weight_buffers(const CorePlan& cp, const HwConfig& hw) {
       if (user > load || !happens_before(cp, user, load, m)) {
         throw SimError("invalid program: MXU weight buffers exceeded on " + cp.name + ".mxu" + std::to_string(m) +
                        ": " + describe(cp, load) + " would overwrite the tile loaded by #" + std::to_string(old) +
-                       " while matmul #" + std::to_string(user) + " '" + cp.prog->instrs[user].label +
+                       " while matmul #" + std::to_string(user) + " '" + cp.instr(user).label +
                        "' may still use it (mxu.weight_buffers = " + std::to_string(mxu.weight_buffers) +
                        "; add a dep from the weight load on that matmul)");
       }
@@ -477,7 +520,7 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
     for (uint32_t pos = 0; pos < sp.sends_recvs.size(); ++pos) {
       const uint32_t i = sp.sends_recvs[pos];
       if (sp.match_pos_at[pos] != kNoIndex || sp.op[i] != uint8_t(isa::Op::kSend)) continue;
-      const isa::Instr& ins = sp.prog->instrs[i];
+      const isa::Instr& ins = sp.instr(i);
       invalid(describe(sp, i) + " has no matching recv (no recv from " + core_name(sp.chip, sp.core) + " on " +
               core_name(sp.peer_at[pos].chip, sp.peer_at[pos].core) + " with tag " + std::to_string(ins.tag) +
               (program.name.empty() ? "" : " in program '" + program.name + "'") + ")");
@@ -488,11 +531,10 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
 // Per kSend/kRecv of cp's stream, the peer this core talks to: as written for a core running its
 // own stream, else through its peer table (program.h).
 void ProgramPlan::translate_peers(CorePlan& cp, const isa::CoreProgram& own, const isa::Program& program) {
-  const auto& instrs = cp.prog->instrs;
   if (own.stream_of < 0) {
     cp.own_peers.resize(cp.sends_recvs.size());
     for (size_t k = 0; k < cp.sends_recvs.size(); ++k) {
-      const isa::Instr& ins = instrs[cp.sends_recvs[k]];
+      const isa::Instr& ins = cp.instr(cp.sends_recvs[k]);
       cp.own_peers[k] = {ins.peer_chip, ins.peer_core};
     }
     cp.peer_at = cp.own_peers;
@@ -515,7 +557,7 @@ void ProgramPlan::transfer_sizes(CorePlan& cp) {
     t.tag.resize(cp.sends_recvs.size());
     t.bytes.resize(cp.sends_recvs.size());
     for (uint32_t k = 0; k < cp.sends_recvs.size(); ++k) {
-      const isa::Instr& ins = cp.prog->instrs[cp.sends_recvs[k]];
+      const isa::Instr& ins = cp.instr(cp.sends_recvs[k]);
       t.tag[k] = ins.tag;
       t.bytes[k] = ins.bytes;
     }
@@ -526,17 +568,17 @@ void ProgramPlan::transfer_sizes(CorePlan& cp) {
 
 std::string ProgramPlan::deadlock_report(uint32_t slot, const std::vector<uint8_t>& done) const {
   const CorePlan& cp = cores_[slot];
-  const auto& instrs = cp.prog->instrs;
+  auto instrs = [&](uint32_t i) -> const isa::Instr& { return cp.instr(i); };
   // Why a recv or barrier waits forever.
   auto wait_of = [&](uint32_t i) -> std::string {
-    const isa::Instr& ins = instrs[i];
+    const isa::Instr& ins = instrs(i);
     if (ins.op == isa::Op::kBarrier) {
       return "barrier " + std::to_string(ins.barrier_id) + " was never reached by every participating core";
     }
     const CorePlan& sp = cores_[cp.match_slot(i)];
     return "its data never arrived: the matching send " + describe(sp, cp.match_instr(i)) + " never ran";
   };
-  auto is_wait = [&](uint32_t i) { return instrs[i].op == isa::Op::kBarrier || instrs[i].op == isa::Op::kRecv; };
+  auto is_wait = [&](uint32_t i) { return instrs(i).op == isa::Op::kBarrier || instrs(i).op == isa::Op::kRecv; };
   for (uint32_t i = 0; i < done.size(); ++i) {
     if (done[i]) continue;
     std::string why;
@@ -547,12 +589,12 @@ std::string ProgramPlan::deadlock_report(uint32_t slot, const std::vector<uint8_
       for (uint32_t k = cp.deps.begin[i]; k < cp.deps.begin[i + 1]; ++k) {
         const uint32_t d = cp.deps.items[k];
         if (done[d] || !is_wait(d)) continue;
-        why = "it waits for #" + std::to_string(d) + " '" + instrs[d].label + "' (" + op_name(instrs[d].op) +
+        why = "it waits for #" + std::to_string(d) + " '" + instrs(d).label + "' (" + op_name(instrs(d).op) +
               "), which never completed: " + wait_of(d);
         break;
       }
     }
-    return cp.name + " instruction #" + std::to_string(i) + " '" + instrs[i].label + "' never completed: " + why;
+    return cp.name + " instruction #" + std::to_string(i) + " '" + instrs(i).label + "' never completed: " + why;
   }
   return "";
 }

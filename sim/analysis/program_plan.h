@@ -90,6 +90,10 @@ struct DecodedStream {
   // pod's tens of thousands of transfers was a tenth of a full-pod simulation.
   std::vector<uint32_t> position;
   bool has_transfers = false;         // any kSend, kRecv, kHostLoad or kHostStore
+  // Streams with repeats (sim/isa/repeat.h): per stream index, the stored instruction
+  // (CoreProgram::instrs index), and the repeats it was decoded with. Both empty without repeats.
+  std::vector<uint32_t> stored;
+  std::vector<isa::Repeat> repeats;
 };
 
 class ProgramPlan;
@@ -111,6 +115,7 @@ struct CorePlan {
   std::span<const uint32_t> barriers;   // kBarrier instructions, stream order
   std::span<const uint32_t> sends_recvs;  // kSend and kRecv instructions, stream order
   std::span<const uint32_t> position;     // DecodedStream::position
+  std::span<const uint32_t> stored;       // DecodedStream::stored
   bool has_transfers = false;           // any kSend, kRecv, kHostLoad or kHostStore
   // Per kSend/kRecv (position in `sends_recvs`): the peer (a sharing core's peer table in the
   // Program, not copied: a pod's hundreds of millions of entries; else `own_peers`), the matching
@@ -125,6 +130,12 @@ struct CorePlan {
   std::span<const uint64_t> transfer_bytes;
   std::vector<uint32_t> match_pos_at, match_slot_at;
   std::vector<uint32_t> barrier_group_at;
+
+  // The instruction at stream index i (of a repeat's body: the stored one; its deps are run 0's,
+  // the effective ones are `deps`).
+  const isa::Instr& instr(uint32_t i) const { return prog->instrs[stored.empty() ? i : stored[i]]; }
+  isa::StreamView view() const { return {prog->instrs.data(), stored.empty() ? nullptr : stored.data()}; }
+  uint32_t size() const { return uint32_t(unit.size()); }  // instructions of the (expanded) stream
 
   // Per instruction i (kNoIndex when i is not a kSend/kRecv, resp. not a barrier).
   uint32_t transfer_pos(uint32_t i) const { return position[i] & kBarrierPos ? kNoIndex : position[i]; }
@@ -165,6 +176,7 @@ class ProgramPlan {
   void translate_peers(CorePlan& cp, const isa::CoreProgram& own, const isa::Program& program);
   void transfer_sizes(CorePlan& cp);
   void decode_into(DecodedStream& d, const CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw);
+  static void check_repeats(const std::string& core, const isa::CoreProgram& prog);
   static bool same_structure(const DecodedStream& d, const isa::CoreProgram& prog, const ChipParams& chip);
   void check_weight_buffers(const CorePlan& cp, const HwConfig& hw);
   void match_transfers(const isa::Program& program, const HwConfig& hw);

@@ -48,7 +48,7 @@ void Sequencer::begin_run(const CorePlan* plan, const RunContext* run) {
   draining_ = in_step_ = false;
   completed_ = 0;
   last_completion_ps_ = launch_ps;
-  op_rec_.reset(*plan->prog);
+  op_rec_.reset(*plan);
   coll_rec_.reset(*plan);
   stats_.reset(launch_cycles_);
   wake_.notify(run->clock.cycles(launch_cycles_));
@@ -135,7 +135,7 @@ void Sequencer::retire(uint32_t i, uint64_t at) {
     const uint32_t* queue = plan_->queues.row(u);
     const uint64_t reached = reached_[std::lower_bound(queue, queue + plan_->queues.size(u), i) - queue];
     const uint64_t now = run_->cycle_of_ps(at);
-    run_->trace->complete({sync_track_.process, sync_track_.track, plan_->prog->instrs[i].label, reached,
+    run_->trace->complete({sync_track_.process, sync_track_.track, plan_->instr(i).label, reached,
                            now - reached, run_->clock_mhz, 0});
   }
   const uint32_t* s = plan_->succs.row(i);
@@ -156,7 +156,7 @@ void Sequencer::retire(uint32_t i, uint64_t at) {
 // A unit reads an instruction when it takes it; the program is far larger than the caches, so
 // the sequencer starts fetching the next one of a queue ahead of time.
 void Sequencer::prefetch_instr(uint32_t i) const {
-  const char* p = reinterpret_cast<const char*>(&plan_->prog->instrs[i]);
+  const char* p = reinterpret_cast<const char*>(&plan_->instr(i));
   __builtin_prefetch(p);
   __builtin_prefetch(p + 64);
 }

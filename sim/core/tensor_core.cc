@@ -67,9 +67,9 @@ void TensorCore::configure(const HwConfig& hw, const ResolvedHw& r) {
 }
 
 void TensorCore::begin_run(const CorePlan* plan, const RunContext* run) {
-  for (auto& m : mxus_) m->begin_run(plan->prog, run);
-  vpu_.begin_run(plan->prog, run, plan->queues.size(UnitIndex::kVpu), plan->queues.size(UnitIndex::kVpuAsync));
-  dma_.begin_run(plan->prog, run);
+  for (auto& m : mxus_) m->begin_run(plan->view(), run);
+  vpu_.begin_run(plan->view(), run, plan->queues.size(UnitIndex::kVpu), plan->queues.size(UnitIndex::kVpuAsync));
+  dma_.begin_run(plan->view(), run);
   xfer_.begin_run(plan, run);
   seq_.begin_run(plan, run);
 }

@@ -26,8 +26,8 @@ void Dma::configure(const ChipParams& chip, const ResolvedHw& r) {
   for (uint32_t e = 0; e < p_.engines; ++e) tracks_.push_back(TraceNames::of(name(), std::to_string(e)));
 }
 
-void Dma::begin_run(const isa::CoreProgram* prog, const RunContext* run) {
-  prog_ = prog;
+void Dma::begin_run(isa::StreamView stream, const RunContext* run) {
+  stream_ = stream;
   run_ = run;
   engines_.reset(p_.engines);
   holding_ = false;
@@ -40,10 +40,10 @@ void Dma::step() {
   const uint64_t now = sc_core::sc_time_stamp().value();
   for (;;) {
     if (!holding_) {
-      if (!prog_ || !in->nb_read(held_)) return next_trigger(in->data_written_event());
+      if (!stream_ || !in->nb_read(held_)) return next_trigger(in->data_written_event());
       holding_ = true;
     }
-    const uint32_t q = DmaEngines::queue_of(prog_->instrs[held_]);
+    const uint32_t q = DmaEngines::queue_of(stream_[held_]);
     const UnitPool::Pick p = engines_.pick(q, now);
     if (p.start > now) return next_trigger(sc_time::from_value(p.start - now));
     holding_ = false;
@@ -52,7 +52,7 @@ void Dma::step() {
 }
 
 void Dma::start(uint32_t i, uint32_t q, const UnitPool::Pick& p) {
-  const isa::Instr& ins = prog_->instrs[i];
+  const isa::Instr& ins = stream_[i];
   const sc_time now = sc_time::from_value(p.start);
   const uint32_t engine = p.unit;
   const bool in_cmem = ins.mem == isa::MemSpace::kCmem;

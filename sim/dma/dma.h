@@ -38,7 +38,7 @@ class Dma : public sc_core::sc_module {
   explicit Dma(sc_core::sc_module_name name);
 
   void configure(const ChipParams& chip, const ResolvedHw& r);
-  void begin_run(const isa::CoreProgram* prog, const RunContext* run);
+  void begin_run(isa::StreamView stream, const RunContext* run);
   void end_run(uint64_t core_cycles) { stats_.run_cycles = core_cycles; }
   const StatGroup& stats() const { return group_; }
 
@@ -49,7 +49,7 @@ class Dma : public sc_core::sc_module {
   DmaParams p_;
   uint64_t fixed_cycles_ = 0;
   uint64_t cmem_fixed_cycles_ = 0;
-  const isa::CoreProgram* prog_ = nullptr;
+  isa::StreamView stream_;  // the core stream of the run (set by begin_run)
   const RunContext* run_ = nullptr;
   DmaEngines engines_;  // in kernel time (ps)
   std::vector<TraceNames> tracks_;  // per engine: "core0.dma2"

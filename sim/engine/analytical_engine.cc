@@ -127,7 +127,7 @@ class AnalyticalEngine final : public Engine {
     uint64_t h = program.cores.size();
     for (const isa::CoreProgram& c : program.cores) {
       const uint64_t words[] = {uint64_t(reinterpret_cast<uintptr_t>(c.instrs.data())), c.instrs.size(), c.peers.size(),
-                                uint64_t(int64_t(c.stream_of)), uint64_t(c.chip) << 32 | c.core};
+                                uint64_t(int64_t(c.stream_of)), uint64_t(c.chip) << 32 | c.core, c.repeats.size()};
       for (uint64_t w : words) h = (h ^ w) * 0x100000001b3ull;
     }
     return {&program, h, trace, replicas()};
@@ -352,11 +352,13 @@ class AnalyticalEngine final : public Engine {
       return done_scanning(moved);
     }
     const isa::Instr* instrs = s.plan->prog->instrs.data();
+    const uint32_t* stored = s.plan->stored.empty() ? nullptr : s.plan->stored.data();
     while (s.cursor < n && !all_blocked()) {
       // The program is far larger than the caches: fetch ahead what try_schedule() will read.
       if (s.cursor + 8 < n) {
-        __builtin_prefetch(reinterpret_cast<const char*>(instrs + s.cursor + 8));
-        __builtin_prefetch(reinterpret_cast<const char*>(instrs + s.cursor + 8) + 64);
+        const isa::Instr* ahead = instrs + (stored ? stored[s.cursor + 8] : s.cursor + 8);
+        __builtin_prefetch(reinterpret_cast<const char*>(ahead));
+        __builtin_prefetch(reinterpret_cast<const char*>(ahead) + 64);
       }
       const uint32_t i = s.cursor++;
       const uint32_t u = s.plan->unit[i];
@@ -381,7 +383,7 @@ class AnalyticalEngine final : public Engine {
       if (!s.done(d)) return Step::kBlocked;
       ready = std::max(ready, s.completion(d));
     }
-    const isa::Instr& ins = cp.prog->instrs[i];
+    const isa::Instr& ins = cp.instr(i);
     // Background work ready after the time the main queues have reached waits until they reach it
     // (or have nothing left to place), so that contended intervals go first come, first served.
     // (A zero-work VPU block occupies nothing: it never waits.)
@@ -699,7 +701,7 @@ class AnalyticalEngine final : public Engine {
       if (s.end != r.device_cycles) continue;
       const CorePlan& cp = cores[c];
       OpProfileRecorder prof;
-      if (op_profile()) prof.reset(*cp.prog);
+      if (op_profile()) prof.reset(cp);
       CollectiveRecorder coll;
       coll.reset(cp);
       for (uint32_t i = 0, n = uint32_t(cp.unit.size()); i < n; ++i) {

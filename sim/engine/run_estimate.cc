@@ -59,10 +59,10 @@ RunEstimate estimate_run(const isa::Program& program, std::string_view engine, b
   e.program_cores = program.cores.size();
   if (simulated) {
     e.cores = simulated->size();
-    for (uint32_t c : *simulated) e.core_instructions += program.stream(c).instrs.size();
+    for (uint32_t c : *simulated) e.core_instructions += program.stream(c).stream_size();
   } else {
     e.cores = program.cores.size();
-    for (size_t c = 0; c < program.cores.size(); ++c) e.core_instructions += program.stream(c).instrs.size();
+    for (size_t c = 0; c < program.cores.size(); ++c) e.core_instructions += program.stream(c).stream_size();
   }
   // Every core's sends and receives are planned, simulated or not: a core sharing a stream has one
   // peer per transfer; a core with a stream of its own has its own.

@@ -27,6 +27,8 @@
 //    no unit: it completes when its data has arrived. See sim/ici/ici_timing.h for their timing.
 //  * VMEM: `vmem_allocs` lists the core's VMEM buffers; the sim rejects a program whose
 //    allocations exceed the configured capacity or overlap while both live.
+//  * Repeats (optional, sim/isa/repeat.h): a tile loop's body stored once with its run count.
+//    Everything above is about the expanded stream, which stream indices count.
 //
 // Header-only; JSON serialization via nlohmann::json (to_json/from_json below).
 //
@@ -42,6 +44,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/isa/label.h"
+#include "sim/isa/repeat.h"
 #include "sim/isa/small_vector.h"
 
 namespace tpusim::isa {
@@ -118,6 +121,14 @@ struct Instr {
 };
 static_assert(sizeof(Instr) == 120, "Instr layout: see the field order note");
 
+// What a repeat's body may hold (sim/isa/repeat.h): DMA, MXU and VPU work with at most
+// kMaxRepeatDeps deps. Barriers and transfers are matched across cores one by one.
+inline bool repeatable(const Instr& in) {
+  const bool work = in.op == Op::kDmaLoad || in.op == Op::kDmaStore || in.op == Op::kVpu || in.op == Op::kMxuWeights ||
+                    in.op == Op::kMxuMatmul;
+  return work && in.deps.size() <= kMaxRepeatDeps;
+}
+
 struct VmemAlloc {
   uint64_t offset_bytes = 0;
   uint64_t size_bytes = 0;
@@ -165,7 +176,91 @@ struct CoreProgram {
   // stream's k-th kSend/kRecv (stream order), one entry per transfer (a few thousand per step).
   int32_t stream_of = -1;
   std::vector<PeerRef> peers;
+  // Tile loops stored once (sim/isa/repeat.h; optional). Empty: `instrs` is the stream itself.
+  std::vector<Repeat> repeats;
+
+  // Instructions of the expanded stream (what stream indices count).
+  size_t stream_size() const {
+    size_t n = instrs.size();
+    for (const Repeat& r : repeats) n += size_t(r.trips - 1) * r.len;
+    return n;
+  }
 };
+
+// Instructions by stream index in a stream that may have repeats (the engines' read path): the
+// stored instruction of each index, through the plan's map (sim/analysis/program_plan.h).
+struct StreamView {
+  const Instr* instrs = nullptr;
+  const uint32_t* stored = nullptr;  // per stream index, its index in `instrs`; null: no repeats
+  const Instr& operator[](size_t i) const { return instrs[stored ? stored[i] : i]; }
+  explicit operator bool() const { return instrs != nullptr; }
+};
+
+// Walks a core program's expanded stream in stream order: per stream index, the stored instruction
+// and its effective deps (repeat.h). Cheap per step: the decoding passes walk tens of millions.
+// The program's repeats must be well formed (sorted, in range, trips >= 1): the plan checks them
+// before walking.
+class StreamWalk {
+ public:
+  explicit StreamWalk(const CoreProgram& p) : p_(p) { enter(); }
+  bool done() const { return stored_ >= p_.instrs.size(); }
+  uint32_t index() const { return index_; }    // stream index
+  uint32_t stored() const { return stored_; }  // index into instrs
+  const Instr& instr() const { return p_.instrs[stored_]; }
+  bool repeated() const { return in_; }        // inside a repeat's body
+  // The effective k-th dep of the current instruction.
+  uint32_t dep(size_t k) const {
+    const uint32_t d = instr().deps[k];
+    if (!in_ || shift_ == 0) return d;
+    const Repeat& r = p_.repeats[rep_];
+    return (r.fixed[stored_ - r.first] >> k) & 1 ? d : d + shift_;
+  }
+  void next() {
+    ++index_;
+    ++stored_;
+    if (in_) {
+      const Repeat& r = p_.repeats[rep_];
+      if (stored_ == r.first + r.len) {
+        if (++run_ < r.trips) {
+          stored_ = r.first;
+          shift_ += r.len;
+          return;
+        }
+        in_ = false;
+        ++rep_;
+      }
+    }
+    enter();
+  }
+
+ private:
+  void enter() {
+    if (rep_ < p_.repeats.size() && stored_ == p_.repeats[rep_].first && p_.repeats[rep_].len > 0) {
+      in_ = true;
+      run_ = 0;
+      shift_ = 0;
+    }
+  }
+  const CoreProgram& p_;
+  uint32_t index_ = 0, stored_ = 0;
+  size_t rep_ = 0;  // the current or next repeat
+  bool in_ = false;
+  uint32_t run_ = 0, shift_ = 0;
+};
+
+// `core`'s expanded stream as a plain one (no repeats): for tools and tests that read instructions
+// by stream index.
+inline std::vector<Instr> expanded_instrs(const CoreProgram& core) {
+  if (core.repeats.empty()) return core.instrs;
+  std::vector<Instr> out;
+  out.reserve(core.stream_size());
+  for (StreamWalk w(core); !w.done(); w.next()) {
+    Instr in = w.instr();
+    for (size_t k = 0; k < in.deps.size(); ++k) in.deps[k] = w.dep(k);
+    out.push_back(std::move(in));
+  }
+  return out;
+}
 
 // Compiler-side accounting carried for reports (not used for timing).
 struct ProgramInfo {
@@ -192,15 +287,22 @@ struct Program {
 };
 
 
-// `program` with every shared stream copied out (peers translated): each core program has its
-// own instructions. For tools and tests that read streams per core; costs a stream per core.
+// `program` with every shared stream copied out (peers translated) and every repeat expanded:
+// each core program has its own plain stream. For tools and tests that read streams per core;
+// costs a stream per core.
 inline Program unshared(const Program& program) {
   Program out = program;
   for (size_t c = 0; c < out.cores.size(); ++c) {
     CoreProgram& cp = out.cores[c];
-    if (cp.stream_of < 0) continue;
+    if (cp.stream_of < 0) {
+      if (!cp.repeats.empty()) {
+        cp.instrs = expanded_instrs(cp);
+        cp.repeats.clear();
+      }
+      continue;
+    }
     const CoreProgram& src = program.stream(c);
-    cp.instrs = src.instrs;
+    cp.instrs = expanded_instrs(src);
     cp.vmem_allocs = src.vmem_allocs;
     cp.kernels = src.kernels;
     size_t k = 0;
@@ -295,12 +397,14 @@ inline void from_json(const nlohmann::json& j, KernelRange& k) {
   k.collective = j.value("collective", d.collective);
 }
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PeerRef, chip, core)
-// CoreProgram: `kernels` is written only when not empty (programs without a kernel table
-// serialize as before it existed); missing keys keep their defaults.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Repeat, first, len, trips, fixed)
+// CoreProgram: `kernels` and `repeats` are written only when not empty (programs without them
+// serialize as before they existed); missing keys keep their defaults.
 inline void to_json(nlohmann::json& j, const CoreProgram& c) {
   j = {{"chip", c.chip}, {"core", c.core}, {"instrs", c.instrs}, {"vmem_allocs", c.vmem_allocs},
        {"stream_of", c.stream_of}, {"peers", c.peers}};
   if (!c.kernels.empty()) j["kernels"] = c.kernels;
+  if (!c.repeats.empty()) j["repeats"] = c.repeats;
 }
 inline void from_json(const nlohmann::json& j, CoreProgram& c) {
   const CoreProgram d{};
@@ -311,6 +415,7 @@ inline void from_json(const nlohmann::json& j, CoreProgram& c) {
   c.kernels = j.value("kernels", d.kernels);
   c.stream_of = j.value("stream_of", d.stream_of);
   c.peers = j.value("peers", d.peers);
+  c.repeats = j.value("repeats", d.repeats);
 }
 // ProgramInfo: the CMEM figures are written only when nonzero (programs without CMEM serialize as
 // before they existed).

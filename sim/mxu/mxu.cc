@@ -18,8 +18,8 @@ Mxu::Mxu(sc_core::sc_module_name name)
 
 void Mxu::configure(const MxuParams& p) { p_ = p; }
 
-void Mxu::begin_run(const isa::CoreProgram* prog, const RunContext* run) {
-  prog_ = prog;
+void Mxu::begin_run(isa::StreamView stream, const RunContext* run) {
+  stream_ = stream;
   run_ = run;
   paths_.reset();
   stats_.reset(p_);
@@ -28,7 +28,7 @@ void Mxu::begin_run(const isa::CoreProgram* prog, const RunContext* run) {
 // Both paths are in order: an instruction whose deps complete at `ready` starts when the path is
 // free.
 uint64_t Mxu::start_weights(uint32_t i, uint64_t ready_ps) {
-  const isa::Instr& ins = prog_->instrs[i];
+  const isa::Instr& ins = stream_[i];
   const MxuPaths::Op o = paths_.weights(p_, ins, ready_ps, run_->clock.period_ps);
   stats_.weights(o.cycles);
   if (run_->trace) {
@@ -39,7 +39,7 @@ uint64_t Mxu::start_weights(uint32_t i, uint64_t ready_ps) {
 }
 
 uint64_t Mxu::start_stream(uint32_t i, uint64_t ready_ps) {
-  const isa::Instr& ins = prog_->instrs[i];
+  const isa::Instr& ins = stream_[i];
   const MxuPaths::Op o = paths_.matmul(p_, ins, ready_ps, run_->clock.period_ps);
   stats_.matmul(ins, o.cycles);
   if (run_->trace) {

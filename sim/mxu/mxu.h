@@ -33,7 +33,7 @@ class Mxu : public sc_core::sc_module {
   explicit Mxu(sc_core::sc_module_name name);
 
   void configure(const MxuParams& p);
-  void begin_run(const isa::CoreProgram* prog, const RunContext* run);
+  void begin_run(isa::StreamView stream, const RunContext* run);
   void end_run(uint64_t core_cycles) { stats_.run_cycles = core_cycles; }
   const StatGroup& stats() const { return group_; }
 
@@ -51,7 +51,7 @@ class Mxu : public sc_core::sc_module {
   Path weights_path_, stream_path_;
 
   MxuParams p_;
-  const isa::CoreProgram* prog_ = nullptr;
+  isa::StreamView stream_;  // the core stream of the run (set by begin_run)
   const RunContext* run_ = nullptr;
   MxuPaths paths_;  // in kernel time (ps)
   MxuStats stats_;

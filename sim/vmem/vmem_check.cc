@@ -41,7 +41,7 @@ std::string describe(const isa::VmemAlloc& a) {
 VmemUsage check_vmem(const VmemParams& p, const isa::CoreProgram& prog, const std::string& block) {
   const auto& allocs = prog.vmem_allocs;
   const uint64_t capacity = p.size_bytes();
-  const size_t instrs = std::max<size_t>(prog.instrs.size(), 1);
+  const size_t instrs = std::max<size_t>(prog.stream_size(), 1);
   VmemUsage u;
   u.capacity_bytes = capacity;
   u.allocs = allocs.size();
@@ -51,7 +51,7 @@ VmemUsage check_vmem(const VmemParams& p, const isa::CoreProgram& prog, const st
   for (const auto& a : allocs) {
     if (a.first_instr > a.last_instr || a.last_instr >= instrs) {
       throw SimError("invalid program: " + block + " buffer " + describe(a) + " has a live range outside the " +
-                     std::to_string(prog.instrs.size()) + "-instruction stream");
+                     std::to_string(prog.stream_size()) + "-instruction stream");
     }
   }
   std::stable_sort(order.begin(), order.end(),

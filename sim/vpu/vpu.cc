@@ -8,8 +8,8 @@ Vpu::Vpu(sc_core::sc_module_name name)
   in.bind(*this);
 }
 
-void Vpu::begin_run(const isa::CoreProgram* prog, const RunContext* run, uint32_t main_blocks, uint32_t async_blocks) {
-  prog_ = prog;
+void Vpu::begin_run(isa::StreamView stream, const RunContext* run, uint32_t main_blocks, uint32_t async_blocks) {
+  stream_ = stream;
   run_ = run;
   unit_.reset(p_, main_blocks, async_blocks);
   stats_.reset();
@@ -17,7 +17,7 @@ void Vpu::begin_run(const isa::CoreProgram* prog, const RunContext* run, uint32_
 
 // In order within its queue: a block whose deps complete at `ready` starts when the VPU is free.
 uint64_t Vpu::issue(uint32_t i, uint64_t ready_ps) {
-  const isa::Instr& ins = prog_->instrs[i];
+  const isa::Instr& ins = stream_[i];
   // Nothing issued from now on starts before now: every completion the sequencer learns of at
   // time t lies at or after t, and a block waiting behind its queue's head starts after it.
   const VpuUnit::Block b = unit_.place(ins.async, ready_ps, ins.vpu, sc_core::sc_time_stamp().value(), run_->clock.period_ps);

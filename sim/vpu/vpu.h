@@ -27,7 +27,7 @@ class Vpu : public sc_core::sc_module, public IssueIf {
 
   void configure(const VpuParams& p) { p_ = p; }
   // `main_blocks` / `async_blocks`: how many blocks each queue will issue.
-  void begin_run(const isa::CoreProgram* prog, const RunContext* run, uint32_t main_blocks, uint32_t async_blocks);
+  void begin_run(isa::StreamView stream, const RunContext* run, uint32_t main_blocks, uint32_t async_blocks);
   void end_run(uint64_t core_cycles) { stats_.run_cycles = core_cycles; }
   const StatGroup& stats() const { return group_; }
 
@@ -35,7 +35,7 @@ class Vpu : public sc_core::sc_module, public IssueIf {
   uint64_t issue(uint32_t instr, uint64_t ready_ps) override;
 
   VpuParams p_;
-  const isa::CoreProgram* prog_ = nullptr;
+  isa::StreamView stream_;  // the core stream of the run (set by begin_run)
   const RunContext* run_ = nullptr;
   VpuUnit unit_;  // occupancy in kernel time (ps)
   VpuStats stats_;

@@ -87,7 +87,7 @@ void Xfer::configure(const HwConfig& hw, const ResolvedHw& r) {
 
 void Xfer::begin_run(const CorePlan* plan, const RunContext* run) {
   plan_ = plan;
-  prog_ = plan->prog;
+  stream_ = plan->view();
   run_ = run;
   used_ = plan->has_transfers;
   for (Channel& ch : channels_) {
@@ -103,7 +103,7 @@ void Xfer::begin_run(const CorePlan* plan, const RunContext* run) {
 // transfer starts on the channel the pool picks; when none is free, wake up when one frees (or
 // when a train is due, or the sequencer queues a transfer).
 void Xfer::step() {
-  if (!prog_) return next_trigger(in->data_written_event());
+  if (!stream_) return next_trigger(in->data_written_event());
   const uint64_t now = run_->now_cycle();  // the unit only waits whole cycles
   for (Channel& ch : channels_)
     if (ch.act.on && ch.next <= now) ch.next = send_train(ch, now);
@@ -129,7 +129,7 @@ void Xfer::step() {
 }
 
 void Xfer::begin(Channel& ch, uint32_t i, uint64_t now) {
-  const isa::Instr& ins = prog_->instrs[i];
+  const isa::Instr& ins = stream_[i];
   Active& act = ch.act;
   act = Active{};
   act.on = true;
@@ -190,7 +190,7 @@ uint64_t Xfer::send_train(Channel& ch, uint64_t now) {
 
 uint64_t Xfer::finish(Channel& ch, uint64_t now) {
   const Active& act = ch.act;
-  const isa::Instr& ins = prog_->instrs[act.instr];
+  const isa::Instr& ins = stream_[act.instr];
   const uint64_t free = std::max(now, ceil_cycles(ch.train.injected));
   pool_.release(ch.index, free);
   const uint64_t end = std::max(free, ceil_cycles(ch.train.delivered));
@@ -207,7 +207,7 @@ uint64_t Xfer::finish(Channel& ch, uint64_t now) {
 Xfer::Read Xfer::read_hbm(const Active& act, uint64_t bytes, uint64_t issue, uint64_t now) {
   const double first = double(issue + hbm_latency_);
   if (bytes == 0) return {first, first};
-  return {first, hbm_call(tlm::TLM_READ_COMMAND, bytes, issue, now, act.instr, prog_->instrs[act.instr].label)};
+  return {first, hbm_call(tlm::TLM_READ_COMMAND, bytes, issue, now, act.instr, stream_[act.instr].label)};
 }
 
 double Xfer::hbm_call(tlm::tlm_command cmd, uint64_t bytes, uint64_t issue, uint64_t now, uint32_t instr,

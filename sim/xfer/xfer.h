@@ -106,7 +106,7 @@ class Xfer : public sc_core::sc_module, public TrainIf {
   uint64_t setup_cycles_ = 0, hbm_latency_ = 0, train_bytes_ = 0;
   uint32_t chunk_bytes_ = 0, packet_bytes_ = 0;
   const CorePlan* plan_ = nullptr;
-  const isa::CoreProgram* prog_ = nullptr;
+  isa::StreamView stream_;  // the core stream of the run (set by begin_run)
   const RunContext* run_ = nullptr;
   bool used_ = false;
   std::vector<Channel> channels_;

@@ -36,7 +36,7 @@ struct DmaCount {
 DmaCount dmas(const isa::Program& p) {
   DmaCount c;
   for (size_t k = 0; k < p.cores.size(); ++k)
-    for (const auto& i : p.stream(k).instrs) {
+    for (const auto& i : isa::expanded_instrs(p.stream(k))) {
       if (i.op != isa::Op::kDmaLoad && i.op != isa::Op::kDmaStore) continue;
       if (i.mem == isa::MemSpace::kCmem) {
         ++c.cmem;

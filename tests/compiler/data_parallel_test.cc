@@ -86,7 +86,7 @@ TEST(DataParallel, ReplicasDifferOnlyInTheirTransferPeers) {
   }
   // Core 0's stream is the single-replica compile with the all-reduce inserted between the
   // backward pass (identical) and the optimizer.
-  const auto& solo = one.program.cores[0].instrs;
+  const std::vector<isa::Instr> solo = isa::expanded_instrs(one.program.cores[0]);
   size_t ar_begin = c0.instrs.size(), ar_len = 0;
   for (size_t i = 0; i < c0.instrs.size(); ++i)
     if (c0.instrs[i].collective == isa::Collective::kAllReduce) {
@@ -196,12 +196,13 @@ TEST(DataParallel, KernelTableAddsUpToProgramInfoAndProfilesTheStep) {
       auto c = compile_spmd_step(data_parallel_step(st.dp, hw), hw, "bert-tiny");
       const isa::Program prog = share ? c.program : isa::unshared(c.program);
       const auto& table = prog.stream(0).kernels;
+      const std::vector<isa::Instr> stream = isa::expanded_instrs(prog.stream(0));
       uint64_t flops = 0, bytes = 0, collectives = 0, next = 0;
       for (const isa::KernelRange& k : table) {
         uint64_t alu = 0, vld = 0;  // the table's VPU work is its instructions'
         for (uint32_t i = k.first_instr; i <= k.last_instr; ++i) {
-          alu += prog.stream(0).instrs[i].vpu.alu_vregs;
-          vld += prog.stream(0).instrs[i].vpu.vld_vregs;
+          alu += stream[i].vpu.alu_vregs;
+          vld += stream[i].vpu.vld_vregs;
         }
         EXPECT_EQ(k.vpu.alu_vregs, alu);
         EXPECT_EQ(k.vpu.vld_vregs, vld);
@@ -212,7 +213,7 @@ TEST(DataParallel, KernelTableAddsUpToProgramInfoAndProfilesTheStep) {
         bytes += k.hbm_bytes;
         collectives += k.collective == isa::Collective::kAllReduce;
       }
-      EXPECT_LE(next, prog.stream(0).instrs.size());
+      EXPECT_LE(next, stream.size());
       EXPECT_EQ(flops, prog.info.flops);
       EXPECT_EQ(bytes, prog.info.hbm_bytes);
       EXPECT_EQ(table.size(), c.kernels);  // the fusions and the all-reduces (their dones are no kernels)

@@ -14,7 +14,7 @@ HwConfig v3() { return load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs
 isa::Program compile(const std::string& kernel, std::map<std::string, uint64_t> shape, const HwConfig& hw,
                      const std::string& dtype = "f32", const std::string& precision = "default") {
   KernelRequest r{kernel, std::move(shape), models::parse_float_dtype(dtype).value(), models::parse_dot_precision(precision).value()};
-  return compile_kernel(r, hw);
+  return isa::unshared(compile_kernel(r, hw));  // the tile loops expanded: instructions by stream index
 }
 
 uint64_t streamed_row_slots(const isa::Program& p) {
@@ -113,11 +113,13 @@ TEST(Lowering, TilingRespectsVmemCapacity) {
 }
 
 TEST(Program, JsonRoundTrip) {
-  auto p = compile("softmax", {{"rows", 64}, {"cols", 256}}, v3());
+  const isa::Program p = compile_kernel({"matmul", {{"m", 1024}, {"k", 1024}, {"n", 1024}}}, v3());
+  ASSERT_FALSE(p.cores[0].repeats.empty());  // its tile loops are stored once
   nlohmann::json j = p;
   isa::Program q = j.get<isa::Program>();
   EXPECT_EQ(nlohmann::json(q), j);
   EXPECT_EQ(q.cores[0].instrs.size(), p.cores[0].instrs.size());
+  EXPECT_EQ(q.cores[0].repeats, p.cores[0].repeats);
 }
 
 TEST(Lowering, Deterministic) {

@@ -56,7 +56,7 @@ TEST(AllReduceOverlap, EachCombinedAllReduceStartsWhenItsGradientsAreProduced) {
   // Started by different kernels of the backward pass, not all by its last one.
   EXPECT_NE(allreduces(c).front().after_kernel, allreduces(c).back().after_kernel);
 
-  const auto& s = c.program.stream(0).instrs;
+  const std::vector<isa::Instr> s = isa::expanded_instrs(c.program.stream(0));
   size_t first = s.size();
   const size_t join = join_of(s);
   for (size_t i = 0; i < s.size(); ++i)
@@ -92,7 +92,7 @@ TEST(AllReduceOverlap, OffStartsEveryAllReduceAfterTheBackwardPass) {
     EXPECT_FALSE(a.background);
     EXPECT_EQ(a.after_kernel, allreduces(c).front().after_kernel);
   }
-  const auto& s = c.program.stream(0).instrs;
+  const std::vector<isa::Instr> s = isa::expanded_instrs(c.program.stream(0));
   size_t first = s.size(), last_matmul = 0;
   for (size_t i = 0; i < s.size(); ++i) {
     EXPECT_FALSE(s[i].async) << i;
@@ -113,10 +113,11 @@ TEST(AllReduceOverlap, KernelsBesideABackgroundAllReduceLeaveItsVmem) {
   const auto& cp = c.program.stream(0);
   const uint64_t vmem = hw.chip.core.vmem.size_bytes();
   const uint64_t staging = staging_bytes(st.dp.allreduce_piece_bytes);
-  size_t first = cp.instrs.size();
-  const size_t join = join_of(cp.instrs);
-  for (size_t i = 0; i < cp.instrs.size(); ++i)
-    if (in_collective(cp.instrs[i])) first = std::min(first, i);
+  const std::vector<isa::Instr> stream = isa::expanded_instrs(cp);
+  size_t first = stream.size();
+  const size_t join = join_of(stream);
+  for (size_t i = 0; i < stream.size(); ++i)
+    if (in_collective(stream[i])) first = std::min(first, i);
   size_t beside = 0, staged = 0;
   for (const auto& a : cp.vmem_allocs) {
     if (a.label.str().rfind("all-reduce.", 0) == 0) {

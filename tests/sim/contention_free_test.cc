@@ -78,7 +78,7 @@ uint64_t interleave_excess(const HwConfig& hw, const isa::Program& p) {
   const ResolvedHw r = resolve_hw(hw);
   uint64_t excess = 0;
   for (size_t c = 0; c < p.cores.size(); ++c)
-    for (const isa::Instr& i : p.stream(c).instrs)
+    for (const isa::Instr& i : isa::expanded_instrs(p.stream(c)))
       if ((i.op == isa::Op::kDmaLoad || i.op == isa::Op::kDmaStore) && i.mem == isa::MemSpace::kHbm && i.bytes > 0)
         excess += hbm_interleaved_cycles(r, hw.chip.core.dma.chunk_bytes, i.bytes) -
                   hbm_transfer_cycles(r.hbm_core_bytes_per_cycle, i.bytes);
@@ -226,7 +226,7 @@ isa::Program compile(const KernelCase& k, const char* dtype, const HwConfig& hw)
 
 bool whole_rounds(const HwConfig& hw, const isa::Program& p) {
   for (size_t c = 0; c < p.cores.size(); ++c)
-    for (const isa::Instr& i : p.stream(c).instrs)
+    for (const isa::Instr& i : isa::expanded_instrs(p.stream(c)))
       if ((i.op == isa::Op::kDmaLoad || i.op == isa::Op::kDmaStore) && i.bytes % interleave_round(hw) != 0) return false;
   return true;
 }

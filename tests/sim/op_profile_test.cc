@@ -74,7 +74,7 @@ TEST(OpProfile, RecorderCutsTheStreamIntoKernelsAndNamedRunsOutsideThem) {
   ProgramPlan plan;
   plan.build(p, hw);
   OpProfileRecorder rec;
-  rec.reset(p.cores[0]);
+  rec.reset(plan.cores()[0]);
   ASSERT_TRUE(rec.active());
   // Times in ps from an origin of 1000 ps, 1000 ps per cycle: instruction i is ready at cycle
   // 2 + 2i and completes at cycle 3 + 2i (launch: 2 cycles).

@@ -79,7 +79,7 @@ KernelRunResult run_kernel(const HwConfig& hw, const WorkloadConfig& workload, c
   r.program_name = program.name;
   r.info = program.info;
   r.cores_used = uint32_t(program.cores.size());
-  for (size_t c = 0; c < program.cores.size(); ++c) r.instructions += program.stream(c).instrs.size();
+  for (size_t c = 0; c < program.cores.size(); ++c) r.instructions += program.stream(c).stream_size();
 
   const bool trace = opts.trace != nullptr;
   check_run_limits(estimate_run(program, engine->name(), trace, current_rss_bytes()), opts.limits, program.name,
