@@ -1,11 +1,14 @@
 #include "compiler/lower/reroll.h"
 
 #include <algorithm>
+#include <span>
 #include <utility>
 #include <vector>
 
 namespace tpusim::compiler {
 namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
 
 // Every field but the deps' values (their count too).
 bool same_but_deps(const isa::Instr& a, const isa::Instr& b) {
@@ -15,78 +18,195 @@ bool same_but_deps(const isa::Instr& a, const isa::Instr& b) {
          a.vpu == b.vpu && a.label == b.label && a.deps.size() == b.deps.size();
 }
 
-// How many times the body in[i, i + len) runs back to back from i (1: it does not repeat), with
-// each body instruction's fixed-dep mask, decided by run 1 (a dep is the same instruction, or
-// `len` further on) and then required of every later run.
-uint32_t runs(const std::vector<isa::Instr>& in, size_t i, size_t end, uint32_t len, uint16_t* fixed) {
-  if (i + 2 * size_t(len) > end) return 1;
-  for (uint32_t j = 0; j < len; ++j) {
-    const isa::Instr& a = in[i + j];
-    const isa::Instr& b = in[i + len + j];
-    if (!isa::repeatable(a) || !same_but_deps(a, b)) return 1;
-    uint16_t mask = 0;
-    for (size_t k = 0; k < a.deps.size(); ++k) {
-      if (b.deps[k] == a.deps[k]) {
-        mask |= uint16_t(1u << k);
-      } else if (b.deps[k] != a.deps[k] + len) {
-        return 1;
+// A unit of the region being rerolled: one stored instruction, or an outermost repeat of the
+// region with everything inside it.
+struct Token {
+  uint32_t first = 0, len = 1;       // stored instructions
+  uint32_t rep = kNone, reps = 0;    // its repeats: [rep, rep + reps) of the program's list
+  uint64_t span = 1;                 // stream instructions
+  uint32_t depth = 0;                // how deep its repeats nest, itself included
+  uint64_t sig = 0;                  // equal for tokens that may match (a hash of what same_shape and same_but_deps compare)
+};
+
+uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
+
+uint64_t signature(const isa::Instr& a) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (uint64_t v : {uint64_t(a.op) | uint64_t(a.mem) << 8 | uint64_t(a.async) << 16 | uint64_t(a.collective) << 24 |
+                         uint64_t(a.deps.size()) << 32,
+                     uint64_t(a.mxu) | uint64_t(a.rows) << 32, uint64_t(a.k) | uint64_t(a.n) << 32, uint64_t(a.passes),
+                     a.bytes, a.vpu.alu_vregs, a.vpu.eup_vregs, a.vpu.xlu_vregs, a.vpu.vld_vregs, a.vpu.vst_vregs,
+                     uint64_t(reinterpret_cast<uintptr_t>(a.label.empty() ? nullptr : &a.label.str()))})  // interned: one string per label
+    h = mix(h, v);
+  return h;
+}
+
+// The tokens of stored instructions [from, end) whose repeats are the program's from `first_rep` on.
+std::vector<Token> tokens_of(const isa::CoreProgram& c, size_t from, size_t first_rep) {
+  const std::span<const isa::Repeat> reps(c.repeats.data() + first_rep, c.repeats.size() - first_rep);
+  const isa::RepeatTree tree = isa::repeat_tree(reps);
+  std::vector<uint32_t> level(reps.size(), 0);
+  for (size_t q = 0; q < reps.size(); ++q)
+    if (tree.parent[q] >= 0) level[q] = level[size_t(tree.parent[q])] + 1;
+  std::vector<Token> out;
+  size_t r = 0;
+  for (size_t p = from; p < c.instrs.size();) {
+    if (r < reps.size() && reps[r].first == p) {
+      Token t;
+      t.first = uint32_t(p);
+      t.len = reps[r].len;
+      t.rep = uint32_t(first_rep + r);
+      size_t q = r;
+      for (; q < reps.size() && reps[q].first < p + t.len; ++q) t.depth = std::max(t.depth, level[q] - level[r] + 1);
+      t.reps = uint32_t(q - r);
+      t.span = uint64_t(reps[r].trips) * tree.span[r];
+      t.sig = mix(mix(mix(signature(c.instrs[p]), t.len), reps[r].trips), t.reps);
+      out.push_back(t);
+      p += t.len;
+      r = q;
+    } else {
+      Token t;
+      t.first = uint32_t(p);
+      t.sig = signature(c.instrs[p]);
+      out.push_back(t);
+      ++p;
+    }
+  }
+  return out;
+}
+
+// The same stored length and the same repeats inside, at the same offsets.
+bool same_shape(const isa::CoreProgram& c, const Token& a, const Token& b) {
+  if (a.len != b.len || a.reps != b.reps || (a.rep == kNone) != (b.rep == kNone)) return false;
+  for (uint32_t k = 0; k < a.reps; ++k) {
+    const isa::Repeat& x = c.repeats[a.rep + k];
+    const isa::Repeat& y = c.repeats[b.rep + k];
+    if (x.first - a.first != y.first - b.first || x.len != y.len || x.trips != y.trips || x.fixed != y.fixed) return false;
+  }
+  return true;
+}
+
+// How many times the body toks[i, i + lt) runs back to back from token i (1: it does not repeat),
+// one run being `span` stream instructions; `fixed` gets each stored body instruction's
+// fixed-dep mask, decided by run 1 (a dep is the same instruction, or `span` further on) and then
+// required of every later run. At most `most` runs are counted.
+uint32_t runs(const isa::CoreProgram& c, const std::vector<Token>& toks, size_t i, size_t lt, uint64_t span,
+              std::vector<uint16_t>& fixed, uint32_t most = UINT32_MAX) {
+  const std::vector<isa::Instr>& in = c.instrs;
+  uint32_t r = 1;
+  for (;; ++r) {
+    if (r == most) return r;
+    if (i + (size_t(r) + 1) * lt > toks.size()) return r;
+    const uint64_t shift = uint64_t(r) * span;
+    if (shift >= (uint64_t(1) << 31)) return r;
+    size_t off = 0;  // stored offset in the body
+    for (size_t j = 0; j < lt; ++j) {
+      const Token& ta = toks[i + j];
+      const Token& tb = toks[i + size_t(r) * lt + j];
+      if (!same_shape(c, ta, tb)) return r;
+      for (uint32_t o = 0; o < ta.len; ++o) {
+        const isa::Instr& a = in[ta.first + o];
+        const isa::Instr& b = in[tb.first + o];
+        if (!same_but_deps(a, b)) return r;
+        if (r == 1) {
+          if (!isa::repeatable(a)) return r;
+          uint16_t mask = 0;
+          for (size_t k = 0; k < a.deps.size(); ++k) {
+            if (b.deps[k] == a.deps[k]) {
+              mask |= uint16_t(1u << k);
+            } else if (uint64_t(b.deps[k]) != a.deps[k] + shift) {
+              return r;
+            }
+          }
+          fixed[off + o] = mask;
+        } else {
+          for (size_t k = 0; k < a.deps.size(); ++k)
+            if (uint64_t(b.deps[k]) != ((fixed[off + o] >> k) & 1 ? a.deps[k] : a.deps[k] + shift)) return r;
+        }
       }
-    }
-    fixed[j] = mask;
-  }
-  uint32_t r = 2;
-  for (; i + (size_t(r) + 1) * len <= end; ++r) {
-    const size_t at = i + size_t(r) * len;
-    const uint32_t shift = r * len;
-    for (uint32_t j = 0; j < len; ++j) {
-      const isa::Instr& a = in[i + j];
-      const isa::Instr& b = in[at + j];
-      if (!same_but_deps(a, b)) return r;
-      for (size_t k = 0; k < a.deps.size(); ++k)
-        if (b.deps[k] != ((fixed[j] >> k) & 1 ? a.deps[k] : a.deps[k] + shift)) return r;
+      off += ta.len;
     }
   }
-  return r;
+}
+
+// One pass over the region's tokens, left to right: a token that starts a body (up to
+// kMaxRerollBody tokens, the shortest) running at least twice starts a repeat, unless a shorter
+// body starts running at least twice at a later token inside it: that is an inner loop, rolled
+// first (the tokens before it stay as they are). Each pass so rolls the innermost loops, and the
+// next pass, whose tokens are those loops, the loops around them: one level deeper per pass.
+bool reroll_pass(isa::CoreProgram& c, size_t from, size_t first_rep) {
+  const std::vector<Token> toks = tokens_of(c, from, first_rep);
+  const size_t n = toks.size();
+  std::vector<uint64_t> span_sum(n + 1, 0), len_sum(n + 1, 0);  // prefix sums
+  for (size_t t = 0; t < n; ++t) {
+    span_sum[t + 1] = span_sum[t] + toks[t].span;
+    len_sum[t + 1] = len_sum[t] + toks[t].len;
+  }
+  std::vector<uint16_t> fixed;
+  // The shortest body of at most `most` tokens from token i that runs at least twice (0: none);
+  // `fixed` holds its masks. Only two runs are compared: a body that an inner loop makes way for
+  // costs no walk over all its runs.
+  auto shortest = [&](size_t i, size_t most) -> size_t {
+    uint32_t depth = 0;
+    for (size_t lt = 1; lt <= most && i + 2 * lt <= n; ++lt) {
+      depth = std::max(depth, toks[i + lt - 1].depth);
+      if (depth + 1 > isa::kMaxRepeatDepth) break;
+      if (toks[i].sig != toks[i + lt].sig || toks[i + lt - 1].sig != toks[i + 2 * lt - 1].sig) continue;  // a quick reject
+      fixed.resize(len_sum[i + lt] - len_sum[i]);
+      if (runs(c, toks, i, lt, span_sum[i + lt] - span_sum[i], fixed, 2) == 2) return lt;
+    }
+    return 0;
+  };
+  std::vector<isa::Instr> out;
+  std::vector<isa::Repeat> out_reps;
+  out.reserve(c.instrs.size() - from);
+  auto copy = [&](const Token& t) {  // token t, its repeats moved to where it lands
+    const uint32_t at = uint32_t(from + out.size());
+    for (uint32_t k = 0; k < t.reps; ++k) {
+      isa::Repeat r = std::move(c.repeats[t.rep + k]);
+      r.first = r.first - t.first + at;
+      out_reps.push_back(std::move(r));
+    }
+    out.insert(out.end(), std::make_move_iterator(c.instrs.begin() + t.first),
+               std::make_move_iterator(c.instrs.begin() + t.first + t.len));
+  };
+  bool formed = false;
+  for (size_t i = 0; i < n;) {
+    const size_t lt = shortest(i, kMaxRerollBody);
+    if (lt == 0) {
+      copy(toks[i++]);
+      continue;
+    }
+    size_t inner = i + 1;
+    while (inner < i + lt && shortest(inner, lt - 1) == 0) ++inner;
+    if (inner < i + lt) {  // an inner loop starts there: the tokens before it stay
+      while (i < inner) copy(toks[i++]);
+      continue;
+    }
+    fixed.resize(len_sum[i + lt] - len_sum[i]);
+    const uint32_t r = runs(c, toks, i, lt, span_sum[i + lt] - span_sum[i], fixed);  // its masks, all its runs
+    out_reps.push_back({uint32_t(from + out.size()), uint32_t(len_sum[i + lt] - len_sum[i]), r, fixed});
+    for (size_t t = i; t < i + lt; ++t) copy(toks[t]);
+    i += size_t(r) * lt;
+    formed = true;
+  }
+  c.instrs.erase(c.instrs.begin() + long(from), c.instrs.end());
+  c.instrs.insert(c.instrs.end(), std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
+  c.repeats.erase(c.repeats.begin() + long(first_rep), c.repeats.end());
+  c.repeats.insert(c.repeats.end(), std::make_move_iterator(out_reps.begin()), std::make_move_iterator(out_reps.end()));
+  return formed;
 }
 
 }  // namespace
 
-// Greedy, left to right: at each instruction the body length that covers the most instructions
-// (the shortest on a tie) is taken, else the instruction stays as it is. A multiple of the best
-// length found so far cannot cover more, so it is not tried.
 uint64_t reroll_tail(isa::CoreProgram& core, size_t from) {
-  std::vector<isa::Instr>& in = core.instrs;
-  const size_t end = in.size();
-  size_t i = from, w = from;
-  uint64_t extra = 0;
-  uint16_t fixed[kMaxRerollBody], best_fixed[kMaxRerollBody];
-  while (i < end) {
-    uint32_t best_len = 0, best_runs = 0;
-    for (uint32_t len = 1; len <= kMaxRerollBody && i + 2 * size_t(len) <= end; ++len) {
-      if (uint64_t(best_runs) * best_len == end - i) break;  // covers the rest: nothing covers more
-      if (best_len && len % best_len == 0) continue;
-      if (in[i].op != in[i + len].op || in[i].label != in[i + len].label) continue;  // a quick reject
-      const uint32_t r = runs(in, i, end, len, fixed);
-      if (r >= 2 && uint64_t(r) * len > uint64_t(best_runs) * best_len) {
-        best_len = len;
-        best_runs = r;
-        std::copy(fixed, fixed + len, best_fixed);
-      }
-    }
-    if (best_len) {
-      if (w != i) std::move(in.begin() + long(i), in.begin() + long(i + best_len), in.begin() + long(w));
-      core.repeats.push_back({uint32_t(w), best_len, best_runs, std::vector<uint16_t>(best_fixed, best_fixed + best_len)});
-      extra += uint64_t(best_runs - 1) * best_len;
-      w += best_len;
-      i += size_t(best_runs) * best_len;
-    } else {
-      if (w != i) in[w] = std::move(in[i]);
-      ++w;
-      ++i;
-    }
-  }
-  in.erase(in.begin() + long(w), in.end());
-  return extra;
+  const size_t before = core.instrs.size();
+  const size_t first_rep = size_t(std::lower_bound(core.repeats.begin(), core.repeats.end(), from,
+                                                   [](const isa::Repeat& r, size_t f) { return r.first < f; }) -
+                                  core.repeats.begin());
+  for (uint32_t pass = 0; pass < isa::kMaxRepeatDepth; ++pass)
+    if (!reroll_pass(core, from, first_rep)) break;
+  return before - core.instrs.size();
 }
 
 }  // namespace tpusim::compiler

@@ -9,13 +9,14 @@
 
 namespace tpusim::compiler {
 
-// Rerolls `core`'s stored instructions from index `from` to the end (one kernel, nothing after it
-// in a repeat yet): runs of a body of up to kMaxRerollBody instructions that repeats at least twice
-// (every field equal, each dep either the same instruction in every run or the same distance back)
-// become repeats. Returns the stream instructions the new repeats hold beyond their stored bodies
-// (what the stored count shrank by).
+// Rerolls `core`'s stored instructions from index `from` to the end (one kernel; no repeat
+// reaches into it from before): a body of up to kMaxRerollBody instructions or repeats that runs at
+// least twice back to back (every field equal, each dep either the same instruction in every run
+// or the same distance back) becomes a repeat, pass after pass, so that a pass can wrap the loops
+// the one before found (nested tile loops). Returns the stored instructions it removed (the
+// stream is unchanged: its expansion is the instructions as they were).
 uint64_t reroll_tail(isa::CoreProgram& core, size_t from);
 
-inline constexpr uint32_t kMaxRerollBody = 512;
+inline constexpr uint32_t kMaxRerollBody = 64;  // tokens: instructions or repeats
 
 }  // namespace tpusim::compiler

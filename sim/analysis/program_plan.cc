@@ -151,17 +151,25 @@ void ProgramPlan::decode(CorePlan& cp, const isa::CoreProgram& prog, const HwCon
 
 // sim/isa/repeat.h's rules for a stream's repeats.
 void ProgramPlan::check_repeats(const std::string& core, const isa::CoreProgram& prog) {
-  uint64_t end = 0;  // stored index after the previous repeat
+  std::vector<uint64_t> open;  // ends of the repeats around the current one, outermost first
+  uint64_t prev_first = 0;
   for (size_t r = 0; r < prog.repeats.size(); ++r) {
     const isa::Repeat& rep = prog.repeats[r];
+    const uint64_t end = uint64_t(rep.first) + rep.len;
     auto what = [&] {  // built only for an error: a step has hundreds of thousands of repeats
       return core + " repeat " + std::to_string(r) + " (stored instructions " + std::to_string(rep.first) + " .. " +
-             std::to_string(uint64_t(rep.first) + rep.len) + ", " + std::to_string(rep.trips) + " runs)";
+             std::to_string(end) + ", " + std::to_string(rep.trips) + " runs)";
     };
     if (rep.len == 0 || rep.trips < 2) invalid(what() + ": a repeat has at least one instruction and runs at least twice");
-    if (rep.first < end) invalid(what() + ": repeats must be sorted by `first` and must not overlap");
-    if (uint64_t(rep.first) + rep.len > prog.instrs.size())
+    if (end > prog.instrs.size())
       invalid(what() + ": runs past the " + std::to_string(prog.instrs.size()) + " stored instructions");
+    while (!open.empty() && open.back() <= rep.first) open.pop_back();
+    if ((r > 0 && rep.first < prev_first) || (!open.empty() && end > open.back()))
+      invalid(what() + ": repeats must be sorted by `first` and either nest or not overlap");
+    if (open.size() >= isa::kMaxRepeatDepth)
+      invalid(what() + ": repeats nest at most " + std::to_string(isa::kMaxRepeatDepth) + " deep");
+    open.push_back(end);
+    prev_first = rep.first;
     if (rep.fixed.size() != rep.len)
       invalid(what() + ": `fixed` has " + std::to_string(rep.fixed.size()) + " entries, one per body instruction is needed");
     for (uint32_t j = 0; j < rep.len; ++j) {
@@ -174,8 +182,22 @@ void ProgramPlan::check_repeats(const std::string& core, const isa::CoreProgram&
         invalid(what() + ": body instruction " + std::to_string(j) + " has " + std::to_string(ins.deps.size()) +
                 " deps, but fixed mask " + std::to_string(rep.fixed[j]) + " (a bit per dep)");
     }
-    end = uint64_t(rep.first) + rep.len;
   }
+  // The expanded length, saturating (isa::repeat_tree, which would overflow on absurd run counts).
+  constexpr uint64_t kCap = uint64_t(1) << 40;
+  std::vector<uint64_t> inner(prog.repeats.size(), 0);
+  uint64_t extra = 0;
+  const isa::RepeatTree tree = isa::repeat_tree(prog.repeats);  // its parents are exact
+  for (size_t r = prog.repeats.size(); r-- > 0;) {
+    const uint64_t span = std::min(kCap, prog.repeats[r].len + inner[r]);
+    const uint64_t runs = prog.repeats[r].trips - 1;
+    const uint64_t more = runs > kCap / span ? kCap : std::min(kCap, runs * span + inner[r]);  // trips x span - len
+    uint64_t& into = tree.parent[r] >= 0 ? inner[size_t(tree.parent[r])] : extra;
+    into = std::min(kCap, into + more);
+  }
+  if (prog.instrs.size() + extra >= kBarrierPos)
+    invalid(core + ": its repeats expand to " + std::to_string(prog.instrs.size() + extra) +
+            " instructions; a core stream has at most 2^31 - 1");
 }
 
 // The same ops, MXUs and explicit deps as the stream `d` was decoded from (so the same units,
@@ -232,6 +254,7 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
 
   for (isa::StreamWalk w(prog); !w.done(); w.next()) {
     const uint32_t i = w.index();
+    if (i >= n) invalid(cp.name + ": its repeats expand to more than the " + std::to_string(n) + " instructions they count");
     const isa::Instr& ins = w.instr();
     // cp's views are set once decoded: errors here name the walk's instruction.
     auto describe_at = [&](uint32_t at) { return cp.name + " instruction #" + std::to_string(at) + " '" + ins.label + "' (" + op_name(ins.op) + ")"; };

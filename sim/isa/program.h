@@ -180,11 +180,7 @@ struct CoreProgram {
   std::vector<Repeat> repeats;
 
   // Instructions of the expanded stream (what stream indices count).
-  size_t stream_size() const {
-    size_t n = instrs.size();
-    for (const Repeat& r : repeats) n += size_t(r.trips - 1) * r.len;
-    return n;
-  }
+  size_t stream_size() const { return repeats.empty() ? instrs.size() : instrs.size() + repeat_tree(repeats).extra; }
 };
 
 // Instructions by stream index in a stream that may have repeats (the engines' read path): the
@@ -198,54 +194,64 @@ struct StreamView {
 
 // Walks a core program's expanded stream in stream order: per stream index, the stored instruction
 // and its effective deps (repeat.h). Cheap per step: the decoding passes walk tens of millions.
-// The program's repeats must be well formed (sorted, in range, trips >= 1): the plan checks them
-// before walking.
+// The program's repeats must be well formed (the plan checks them before walking).
 class StreamWalk {
  public:
-  explicit StreamWalk(const CoreProgram& p) : p_(p) { enter(); }
+  explicit StreamWalk(const CoreProgram& p) : p_(p) {
+    if (!p.repeats.empty()) span_ = repeat_tree(p.repeats).span;
+    enter();
+  }
   bool done() const { return stored_ >= p_.instrs.size(); }
   uint32_t index() const { return index_; }    // stream index
   uint32_t stored() const { return stored_; }  // index into instrs
   const Instr& instr() const { return p_.instrs[stored_]; }
-  bool repeated() const { return in_; }        // inside a repeat's body
+  bool repeated() const { return depth_ > 0; }  // inside a repeat's body
   // The effective k-th dep of the current instruction.
   uint32_t dep(size_t k) const {
-    const uint32_t d = instr().deps[k];
-    if (!in_ || shift_ == 0) return d;
-    const Repeat& r = p_.repeats[rep_];
-    return (r.fixed[stored_ - r.first] >> k) & 1 ? d : d + shift_;
+    uint64_t d = instr().deps[k];
+    for (uint32_t l = 0; l < depth_; ++l) {
+      const Level& v = level_[l];
+      const Repeat& r = p_.repeats[v.rep];
+      if (v.shift && !((r.fixed[stored_ - r.first] >> k) & 1)) d += v.shift;
+    }
+    return uint32_t(d);
   }
   void next() {
     ++index_;
     ++stored_;
-    if (in_) {
-      const Repeat& r = p_.repeats[rep_];
-      if (stored_ == r.first + r.len) {
-        if (++run_ < r.trips) {
-          stored_ = r.first;
-          shift_ += r.len;
-          return;
-        }
-        in_ = false;
-        ++rep_;
+    while (depth_ > 0) {  // bodies that end here: run again, or leave
+      Level& v = level_[depth_ - 1];
+      const Repeat& r = p_.repeats[v.rep];
+      if (stored_ != r.first + r.len) break;
+      if (++v.run < r.trips) {
+        stored_ = r.first;
+        v.shift += span_[v.rep];
+        next_ = v.rep + 1;  // the repeats inside start again
+        break;
       }
+      --depth_;
     }
     enter();
   }
 
  private:
+  struct Level {
+    uint32_t rep = 0, run = 0;
+    uint64_t shift = 0;  // run x span
+  };
   void enter() {
-    if (rep_ < p_.repeats.size() && stored_ == p_.repeats[rep_].first && p_.repeats[rep_].len > 0) {
-      in_ = true;
-      run_ = 0;
-      shift_ = 0;
+    while (next_ < p_.repeats.size() && p_.repeats[next_].first == stored_ && depth_ < kMaxRepeatDepth) {
+      if (p_.repeats[next_].len == 0) break;  // malformed: the plan rejects it
+      level_[depth_++] = {uint32_t(next_), 0, 0};
+      ++next_;
     }
   }
   const CoreProgram& p_;
+  std::vector<uint64_t> span_;
   uint32_t index_ = 0, stored_ = 0;
-  size_t rep_ = 0;  // the current or next repeat
-  bool in_ = false;
-  uint32_t run_ = 0, shift_ = 0;
+  size_t next_ = 0;  // the next repeat to enter
+  Level level_[kMaxRepeatDepth];
+  uint32_t depth_ = 0;
 };
 
 // `core`'s expanded stream as a plain one (no repeats): for tools and tests that read instructions

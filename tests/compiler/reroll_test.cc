@@ -69,6 +69,7 @@ TEST(Reroll, GivesBackTheEmittedStreamExactly) {
     const isa::Program p = compile(k, hw);
     const std::vector<isa::Instr> stream = isa::expanded_instrs(p.cores[0]);
     EXPECT_EQ(stream.size(), p.cores[0].stream_size()) << name_of(k);
+
     isa::CoreProgram plain = isa::unshared(p).cores[0];
     ASSERT_TRUE(plain.repeats.empty());
     ASSERT_EQ(as_json(plain.instrs), as_json(stream)) << name_of(k);
@@ -190,7 +191,10 @@ TEST(Reroll, ThePlanChecksTheRepeats) {
   EXPECT_NE(broken([](isa::CoreProgram& c) { c.repeats[0].trips = 1; }).find("runs at least twice"), std::string::npos);
   EXPECT_NE(broken([](isa::CoreProgram& c) { c.repeats[0].len = 3; c.repeats[0].fixed.push_back(0); }).find("runs past"),
             std::string::npos);
-  EXPECT_NE(broken([](isa::CoreProgram& c) { c.repeats.push_back(c.repeats[0]); }).find("must not overlap"), std::string::npos);
+  EXPECT_NE(broken([](isa::CoreProgram& c) { c.repeats.insert(c.repeats.begin(), isa::Repeat{0, 2, 2, {0, 0}}); })
+                .find("either nest or not overlap"),
+            std::string::npos);  // [0, 2) and [1, 3)
+  EXPECT_EQ(broken([](isa::CoreProgram& c) { c.repeats.push_back(isa::Repeat{2, 1, 2, {0}}); }), "");  // nested
   EXPECT_NE(broken([](isa::CoreProgram& c) { c.repeats[0].fixed.pop_back(); }).find("one per body instruction"),
             std::string::npos);
   EXPECT_NE(broken([](isa::CoreProgram& c) { c.repeats[0].fixed[0] = 0b10; }).find("a bit per dep"), std::string::npos);
@@ -198,6 +202,52 @@ TEST(Reroll, ThePlanChecksTheRepeats) {
             std::string::npos);
   // Deps must point backwards in the expanded stream (the matmul naming itself).
   EXPECT_NE(broken([](isa::CoreProgram& c) { c.instrs[2].deps = {2, 0}; }).find("not earlier in the stream"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tpusim::compiler
+
+namespace tpusim::compiler {
+namespace {
+
+// Nested tile loops: an outer loop of (a block load, an inner loop of tiles, a store), itself
+// run by a loop over row blocks; the passes nest the repeats and the expansion is the stream.
+TEST(Reroll, NestsTheLoopsOfALoop) {
+  isa::Program p = tpusim::test::make_program("nested");
+  tpusim::test::Stream s(p.cores[0]);
+  const uint32_t w = s.weights(0, 128, 128);
+  uint32_t prev = w;
+  for (int rows = 0; rows < 3; ++rows) {
+    for (int block = 0; block < 4; ++block) {
+      const uint32_t blk = s.dma_load(1 << 16, {prev}, "block");
+      uint32_t tile = blk;
+      for (int t = 0; t < 5; ++t) {
+        const uint32_t load = s.dma_load(4096, {tile}, "tile load");
+        tile = s.matmul(0, 8, 128, 128, {load, w, blk}, 1, "tile mm");
+      }
+      prev = s.dma_store(1 << 16, {tile}, "block store");
+    }
+    prev = s.vpu({.alu_vregs = 8}, {prev}, "rows done");
+  }
+  const std::vector<isa::Instr> unrolled = p.cores[0].instrs;
+  isa::CoreProgram c = p.cores[0];
+  reroll_tail(c, 0);
+  EXPECT_EQ(c.stream_size(), unrolled.size());
+  EXPECT_EQ(as_json(isa::expanded_instrs(c)), as_json(unrolled));
+  EXPECT_LT(c.instrs.size(), 20u);
+  uint32_t depth = 0;
+  const isa::RepeatTree tree = isa::repeat_tree(c.repeats);
+  for (size_t r = 0; r < c.repeats.size(); ++r) {
+    uint32_t d = 1;
+    for (int32_t q = tree.parent[r]; q >= 0; q = tree.parent[size_t(q)]) ++d;
+    depth = std::max(depth, d);
+  }
+  EXPECT_GE(depth, 2u);
+  p.cores[0] = c;
+  EXPECT_EQ(plan_error(p), "");
+  ProgramPlan plan;
+  plan.build(p, tpusim::test::v3_8_like());
+  EXPECT_EQ(plan.instructions(), unrolled.size());
 }
 
 }  // namespace
