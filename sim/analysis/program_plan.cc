@@ -111,6 +111,13 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
     }
   }
   match_transfers(program, hw);
+  // The decoding scratch, 12 bytes per instruction, is kept for the next build (a training run
+  // plans thousands of small programs) but not through a big stream's run.
+  if (tile_of_.capacity() > (size_t(1) << 20)) {
+    std::vector<uint32_t>().swap(tile_of_);
+    std::vector<uint32_t>().swap(last_user_);
+    std::vector<uint32_t>().swap(stamp_);
+  }
 }
 
 // Shares the decoded stream of an earlier core of this build that runs the same stream (shared
@@ -235,6 +242,7 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
   if (expanded >= kBarrierPos) invalid("core stream of " + std::to_string(expanded) + " instructions: at most 2^31 - 1 are supported");
   const uint32_t n = uint32_t(expanded);
   const uint32_t units = UnitIndex::count(mxu.count);
+  if (units > 256) invalid("a core with " + std::to_string(mxu.count) + " MXUs: at most 124 are supported");
   d.repeats = prog.repeats;
   d.stored.clear();
   if (!prog.repeats.empty()) d.stored.resize(n);

@@ -74,7 +74,7 @@ struct CsrView {
 // programs run the same stream on every core (only the peers of their transfers differ), so
 // identical streams share one.
 struct DecodedStream {
-  std::vector<uint32_t> unit;         // per instruction: its unit queue (UnitIndex)
+  std::vector<uint8_t> unit;          // per instruction: its unit queue (UnitIndex; at most 256)
   Csr deps;                           // per instruction: effective deps (explicit + implicit weight dep)
   Csr succs;                          // reverse of `deps`: who waits for instruction i
   Csr queues;                         // per unit: its instructions in stream order
@@ -106,7 +106,7 @@ struct CorePlan {
   uint32_t core = 0;
   std::string name;                     // "slice.chip0.core1"
   // Views of the core's DecodedStream (possibly shared with other cores).
-  std::span<const uint32_t> unit;       // per instruction: its unit queue (UnitIndex)
+  std::span<const uint8_t> unit;        // per instruction: its unit queue (UnitIndex)
   CsrView deps;                         // per instruction: effective deps (explicit + implicit weight dep)
   CsrView succs;                        // reverse of `deps`: who waits for instruction i
   CsrView queues;                       // per unit: its instructions in stream order
