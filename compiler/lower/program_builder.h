@@ -66,7 +66,8 @@ class ProgramBuilder {
     entry_deps_.clear();
     for (uint32_t i = kernel_first_; i < end; ++i)
       if (!used_[i - kernel_first_]) entry_deps_.push_back(i);
-    if (reroll_ && collective_ == isa::Collective::kNone) extra_ += reroll_tail(core_, stored_first);
+    if (reroll_ && collective_ == isa::Collective::kNone && end - kernel_first_ >= kMinRerollKernel)
+      extra_ += reroll_tail(core_, stored_first);
     in_kernel_ = false;
     collective_ = isa::Collective::kNone;
     if (!core_.kernels.empty() && core_.kernels.back().first_instr == kernel_first_) {

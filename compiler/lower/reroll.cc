@@ -42,13 +42,13 @@ uint64_t signature(const isa::Instr& a) {
 }
 
 // The tokens of stored instructions [from, end) whose repeats are the program's from `first_rep` on.
-std::vector<Token> tokens_of(const isa::CoreProgram& c, size_t from, size_t first_rep) {
+void tokens_of(const isa::CoreProgram& c, size_t from, size_t first_rep, std::vector<Token>& out) {
   const std::span<const isa::Repeat> reps(c.repeats.data() + first_rep, c.repeats.size() - first_rep);
   const isa::RepeatTree tree = isa::repeat_tree(reps);
   std::vector<uint32_t> level(reps.size(), 0);
   for (size_t q = 0; q < reps.size(); ++q)
     if (tree.parent[q] >= 0) level[q] = level[size_t(tree.parent[q])] + 1;
-  std::vector<Token> out;
+  out.clear();
   size_t r = 0;
   for (size_t p = from; p < c.instrs.size();) {
     if (r < reps.size() && reps[r].first == p) {
@@ -72,7 +72,6 @@ std::vector<Token> tokens_of(const isa::CoreProgram& c, size_t from, size_t firs
       ++p;
     }
   }
-  return out;
 }
 
 // The same stored length and the same repeats inside, at the same offsets.
@@ -135,40 +134,61 @@ uint32_t runs(const isa::CoreProgram& c, const std::vector<Token>& toks, size_t 
 // first (the tokens before it stay as they are). Each pass so rolls the innermost loops, and the
 // next pass, whose tokens are those loops, the loops around them: one level deeper per pass.
 bool reroll_pass(isa::CoreProgram& c, size_t from, size_t first_rep) {
-  const std::vector<Token> toks = tokens_of(c, from, first_rep);
+  // Scratch kept between calls: a step rerolls thousands of kernels.
+  thread_local std::vector<Token> toks;
+  thread_local std::vector<uint64_t> span_sum, len_sum, table_sig;
+  thread_local std::vector<uint32_t> next_same, table_at;
+  thread_local std::vector<uint16_t> fixed;
+  thread_local std::vector<isa::Repeat> out_reps;
+  tokens_of(c, from, first_rep, toks);
   const size_t n = toks.size();
-  std::vector<uint64_t> span_sum(n + 1, 0), len_sum(n + 1, 0);  // prefix sums
+  span_sum.assign(n + 1, 0);  // prefix sums
+  len_sum.assign(n + 1, 0);
   for (size_t t = 0; t < n; ++t) {
     span_sum[t + 1] = span_sum[t] + toks[t].span;
     len_sum[t + 1] = len_sum[t] + toks[t].len;
   }
-  std::vector<uint16_t> fixed;
+  // Per token, the next token of the same signature (kNone: none): the only body lengths a body
+  // starting there can have. (Open addressing over the signatures, back to front.)
+  size_t cap = 16;
+  while (cap < 2 * n) cap *= 2;
+  table_sig.assign(cap, 0);
+  table_at.assign(cap, kNone);
+  next_same.assign(n, kNone);
+  for (size_t t = n; t-- > 0;) {
+    size_t h = size_t(toks[t].sig) & (cap - 1);
+    while (table_at[h] != kNone && table_sig[h] != toks[t].sig) h = (h + 1) & (cap - 1);
+    next_same[t] = table_at[h];
+    table_sig[h] = toks[t].sig;
+    table_at[h] = uint32_t(t);
+  }
   // The shortest body of at most `most` tokens from token i that runs at least twice (0: none);
   // `fixed` holds its masks. Only two runs are compared: a body that an inner loop makes way for
   // costs no walk over all its runs.
   auto shortest = [&](size_t i, size_t most) -> size_t {
     uint32_t depth = 0;
-    for (size_t lt = 1; lt <= most && i + 2 * lt <= n; ++lt) {
-      depth = std::max(depth, toks[i + lt - 1].depth);
+    size_t seen = i;  // depth is the deepest of tokens [i, seen)
+    for (uint32_t j = next_same[i]; j != kNone && j - i <= most && i + 2 * (j - i) <= n; j = next_same[j]) {
+      const size_t lt = j - i;
+      while (seen < i + lt) depth = std::max(depth, toks[seen++].depth);
       if (depth + 1 > isa::kMaxRepeatDepth) break;
-      if (toks[i].sig != toks[i + lt].sig || toks[i + lt - 1].sig != toks[i + 2 * lt - 1].sig) continue;  // a quick reject
+      if (toks[i + lt - 1].sig != toks[i + 2 * lt - 1].sig) continue;  // a quick reject
       fixed.resize(len_sum[i + lt] - len_sum[i]);
       if (runs(c, toks, i, lt, span_sum[i + lt] - span_sum[i], fixed, 2) == 2) return lt;
     }
     return 0;
   };
-  std::vector<isa::Instr> out;
-  std::vector<isa::Repeat> out_reps;
-  out.reserve(c.instrs.size() - from);
+  // The region is compacted in place: a token is read at or after where it is written.
+  out_reps.clear();
+  size_t w = from;
   auto copy = [&](const Token& t) {  // token t, its repeats moved to where it lands
-    const uint32_t at = uint32_t(from + out.size());
     for (uint32_t k = 0; k < t.reps; ++k) {
       isa::Repeat r = std::move(c.repeats[t.rep + k]);
-      r.first = r.first - t.first + at;
+      r.first = uint32_t(r.first - t.first + w);
       out_reps.push_back(std::move(r));
     }
-    out.insert(out.end(), std::make_move_iterator(c.instrs.begin() + t.first),
-               std::make_move_iterator(c.instrs.begin() + t.first + t.len));
+    if (w != t.first) std::move(c.instrs.begin() + t.first, c.instrs.begin() + t.first + t.len, c.instrs.begin() + long(w));
+    w += t.len;
   };
   bool formed = false;
   for (size_t i = 0; i < n;) {
@@ -185,13 +205,12 @@ bool reroll_pass(isa::CoreProgram& c, size_t from, size_t first_rep) {
     }
     fixed.resize(len_sum[i + lt] - len_sum[i]);
     const uint32_t r = runs(c, toks, i, lt, span_sum[i + lt] - span_sum[i], fixed);  // its masks, all its runs
-    out_reps.push_back({uint32_t(from + out.size()), uint32_t(len_sum[i + lt] - len_sum[i]), r, fixed});
+    out_reps.push_back({uint32_t(w), uint32_t(len_sum[i + lt] - len_sum[i]), r, fixed});
     for (size_t t = i; t < i + lt; ++t) copy(toks[t]);
     i += size_t(r) * lt;
     formed = true;
   }
-  c.instrs.erase(c.instrs.begin() + long(from), c.instrs.end());
-  c.instrs.insert(c.instrs.end(), std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
+  c.instrs.erase(c.instrs.begin() + long(w), c.instrs.end());
   c.repeats.erase(c.repeats.begin() + long(first_rep), c.repeats.end());
   c.repeats.insert(c.repeats.end(), std::make_move_iterator(out_reps.begin()), std::make_move_iterator(out_reps.end()));
   return formed;

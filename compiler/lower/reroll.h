@@ -18,5 +18,10 @@ namespace tpusim::compiler {
 uint64_t reroll_tail(isa::CoreProgram& core, size_t from);
 
 inline constexpr uint32_t kMaxRerollBody = 64;  // tokens: instructions or repeats
+// Kernels shorter than this stay unrolled: what rerolling would save is less than it costs
+// (measured on the shipped workloads: the default run's kernels, 512 tokens per core, are a few
+// hundred instructions and rerolling them cost 10% of its wall time; a step of 24k tokens per
+// chip has kernels of tens of thousands).
+inline constexpr uint32_t kMinRerollKernel = 1024;
 
 }  // namespace tpusim::compiler

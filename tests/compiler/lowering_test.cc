@@ -113,7 +113,7 @@ TEST(Lowering, TilingRespectsVmemCapacity) {
 }
 
 TEST(Program, JsonRoundTrip) {
-  const isa::Program p = compile_kernel({"matmul", {{"m", 1024}, {"k", 1024}, {"n", 1024}}}, v3());
+  const isa::Program p = compile_kernel({"matmul", {{"m", 2048}, {"k", 2048}, {"n", 2048}}}, v3());
   ASSERT_FALSE(p.cores[0].repeats.empty());  // its tile loops are stored once
   nlohmann::json j = p;
   isa::Program q = j.get<isa::Program>();
