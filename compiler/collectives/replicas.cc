@@ -6,11 +6,7 @@ namespace tpusim::compiler {
 
 namespace {
 
-bool same_except_peer(const isa::Instr& a, const isa::Instr& b) {
-  return a.op == b.op && a.collective == b.collective && a.mxu == b.mxu && a.rows == b.rows && a.k == b.k &&
-         a.n == b.n && a.passes == b.passes && a.barrier_id == b.barrier_id && a.tag == b.tag && a.bytes == b.bytes &&
-         a.vpu == b.vpu && a.deps == b.deps && a.label == b.label;
-}
+bool same_except_peer(const isa::Instr& a, const isa::Instr& b) { return isa::same_work(a, b) && a.deps == b.deps; }
 
 bool same_alloc(const isa::VmemAlloc& a, const isa::VmemAlloc& b) {
   return a.offset_bytes == b.offset_bytes && a.size_bytes == b.size_bytes && a.first_instr == b.first_instr &&

@@ -12,10 +12,8 @@ constexpr uint32_t kNone = UINT32_MAX;
 
 // Every field but the deps' values (their count too).
 bool same_but_deps(const isa::Instr& a, const isa::Instr& b) {
-  return a.op == b.op && a.mem == b.mem && a.async == b.async && a.collective == b.collective && a.mxu == b.mxu &&
-         a.rows == b.rows && a.k == b.k && a.n == b.n && a.passes == b.passes && a.barrier_id == b.barrier_id &&
-         a.peer_chip == b.peer_chip && a.peer_core == b.peer_core && a.tag == b.tag && a.bytes == b.bytes &&
-         a.vpu == b.vpu && a.label == b.label && a.deps.size() == b.deps.size();
+  return isa::same_work(a, b) && a.peer_chip == b.peer_chip && a.peer_core == b.peer_core &&
+         a.deps.size() == b.deps.size();
 }
 
 // A unit of the region being rerolled: one stored instruction, or an outermost repeat of the

@@ -156,8 +156,8 @@ void ProgramPlan::decode(CorePlan& cp, const isa::CoreProgram& prog, const HwCon
   if (fresh) check_weight_buffers(cp, hw);  // structural: the same for every stream sharing it
 }
 
-// sim/isa/repeat.h's rules for a stream's repeats.
-void ProgramPlan::check_repeats(const std::string& core, const isa::CoreProgram& prog) {
+// sim/isa/repeat.h's rules for a stream's repeats; the length of the expanded stream.
+uint32_t ProgramPlan::check_repeats(const std::string& core, const isa::CoreProgram& prog) {
   std::vector<uint64_t> open;  // ends of the repeats around the current one, outermost first
   uint64_t prev_first = 0;
   for (size_t r = 0; r < prog.repeats.size(); ++r) {
@@ -190,21 +190,11 @@ void ProgramPlan::check_repeats(const std::string& core, const isa::CoreProgram&
                 " deps, but fixed mask " + std::to_string(rep.fixed[j]) + " (a bit per dep)");
     }
   }
-  // The expanded length, saturating (isa::repeat_tree, which would overflow on absurd run counts).
-  constexpr uint64_t kCap = uint64_t(1) << 40;
-  std::vector<uint64_t> inner(prog.repeats.size(), 0);
-  uint64_t extra = 0;
-  const isa::RepeatTree tree = isa::repeat_tree(prog.repeats);  // its parents are exact
-  for (size_t r = prog.repeats.size(); r-- > 0;) {
-    const uint64_t span = std::min(kCap, prog.repeats[r].len + inner[r]);
-    const uint64_t runs = prog.repeats[r].trips - 1;
-    const uint64_t more = runs > kCap / span ? kCap : std::min(kCap, runs * span + inner[r]);  // trips x span - len
-    uint64_t& into = tree.parent[r] >= 0 ? inner[size_t(tree.parent[r])] : extra;
-    into = std::min(kCap, into + more);
-  }
-  if (prog.instrs.size() + extra >= kBarrierPos)
-    invalid(core + ": its repeats expand to " + std::to_string(prog.instrs.size() + extra) +
-            " instructions; a core stream has at most 2^31 - 1");
+  const uint64_t expanded = prog.stream_size();  // saturating (isa::repeat_tree)
+  if (expanded >= kBarrierPos)
+    invalid(core + ": a stream of " + std::to_string(expanded) + " instructions" +
+            (prog.repeats.empty() ? "" : " (its repeats expanded)") + "; a core stream has at most 2^31 - 1");
+  return uint32_t(expanded);
 }
 
 // The same ops, MXUs and explicit deps as the stream `d` was decoded from (so the same units,
@@ -237,10 +227,7 @@ bool ProgramPlan::same_structure(const DecodedStream& d, const isa::CoreProgram&
 
 void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw) {
   const MxuParams& mxu = hw.chip.core.mxu;
-  check_repeats(cp.name, prog);
-  const size_t expanded = prog.stream_size();
-  if (expanded >= kBarrierPos) invalid("core stream of " + std::to_string(expanded) + " instructions: at most 2^31 - 1 are supported");
-  const uint32_t n = uint32_t(expanded);
+  const uint32_t n = check_repeats(cp.name, prog);
   const uint32_t units = UnitIndex::count(mxu.count);
   if (units > 256) invalid("a core with " + std::to_string(mxu.count) + " MXUs: at most 124 are supported");
   d.repeats = prog.repeats;

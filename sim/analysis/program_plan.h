@@ -176,7 +176,7 @@ class ProgramPlan {
   void translate_peers(CorePlan& cp, const isa::CoreProgram& own, const isa::Program& program);
   void transfer_sizes(CorePlan& cp);
   void decode_into(DecodedStream& d, const CorePlan& cp, const isa::CoreProgram& prog, const HwConfig& hw);
-  static void check_repeats(const std::string& core, const isa::CoreProgram& prog);
+  static uint32_t check_repeats(const std::string& core, const isa::CoreProgram& prog);
   static bool same_structure(const DecodedStream& d, const isa::CoreProgram& prog, const ChipParams& chip);
   void check_weight_buffers(const CorePlan& cp, const HwConfig& hw);
   void match_transfers(const isa::Program& program, const HwConfig& hw);

@@ -121,6 +121,15 @@ struct Instr {
 };
 static_assert(sizeof(Instr) == 120, "Instr layout: see the field order note");
 
+// Every field but the deps and the transfer peer (peer_chip, peer_core): what two instructions
+// share when they are the same work at another place of a loop (compiler/lower/reroll.cc) or on
+// another SPMD replica (compiler/collectives/replicas.cc). One list, beside the struct.
+inline bool same_work(const Instr& a, const Instr& b) {
+  return a.op == b.op && a.mem == b.mem && a.async == b.async && a.collective == b.collective && a.mxu == b.mxu &&
+         a.rows == b.rows && a.k == b.k && a.n == b.n && a.passes == b.passes && a.barrier_id == b.barrier_id &&
+         a.tag == b.tag && a.bytes == b.bytes && a.vpu == b.vpu && a.label == b.label;
+}
+
 // What a repeat's body may hold (sim/isa/repeat.h): DMA, MXU and VPU work with at most
 // kMaxRepeatDeps deps. Barriers and transfers are matched across cores one by one.
 inline bool repeatable(const Instr& in) {
@@ -205,7 +214,6 @@ class StreamWalk {
   uint32_t index() const { return index_; }    // stream index
   uint32_t stored() const { return stored_; }  // index into instrs
   const Instr& instr() const { return p_.instrs[stored_]; }
-  bool repeated() const { return depth_ > 0; }  // inside a repeat's body
   // The effective k-th dep of the current instruction.
   uint32_t dep(size_t k) const {
     uint64_t d = instr().deps[k];

@@ -26,6 +26,7 @@
 //    transfer or host transfer: those are matched across cores one by one). The plan
 //    (sim/analysis/program_plan.h) checks this.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -49,6 +50,8 @@ inline constexpr uint32_t kMaxRepeatDepth = 8;
 // Per repeat of a sorted, properly nested list: the stream instructions of one run of its body
 // (`span`), and the index of the repeat directly around it (-1: none). Repeats past `stored`
 // instructions or overlapping without nesting are not detected here (the plan checks them).
+// Lengths saturate at kRepeatLengthCap, so that absurd run counts cannot wrap around.
+inline constexpr uint64_t kRepeatLengthCap = uint64_t(1) << 40;
 struct RepeatTree {
   std::vector<uint64_t> span;
   std::vector<int32_t> parent;
@@ -65,15 +68,14 @@ inline RepeatTree repeat_tree(std::span<const Repeat> reps) {
     open.push_back(i);
   }
   std::vector<uint64_t> inner(reps.size(), 0);  // what the repeats inside add to a run
+  constexpr uint64_t cap = kRepeatLengthCap;
   for (size_t i = reps.size(); i-- > 0;) {
-    t.span[i] = reps[i].len + inner[i];
+    t.span[i] = std::min(cap, reps[i].len + inner[i]);
     // What the repeat adds to the stream beyond its stored body: trips x span - len.
-    const uint64_t more = uint64_t(reps[i].trips > 0 ? reps[i].trips - 1 : 0) * t.span[i] + inner[i];
-    if (t.parent[i] >= 0) {
-      inner[size_t(t.parent[i])] += more;
-    } else {
-      t.extra += more;
-    }
+    const uint64_t runs = reps[i].trips > 0 ? reps[i].trips - 1 : 0;
+    const uint64_t more = t.span[i] && runs > cap / t.span[i] ? cap : std::min(cap, runs * t.span[i] + inner[i]);
+    uint64_t& into = t.parent[i] >= 0 ? inner[size_t(t.parent[i])] : t.extra;
+    into = std::min(cap, into + more);
   }
   return t;
 }
