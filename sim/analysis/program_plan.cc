@@ -47,9 +47,55 @@ void prefix_sum(Csr& csr) {
   for (size_t r = 1; r < csr.begin.size(); ++r) csr.begin[r] += csr.begin[r - 1];
 }
 
+// The deps the decoding walk of `prog` pushes at most: each stored instruction's explicit deps
+// plus an implicit one for a matmul, times the runs of the repeats around it (checked nesting).
+uint64_t expanded_dep_bound(const isa::CoreProgram& prog) {
+  struct Open {
+    uint64_t end, runs;
+  };
+  std::vector<Open> open;  // the repeats around the current instruction, their product of trips
+  uint64_t total = 0;
+  size_t r = 0;
+  for (uint32_t j = 0; j < prog.instrs.size(); ++j) {
+    while (!open.empty() && open.back().end <= j) open.pop_back();
+    for (; r < prog.repeats.size() && prog.repeats[r].first == j; ++r) {
+      const uint64_t outer = open.empty() ? 1 : open.back().runs;
+      open.push_back({uint64_t(j) + prog.repeats[r].len, std::min<uint64_t>(outer * prog.repeats[r].trips, kBarrierPos)});
+    }
+    const isa::Instr& ins = prog.instrs[j];
+    const uint64_t deps = ins.deps.size() + (ins.op == isa::Op::kMxuMatmul);
+    total += deps * (open.empty() ? 1 : open.back().runs);
+  }
+  return std::min<uint64_t>(total, uint64_t(kBarrierPos) * 4);  // more fails the walk's checks
+}
+
+// PositionIndex of a stream of n instructions from its transfers' and barriers' stream indices.
+void index_positions(PositionIndex& p, uint32_t n, const std::vector<uint32_t>& transfers,
+                     const std::vector<uint32_t>& barriers) {
+  p.bits.assign((size_t(n) + 63) / 64, 0);
+  for (uint32_t i : transfers) p.bits[i >> 6] |= uint64_t(1) << (i & 63);
+  for (uint32_t i : barriers) p.bits[i >> 6] |= uint64_t(1) << (i & 63);
+  p.rank.resize(p.bits.size());
+  uint32_t count = 0;
+  for (size_t w = 0; w < p.bits.size(); ++w) {
+    p.rank[w] = count;
+    count += uint32_t(__builtin_popcountll(p.bits[w]));
+  }
+  // Both lists are in stream order: merged, they are the positions in stream order.
+  p.value.resize(count);
+  size_t t = 0, b = 0, k = 0;
+  while (t < transfers.size() || b < barriers.size()) {
+    if (b == barriers.size() || (t < transfers.size() && transfers[t] < barriers[b]))
+      p.value[k++] = uint32_t(t++);
+    else
+      p.value[k++] = uint32_t(b++) | kBarrierPos;
+  }
+}
+
 }  // namespace
 
-void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
+void ProgramPlan::build(const isa::Program& program, const HwConfig& hw, PlanOptions options) {
+  options_ = options;
   const uint32_t chips = hw.slice.chips();
   const uint32_t per_chip = hw.chip.cores;
   cores_.resize(program.cores.size());
@@ -111,12 +157,12 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw) {
     }
   }
   match_transfers(program, hw);
-  // The decoding scratch, 12 bytes per instruction, is kept for the next build (a training run
-  // plans thousands of small programs) but not through a big stream's run.
-  if (tile_of_.capacity() > (size_t(1) << 20)) {
-    std::vector<uint32_t>().swap(tile_of_);
+  // The decoding scratch is kept for the next build (a training run plans thousands of small
+  // programs) but not through a big stream's run.
+  if (last_user_.capacity() + stamp_.capacity() + stack_.capacity() > (size_t(1) << 20)) {
     std::vector<uint32_t>().swap(last_user_);
     std::vector<uint32_t>().swap(stamp_);
+    std::vector<uint32_t>().swap(stack_);
   }
 }
 
@@ -242,7 +288,9 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
   d.sends_recvs.clear();
   d.deps.begin.assign(size_t(n) + 1, 0);
   d.deps.items.clear();
-  tile_of_.assign(n, kNoIndex);
+  // Exactly what the walk pushes at most (explicit deps, and an implicit one per matmul): growing
+  // by doubling left up to half the largest table of a long stream's plan unused.
+  d.deps.items.reserve(expanded_dep_bound(prog));
 
   std::vector<uint32_t>& last_load = tmp_;  // per MXU: latest weight load in stream order
   last_load.assign(mxu.count, kNoIndex);
@@ -326,27 +374,27 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
           d.deps.items.push_back(tile);
           d.implicit[i] = 1;
         }
-        tile_of_[i] = tile;
         break;
       }
     }
     d.deps.begin[i + 1] = uint32_t(d.deps.items.size());
   }
-  d.position.assign(n, kNoIndex);
-  for (uint32_t k = 0; k < d.sends_recvs.size(); ++k) d.position[d.sends_recvs[k]] = k;
-  for (uint32_t k = 0; k < d.barriers.size(); ++k) d.position[d.barriers[k]] = k | kBarrierPos;
+  index_positions(d.position, n, d.sends_recvs, d.barriers);
 
   // Reverse edges (successors) and unit queues, by counting sort (stream order is preserved).
-  d.succs.begin.assign(size_t(n) + 1, 0);
-  for (uint32_t dep : d.deps.items) ++d.succs.begin[dep + 1];
-  prefix_sum(d.succs);
-  d.succs.items.resize(d.deps.items.size());
-  {
+  d.succs.begin.clear();
+  d.succs.items.clear();
+  if (options_.successors) {
+    d.succs.begin.assign(size_t(n) + 1, 0);
+    for (uint32_t dep : d.deps.items) ++d.succs.begin[dep + 1];
+    prefix_sum(d.succs);
+    d.succs.items.resize(d.deps.items.size());
     std::vector<uint32_t>& fill = stack_;
     fill.assign(d.succs.begin.begin(), d.succs.begin.end() - 1);
     for (uint32_t i = 0; i < n; ++i)
       for (uint32_t k = d.deps.begin[i]; k < d.deps.begin[i + 1]; ++k) d.succs.items[fill[d.deps.items[k]]++] = i;
   }
+  if (d.succs.begin.empty()) d.succs.begin.assign(1, 0);
   d.queues.begin.assign(size_t(units) + 1, 0);
   for (uint32_t i = 0; i < n; ++i) ++d.queues.begin[d.unit[i] + 1];
   prefix_sum(d.queues);
@@ -365,19 +413,33 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
 // happens-before order of the program.
 void ProgramPlan::check_weight_buffers(const CorePlan& cp, const HwConfig& hw) {
   const MxuParams& mxu = hw.chip.core.mxu;
-  const uint32_t n = uint32_t(cp.unit.size());
-  last_user_.assign(n, kNoIndex);
-  for (uint32_t i = 0; i < n; ++i)
-    if (tile_of_[i] != kNoIndex) last_user_[tile_of_[i]] = i;  // i grows: the last one wins
-  if (stamp_.size() < n) stamp_.resize(n, 0);
   const uint32_t b = std::max<uint32_t>(mxu.weight_buffers, 1);
   for (uint32_t m = 0; m < mxu.count; ++m) {
     const uint32_t q = UnitIndex::mxu_weights(m);
     const uint32_t* loads = cp.queues.row(q);
     const uint32_t count = cp.queues.size(q);
+    if (count <= b) continue;
+    // Per load (position in its queue): the last matmul that streams against its tile, the tile
+    // of a matmul being its latest weight-load dep on its MXU (the implicit one when it names
+    // none: decode_into). Matmuls run in stream order and mostly use the tiles in order: the last
+    // one's position is tried first.
+    last_user_.assign(count, kNoIndex);
+    const uint32_t stream = UnitIndex::mxu_stream(m);
+    const uint32_t* matmuls = cp.queues.row(stream);
+    uint32_t at = 0;
+    for (uint32_t k = 0, e = cp.queues.size(stream); k < e; ++k) {
+      const uint32_t i = matmuls[k];
+      uint32_t tile = kNoIndex;
+      for (uint32_t d = cp.deps.begin[i]; d < cp.deps.begin[i + 1]; ++d) {
+        const uint32_t dep = cp.deps.items[d];
+        if (cp.unit[dep] == q && (tile == kNoIndex || dep > tile)) tile = dep;
+      }
+      if (!(at < count && loads[at] == tile)) at = uint32_t(std::lower_bound(loads, loads + count, tile) - loads);
+      last_user_[at] = i;  // i grows: the last one wins
+    }
     for (uint32_t j = b; j < count; ++j) {
       const uint32_t old = loads[j - b];
-      const uint32_t user = last_user_[old];
+      const uint32_t user = last_user_[j - b];
       const uint32_t load = loads[j];
       if (user == kNoIndex) continue;  // nobody streamed against it: retired when loaded
       if (user > load || !happens_before(cp, user, load, m)) {
@@ -397,6 +459,8 @@ void ProgramPlan::check_weight_buffers(const CorePlan& cp, const HwConfig& hw) {
 // matmuls on one streaming path complete in stream order (same fill/drain after in-order
 // streams), so reaching any later matmul of MXU `m` suffices.
 bool ProgramPlan::happens_before(const CorePlan& cp, uint32_t user, uint32_t load, uint32_t m) {
+  // The search stays in [user, load]: stamp_ covers that window (user <= load).
+  if (stamp_.size() <= load - user) stamp_.resize(size_t(load - user) + 1, 0);
   if (++epoch_ == 0) {
     std::fill(stamp_.begin(), stamp_.end(), 0);
     epoch_ = 1;
@@ -404,14 +468,14 @@ bool ProgramPlan::happens_before(const CorePlan& cp, uint32_t user, uint32_t loa
   const uint32_t stream_unit = UnitIndex::mxu_stream(m);
   stack_.clear();
   stack_.push_back(load);
-  stamp_[load] = epoch_;
+  stamp_[load - user] = epoch_;
   while (!stack_.empty()) {
     uint32_t x = stack_.back();
     stack_.pop_back();
     auto visit = [&](uint32_t y) {
-      if (y < user || stamp_[y] == epoch_) return false;  // deps point backwards: y cannot reach `user`
+      if (y < user || stamp_[y - user] == epoch_) return false;  // deps point backwards: y cannot reach `user`
       if (cp.unit[y] == stream_unit) return true;  // a matmul of MXU m
-      stamp_[y] = epoch_;
+      stamp_[y - user] = epoch_;
       stack_.push_back(y);
       return false;
     };

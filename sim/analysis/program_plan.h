@@ -73,10 +73,32 @@ struct CsrView {
 // What decoding a core stream yields that depends only on its structure (ops, MXUs, deps). SPMD
 // programs run the same stream on every core (only the peers of their transfers differ), so
 // identical streams share one.
+// Per instruction, the position of the few that have one (a kSend/kRecv's in sends_recvs, a
+// barrier's in barriers with kBarrierPos set), in a rank bitmap: a bit per instruction and a count
+// per 64, under half a byte per instruction where a 4-byte table per instruction was a tenth of a
+// long stream's plan. The engines look these up per visit (a binary search over a pod's tens of
+// thousands of transfers was a tenth of a full-pod simulation).
+struct PositionIndex {
+  std::vector<uint64_t> bits;   // bit i % 64 of word i / 64: instruction i has a position
+  std::vector<uint32_t> rank;   // per word: positions before it
+  std::vector<uint32_t> value;  // the positions, stream order
+};
+struct PositionView {
+  std::span<const uint64_t> bits;
+  std::span<const uint32_t> rank;
+  std::span<const uint32_t> value;
+  PositionView() = default;
+  PositionView(const PositionIndex& p) : bits(p.bits), rank(p.rank), value(p.value) {}
+  uint32_t operator[](uint32_t i) const {
+    const uint64_t w = bits[i >> 6], bit = uint64_t(1) << (i & 63);
+    return w & bit ? value[rank[i >> 6] + uint32_t(__builtin_popcountll(w & (bit - 1)))] : kNoIndex;
+  }
+};
+
 struct DecodedStream {
   std::vector<uint8_t> unit;          // per instruction: its unit queue (UnitIndex; at most 256)
   Csr deps;                           // per instruction: effective deps (explicit + implicit weight dep)
-  Csr succs;                          // reverse of `deps`: who waits for instruction i
+  Csr succs;                          // reverse of `deps` (PlanOptions::successors; else empty)
   Csr queues;                         // per unit: its instructions in stream order
   std::vector<uint8_t> op;            // per instruction: isa::Op
   std::vector<uint8_t> role;          // per instruction: collective_role() (collective_stats.h)
@@ -86,9 +108,8 @@ struct DecodedStream {
   std::vector<uint32_t> barriers;     // kBarrier, stream order
   std::vector<uint32_t> sends_recvs;  // kSend and kRecv, stream order
   // Per instruction: a kSend/kRecv's position in sends_recvs, a barrier's in barriers with
-  // kBarrierPos set, else kNoIndex. The engines look these up per visit: a binary search over a
-  // pod's tens of thousands of transfers was a tenth of a full-pod simulation.
-  std::vector<uint32_t> position;
+  // kBarrierPos set, else kNoIndex.
+  PositionIndex position;
   bool has_transfers = false;         // any kSend, kRecv, kHostLoad or kHostStore
   // Streams with repeats (sim/isa/repeat.h): per stream index, the stored instruction
   // (CoreProgram::instrs index), and the repeats it was decoded with. Both empty without repeats.
@@ -108,13 +129,14 @@ struct CorePlan {
   // Views of the core's DecodedStream (possibly shared with other cores).
   std::span<const uint8_t> unit;        // per instruction: its unit queue (UnitIndex)
   CsrView deps;                         // per instruction: effective deps (explicit + implicit weight dep)
-  CsrView succs;                        // reverse of `deps`: who waits for instruction i
+  CsrView succs;                        // reverse of `deps`: who waits for instruction i (only
+                                        // with PlanOptions::successors: the SystemC sequencer's)
   CsrView queues;                       // per unit: its instructions in stream order
   std::span<const uint8_t> op;          // per instruction: isa::Op
   std::span<const uint8_t> role;        // per instruction: collective_role() (collective_stats.h)
   std::span<const uint32_t> barriers;   // kBarrier instructions, stream order
   std::span<const uint32_t> sends_recvs;  // kSend and kRecv instructions, stream order
-  std::span<const uint32_t> position;     // DecodedStream::position
+  PositionView position;                  // DecodedStream::position
   std::span<const uint32_t> stored;       // DecodedStream::stored
   bool has_transfers = false;           // any kSend, kRecv, kHostLoad or kHostStore
   // Per kSend/kRecv (position in `sends_recvs`): the peer (a sharing core's peer table in the
@@ -138,7 +160,10 @@ struct CorePlan {
   uint32_t size() const { return uint32_t(unit.size()); }  // instructions of the (expanded) stream
 
   // Per instruction i (kNoIndex when i is not a kSend/kRecv, resp. not a barrier).
-  uint32_t transfer_pos(uint32_t i) const { return position[i] & kBarrierPos ? kNoIndex : position[i]; }
+  uint32_t transfer_pos(uint32_t i) const {
+    const uint32_t p = position[i];
+    return p & kBarrierPos ? kNoIndex : p;
+  }
   uint32_t barrier_pos(uint32_t i) const {
     const uint32_t p = position[i];
     return p == kNoIndex || !(p & kBarrierPos) ? kNoIndex : p & ~kBarrierPos;
@@ -156,11 +181,18 @@ struct CorePlan {
 std::string describe_instr(const CorePlan& cp, uint32_t instr);
 const char* op_name(isa::Op op);
 
+// What a plan builds beyond what both engines read.
+struct PlanOptions {
+  // CorePlan::succs, the reverse dependency lists: the SystemC sequencer wakes an instruction's
+  // dependents through them; the analytical engine rescans instead (10 bytes an instruction).
+  bool successors = false;
+};
+
 class ProgramPlan {
  public:
   // Decodes and checks `program` for `hw`. Throws SimError ("invalid program: ...") when the
   // program breaks the contract of program.h or does not fit the hardware's structure.
-  void build(const isa::Program& program, const HwConfig& hw);
+  void build(const isa::Program& program, const HwConfig& hw, PlanOptions options = {});
 
   const std::vector<CorePlan>& cores() const { return cores_; }
   // Barrier group g completes when `barrier_participants()[g]` cores reached it.
@@ -196,8 +228,10 @@ class ProgramPlan {
     std::vector<uint64_t> bytes;
   };
   std::unordered_map<const isa::CoreProgram*, TransferSizes> sizes_of_;
-  // Scratch reused across builds.
-  std::vector<uint32_t> tile_of_, last_user_, stamp_, stack_, tmp_;
+  PlanOptions options_;
+  // Scratch reused across builds: sized by an MXU's weight loads (last_user_) and by the stream
+  // distance a weight-buffer check searches (stamp_), not by the stream.
+  std::vector<uint32_t> last_user_, stamp_, stack_, tmp_;
   uint32_t epoch_ = 0;
 };
 

@@ -83,7 +83,7 @@ class SystemcEngine final : public Engine {
   std::string_view name() const override { return "systemc"; }
 
   RunResult run(const isa::Program& program, TraceSink* trace) override {
-    plan_.build(program, hw_);
+    plan_.build(program, hw_, {.successors = true});  // the sequencer wakes dependents
     Elaborated& e = elaborated();
     if (e.configured_by != id_) {
       slice_->configure(hw_, r_);

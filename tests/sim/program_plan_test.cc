@@ -31,7 +31,7 @@ TEST(ProgramPlan, AssignsUnitsAndBuildsQueuesInStreamOrder) {
   s.dma_store(1024, {3});          // 4
   s.barrier(7);                    // 5
   ProgramPlan plan;
-  plan.build(p, test::v3_8_like());
+  plan.build(p, test::v3_8_like(), {.successors = true});
   const CorePlan& cp = plan.cores()[0];
   EXPECT_EQ(cp.name, "slice.chip0.core0");
   EXPECT_EQ(cp.unit[0], UnitIndex::kDma);
@@ -46,6 +46,53 @@ TEST(ProgramPlan, AssignsUnitsAndBuildsQueuesInStreamOrder) {
   EXPECT_EQ(cp.succs.row(3)[0], 4u);
   EXPECT_EQ(plan.barrier_participants().size(), 1u);
   EXPECT_EQ(plan.barrier_participants()[0], 1u);
+  EXPECT_EQ(cp.barrier_pos(5), 0u);
+  EXPECT_EQ(cp.transfer_pos(5), kNoIndex);
+  EXPECT_EQ(cp.barrier_pos(4), kNoIndex);
+  // Successors are built only when asked for (the SystemC sequencer's).
+  plan.build(p, test::v3_8_like());
+  EXPECT_TRUE(plan.cores()[0].succs.items.empty());
+  ASSERT_EQ(plan.cores()[0].deps.size(4), 1u);
+}
+
+// Positions of transfers and barriers across the 64-instruction words of the rank bitmap.
+TEST(ProgramPlan, PositionsOfTransfersAndBarriersInLongStreams) {
+  auto p = test::make_program("positions", {{0, 0}, {1, 0}});
+  std::vector<std::pair<uint32_t, uint32_t>> expect;  // (instruction, position) on core 0
+  for (uint32_t c = 0; c < 2; ++c) {
+    Stream s(p.cores[c]);
+    uint32_t transfers = 0, barriers = 0;
+    for (uint32_t k = 0; k < 300; ++k) {
+      uint32_t i;
+      if (k % 7 == 3) {
+        i = c == 0 ? s.send(64, 1, 0, k) : s.recv(0, 0, k);
+        if (c == 0) expect.push_back({i, transfers});
+        ++transfers;
+      } else if (k % 13 == 5) {
+        i = s.barrier(k);
+        if (c == 0) expect.push_back({i, barriers | kBarrierPos});
+        ++barriers;
+      } else {
+        i = s.vpu({.alu_vregs = 1});
+        if (c == 0) expect.push_back({i, kNoIndex});
+      }
+    }
+  }
+  ProgramPlan plan;
+  plan.build(p, test::v3_8_like());
+  const CorePlan& cp = plan.cores()[0];
+  for (auto [i, pos] : expect) {
+    if (pos == kNoIndex) {
+      EXPECT_EQ(cp.transfer_pos(i), kNoIndex) << i;
+      EXPECT_EQ(cp.barrier_pos(i), kNoIndex) << i;
+    } else if (pos & kBarrierPos) {
+      EXPECT_EQ(cp.barrier_pos(i), pos & ~kBarrierPos) << i;
+      EXPECT_EQ(cp.barriers[pos & ~kBarrierPos], i);
+    } else {
+      EXPECT_EQ(cp.transfer_pos(i), pos) << i;
+      EXPECT_EQ(cp.sends_recvs[pos], i);
+    }
+  }
 }
 
 TEST(ProgramPlan, MatmulWithoutWeightDepGetsTheLatestLoadOfItsMxu) {
@@ -176,7 +223,7 @@ TEST(ProgramPlan, ReplicasShareTheDecodedStream) {
     s.dma_load(64);
   }
   ProgramPlan plan;
-  plan.build(p, test::v3_8_like());
+  plan.build(p, test::v3_8_like(), {.successors = true});
   const CorePlan &a = plan.cores()[0], &b = plan.cores()[1], &c = plan.cores()[2];
   EXPECT_EQ(a.unit.data(), b.unit.data());
   EXPECT_EQ(a.succs.items.data(), b.succs.items.data());
@@ -211,7 +258,7 @@ TEST(ProgramPlan, SharedStreamsTranslateTheirPeers) {
   p.cores[2].stream_of = 0;
   p.cores[2].peers = {{0, 0}, {1, 0}};
   ProgramPlan plan;
-  plan.build(p, test::v3_8_like());
+  plan.build(p, test::v3_8_like(), {.successors = true});
   const CorePlan &a = plan.cores()[0], &b = plan.cores()[1], &c = plan.cores()[2];
   EXPECT_EQ(b.prog, a.prog);
   EXPECT_EQ(b.unit.data(), a.unit.data());
