@@ -1,9 +1,12 @@
 #include "compiler/compile.h"
 
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "base/config_error.h"
 #include "compiler/collectives/graph_collectives.h"
+#include "compiler/lower/kernel_key.h"
 #include "compiler/lower/lowering.h"
 #include "compiler/plan/fusion.h"
 #include "compiler/plan/layout.h"
@@ -13,16 +16,58 @@
 
 namespace tpusim::compiler {
 
+namespace {
+
+// A dot or vector kernel: replayed from the builder's record of an equal one
+// (compiler/lower/kernel_cache.h), else lowered and recorded.
+void lower_kernel(LowerContext& cx, const Fusion& f) {
+  ProgramBuilder& pb = cx.pb;
+  std::optional<KernelShape> shape;
+  if (pb.can_record() && pb.caches_kernels()) shape = kernel_shape(cx, f);
+  if (shape) {
+    if (const KernelRecord* r = pb.kernel_cache().find(shape->key)) {
+      std::vector<isa::Label> labels;
+      labels.reserve(r->labels.size());
+      for (const KernelRecord::LabelUse& u : r->labels)
+        labels.emplace_back(f.name + ":" + u.prefix + (u.node >= 0 ? cx.graph.node(shape->nodes[size_t(u.node)]).name : u.what));
+      pb.replay(*r, f.name, labels);
+      cx.flops += r->flops;
+      cx.hbm_bytes += r->hbm_bytes;
+      cx.cmem_bytes += r->cmem_bytes;
+      return;
+    }
+  }
+  const ProgramBuilder::Mark mark = pb.mark();
+  const uint64_t flops = cx.flops, hbm_bytes = cx.hbm_bytes, cmem_bytes = cx.cmem_bytes;
+  if (f.kind == FusionKind::kDot)
+    lower_dot_kernel(cx, f);
+  else
+    lower_vector_kernel(cx, f);
+  KernelRecord r;
+  if (!shape || !pb.record_since(mark, r)) return;
+  // A label with a prefix ("load ", "store ") names a node of the key, or is kReductionsLabel.
+  for (KernelRecord::LabelUse& u : r.labels) {
+    if (u.prefix.empty()) continue;
+    for (size_t k = 0; k < shape->nodes.size() && u.node < 0; ++k)
+      if (cx.graph.node(shape->nodes[k]).name == u.what) u.node = int(k);
+    if (u.node < 0 && u.what != kReductionsLabel) return;  // named after something the key does not hold
+  }
+  r.flops = cx.flops - flops;
+  r.hbm_bytes = cx.hbm_bytes - hbm_bytes;
+  r.cmem_bytes = cx.cmem_bytes - cmem_bytes;
+  pb.kernel_cache().add(std::move(shape->key), std::move(r));
+}
+
+}  // namespace
+
 void lower_fusion(LowerContext& cx, const Fusion& f) {
   const uint64_t flops = cx.flops, hbm_bytes = cx.hbm_bytes;
   if (f.kind == FusionKind::kCollectiveDone)
     return;  // no work: where a core waits for its collective (compile_spmd_step)
   if (f.kind == FusionKind::kCollective)
     lower_collective_alone(cx, f);  // across replicas: compile_spmd_step
-  else if (f.kind == FusionKind::kDot)
-    lower_dot_kernel(cx, f);
   else
-    lower_vector_kernel(cx, f);
+    lower_kernel(cx, f);
   cx.pb.add_kernel_costs(cx.flops - flops, cx.hbm_bytes - hbm_bytes);
 }
 

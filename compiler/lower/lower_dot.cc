@@ -254,7 +254,7 @@ void DotEmitter::emit() {
   flush_store();
   if (const uint64_t bytes = parts_.problem.reduce_out_bytes) {
     const int side = reductions_side(cx_, f_);
-    pb_.dma_store(bytes, {stores_.back()}, "reductions", cx_.mem_of(side));
+    pb_.dma_store(bytes, {stores_.back()}, kReductionsLabel, cx_.mem_of(side));
     cx_.moved(side, bytes);
   }
 }

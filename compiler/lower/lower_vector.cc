@@ -138,7 +138,7 @@ void lower_vector_kernel(LowerContext& cx, const Fusion& f) {
   }
   if (reduce_out_bytes) {
     const int side = reductions_side(cx, f);
-    pb.dma_store(reduce_out_bytes, {compute[tiles - 1]}, "reductions", cx.mem_of(side));
+    pb.dma_store(reduce_out_bytes, {compute[tiles - 1]}, kReductionsLabel, cx.mem_of(side));
     cx.moved(side, reduce_out_bytes);
   }
   pb.end_kernel();

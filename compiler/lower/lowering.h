@@ -1,6 +1,7 @@
 // Lowering of one fused kernel into instructions on one core.
 #pragma once
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "compiler/lower/program_builder.h"
@@ -30,6 +31,9 @@ struct LowerContext {
   // Counts a DMA's bytes on the memory side of `node`.
   void moved(int node, uint64_t bytes) { (in_cmem(node) ? cmem_bytes : hbm_bytes) += bytes; }
 };
+
+// The label of a kernel's one store of all its merged reductions ("<kernel>:store reductions").
+inline constexpr std::string_view kReductionsLabel = "reductions";
 
 // The node whose memory side the kernel's one "reductions" store (all merged reductions at once)
 // uses: the first merged reduction if every one is in CMEM, else -1 (HBM).

@@ -12,11 +12,19 @@
 #include <vector>
 
 #include "compiler/lower/instr_buffer.h"
+#include "compiler/lower/kernel_cache.h"
 #include "compiler/lower/reroll.h"
 #include "sim/base/sim_error.h"
 #include "sim/isa/program.h"
 
 namespace tpusim::compiler {
+
+// Whether builders made from now on cache kernels (compiler/lower/kernel_cache.h): on, except
+// where tests compile both ways to compare.
+inline bool& kernel_cache_default() {
+  static bool on = true;
+  return on;
+}
 
 // Each kernel's tile loops are rerolled when it ends (compiler/lower/reroll.h): the core program
 // stores a loop's body once, and stream indices count the expanded stream. A collective's kernels
@@ -213,6 +221,107 @@ class ProgramBuilder {
   uint32_t size() const { return base_ + uint32_t(core_.instrs.size() + extra_); }  // the next stream index
   // Off: kernels are stored unrolled (ReplicaStreams' sections); on by default.
   void set_reroll(bool on) { reroll_ = on; }
+  bool rerolls() const { return reroll_; }
+  bool async() const { return async_; }
+
+  // Kernels lowered once (compiler/lower/kernel_cache.h): the records of this builder's kernels.
+  KernelCache& kernel_cache() { return cache_; }
+  // Off: every kernel is lowered (the tests' reference for replays); on by default.
+  void set_kernel_cache(bool on) { cache_on_ = on; }
+  bool caches_kernels() const { return cache_on_; }
+  // A kernel lowered now can be recorded: between kernels, and no end-of-kernel hook (a section
+  // of ReplicaStreams may drop what it recorded).
+  bool can_record() const { return !in_kernel_ && !end_kernel_hook_; }
+  struct Mark {
+    uint32_t first = 0;
+    size_t stored = 0, repeats = 0, allocs = 0, kernels = 0;
+  };
+  Mark mark() const {
+    return {size(), core_.instrs.size(), core_.repeats.size(), core_.vmem_allocs.size(), core_.kernels.size()};
+  }
+  // What was lowered since `m`, one kernel, into `r` (its instructions, repeats, buffers, kernel
+  // table entry, sinks and labels; not its costs). False when it was not exactly one kernel.
+  bool record_since(const Mark& m, KernelRecord& r) const {
+    if (in_kernel_ || kernel_first_ != m.first || core_.instrs.size() < m.stored || core_.repeats.size() < m.repeats ||
+        core_.vmem_allocs.size() < m.allocs || core_.kernels.size() < m.kernels || core_.kernels.size() > m.kernels + 1)
+      return false;
+    r.first = m.first;
+    r.stream_len = size() - m.first;
+    r.stored_first = uint32_t(m.stored);
+    r.instrs.assign(core_.instrs.begin() + long(m.stored), core_.instrs.end());
+    r.repeats.assign(core_.repeats.begin() + long(m.repeats), core_.repeats.end());
+    for (const isa::Repeat& rep : r.repeats)
+      if (rep.first < m.stored) return false;
+    r.allocs.assign(core_.vmem_allocs.begin() + long(m.allocs), core_.vmem_allocs.end());
+    r.alloc_suffixes.clear();
+    for (const isa::VmemAlloc& a : r.allocs) {
+      const std::string_view text = a.label.view();
+      if (text.size() <= kernel_.size() || text.substr(0, kernel_.size()) != kernel_ || text[kernel_.size()] != '.') return false;
+      r.alloc_suffixes.emplace_back(text.substr(kernel_.size() + 1));
+    }
+    r.in_table = core_.kernels.size() == m.kernels + 1;
+    if (r.in_table) {
+      r.range = core_.kernels.back();
+      if (r.range.first_instr != m.first || r.range.name != kernel_label_) return false;
+    }
+    r.sinks = entry_deps_;
+    r.vmem_top = vmem_top_;
+    r.labels.clear();
+    for (const CachedLabel& l : labels_) r.labels.push_back({std::string(l.prefix), l.what, -1});
+    r.instr_label.resize(r.instrs.size());
+    for (size_t k = 0; k < r.instrs.size(); ++k) {
+      const isa::Label& l = r.instrs[k].label;
+      int32_t at = l == kernel_label_ ? -1 : -2;
+      for (size_t j = 0; at == -2 && j < labels_.size(); ++j)
+        if (labels_[j].label == l) at = int32_t(j);
+      if (at == -2) return false;  // a label made elsewhere: not renamed by a replay
+      r.instr_label[k] = at;
+    }
+    return true;
+  }
+  // Appends kernel `r`, renamed: the kernel `name`, r.labels[j] renamed `labels[j]`. Its stream
+  // indices move by where it begins now; its entry deps must lie as far before that as r's did
+  // (the key, compiler/lower/kernel_key.h).
+  void replay(const KernelRecord& r, const std::string& name, const std::vector<isa::Label>& labels) {
+    const uint32_t first = size();
+    const uint32_t shift = first - r.first;
+    const uint32_t stored = uint32_t(core_.instrs.size());
+    kernel_ = name;
+    kernel_label_ = isa::Label(name);
+    labels_.clear();
+    kernel_first_ = first;
+    first_alloc_ = core_.vmem_allocs.size();
+    for (size_t k = 0; k < r.instrs.size(); ++k) {
+      isa::Instr in = r.instrs[k];
+      for (uint32_t& d : in.deps) d += shift;
+      in.label = r.instr_label[k] < 0 ? kernel_label_ : labels[size_t(r.instr_label[k])];
+      append_instr(core_.instrs, std::move(in));
+    }
+    for (isa::Repeat rep : r.repeats) {
+      rep.first = rep.first - r.stored_first + stored;
+      core_.repeats.push_back(std::move(rep));
+    }
+    for (size_t k = 0; k < r.allocs.size(); ++k) {
+      isa::VmemAlloc a = r.allocs[k];
+      a.first_instr += shift;
+      a.last_instr += shift;
+      a.label = isa::Label(name + "." + r.alloc_suffixes[k]);
+      core_.vmem_allocs.push_back(std::move(a));
+    }
+    if (r.in_table) {
+      isa::KernelRange k = r.range;
+      k.name = kernel_label_;
+      k.first_instr += shift;
+      k.last_instr += shift;
+      core_.kernels.push_back(std::move(k));
+    }
+    extra_ += r.stream_len - r.instrs.size();
+    entry_deps_ = r.sinks;
+    for (uint32_t& d : entry_deps_) d += shift;
+    vmem_top_ = r.vmem_top;
+    in_kernel_ = false;
+    collective_ = isa::Collective::kNone;
+  }
   // What the next kernel's first instructions will wait for (the previous kernel's sinks).
   const isa::Deps& entry_deps() const { return entry_deps_; }
   // Overrides it: after background work, the next kernel waits for the kernel before it instead.
@@ -270,6 +379,8 @@ class ProgramBuilder {
   isa::Deps entry_deps_;
   std::vector<bool> used_;  // end_kernel scratch
   std::function<void(ProgramBuilder&)> end_kernel_hook_;
+  KernelCache cache_;
+  bool cache_on_ = kernel_cache_default();
 };
 
 }  // namespace tpusim::compiler
