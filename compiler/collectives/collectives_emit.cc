@@ -115,7 +115,48 @@ CollectiveResult emit_plan(const CollectivePlan& plan, std::vector<ProgramBuilde
       last[s.lane] = &s;
     }
   }
+  // Per core: whether each step chains its pieces to the previous step's (below), the one decision
+  // that may differ between cores besides the peers. A replica builder that mirrors
+  // (ReplicaStreams) and decides as core 0 does, waiting for what core 0 waits for, would emit
+  // core 0's kernel but for the peers: it is given just those (mirror_kernel), in the order the
+  // kernel below sends and receives them.
+  auto chains = [&](uint32_t i) {
+    std::vector<uint8_t> chain(plan.steps.size(), 0);
+    std::vector<const PlanStep*> last(plan.lanes, nullptr);
+    std::vector<uint32_t> last_recv_first(plan.lanes, 0);
+    std::vector<uint64_t> last_pieces(plan.lanes, 0);
+    for (size_t k = 0; k < plan.steps.size(); ++k) {
+      const PlanStep& s = plan.steps[k];
+      const uint64_t count = pieces_of(plan.transfer_bytes(s), piece_bytes).count;
+      chain[k] = last[s.lane] && !s.from_input && last_pieces[s.lane] == count &&
+                 (continues[k] || (s.first[i] == last_recv_first[s.lane] && s.count == last[s.lane]->count));
+      last[s.lane] = &s;
+      last_recv_first[s.lane] = s.recv_first[i];
+      last_pieces[s.lane] = count;
+    }
+    return chain;
+  };
+  std::vector<uint8_t> chain0;
+  std::vector<isa::PeerRef> peers;
+  auto mirrored = [&](uint32_t i) {
+    if (i == 0 || !b[i]->mirrors() || after[i] != after[0] || after[0].empty()) return false;
+    if (chain0.empty()) chain0 = chains(0);
+    if (chains(i) != chain0) return false;
+    peers.clear();
+    for (size_t k = 0; k < plan.steps.size(); ++k) {
+      const CoreId to = cores[plan.steps[k].send_to[i]], from = cores[recv_from[k][i]];
+      for (uint64_t p = 0, e = pieces_of(plan.transfer_bytes(plan.steps[k]), piece_bytes).count; p < e; ++p) {
+        peers.push_back({to.chip, to.core});
+        peers.push_back({from.chip, from.core});
+      }
+    }
+    return b[i]->mirror_kernel(peers, b[0]->entry_deps());
+  };
   for (uint32_t i = 0; i < n; ++i) {
+    if (mirrored(i)) {
+      res.done[i] = res.done[0];
+      continue;
+    }
     ProgramBuilder& B = *b[i];
     if (background)
       B.alloc_top(staging_bytes(largest), "staging");

@@ -56,6 +56,9 @@ std::vector<ProgramBuilder*> ReplicaStreams::begin_section() {
     if (share_) {
       const size_t k = sections_.size() - 1;
       open_.back()->set_end_kernel_hook([this, c, k](ProgramBuilder& pb) { check_and_drop(c, k, pb); });
+      if (mirror_)
+        open_.back()->set_mirror_hook(
+            [this, c, k](ProgramBuilder& pb, std::vector<isa::PeerRef>& peers) { return mirror(c, k, pb, peers); });
     }
     b.push_back(open_.back().get());
   }
@@ -100,6 +103,33 @@ void ReplicaStreams::check_and_drop(size_t c, size_t k, ProgramBuilder& b) {
     std::vector<isa::Instr>& next = recorded_[c + 1][k].instrs;
     if (next.empty() && next.capacity() < buffer.capacity()) next.swap(buffer);
   }
+}
+
+// Replica c's kernel, which the emitter found to be core 0's latest kernel but for the peers:
+// what check_and_drop() would keep of it had it been emitted (its peers), or 0 when it cannot be
+// taken so (c keeps its recording, or core 0's kernel is not the one just emitted before it).
+uint32_t ReplicaStreams::mirror(size_t c, size_t k, ProgramBuilder& b, std::vector<isa::PeerRef>& peers) {
+  if (keep_[c]) return 0;
+  const isa::CoreProgram& src = prog_.cores[0];
+  const isa::CoreProgram& rec = recorded_[c][k];
+  Dropped& d = dropped_[c][k];
+  const size_t at = sections_[k].from + d.instrs, alloc_at = sections_[k].alloc_from + d.allocs;
+  if (!rec.instrs.empty() || !rec.vmem_allocs.empty() || src.kernels.empty() || src.kernels.back().first_instr != b.size())
+    return 0;
+  const isa::KernelRange& kernel = src.kernels.back();
+  const size_t len = size_t(kernel.last_instr) - kernel.first_instr + 1;
+  if (src.instrs.size() != at + len || src.vmem_allocs.size() < alloc_at) return 0;  // not core 0's latest
+  if (mirrored_at_ != kernel.first_instr) {
+    mirrored_at_ = kernel.first_instr;
+    mirrored_transfers_ = 0;
+    for (size_t i = at; i < at + len; ++i)
+      mirrored_transfers_ += src.instrs[i].op == isa::Op::kSend || src.instrs[i].op == isa::Op::kRecv;
+  }
+  if (peers.size() != mirrored_transfers_) return 0;
+  d.peers.insert(d.peers.end(), peers.begin(), peers.end());
+  d.instrs += len;
+  d.allocs += src.vmem_allocs.size() - alloc_at;
+  return uint32_t(len);
 }
 
 // Puts the dropped front of each of replica c's section recordings back: core 0's instructions and

@@ -19,6 +19,13 @@
 
 namespace tpusim::compiler {
 
+// Whether ReplicaStreams made from now on mirror kernels (set_mirroring): on, except where tests
+// compile both ways to compare.
+inline bool& mirror_replicas_default() {
+  static bool on = true;
+  return on;
+}
+
 class ReplicaStreams {
  public:
   // Sets up `prog.cores` for `cores` (core 0 = cores[0]). `vmem_bytes`: VMEM capacity per core.
@@ -38,6 +45,9 @@ class ReplicaStreams {
   void finish();
   // Off: every replica gets a copy of its own (for tests and tools that read streams per core).
   void set_sharing(bool on) { share_ = on; }
+  // Off: replicas emit every kernel of their sections, even where the emitter can tell it is core
+  // 0's but for the peers (ProgramBuilder::mirror_kernel); for tests comparing both.
+  void set_mirroring(bool on) { mirror_ = on; }
 
  private:
   struct Section {
@@ -53,6 +63,7 @@ class ReplicaStreams {
   std::vector<std::unique_ptr<ProgramBuilder>> open_;    // builders of the open section
   bool in_section_ = false;
   bool share_ = true;
+  bool mirror_ = mirror_replicas_default();
 
   // Replica c's recording is checked against core 0's kernel by kernel and dropped when it differs
   // only in peers (only its peers are kept): a 2048-core collective then never holds 2048 copies
@@ -65,6 +76,10 @@ class ReplicaStreams {
   std::vector<std::vector<Dropped>> dropped_;  // [core][section]
   std::vector<uint8_t> keep_;                  // [core]: stopped dropping
   void check_and_drop(size_t c, size_t k, ProgramBuilder& b);
+  uint32_t mirror(size_t c, size_t k, ProgramBuilder& b, std::vector<isa::PeerRef>& peers);
+  // The transfers of core 0's kernel starting at stream index mirrored_at_ (counted once).
+  uint32_t mirrored_at_ = UINT32_MAX;
+  size_t mirrored_transfers_ = 0;
   void restore_dropped(size_t c);
 
   bool can_share(size_t c, std::vector<isa::PeerRef>& peers) const;

@@ -97,6 +97,30 @@ class ProgramBuilder {
 
   // Called at the end of every kernel (ReplicaStreams checks and drops a replica's recording).
   void set_end_kernel_hook(std::function<void(ProgramBuilder&)> hook) { end_kernel_hook_ = std::move(hook); }
+
+  // Mirrors (ReplicaStreams' replicas): a kernel the emitter knows to be the main stream's latest
+  // kernel but for the peers of its transfers is taken from those peers alone, without emitting
+  // it. The hook returns the kernel's stream length, or 0 when it cannot take it so (then the
+  // kernel is emitted as usual); it is given the peers, in stream order.
+  using MirrorHook = std::function<uint32_t(ProgramBuilder&, std::vector<isa::PeerRef>&)>;
+  void set_mirror_hook(MirrorHook hook) { mirror_hook_ = std::move(hook); }
+  bool mirrors() const { return bool(mirror_hook_); }
+  // Right after begin_kernel: takes the kernel as mirrored with `peers`, leaves the builder as
+  // emitting it, ending it and dropping the recording would have (next kernel waits for `sinks`,
+  // the main stream's). False: nothing changed, emit the kernel.
+  bool mirror_kernel(std::vector<isa::PeerRef>& peers, const isa::Deps& sinks) {
+    if (!mirror_hook_ || !in_kernel_ || size() != kernel_first_ || core_.vmem_allocs.size() != first_alloc_ ||
+        core_.instrs.size() != 0 || core_.kernels.size() != 1)
+      return false;
+    const uint32_t len = mirror_hook_(*this, peers);
+    if (len == 0) return false;
+    core_.kernels.clear();  // begin_kernel's entry
+    base_ = size() + len;
+    entry_deps_ = sinks;
+    in_kernel_ = false;
+    collective_ = isa::Collective::kNone;
+    return true;
+  }
   // Between kernels: forgets the instructions, VMEM allocations and kernels recorded so far (their stream
   // indices stay taken: size() is unchanged). The core program then holds only what follows; its
   // buffers are released (a cleared vector would keep its capacity, pages already touched), the
@@ -383,6 +407,7 @@ class ProgramBuilder {
   isa::Deps entry_deps_;
   std::vector<bool> used_;  // end_kernel scratch
   std::function<void(ProgramBuilder&)> end_kernel_hook_;
+  MirrorHook mirror_hook_;
   KernelCache cache_;
   bool cache_on_ = kernel_cache_default();
 };

@@ -1,12 +1,14 @@
 // Kernels lowered once (compiler/lower/kernel_cache.h): a replayed kernel is what lowering it
 // would have written, so whole programs compiled with and without the cache are identical, field
-// for field; and identical layers are lowered once.
+// for field; and identical layers are lowered once. Likewise replicas' collective kernels taken
+// from their peers alone (ProgramBuilder::mirror_kernel): identical programs with and without.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
+#include "compiler/collectives/replicas.h"
 #include "compiler/compile.h"
 #include "compiler/lower/lowering.h"
 #include "compiler/plan/fusion.h"
@@ -122,6 +124,49 @@ TEST(KernelCache, IdenticalLayersAreLoweredOnce) {
   for (const isa::KernelRange& k : core.kernels) names.insert(k.name.str());
   EXPECT_EQ(names.size(), core.kernels.size());
   for (const isa::Instr& in : core.instrs) EXPECT_TRUE(names.count(in.label.str().substr(0, in.label.str().find(':'))) > 0) << in.label;
+}
+
+// Compiles with replica mirroring off, then on (restored afterwards).
+template <class F>
+std::pair<isa::Program, isa::Program> mirrored_both_ways(F compile) {
+  mirror_replicas_default() = false;
+  isa::Program plain;
+  try {
+    plain = compile();
+  } catch (...) {
+    mirror_replicas_default() = true;
+    throw;
+  }
+  mirror_replicas_default() = true;
+  return {std::move(plain), compile()};
+}
+
+size_t shared(const isa::Program& p) {
+  size_t n = 0;
+  for (const isa::CoreProgram& c : p.cores) n += c.stream_of >= 0;
+  return n;
+}
+
+TEST(ReplicaMirror, StepsAreIdenticalWithAndWithoutIt) {
+  for (const char* hw_name : {"v3-32", "v4-32", "v5litepod-16", "v6e-8"}) {
+    const HwConfig hw = hw_config(hw_name);
+    models::BertTrainingStep s = models::build_training_step(models::find_preset("bert-tiny"), shape(2, 64), models::OptimizerConfig{});
+    DataParallelStep dp;
+    dp.graph = &s.model.graph;
+    dp.grads = s.grads.grads;
+    for (auto [in, out] : s.optimizer.donated) dp.donated[out] = in;
+    for (uint64_t bucket : {uint64_t(0), uint64_t(64) << 10}) {  // one all-reduce at the end; several in the background
+      dp.allreduce_bucket_bytes = bucket;
+      auto [plain, mirrored] = mirrored_both_ways([&] { return compile_spmd_step(data_parallel_step(dp, hw), hw, "dp").program; });
+      EXPECT_GT(shared(mirrored), 0u) << hw_name;
+      EXPECT_EQ(as_json(plain), as_json(mirrored)) << hw_name << " bucket " << bucket;
+    }
+    auto f = build_fsdp_graphs(models::build_bert(models::find_preset("bert-tiny"), shape(2, 64)), hw.slice.chips() * hw.chip.cores,
+                               true, models::OptimizerConfig{}, true);
+    auto [plain, mirrored] = mirrored_both_ways([&] { return compile_spmd_step(fsdp_step(*f, hw), hw, "fsdp").program; });
+    EXPECT_GT(shared(mirrored), 0u) << hw_name;
+    EXPECT_EQ(as_json(plain), as_json(mirrored)) << hw_name << " fsdp";
+  }
 }
 
 }  // namespace
