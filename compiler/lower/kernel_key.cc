@@ -14,12 +14,25 @@ std::optional<KernelShape> kernel_shape(const LowerContext& cx, const Fusion& f)
   const models::Graph& g = cx.graph;
   KernelShape s;
   std::vector<uint64_t>& w = s.key.words;
-  std::unordered_map<int, int> local;  // graph node id -> key number
+  // Graph node id -> key number (-1: none), reset for the ids numbered before returning: a key is
+  // built for every kernel, and a hash map here was most of its cost.
+  thread_local std::vector<int> local;
+  if (local.size() < g.nodes().size()) local.resize(g.nodes().size(), -1);
+  std::vector<int> nodes;  // the numbered ids, in order (s.nodes once done)
+  struct Unmark {          // on every way out, exceptions included
+    std::vector<int>& nodes;
+    ~Unmark() {
+      for (int id : nodes) local[size_t(id)] = -1;
+    }
+  } unmark{nodes};
   auto number = [&](int id) -> int {
     if (id < 0) return -1;
-    auto [it, fresh] = local.try_emplace(id, int(s.nodes.size()));
-    if (fresh) s.nodes.push_back(id);
-    return it->second;
+    int& k = local[size_t(id)];
+    if (k < 0) {
+      k = int(nodes.size());
+      nodes.push_back(id);
+    }
+    return k;
   };
   auto list = [&](const std::vector<int>& ids) {
     w.push_back(ids.size());
@@ -37,21 +50,20 @@ std::optional<KernelShape> kernel_shape(const LowerContext& cx, const Fusion& f)
   w.push_back(uint64_t(int64_t(number(f.root))));
   w.push_back(uint64_t(int64_t(number(f.dot))));
   // The nodes these read; their own operands are leaves (kind, dtype and shape).
-  const size_t fused = s.nodes.size();
+  const size_t fused = nodes.size();
   for (size_t k = 0; k < fused; ++k)
-    for (int in : g.node(s.nodes[k]).inputs) number(in);
-  const size_t described = s.nodes.size();
+    for (int in : g.node(nodes[k]).inputs) number(in);
+  const size_t described = nodes.size();
   for (size_t k = 0; k < described; ++k) {
-    const models::Node& n = g.node(s.nodes[k]);
+    const models::Node& n = g.node(nodes[k]);
     w.push_back(uint64_t(n.kind) | uint64_t(n.dtype) << 8 | uint64_t(n.ew) << 16 | uint64_t(n.reduce) << 24 |
                 uint64_t(n.precision) << 32 | uint64_t(n.role) << 40 | uint64_t(n.stop_gradient) << 48 |
                 uint64_t(n.materialize) << 49 | uint64_t(cx.in_cmem(n.id)) << 50);
     ints(n.shape);
     w.push_back(n.inputs.size());
     for (int in : n.inputs) {
-      auto it = local.find(in);
-      if (it != local.end() && size_t(it->second) < described) {
-        w.push_back(uint64_t(it->second));
+      if (local[size_t(in)] >= 0) {
+        w.push_back(uint64_t(local[size_t(in)]));
       } else {  // a leaf
         const models::Node& l = g.node(in);
         w.push_back(~uint64_t(0));
@@ -75,15 +87,25 @@ std::optional<KernelShape> kernel_shape(const LowerContext& cx, const Fusion& f)
   // Sets of nodes are ordered by id: the order of the ids.
   std::vector<uint32_t> by_id(described);
   std::iota(by_id.begin(), by_id.end(), 0u);
-  std::sort(by_id.begin(), by_id.end(), [&](uint32_t a, uint32_t b) { return s.nodes[a] < s.nodes[b]; });
+  std::sort(by_id.begin(), by_id.end(), [&](uint32_t a, uint32_t b) { return nodes[a] < nodes[b]; });
   for (uint32_t k : by_id) w.push_back(k);
   // Names: which nodes share one (they share a label), and none named like lowering's own
   // labels (the replay could not tell the two apart).
-  std::unordered_map<std::string_view, uint32_t> first_named;
+  std::unordered_map<std::string_view, uint32_t> first_named;  // for many nodes; few are searched
   for (size_t k = 0; k < described; ++k) {
-    const std::string& name = g.node(s.nodes[k]).name;
+    const std::string& name = g.node(nodes[k]).name;
     if (name == kReductionsLabel) return std::nullopt;
-    w.push_back(first_named.try_emplace(name, uint32_t(k)).first->second);
+    uint32_t first = uint32_t(k);
+    if (described <= 32) {
+      for (size_t j = 0; j < k; ++j)
+        if (g.node(nodes[j]).name == name) {
+          first = uint32_t(j);
+          break;
+        }
+    } else {
+      first = first_named.try_emplace(name, uint32_t(k)).first->second;
+    }
+    w.push_back(first);
   }
   // The builder: the VMEM the kernel may use, background work, rerolling, the entry deps.
   const ProgramBuilder& pb = cx.pb;
@@ -93,6 +115,7 @@ std::optional<KernelShape> kernel_shape(const LowerContext& cx, const Fusion& f)
   const uint32_t first = pb.size();
   w.push_back(pb.entry_deps().size());
   for (uint32_t e : pb.entry_deps()) w.push_back(first - e);
+  s.nodes = nodes;
   return s;
 }
 

@@ -32,19 +32,24 @@ nlohmann::json as_json(const isa::Program& p) {
   return {{"name", p.name}, {"cores", p.cores}, {"info", p.info}};
 }
 
-// Compiles with the cache off, then on (restored afterwards).
+// Compiles with `on` (a default switch: kernel_cache_default(), mirror_replicas_default()) off,
+// then on (restored afterwards).
 template <class F>
-std::pair<isa::Program, isa::Program> both_ways(F compile) {
-  kernel_cache_default() = false;
+std::pair<isa::Program, isa::Program> off_and_on(bool& on, F compile) {
+  on = false;
   isa::Program plain;
   try {
     plain = compile();
   } catch (...) {
-    kernel_cache_default() = true;
+    on = true;
     throw;
   }
-  kernel_cache_default() = true;
+  on = true;
   return {std::move(plain), compile()};
+}
+template <class F>
+std::pair<isa::Program, isa::Program> both_ways(F compile) {
+  return off_and_on(kernel_cache_default(), compile);
 }
 
 size_t repeats(const isa::Program& p) {
@@ -126,19 +131,9 @@ TEST(KernelCache, IdenticalLayersAreLoweredOnce) {
   for (const isa::Instr& in : core.instrs) EXPECT_TRUE(names.count(in.label.str().substr(0, in.label.str().find(':'))) > 0) << in.label;
 }
 
-// Compiles with replica mirroring off, then on (restored afterwards).
 template <class F>
 std::pair<isa::Program, isa::Program> mirrored_both_ways(F compile) {
-  mirror_replicas_default() = false;
-  isa::Program plain;
-  try {
-    plain = compile();
-  } catch (...) {
-    mirror_replicas_default() = true;
-    throw;
-  }
-  mirror_replicas_default() = true;
-  return {std::move(plain), compile()};
+  return off_and_on(mirror_replicas_default(), compile);
 }
 
 size_t shared(const isa::Program& p) {
