@@ -95,14 +95,7 @@ void ReplicaStreams::check_and_drop(size_t c, size_t k, ProgramBuilder& b) {
   append_peers(rec.instrs.data(), rec.instrs.data() + rec.instrs.size(), d.peers);
   d.instrs += rec.instrs.size();
   d.allocs += rec.vmem_allocs.size();
-  // The emitters emit a section core after core: the next replica records into this buffer, its
-  // pages already touched (a fresh buffer per replica and kernel had the kernel zero pages for a
-  // fifth of a 256-chip FSDP run).
-  std::vector<isa::Instr> buffer = b.drop_recorded();
-  if (c + 1 < recorded_.size() && k < recorded_[c + 1].size()) {
-    std::vector<isa::Instr>& next = recorded_[c + 1][k].instrs;
-    if (next.empty() && next.capacity() < buffer.capacity()) next.swap(buffer);
-  }
+  b.drop_recorded();
 }
 
 // Replica c's kernel, which the emitter found to be core 0's latest kernel but for the peers:

@@ -123,18 +123,14 @@ class ProgramBuilder {
   }
   // Between kernels: forgets the instructions, VMEM allocations and kernels recorded so far (their stream
   // indices stay taken: size() is unchanged). The core program then holds only what follows; its
-  // buffers are released (a cleared vector would keep its capacity, pages already touched), the
-  // instructions' returned, emptied, for the caller to reuse or let go.
-  std::vector<isa::Instr> drop_recorded() {
+  // buffers are released (a cleared vector would keep its capacity, pages already touched).
+  void drop_recorded() {
     base_ = size();
     extra_ = 0;
     std::vector<isa::Repeat>().swap(core_.repeats);
-    std::vector<isa::Instr> instrs;
-    instrs.swap(core_.instrs);
-    instrs.clear();
+    std::vector<isa::Instr>().swap(core_.instrs);
     std::vector<isa::VmemAlloc>().swap(core_.vmem_allocs);
     std::vector<isa::KernelRange>().swap(core_.kernels);
-    return instrs;
   }
 
   // Reserves VMEM for the current kernel. The tiling search sizes buffers to fit; overflowing

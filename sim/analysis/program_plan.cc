@@ -289,8 +289,10 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
   d.deps.begin.assign(size_t(n) + 1, 0);
   d.deps.items.clear();
   // Exactly what the walk pushes at most (explicit deps, and an implicit one per matmul): growing
-  // by doubling left up to half the largest table of a long stream's plan unused.
-  d.deps.items.reserve(expanded_dep_bound(prog));
+  // by doubling left up to half the largest table of a long stream's plan unused. (At most 8 per
+  // instruction up front: a malformed program the walk rejects early reserves no more than the
+  // per-instruction tables above.)
+  d.deps.items.reserve(std::min<uint64_t>(expanded_dep_bound(prog), 8 * uint64_t(n)));
 
   std::vector<uint32_t>& last_load = tmp_;  // per MXU: latest weight load in stream order
   last_load.assign(mxu.count, kNoIndex);
