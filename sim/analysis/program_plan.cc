@@ -514,13 +514,27 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
     return core_name(uint32_t(from / per_chip), uint32_t(from % per_chip)) + " to " +
            core_name(uint32_t(to / per_chip), uint32_t(to % per_chip)) + " with tag " + std::to_string(tag);
   };
-  std::vector<std::vector<End>> recvs(cores_.size());  // per slot, sorted
-  std::vector<End> sends;                              // scratch: one core's, sorted
+  // A core's receives sorted by (sender, tag), built when a send looks one up that its guess (below)
+  // does not find, or to check or report the core: a slice's SPMD replicas mostly need none (16
+  // bytes per receive of every core, gigabytes on a 70B-class step over 256 chips).
+  std::vector<std::vector<End>> recvs(cores_.size());
+  std::vector<uint8_t> recvs_sorted(cores_.size(), 0);
+  auto sorted_recvs = [&](uint32_t r) -> const std::vector<End>& {
+    if (!recvs_sorted[r]) {
+      const CorePlan& rp = cores_[r];
+      std::vector<End>& v = recvs[r];
+      for (uint32_t pos = 0; pos < rp.sends_recvs.size(); ++pos)
+        if (rp.op[rp.sends_recvs[pos]] == uint8_t(isa::Op::kRecv)) v.push_back({global(rp.peer_at[pos]) << 32 | rp.transfer_tag[pos], pos});
+      std::sort(v.begin(), v.end());
+      recvs_sorted[r] = 1;
+    }
+    return recvs[r];
+  };
+  std::vector<End> sends;  // scratch: one core's, sorted
   for (uint32_t c = 0; c < cores_.size(); ++c) {
     CorePlan& cp = cores_[c];
     if (!cp.has_transfers) continue;
     const uint64_t self = global({cp.chip, cp.core});
-    sends.clear();
     for (uint32_t pos = 0; pos < cp.sends_recvs.size(); ++pos) {
       const uint32_t i = cp.sends_recvs[pos];
       const isa::PeerRef to = cp.peer_at[pos];
@@ -532,10 +546,15 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
                 std::to_string(per_chip) + " cores");
       }
       if (global(to) == self) invalid(describe(cp, i) + to_from + "its own core (use a DMA)");
-      (send ? sends : recvs[c]).push_back({global(to) << 32 | cp.transfer_tag[pos], pos});
     }
-    for (std::vector<End>* v : {&sends, &recvs[c]}) {
-      std::sort(v->begin(), v->end());
+    if (sizes_of_.at(cp.prog).distinct_tags) continue;  // no two of a triple, whatever the peers
+    sends.clear();
+    for (uint32_t pos = 0; pos < cp.sends_recvs.size(); ++pos)
+      if (cp.op[cp.sends_recvs[pos]] == uint8_t(isa::Op::kSend))
+        sends.push_back({global(cp.peer_at[pos]) << 32 | cp.transfer_tag[pos], pos});
+    std::sort(sends.begin(), sends.end());
+    sorted_recvs(c);
+    for (std::vector<End>* v : {&sends, &recvs[c]}) {  // both sorted
       for (size_t k = 1; k < v->size(); ++k) {
         if ((*v)[k].key != (*v)[k - 1].key) continue;
         const bool send = v == &sends;
@@ -573,7 +592,7 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
       const bool hit = rpos < rp.sends_recvs.size() && rp.op[rp.sends_recvs[rpos]] == uint8_t(isa::Op::kRecv) &&
                        global(rp.peer_at[rpos]) == self && rp.transfer_tag[rpos] == tag;
       if (!hit) {
-        const std::vector<End>& rv = recvs[r];
+        const std::vector<End>& rv = sorted_recvs(r);
         auto it = std::lower_bound(rv.begin(), rv.end(), End{self << 32 | tag, 0});
         if (it == rv.end() || it->key != (self << 32 | tag)) continue;  // reported below
         rpos = guess[pos] = it->pos;
@@ -594,7 +613,11 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
   }
   for (uint32_t c = 0; c < cores_.size(); ++c) {
     const CorePlan& rp = cores_[c];
-    for (const End& e : recvs[c]) {
+    bool unmatched = false;
+    for (uint32_t pos = 0; pos < rp.sends_recvs.size() && !unmatched; ++pos)
+      unmatched = rp.match_pos_at[pos] == kNoIndex && rp.op[rp.sends_recvs[pos]] == uint8_t(isa::Op::kRecv);
+    if (!unmatched) continue;
+    for (const End& e : sorted_recvs(c)) {  // the first in (sender, tag) order, as named before
       if (rp.match_pos_at[e.pos] != kNoIndex) continue;
       invalid(describe(rp, rp.sends_recvs[e.pos]) + " has no matching send (no send from " +
               pair_name(e.key >> 32, global({rp.chip, rp.core}), uint32_t(e.key)) + ")");
@@ -645,6 +668,11 @@ void ProgramPlan::transfer_sizes(CorePlan& cp) {
       t.tag[k] = ins.tag;
       t.bytes[k] = ins.bytes;
     }
+    std::vector<uint64_t> keys(cp.sends_recvs.size());  // (is a send, tag)
+    for (uint32_t k = 0; k < keys.size(); ++k)
+      keys[k] = uint64_t(cp.op[cp.sends_recvs[k]] == uint8_t(isa::Op::kSend)) << 32 | t.tag[k];
+    std::sort(keys.begin(), keys.end());
+    t.distinct_tags = std::adjacent_find(keys.begin(), keys.end()) == keys.end();
   }
   cp.transfer_tag = t.tag;
   cp.transfer_bytes = t.bytes;

@@ -226,6 +226,9 @@ class ProgramPlan {
   struct TransferSizes {
     std::vector<uint32_t> tag;
     std::vector<uint64_t> bytes;
+    // No two sends (receives) of the stream carry one tag: a core running it cannot have two sends
+    // (receives) of one (sender, receiver, tag) triple, whatever its peers (match_transfers).
+    bool distinct_tags = false;
   };
   std::unordered_map<const isa::CoreProgram*, TransferSizes> sizes_of_;
   PlanOptions options_;

@@ -121,6 +121,53 @@ TEST(TransferPlan, DuplicateTripleNamesBoth) {
   EXPECT_EQ(plan_error(q), "");
 }
 
+// Cores sharing a stream (SPMD replicas, peers per core) are checked for repeated triples only
+// where the stream repeats a tag (else no peers can repeat one), and matched and reported as
+// cores of their own.
+TEST(TransferPlan, SharedStreamsAreCheckedWhereTheirTagsRepeat) {
+  // Each chip k of four sends tag 5 to k+1 and k+2 and receives tag 5 from k-1 and k-2.
+  auto ring = [](std::vector<std::vector<isa::PeerRef>> peers) {
+    auto p = test::make_program("shared", {{0, 0}, {1, 0}, {2, 0}, {3, 0}});
+    test::Stream s(p.cores[0]);
+    s.send(64, peers[0][0].chip, 0, 5);
+    s.send(64, peers[0][1].chip, 0, 5);
+    s.recv(peers[0][2].chip, 0, 5);
+    s.recv(peers[0][3].chip, 0, 5);
+    for (uint32_t k = 1; k < 4; ++k) {
+      p.cores[k].stream_of = 0;
+      p.cores[k].peers = peers[k];
+    }
+    return p;
+  };
+  std::vector<std::vector<isa::PeerRef>> peers(4);
+  for (uint32_t k = 0; k < 4; ++k) peers[k] = {{(k + 1) % 4, 0}, {(k + 2) % 4, 0}, {(k + 3) % 4, 0}, {(k + 2) % 4, 0}};
+  EXPECT_EQ(plan_error(ring(peers)), "");
+  auto twice = peers;
+  twice[2][1] = {3, 0};  // chip 2 sends tag 5 to chip 3 twice
+  EXPECT_NE(plan_error(ring(twice)).find("slice.chip2.core0 instruction #1 'send' (send) and slice.chip2.core0 instruction #0 "
+                                          "'send' (send) are both sends to slice.chip3.core0 with tag 5"),
+            std::string::npos)
+      << plan_error(ring(twice));
+
+  // Distinct tags: no check needed; a receive whose sender never sends to it is still named.
+  auto p = test::make_program("distinct", {{0, 0}, {1, 0}, {2, 0}, {3, 0}});
+  {
+    test::Stream s(p.cores[0]);
+    s.send(64, 1, 0, 5);
+    s.recv(3, 0, 5);
+  }
+  for (uint32_t k = 1; k < 4; ++k) {
+    p.cores[k].stream_of = 0;
+    p.cores[k].peers = {{(k + 1) % 4, 0}, {(k + 3) % 4, 0}};
+  }
+  EXPECT_EQ(plan_error(p), "");
+  p.cores[1].peers[1] = {3, 0};  // chip 1 receives from chip 3, which sends to chip 0
+  EXPECT_NE(plan_error(p).find("slice.chip1.core0 instruction #1 'recv' (recv) has no matching send (no send from "
+                               "slice.chip3.core0 to slice.chip1.core0 with tag 5)"),
+            std::string::npos)
+      << plan_error(p);
+}
+
 TEST(TransferPlan, SelfSendAndByteMismatch) {
   auto p = test::make_program("self");
   test::Stream(p.cores[0]).send(64, 0, 0, 0, {}, "mirror");
