@@ -42,14 +42,15 @@ struct EngineCost {
 constexpr EngineCost kAnalytical{9.0, 4.2e-8, 5.2e-11};
 constexpr EngineCost kSystemc{36.0, 1.9e-7, 6.0e-10};
 // Planning every core's sends and receives (ProgramPlan: peers, matches, the replica classes), simulated
-// or not: measured 2026-11-29 with one core simulated for its replicas, the default workload on
-// v3-2048 (30.4e6 transfers per program, 2.1 s each) and on v5litepod-256 (1.78e6, 0.14 s): ~70-80 ns
-// a transfer. Bytes: the peak RSS less the RSS before the first simulation, over the transfers of
-// the largest program (the plan's match tables and the matching's scratch; the plan's positions
-// and the instructions' tables no longer per instruction, 2026-11-29 evening): the default
-// workload on v3-2048, 273 MiB for 30.4e6 transfers (9.4 B); a 70B-class FSDP step on v6e-256,
-// at most 2.2 GiB for 2.37e8 (at most 10 B): 12 bytes, a margin over both.
-constexpr double kSecondsPerTransfer = 7.5e-8;
+// or not, with one core simulated for its replicas. Time: ~70-80 ns a transfer on 2026-11-29 (the
+// default workload on v3-2048, 30.4e6 transfers per program, 2.1 s each; v5litepod-256, 1.78e6,
+// 0.14 s); since the matching sorts per stream, not per core (that night): a 70B-class FSDP step
+// on v6e-256, 17 s for its two programs of 2.37e8 transfers (36 ns a transfer, the simulation of
+// its one core included): 50 ns, a margin. Bytes: the peak RSS less the RSS before the first
+// simulation, over the transfers of the largest program (the plan's match tables and the
+// matching's scratch): that night, 93 MiB for the v3-2048 run (3.2 B a transfer) and 1.71 GiB for
+// the 70B-class one (7.3 B, its core's instructions included); 12 bytes, a margin over both.
+constexpr double kSecondsPerTransfer = 5.0e-8;
 constexpr double kBytesPerTransfer = 12.0;
 // A trace keeps about one event per instruction of the traced cores until it is written
 // (measured: TRACE_NOTE).
