@@ -496,9 +496,11 @@ bool ProgramPlan::happens_before(const CorePlan& cp, uint32_t user, uint32_t loa
 
 // program.h: a kSend and a kRecv pair up by (sender core, receiver core, tag); each triple
 // appears at most once per program, and every send has its recv and vice versa.
-// Each core's receives are sorted by (sender, tag) and every send looks its receive up there:
-// 16 bytes per receive, where hash maps of every transfer of the slice took gigabytes on a full
-// pod (2048 cores, thousands of transfers each). Errors name the first offender in core order.
+// A send finds its receive at the position the previous replica's did (SPMD replicas match at the
+// same positions), else in the receiver's receives sorted by (sender, tag) (16 bytes per receive,
+// built only for the receivers looked up so: hash maps of every transfer of the slice took
+// gigabytes on a full pod). Repeated triples are looked for per stream where its tags are
+// distinct, per core only where they repeat. Errors name the first offender in core order.
 void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& hw) {
   const uint32_t chips = hw.slice.chips();
   const uint32_t per_chip = hw.chip.cores;
