@@ -32,10 +32,9 @@ void add_dep(isa::Deps& d, uint32_t x) {
   if (std::find(d.begin(), d.end(), x) == d.end()) d.push_back(x);
 }
 
-// Per core and lane: the writers of the pieces of the last step, and what that step was.
+// Per core and lane: the writers of the pieces of the last step, and that step.
 struct LaneState {
   const PlanStep* last = nullptr;
-  uint32_t last_recv_first = 0;
   std::vector<uint32_t> slots;  // per piece of the last step: the instruction that wrote it
 };
 
@@ -60,6 +59,58 @@ Pieces pieces_of(uint64_t transfer, uint64_t piece_bytes) {
   p.count = std::max<uint64_t>(1, div_up(int64_t(transfer), int64_t(std::max<uint64_t>(piece_bytes, 1))));
   p.bytes = div_up(int64_t(transfer), int64_t(p.count));
   return p;
+}
+
+// continues[k]: step k is in the same phase as the previous step of its lane. The same for every
+// core, so compared once (send_to has one entry per core: comparing it per core made emitting a
+// full pod's collectives quadratic in its cores).
+std::vector<uint8_t> phase_continues(const CollectivePlan& plan) {
+  std::vector<uint8_t> continues(plan.steps.size(), 0);
+  std::vector<const PlanStep*> last(plan.lanes, nullptr);
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    const PlanStep& s = plan.steps[k];
+    continues[k] = last[s.lane] && same_phase(*last[s.lane], s);
+    last[s.lane] = &s;
+  }
+  return continues;
+}
+
+// Per step, on core i: its pieces chain to the previous step of its lane, piece p waiting for
+// piece p (the header's rule: within a phase, or across one when the core sends exactly the range
+// it last received, with as many pieces); else, unless it is the lane's first step or reads only
+// its input, they wait for every piece of that step. The one decision besides the peers in which
+// cores' kernels may differ.
+std::vector<uint8_t> chain_flags(const CollectivePlan& plan, const std::vector<Pieces>& pieces,
+                                 const std::vector<uint8_t>& continues, uint32_t i) {
+  std::vector<uint8_t> chain(plan.steps.size(), 0);
+  std::vector<int64_t> last(plan.lanes, -1);  // per lane: its last step so far
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    const PlanStep& s = plan.steps[k];
+    const int64_t l = last[s.lane];
+    chain[k] = l >= 0 && !s.from_input && pieces[size_t(l)].count == pieces[k].count &&
+               (continues[k] || (s.first[i] == plan.steps[size_t(l)].recv_first[i] && s.count == plan.steps[size_t(l)].count));
+    last[s.lane] = int64_t(k);
+  }
+  return chain;
+}
+
+// Replica i's kernel taken from its peers alone (ProgramBuilder::mirror_kernel), in the order the
+// kernel sends and receives them, when its builder mirrors (ReplicaStreams) and the kernel would be
+// core 0's but for the peers: it waits for what core 0 waits for and chains as core 0 does.
+bool mirror_replica(const CollectivePlan& plan, const std::vector<Pieces>& pieces, std::vector<ProgramBuilder*>& b,
+                    const std::vector<CoreId>& cores, const std::vector<std::vector<uint32_t>>& recv_from,
+                    const std::vector<std::vector<uint32_t>>& after, const std::vector<uint8_t>& chain,
+                    const std::vector<uint8_t>& chain0, uint32_t i) {
+  if (i == 0 || !b[i]->mirrors() || after[i] != after[0] || after[0].empty() || chain != chain0) return false;
+  std::vector<isa::PeerRef> peers;
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    const CoreId to = cores[plan.steps[k].send_to[i]], from = cores[recv_from[k][i]];
+    for (uint64_t p = 0; p < pieces[k].count; ++p) {
+      peers.push_back({to.chip, to.core});
+      peers.push_back({from.chip, from.core});
+    }
+  }
+  return b[i]->mirror_kernel(peers, b[0]->entry_deps());
 }
 
 }  // namespace
@@ -91,9 +142,10 @@ CollectiveResult emit_plan(const CollectivePlan& plan, std::vector<ProgramBuilde
     }
     return res;
   }
+  std::vector<Pieces> pieces(plan.steps.size());
   uint64_t largest = 0;
-  for (const PlanStep& s : plan.steps) {
-    const Pieces p = pieces_of(plan.transfer_bytes(s), piece_bytes);
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    const Pieces p = pieces[k] = pieces_of(plan.transfer_bytes(plan.steps[k]), piece_bytes);
     largest = std::max(largest, p.bytes);
     res.bytes_sent_per_core += p.count * p.bytes;
   }
@@ -103,57 +155,11 @@ CollectiveResult emit_plan(const CollectivePlan& plan, std::vector<ProgramBuilde
   std::vector<std::vector<uint32_t>> recv_from(plan.steps.size(), std::vector<uint32_t>(n));
   for (size_t k = 0; k < plan.steps.size(); ++k)
     for (uint32_t i = 0; i < n; ++i) recv_from[k][plan.steps[k].send_to[i]] = i;
-  // continues[k]: step k is in the same phase as the previous step of its lane. The same for
-  // every core, so compared once here (send_to has one entry per core: comparing it per core made
-  // emitting a full pod's collectives quadratic in its cores).
-  std::vector<uint8_t> continues(plan.steps.size(), 0);
-  {
-    std::vector<const PlanStep*> last(plan.lanes, nullptr);
-    for (size_t k = 0; k < plan.steps.size(); ++k) {
-      const PlanStep& s = plan.steps[k];
-      continues[k] = last[s.lane] && same_phase(*last[s.lane], s);
-      last[s.lane] = &s;
-    }
-  }
-  // Per core: whether each step chains its pieces to the previous step's (below), the one decision
-  // that may differ between cores besides the peers. A replica builder that mirrors
-  // (ReplicaStreams) and decides as core 0 does, waiting for what core 0 waits for, would emit
-  // core 0's kernel but for the peers: it is given just those (mirror_kernel), in the order the
-  // kernel below sends and receives them.
-  auto chains = [&](uint32_t i) {
-    std::vector<uint8_t> chain(plan.steps.size(), 0);
-    std::vector<const PlanStep*> last(plan.lanes, nullptr);
-    std::vector<uint32_t> last_recv_first(plan.lanes, 0);
-    std::vector<uint64_t> last_pieces(plan.lanes, 0);
-    for (size_t k = 0; k < plan.steps.size(); ++k) {
-      const PlanStep& s = plan.steps[k];
-      const uint64_t count = pieces_of(plan.transfer_bytes(s), piece_bytes).count;
-      chain[k] = last[s.lane] && !s.from_input && last_pieces[s.lane] == count &&
-                 (continues[k] || (s.first[i] == last_recv_first[s.lane] && s.count == last[s.lane]->count));
-      last[s.lane] = &s;
-      last_recv_first[s.lane] = s.recv_first[i];
-      last_pieces[s.lane] = count;
-    }
-    return chain;
-  };
-  std::vector<uint8_t> chain0;
-  std::vector<isa::PeerRef> peers;
-  auto mirrored = [&](uint32_t i) {
-    if (i == 0 || !b[i]->mirrors() || after[i] != after[0] || after[0].empty()) return false;
-    if (chain0.empty()) chain0 = chains(0);
-    if (chains(i) != chain0) return false;
-    peers.clear();
-    for (size_t k = 0; k < plan.steps.size(); ++k) {
-      const CoreId to = cores[plan.steps[k].send_to[i]], from = cores[recv_from[k][i]];
-      for (uint64_t p = 0, e = pieces_of(plan.transfer_bytes(plan.steps[k]), piece_bytes).count; p < e; ++p) {
-        peers.push_back({to.chip, to.core});
-        peers.push_back({from.chip, from.core});
-      }
-    }
-    return b[i]->mirror_kernel(peers, b[0]->entry_deps());
-  };
+  const std::vector<uint8_t> continues = phase_continues(plan);
+  const std::vector<uint8_t> chain0 = chain_flags(plan, pieces, continues, 0);
   for (uint32_t i = 0; i < n; ++i) {
-    if (mirrored(i)) {
+    const std::vector<uint8_t> chain = i == 0 ? chain0 : chain_flags(plan, pieces, continues, i);
+    if (mirror_replica(plan, pieces, b, cores, recv_from, after, chain, chain0, i)) {
       res.done[i] = res.done[0];
       continue;
     }
@@ -176,25 +182,19 @@ CollectiveResult emit_plan(const CollectivePlan& plan, std::vector<ProgramBuilde
     uint32_t tag = tag_base;
     for (size_t k = 0; k < plan.steps.size(); ++k) {
       const PlanStep& s = plan.steps[k];
-      const uint64_t T = plan.transfer_bytes(s);
-      const Pieces pc = pieces_of(T, piece_bytes);
+      const Pieces pc = pieces[k];
       const uint64_t vregs = uint64_t(div_up(int64_t(pc.bytes), kVregBytes));
       const uint32_t to = s.send_to[i];
       const uint32_t from = recv_from[k][i];
       const std::string snd = std::string(s.what) + " send", rcv = std::string(s.what) + " recv";
       LaneState& ls = lanes[s.lane];
-      bool chain = false;
       isa::Deps barrier;
-      if (ls.last && !s.from_input) {
-        chain = ls.slots.size() == pc.count &&
-                (continues[k] || (s.first[i] == ls.last_recv_first && s.count == ls.last->count));
-        if (!chain)
-          for (uint32_t x : ls.slots) add_dep(barrier, x);
-      }
+      if (ls.last && !s.from_input && !chain[k])
+        for (uint32_t x : ls.slots) add_dep(barrier, x);
       std::vector<uint32_t> written(pc.count);
       for (uint64_t p = 0; p < pc.count; ++p) {
         isa::Deps deps = barrier;
-        if (chain) deps.push_back(ls.slots[p]);
+        if (chain[k]) deps.push_back(ls.slots[p]);
         if (deps.empty()) deps.push_back(start);
         use(deps);
         const uint32_t t = tag + uint32_t(p);
@@ -215,7 +215,6 @@ CollectiveResult emit_plan(const CollectivePlan& plan, std::vector<ProgramBuilde
         written[p] = result;
       }
       ls.last = &s;
-      ls.last_recv_first = s.recv_first[i];
       ls.slots = std::move(written);
       tag += uint32_t(pc.count);
     }

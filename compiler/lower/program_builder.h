@@ -250,8 +250,7 @@ class ProgramBuilder {
 
   // Kernels lowered once (compiler/lower/kernel_cache.h): the records of this builder's kernels.
   KernelCache& kernel_cache() { return cache_; }
-  // Off: every kernel is lowered (the tests' reference for replays); on by default.
-  void set_kernel_cache(bool on) { cache_on_ = on; }
+  // Off (kernel_cache_default() when the builder was made): every kernel is lowered.
   bool caches_kernels() const { return cache_on_; }
   // A kernel lowered now can be recorded: between kernels, and no end-of-kernel hook (a section
   // of ReplicaStreams may drop what it recorded).
