@@ -330,6 +330,7 @@ void run_training_workload(const RunArgs& a, const HwConfig& hw, const WorkloadC
   TrainingRunOptions opts;
   opts.engine = a.engine.empty() ? kDefaultTrainingEngine : a.engine;
   opts.full_sim = a.full_sim;
+  opts.program_memo_dir = a.program_memo;
   opts.tables = dataset_tables();
   opts.on_stage = [&progress](std::string_view stage) { progress.stage(stage); };
   opts.on_progress = [&progress](const TrainingProgress& p) { progress.update(p); };

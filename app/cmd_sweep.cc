@@ -115,6 +115,7 @@ std::string resume_command(const SweepArgs& a, const std::string& out_dir) {
   if (!a.max_memory.empty()) cmd += " --max-memory " + shell_word(a.max_memory);
   if (!a.max_time.empty()) cmd += " --max-time " + shell_word(a.max_time);
   if (a.no_plots) cmd += " --no-plots";
+  if (a.no_program_memo) cmd += " --no-program-memo";
   return cmd + " --out " + shell_word(out_dir) + " --resume";
 }
 
@@ -143,6 +144,7 @@ int sweep(const SweepArgs& a) {
   opt.out_dir = a.out_dir;
   opt.resume = a.resume;
   opt.plots = !a.no_plots;
+  opt.program_memo = !a.no_program_memo;
   opt.plot_script = plot_script();
   opt.quiet = a.quiet;
   const StopSignals stop_signals;

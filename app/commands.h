@@ -41,6 +41,7 @@ struct RunArgs {
   std::string trace_detail_ops;  // training: --trace-detail-ops N, unit operations per program; empty: default
   std::string engine;         // empty: kDefaultKernelEngine or kDefaultTrainingEngine, by workload kind
   bool full_sim = false;      // training: simulate every step (no replay of identical executions)
+  std::string program_memo;   // training: a program memo directory shared with other runs (sweep points)
   bool dump_config = false;
   bool quiet = false;
   std::string max_memory;     // --max-memory SIZE ("8GiB", "500MB"); empty: half the machine's RAM
@@ -123,6 +124,7 @@ struct SweepArgs {
   std::string shard;               // "I/N"; empty: all points
   std::vector<std::string> sets;   // applied to every point
   bool no_plots = false;
+  bool no_program_memo = false;  // every point compiles and simulates its own programs
   bool dry_run = false;            // list the points and exit
   bool quiet = false;
   std::string max_memory;          // --max-memory for all running points together; empty: half of RAM

@@ -67,6 +67,11 @@ int dispatch(int argc, char** argv) {
   add_trace_run_options(*run_cmd, ra);
   run_cmd->add_option("--engine", ra.engine, "Engine: systemc (detailed, contention; default for kernels) or analytical (fast; default for training)")
       ->type_name("NAME");
+  run_cmd->add_option("--program-memo", ra.program_memo,
+                      "Training: a directory of step programs simulated by other runs of the same configuration (apart from "
+                      "seed, padding, epochs and steps), read instead of compiling and simulating them again, and where this "
+                      "run stores its own; `tpusim sweep` gives its points one (same figures, faster)")
+      ->type_name("DIR");
   run_cmd->add_flag("--full-sim", ra.full_sim,
                     "Training: simulate every step instead of replaying identical executions, and every core instead of one per class of symmetric replicas (same figures, slower)");
   run_cmd->add_flag("--dump-config", ra.dump_config, "Print the resolved hardware and workload YAML and exit");
@@ -121,6 +126,9 @@ int dispatch(int argc, char** argv) {
       ->allow_extra_args(false)
       ->type_name("PATH=VALUE");
   sweep_cmd->add_flag("--no-plots", sa.no_plots, "Do not draw the plots");
+  sweep_cmd->add_flag("--no-program-memo", sa.no_program_memo,
+                      "Every point compiles and simulates its own programs (by default a program one point simulated is "
+                      "read by the points whose configuration differs only in seed, padding, epochs or steps: same results)");
   sweep_cmd->add_option("--max-memory", sa.max_memory,
                         "Memory for all the points running at once, e.g. 16GiB (default: half of the machine's RAM); "
                         "each of the --jobs points gets its share as its own --max-memory")

@@ -38,6 +38,15 @@ struct Hasher {
 
 }  // namespace
 
+CacheKey text_cache_key(std::initializer_list<std::string_view> parts) {
+  Hasher h;
+  for (std::string_view s : parts) {
+    h.pod(uint64_t(s.size()));
+    h.bytes(s.data(), s.size());
+  }
+  return {h.a, h.b};
+}
+
 std::string CacheKey::hex() const {
   char buf[33];
   std::snprintf(buf, sizeof buf, "%016llx%016llx", (unsigned long long)hi, (unsigned long long)lo);

@@ -4,6 +4,8 @@
 // directory (like XLA_PERSISTENT_CACHE_PATH) that survives runs.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
+#include <string_view>
 #include <list>
 #include <string>
 #include <unordered_map>
@@ -22,6 +24,9 @@ struct CacheKey {
 struct CacheKeyHash {
   size_t operator()(const CacheKey& k) const { return size_t(k.hi ^ (k.lo * 0x9e3779b97f4a7c15ull)); }
 };
+
+// The same 128-bit hash of a sequence of texts (each length-prefixed, so that the split counts).
+CacheKey text_cache_key(std::initializer_list<std::string_view> parts);
 
 // `donated`: parameter node ids whose buffers the program may overwrite (in-place updates).
 CacheKey graph_cache_key(const models::Graph& g, const std::vector<int>& donated = {});

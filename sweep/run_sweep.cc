@@ -12,6 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "base/config_error.h"
 #include "sweep/out_lock.h"
 #include "sweep/process_pool.h"
@@ -118,6 +120,32 @@ void refuse_input_as_output(const std::string& out_dir, const std::vector<std::s
   }
 }
 
+// The points' program memo (SweepRunOptions::program_memo): a fresh directory under the system's
+// temporary directory, removed when the sweep ends (a memo only lives as long as the binary that
+// wrote it is the one running). Without one (off, or not creatable) the points run without a memo.
+class MemoDir {
+ public:
+  explicit MemoDir(bool on) {
+    if (!on) return;
+    std::error_code ec;
+    const fs::path tmp = fs::temp_directory_path(ec);
+    if (ec) return;
+    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+    const fs::path p = tmp / fmt::format("tpusim-memo-{}-{:x}", ::getpid(), uint64_t(now));
+    if (fs::create_directory(p, ec) && !ec) path_ = p.string();
+  }
+  ~MemoDir() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  MemoDir(const MemoDir&) = delete;
+  MemoDir& operator=(const MemoDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 }  // namespace
 
 std::string default_out_dir(const std::string& sweep_name) { return (fs::path("out") / "sweeps" / sweep_name).string(); }
@@ -166,6 +194,7 @@ SweepRunSummary run_sweep(const SweepPlan& plan, const SweepRunOptions& opt) {
   ResultsAppender appender(dir, plan.columns, false);
 
   std::map<uint64_t, const PlannedPoint*> by_id;
+  const MemoDir memo(opt.program_memo);
   std::vector<Job> jobs;
   std::vector<const PlannedPoint*> invalid;
   for (const auto& p : plan.points) {
@@ -186,6 +215,7 @@ SweepRunSummary run_sweep(const SweepPlan& plan, const SweepRunOptions& opt) {
     j.argv.insert(j.argv.end(), {"--workload", p.workload_file});
     if (!plan.engine.empty()) j.argv.insert(j.argv.end(), {"--engine", plan.engine});
     for (const auto& s : p.sets) j.argv.insert(j.argv.end(), {"--set", s});
+    if (!memo.path().empty()) j.argv.insert(j.argv.end(), {"--program-memo", memo.path()});
     j.argv.insert(j.argv.end(), opt.point_args.begin(), opt.point_args.end());
     j.argv.insert(j.argv.end(), {"--out", pdir, "--quiet"});
     j.stderr_path = (fs::path(pdir) / "stderr.txt").string();

@@ -27,6 +27,10 @@ struct SweepRunOptions {
   // its own --max-memory (a point whose estimate exceeds it fails with exit 2, naming the limit and
   // the knobs). bytes 0: the points' own default.
   RunLimits max_memory;
+  // The points share a program memo (workloads/loop/program_memo.h): a step program one point
+  // simulated is read, not simulated again, by every other point with the same configuration apart
+  // from seed, padding, epochs and steps. Same results; a fresh directory per sweep, removed at its end.
+  bool program_memo = true;
   // More flags of every point's `tpusim run` (e.g. --max-time 30m).
   std::vector<std::string> point_args;
   std::FILE* progress = stderr;

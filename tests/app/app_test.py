@@ -1050,7 +1050,9 @@ def read_jsonl(path):
 
 
 def without_wall_times(out):
-    """results.csv and results.jsonl of a sweep minus the wall-time fields: must be identical between runs."""
+    """results.csv and results.jsonl of a sweep minus the wall-time fields and the count of programs a
+    point read from the sweep's program memo (which point simulates a shared program depends on
+    timing): must be identical between runs."""
     header, rows = read_csv(os.path.join(out, "results.csv"))
     csv_rows = [[r[c] for c in header if c != "wall_time_s"] for r in rows]
     records = read_jsonl(os.path.join(out, "results.jsonl"))
@@ -1058,6 +1060,7 @@ def without_wall_times(out):
         del r["wall_time_s"]
         if r["report"]:
             del r["report"]["run"]["wall_time_s"]
+            r["report"]["run"].pop("memoized", None)
     return header, csv_rows, records
 
 
@@ -1452,6 +1455,38 @@ plots:
     point_reports = [os.path.join(out, "points", d, "report.json") for d in sorted(os.listdir(os.path.join(out, "points")))]
     with open(point_reports[0]) as f:
         check(all(p["op_profile"] for p in json.load(f)["programs"]), "no op profile in a point's report", where)
+
+
+def test_sweep_program_memo(tmp):
+    """A sweep's points share a program memo: a later seed reads the programs an earlier one simulated
+    (run.memoized), with the same results as a sweep whose points simulate everything; the memo is a
+    temporary directory, gone after the sweep."""
+    write(tmp, "tiny.yaml", TINY_TRAINING)
+    sweep = write(tmp, "seeds.yaml", """hw: {src}/configs/hw/v3-8.yaml
+workload: tiny.yaml
+set: [workload.padding=multiple_of:16, workload.epochs=1]
+axes:
+  - path: workload.seed
+    values: [0, 1, 2]
+""".format(src=SRC))
+    env = dict(os.environ, TMPDIR=tmp)
+    results = {}
+    for flag in ("", "--no-program-memo"):
+        out = os.path.join(tmp, "out" + flag)
+        proc, where = run(["sweep", sweep, "--jobs", "1", "--out", out, "--no-plots"] + ([flag] if flag else []), tmp, env=env)
+        header, rows = read_csv(os.path.join(out, "results.csv"))
+        check(len(rows) == 3 and all(r["status"] == "ok" for r in rows), "rows", where)
+        memoized = []
+        for d in sorted(os.listdir(os.path.join(out, "points"))):
+            with open(os.path.join(out, "points", d, "report.json")) as f:
+                memoized.append(json.load(f)["run"]["memoized"])
+        if flag:
+            check(memoized == [0, 0, 0], "--no-program-memo points read a memo: {}".format(memoized), where)
+        else:
+            check(memoized[0] == 0 and memoized[1] > 0 and memoized[2] > 0, "memoized per point: {}".format(memoized), where)
+        results[flag] = [{k: v for k, v in r.items() if k != "wall_time_s"} for r in rows]
+    check(results[""] == results["--no-program-memo"], "a memo changed the results")
+    check(not [e for e in os.listdir(tmp) if e.startswith("tpusim-memo-")], "the memo directory was left behind")
 
 
 def test_sweep_bad_input(tmp):

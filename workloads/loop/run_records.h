@@ -167,7 +167,9 @@ struct LoopResult {
   std::vector<XlaDiagnostic> diagnostics;
   std::map<std::string, uint64_t> fallback_counters;  // torch_xla's aten::* CPU-fallback counters
   uint64_t graph_breaks = 0;
-  uint64_t simulations = 0, replays = 0;
+  // Distinct programs simulated for the run (here, or by another run sharing its program memo),
+  // executions replayed, and how many of the programs were read from the memo (program_memo.h).
+  uint64_t simulations = 0, replays = 0, memoized = 0;
   double compile_wall_s = 0, simulate_wall_s = 0;  // host wall time of tpusim itself
 };
 

@@ -20,6 +20,11 @@ DeviceRun StepExecutor::execute(BuiltStep& s, TraceSink* trace) {
       r.replayed = true;
       return r;
     }
+    if (s.memo_run) {  // simulated by another run with the same configuration (program_memo.h)
+      ++memoized_;
+      replay_.emplace(s.compiled.key, *s.memo_run);
+      return *s.memo_run;
+    }
   }
   const auto t0 = std::chrono::steady_clock::now();  // the engine's plan (simulated_cores()) is simulation time
   const std::vector<uint32_t> simulated = engine_->simulated_cores(s.compiled.program, trace != nullptr);

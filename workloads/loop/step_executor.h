@@ -5,7 +5,8 @@
 // cache key) replay the simulated device time; `full_sim` disables the replay (every execution is
 // simulated) and the analytical engine's symmetric replicas (every core is simulated: sim/engine/
 // replica_classes.h); both give identical totals because the engines are deterministic and the
-// replicas exact.
+// replicas exact. A step that came from a program memo (BuiltStep::memo_run, program_memo.h) is not
+// simulated either: its first execution returns the memo's run.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -14,31 +15,13 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "sim/analysis/collective_stats.h"
-#include "sim/analysis/op_profile.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/run_estimate.h"
 #include "sim/hw/hw_config.h"
+#include "workloads/loop/device_run.h"
 #include "workloads/loop/step_source.h"
 
 namespace tpusim {
-
-struct DeviceRun {
-  double device_s = 0;         // s: program launch to the last core's completion
-  uint64_t device_cycles = 0;  // core cycles
-  // s: the gradient all-reduce's exposed time: the part of its run during which the profiled core
-  // (the last to finish) runs no work of its own (sim/analysis/collective_stats.h). 0 without one.
-  double allreduce_s = 0;
-  // s: the exposed time of every kind of collective (all-reduce, all-gather, reduce-scatter, ...):
-  // the communication on the step's critical path, for data parallel and FSDP alike.
-  double collective_s = 0;
-  bool replayed = false;
-  uint32_t cores = 0, simulated_cores = 0;  // RunResult::cores.size(), RunResult::simulated_cores
-  CollectiveStats collectives;  // the profiled core's collectives, kind by kind (RunResult::collectives)
-  // Where the device time went, kernel by kernel (sim/analysis/op_profile.h), of the simulated
-  // execution (shared by the replays).
-  std::shared_ptr<const OpProfile> op_profile;
-};
 
 class StepExecutor {
  public:
@@ -64,6 +47,7 @@ class StepExecutor {
   bool full_sim() const { return full_sim_; }
   uint64_t simulations() const { return simulations_; }
   uint64_t replays() const { return replays_; }
+  uint64_t memoized() const { return memoized_; }  // programs whose run came from a program memo
   double simulate_wall_s() const { return simulate_wall_s_; }
 
  private:
@@ -72,7 +56,7 @@ class StepExecutor {
   RunLimits limits_;
   std::function<void(std::string_view, uint64_t, uint64_t)> progress_;
   std::unordered_map<compiler::CacheKey, DeviceRun, compiler::CacheKeyHash> replay_;
-  uint64_t simulations_ = 0, replays_ = 0;
+  uint64_t simulations_ = 0, replays_ = 0, memoized_ = 0;
   double simulate_wall_s_ = 0;
 };
 

@@ -7,6 +7,7 @@
 
 #include "compiler/collectives/collective_plan.h"
 #include "sim/hw/resolved_hw.h"
+#include "workloads/loop/program_memo.h"
 #include "workloads/loop/host_costs.h"
 
 namespace tpusim {
@@ -221,6 +222,7 @@ void StepLoop::step(const LoopStep& ls) {
     }
   }
   const DeviceRun run = executor_.execute(prog, tracer.detail(rec.index, rec.first_execution, rec.start_s + rec.setup_s));
+  if (memo_ && !run.replayed && !prog.memo_run) memo_->store(prog.variant, source_.info(prog.variant), prog, run);
   if (o_.on_progress) o_.on_progress({r_.steps.size() + 1, std::max<uint64_t>(steps_total_, r_.steps.size() + 1), {}, 0, 0});
   rec.device_s = run.device_s;
   rec.replayed = run.replayed;
@@ -433,8 +435,10 @@ void StepLoop::finish() {
     pr.compile_time_s = total(pc.compile_time);
     r_.process_records.push_back(pr);
   }
-  r_.simulations = executor_.simulations();
+  // A program read from a program memo was simulated for this run too, by another process.
+  r_.simulations = executor_.simulations() + executor_.memoized();
   r_.replays = executor_.replays();
+  r_.memoized = executor_.memoized();
   r_.compile_wall_s = source_.compile_wall_s();
   r_.simulate_wall_s = executor_.simulate_wall_s();
 }

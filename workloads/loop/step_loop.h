@@ -35,6 +35,8 @@
 
 namespace tpusim {
 
+class ProgramMemo;
+
 // How a run is simulated and shown, whatever its kind.
 struct LoopOptions {
   std::string engine = "analytical";  // engine that simulates each distinct program
@@ -95,6 +97,8 @@ class StepLoop {
   void set_steps_total(uint64_t n) { steps_total_ = n; }
   // model_code graph breaks (LoopSetup::breaks), known once the driver has applied the model code.
   void set_breaks(std::vector<const XlaConstruct*> breaks) { setup_.breaks = std::move(breaks); }
+  // Each program this run simulates is stored in `memo` (program_memo.h; null: none).
+  void set_memo(const ProgramMemo* memo) { memo_ = memo; }
 
  private:
   // One client process: its own host clock and compilation cache.
@@ -121,6 +125,7 @@ class StepLoop {
   LoopSetup setup_;
   StepSource& source_;
   StepExecutor executor_;
+  const ProgramMemo* memo_ = nullptr;
   const LoopOptions& o_;
   LoopResult& r_;
   std::vector<Process> procs_;

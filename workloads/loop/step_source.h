@@ -12,6 +12,7 @@
 #include "compiler/compile_cache.h"
 #include "compiler/plan/memory_breakdown.h"
 #include "compiler/step/spmd_step.h"
+#include "workloads/loop/device_run.h"
 #include "workloads/loop/graph_kind.h"
 
 namespace tpusim {
@@ -55,6 +56,10 @@ struct BuiltStep {
   // Per core program: flops of activation recomputation (gradient checkpointing), part of
   // compiled.program.info.flops but not of the model's flops (MFU counts the model's).
   uint64_t recompute_flops = 0;
+  // Set when the step came from a sweep's program memo (program_memo.h): its device run, simulated
+  // by another point with the same configuration. `compiled.program` is then empty (not lowered
+  // here); the step executor returns this run instead of simulating.
+  std::shared_ptr<const DeviceRun> memo_run;
 };
 
 class StepSource {

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -19,6 +21,7 @@
 #include "workloads/loop/framework.h"
 #include "workloads/loop/host_costs.h"
 #include "workloads/loop/native_steps.h"
+#include "workloads/loop/program_memo.h"
 #include "workloads/loop/step_loop.h"
 
 namespace tpusim {
@@ -119,7 +122,11 @@ class TrainingDriver {
         r_(r),
         lazy_optimizer_state_(framework_personality(w.training()).lazy_optimizer_state),
         source_(hw, w.training()),
-        loop_(hw, setup(hw, w.training()), source_, o, r) {}
+        memo_(program_memo(hw, w, o)),
+        memo_source_(memo_ ? std::make_unique<MemoSteps>(source_, *memo_) : nullptr),
+        loop_(hw, setup(hw, w.training()), memo_source_ ? static_cast<StepSource&>(*memo_source_) : source_, o, r) {
+    loop_.set_memo(memo_ ? &*memo_ : nullptr);
+  }
 
   void run();
 
@@ -134,6 +141,10 @@ class TrainingDriver {
     s.out_of_hbm_advice = [&t](bool state_alone_too_big) { return out_of_hbm_advice(t, state_alone_too_big); };
     return s;
   }
+  static std::optional<ProgramMemo> program_memo(const HwConfig& hw, const WorkloadConfig& w, const TrainingRunOptions& o) {
+    if (o.program_memo_dir.empty() || o.full_sim || o.trace) return std::nullopt;
+    return ProgramMemo(o.program_memo_dir, program_memo_salt(hw, w, o.engine));
+  }
   void execute(GraphKind kind, bool grad_buffers, const data::Step& st, uint32_t epoch, bool eval) {
     loop_.step({kind, grad_buffers, eval, epoch, &st});
   }
@@ -147,6 +158,8 @@ class TrainingDriver {
   TrainingRunResult& r_;
   bool lazy_optimizer_state_;  // torch.optim: the first optimizer step is its own graph
   NativeSteps source_;
+  std::optional<ProgramMemo> memo_;            // --program-memo (a sweep's points share one)
+  std::unique_ptr<MemoSteps> memo_source_;     // source_ behind the memo
   StepLoop loop_;
   uint64_t real_tokens_ = 0, padded_tokens_ = 0;
 };

@@ -43,6 +43,10 @@ struct TrainingRunOptions : LoopOptions {
   // Length tables to resolve dataset keys against; empty: read options.datasets_dir.
   data::LengthTables tables;
   std::string datasets_dir = data::default_datasets_dir();
+  // A program memo directory shared with other runs (a sweep's points, workloads/loop/program_memo.h):
+  // programs found there are not compiled or simulated again; programs simulated here are stored.
+  // Empty: none. Not used with full_sim or a trace.
+  std::string program_memo_dir;
 };
 
 // A run's length is bounded (ConfigError on `epochs`/`steps` past it): 2^20 steps, more than the

@@ -175,6 +175,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
               {"workload_file", ctx.workload_file},
               {"simulations", r.simulations},
               {"replays", r.replays},
+              {"memoized", r.memoized},
               {"wall_time_s", {{"compile", r.compile_wall_s}, {"simulate", r.simulate_wall_s}, {"total", ctx.total_wall_s}}}};
   j["hw"] = {{"name", hw.name},
              {"generation", hw.chip.generation},
@@ -287,7 +288,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
             {"hw.cores_per_device", "count"},
             {"hw.core_peak_tflop_per_s", "TFLOP/s"}, {"hw.host_cpus", "count"}, {"hw.host_cpu_ghz", "GHz"},
             {"hw.host_ram_gib", "GiB"}, {"run.simulations", "count"}, {"run.replays", "count"},
-            {"run.wall_time_s", "s"}, {"workload.max_length", "tokens"},
+            {"run.memoized", "count"}, {"run.wall_time_s", "s"}, {"workload.max_length", "tokens"},
             {"workload.per_device_batch_size", "examples"}, {"workload.eval_per_device_batch_size", "examples"},
             {"workload.global_batch", "examples"}, {"workload.processes", "count"}, {"workload.epochs", "count"},
             {"workload.replicas", "count"}, {"workload.steps_per_execution", "steps"},
@@ -354,8 +355,10 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   }
   const std::string replicas =
       simulated < cores ? fmt::format("; at most {} of {} cores simulated (symmetric replicas, exact)", simulated, cores) : "";
-  line("engine", fmt::format("{}{}; {} programs simulated, {} executions replayed{}", r.engine,
-                             r.full_sim ? " (--full-sim)" : "", r.simulations, r.replays, replicas));
+  const std::string memoized =
+      r.memoized ? fmt::format(" ({} of them by another run, read from the program memo)", r.memoized) : "";
+  line("engine", fmt::format("{}{}; {} programs simulated{}, {} executions replayed{}", r.engine,
+                             r.full_sim ? " (--full-sim)" : "", r.simulations, memoized, r.replays, replicas));
   o += "\n";
   line("total", dur(r.total_time_s));
   line("steady", fmt::format("{} per step, {:.1f} examples/s ({:.1f} examples/s end to end)", dur(r.steady_step_time_s),
