@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
+#include <optional>
 
 #include "config/hw_schema.h"
 #include "config/suggest.h"
@@ -48,14 +50,60 @@ std::vector<std::string> builtin_hw_names(const std::map<std::string, std::strin
   return names;
 }
 
+namespace {
+
+// The last built-in loads: a notebook or a sweep loads the same name with the same overrides again,
+// and parsing, including and checking a slice and its chip costs a tenth of an in-process kernel
+// run. Keyed by the embedded map (its address: the binary's files do not change while it runs; and
+// the slice file's text, in case another map took the address), the name and the overrides.
+class BuiltinCache {
+ public:
+  std::optional<HwConfig> find(const void* embedded, const std::string& text, const std::string& name,
+                               const std::vector<Override>& overrides) {
+    const std::lock_guard lock(mu_);
+    for (const Kept& k : kept_)
+      if (k.embedded == embedded && k.name == name && same(k.overrides, overrides) && k.text == text) return k.hw;
+    return std::nullopt;
+  }
+  void keep(const void* embedded, const std::string& text, const std::string& name,
+            const std::vector<Override>& overrides, const HwConfig& hw) {
+    const std::lock_guard lock(mu_);
+    if (kept_.size() == kEntries) kept_.erase(kept_.begin());
+    kept_.push_back({embedded, text, name, overrides, hw});
+  }
+
+ private:
+  static bool same(const std::vector<Override>& a, const std::vector<Override>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Override& x, const Override& y) {
+      return x.path == y.path && x.value == y.value && x.origin == y.origin;
+    });
+  }
+  static constexpr size_t kEntries = 8;
+  struct Kept {
+    const void* embedded;
+    std::string text, name;
+    std::vector<Override> overrides;
+    HwConfig hw;
+  };
+  std::mutex mu_;
+  std::vector<Kept> kept_;
+};
+
+}  // namespace
+
 HwConfig load_builtin_hw(const std::string& name, const std::map<std::string, std::string>& embedded,
                          const std::vector<Override>& overrides, std::string* origin) {
+  static BuiltinCache cache;
   const std::string dir = std::string(kBuiltinHwDir) + "/";
   const std::string key = dir + name + ".yaml";
   // `include:` paths in a slice file are relative to configs/hw/, the base directory given here: they
   // resolve to the embedded files' keys (configs/hw/chips/...).
   *origin = kEmbeddedOrigin + key;
-  return load_hw_config_text(embedded.at(key), *origin, kBuiltinHwDir, overrides, &embedded);
+  const std::string& text = embedded.at(key);
+  if (std::optional<HwConfig> hit = cache.find(&embedded, text, name, overrides)) return std::move(*hit);
+  HwConfig hw = load_hw_config_text(text, *origin, kBuiltinHwDir, overrides, &embedded);
+  cache.keep(&embedded, text, name, overrides, hw);
+  return hw;
 }
 
 HwConfig load_hw_ref(const std::string& ref, const std::string& base_dir,
