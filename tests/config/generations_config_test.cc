@@ -124,6 +124,18 @@ TEST(GenerationsConfig, V5e8IsV5litepod8) {
   EXPECT_EQ(builtin.name, "v5e-8");
   EXPECT_EQ(builtin.chip.generation, "v5e");
   EXPECT_EQ(builtin.slice.chips(), 8u);
+
+  // Loaded again (from the cache of built-in loads): the same config, unless the overrides differ.
+  const std::vector<Override> faster = {{"chip.hbm.bandwidth_gbyte_per_s", "1000"}};
+  const HwConfig changed = load_builtin_hw("v5e-8", embedded, faster, &origin);
+  EXPECT_EQ(changed.chip.hbm.bandwidth_gbyte_per_s, 1000);
+  EXPECT_EQ(dump_hw_config(load_builtin_hw("v5e-8", embedded, faster, &origin)), dump_hw_config(changed));
+  EXPECT_EQ(dump_hw_config(load_builtin_hw("v5e-8", embedded, {}, &origin)), dump_hw_config(builtin));
+  EXPECT_NE(builtin.chip.hbm.bandwidth_gbyte_per_s, 1000);
+  // Another map with other contents under the same name is not served from the cache.
+  std::string& text = embedded["configs/hw/v5e-8.yaml"];
+  text.replace(text.find("name: v5e-8"), 11, "name: renamed");
+  EXPECT_EQ(load_builtin_hw("v5e-8", embedded, {}, &origin).name, "renamed");
 }
 
 TEST(GenerationsConfig, GenerationIsChecked) {
