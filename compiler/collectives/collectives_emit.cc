@@ -103,6 +103,9 @@ bool mirror_replica(const CollectivePlan& plan, const std::vector<Pieces>& piece
                     const std::vector<uint8_t>& chain0, uint32_t i) {
   if (i == 0 || !b[i]->mirrors() || after[i] != after[0] || after[0].empty() || chain != chain0) return false;
   std::vector<isa::PeerRef> peers;
+  size_t total = 0;
+  for (size_t k = 0; k < plan.steps.size(); ++k) total += 2 * pieces[k].count;
+  peers.reserve(total);
   for (size_t k = 0; k < plan.steps.size(); ++k) {
     const CoreId to = cores[plan.steps[k].send_to[i]], from = cores[recv_from[k][i]];
     for (uint64_t p = 0; p < pieces[k].count; ++p) {

@@ -179,7 +179,10 @@ void ReplicaStreams::finish() {
                     dropped_[c][k].instrs == sections_[k].len && dropped_[c][k].allocs == sections_[k].alloc_len;
     if (share_ && all_dropped) {  // every kernel of every section checked: share
       dst.stream_of = 0;
+      size_t total = 0;
+      for (const Dropped& d : dropped_[c]) total += d.peers.size();
       dst.peers.clear();
+      dst.peers.reserve(total);
       for (const Dropped& d : dropped_[c]) dst.peers.insert(dst.peers.end(), d.peers.begin(), d.peers.end());
       recorded_[c].clear();
       dropped_[c].clear();

@@ -104,6 +104,9 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw, PlanOpt
   decoded_used_ = 0;
   decoded_of_.clear();
   sizes_of_.clear();
+  match_of_.clear();
+  per_chip_ = per_chip;
+  slot_of_.assign(size_t(chips) * per_chip, kNoIndex);
 
   std::vector<bool> seen(size_t(chips) * per_chip, false);
   // Barrier groups: the j-th barrier with id b on every core forms one group.
@@ -121,6 +124,7 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw, PlanOpt
               " core " + std::to_string(prog.core));
     }
     seen[slot] = true;
+    slot_of_[slot] = uint32_t(c);
     if (prog.stream_of >= 0) {
       const size_t src = size_t(prog.stream_of);
       if (src >= program.cores.size() || src == c || program.cores[src].stream_of >= 0 || !prog.instrs.empty() ||
@@ -143,8 +147,8 @@ void ProgramPlan::build(const isa::Program& program, const HwConfig& hw, PlanOpt
     instructions_ += cp.size();
     translate_peers(cp, prog, program);
     transfer_sizes(cp);
-    cp.match_pos_at.assign(cp.sends_recvs.size(), kNoIndex);
-    cp.match_slot_at.assign(cp.sends_recvs.size(), kNoIndex);
+    cp.match_pos_at = {};
+    cp.own_match_pos.clear();
     cp.barrier_group_at.assign(cp.barriers.size(), kNoIndex);
 
     std::unordered_map<uint32_t, uint32_t> occurrence;
@@ -509,8 +513,6 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
     uint32_t pos;  // position in the core's sends_recvs
     bool operator<(const End& o) const { return key < o.key || (key == o.key && pos < o.pos); }
   };
-  std::vector<uint32_t> slot_of(size_t(chips) * per_chip, kNoIndex);  // global core index -> slot
-  for (uint32_t c = 0; c < cores_.size(); ++c) slot_of[size_t(cores_[c].chip) * per_chip + cores_[c].core] = c;
   auto global = [&](isa::PeerRef p) { return uint64_t(p.chip) * per_chip + p.core; };
   auto pair_name = [&](uint64_t from, uint64_t to, uint32_t tag) {
     return core_name(uint32_t(from / per_chip), uint32_t(from % per_chip)) + " to " +
@@ -569,71 +571,97 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
       }
     }
   }
-  // SPMD replicas match their sends at the same receive positions: the previous core's match of
-  // a send of the same stream is tried first (a receive from this core with the send's tag is the
-  // only one: checked above), the binary search only when it is not it.
-  std::vector<uint32_t> guess;
-  const isa::CoreProgram* guess_of = nullptr;
-  for (uint32_t c = 0; c < cores_.size(); ++c) {
-    CorePlan& sp = cores_[c];
-    if (!sp.has_transfers) continue;
-    if (sp.prog != guess_of) {
-      guess.assign(sp.sends_recvs.size(), kNoIndex);
-      guess_of = sp.prog;
+  // Each core's transfers from its own side: a send looks for its receive on the receiver, a
+  // receive for its send on the sender. SPMD replicas of one stream match at the same positions:
+  // the previous core's match of the same position is tried first (a receive from this core with
+  // the send's tag is the only one: checked above, and likewise for sends), the binary search only
+  // when it is not it; and a core whose positions are its stream's first core's shares that table.
+  // Byte mismatches are reported as found (sender order); a transfer without its other end after
+  // every core was matched, receives first (program.h's order of errors).
+  std::vector<std::vector<End>> sends_by(cores_.size());
+  std::vector<uint8_t> sends_sorted(cores_.size(), 0);
+  auto sorted_sends = [&](uint32_t s) -> const std::vector<End>& {
+    // Built, like sorted_recvs, only where a receive's guess misses (16 bytes per send).
+    if (!sends_sorted[s]) {
+      const CorePlan& sp = cores_[s];
+      std::vector<End>& v = sends_by[s];
+      for (uint32_t pos = 0; pos < sp.sends_recvs.size(); ++pos)
+        if (sp.op[sp.sends_recvs[pos]] == uint8_t(isa::Op::kSend)) v.push_back({global(sp.peer_at[pos]) << 32 | sp.transfer_tag[pos], pos});
+      std::sort(v.begin(), v.end());
+      sends_sorted[s] = 1;
     }
-    const uint64_t self = global({sp.chip, sp.core});
-    for (uint32_t pos = 0; pos < sp.sends_recvs.size(); ++pos) {
-      const uint32_t send_instr = sp.sends_recvs[pos];
-      if (sp.op[send_instr] != uint8_t(isa::Op::kSend)) continue;
-      const uint32_t tag = sp.transfer_tag[pos];
-      const uint64_t to = global(sp.peer_at[pos]);
-      const uint32_t r = slot_of[to];
-      if (r == kNoIndex) continue;  // reported below
-      CorePlan& rp = cores_[r];
-      uint32_t rpos = guess[pos];
-      const bool hit = rpos < rp.sends_recvs.size() && rp.op[rp.sends_recvs[rpos]] == uint8_t(isa::Op::kRecv) &&
-                       global(rp.peer_at[rpos]) == self && rp.transfer_tag[rpos] == tag;
-      if (!hit) {
-        const std::vector<End>& rv = sorted_recvs(r);
-        auto it = std::lower_bound(rv.begin(), rv.end(), End{self << 32 | tag, 0});
-        if (it == rv.end() || it->key != (self << 32 | tag)) continue;  // reported below
-        rpos = guess[pos] = it->pos;
+    return sends_by[s];
+  };
+  std::vector<uint32_t> guess, mine;
+  const isa::CoreProgram* guess_of = nullptr;
+  uint32_t unmatched_recv_core = kNoIndex;
+  std::pair<uint32_t, uint32_t> unmatched_send{kNoIndex, kNoIndex};  // (core, position)
+  for (uint32_t c = 0; c < cores_.size(); ++c) {
+    CorePlan& cp = cores_[c];
+    if (!cp.has_transfers) continue;
+    if (cp.prog != guess_of) {
+      guess.assign(cp.sends_recvs.size(), kNoIndex);
+      guess_of = cp.prog;
+    }
+    const uint64_t self = global({cp.chip, cp.core});
+    mine.assign(cp.sends_recvs.size(), kNoIndex);
+    for (uint32_t pos = 0; pos < cp.sends_recvs.size(); ++pos) {
+      const uint32_t instr = cp.sends_recvs[pos];
+      const bool send = cp.op[instr] == uint8_t(isa::Op::kSend);
+      const uint32_t r = slot_of_[global(cp.peer_at[pos])];
+      const uint32_t tag = cp.transfer_tag[pos];
+      uint32_t at = kNoIndex;
+      if (r != kNoIndex) {
+        const CorePlan& rp = cores_[r];
+        const uint8_t want = uint8_t(send ? isa::Op::kRecv : isa::Op::kSend);
+        at = guess[pos];
+        const bool hit = at < rp.sends_recvs.size() && rp.op[rp.sends_recvs[at]] == want &&
+                         global(rp.peer_at[at]) == self && rp.transfer_tag[at] == tag;
+        if (!hit) {
+          const std::vector<End>& v = send ? sorted_recvs(r) : sorted_sends(r);
+          auto it = std::lower_bound(v.begin(), v.end(), End{self << 32 | tag, 0});
+          at = it != v.end() && it->key == (self << 32 | tag) ? it->pos : kNoIndex;
+          if (at != kNoIndex) guess[pos] = at;
+        }
+        if (send && at != kNoIndex) {
+          const uint64_t sent = cp.transfer_bytes[pos];
+          const uint64_t expected = rp.transfer_bytes[at];
+          if (expected != 0 && expected != sent) {
+            invalid(describe(rp, rp.sends_recvs[at]) + " expects " + std::to_string(expected) + " bytes, but its send " +
+                    describe(cp, instr) + " sends " + std::to_string(sent) + " (bytes of a recv: 0 or the send's bytes)");
+          }
+        }
       }
-      const uint32_t recv_instr = rp.sends_recvs[rpos];
-      const uint64_t sent = sp.transfer_bytes[pos];
-      const uint64_t expected = rp.transfer_bytes[rpos];
-      if (expected != 0 && expected != sent) {
-        invalid(describe(rp, recv_instr) + " expects " + std::to_string(expected) + " bytes, but its send " +
-                describe(sp, send_instr) + " sends " + std::to_string(sent) +
-                " (bytes of a recv: 0 or the send's bytes)");
-      }
-      rp.match_pos_at[rpos] = pos;
-      rp.match_slot_at[rpos] = c;
-      sp.match_pos_at[pos] = rpos;
-      sp.match_slot_at[pos] = r;
+      mine[pos] = at;
+      if (at != kNoIndex) continue;
+      if (!send && unmatched_recv_core == kNoIndex) unmatched_recv_core = c;
+      if (send && unmatched_send.first == kNoIndex) unmatched_send = {c, pos};
+    }
+    auto [it, first] = match_of_.try_emplace(cp.prog);
+    if (first) it->second = mine;
+    if (it->second == mine) {
+      cp.match_pos_at = it->second;
+    } else {
+      cp.own_match_pos = mine;
+      cp.match_pos_at = cp.own_match_pos;
     }
   }
-  for (uint32_t c = 0; c < cores_.size(); ++c) {
-    const CorePlan& rp = cores_[c];
-    bool unmatched = false;
-    for (uint32_t pos = 0; pos < rp.sends_recvs.size() && !unmatched; ++pos)
-      unmatched = rp.match_pos_at[pos] == kNoIndex && rp.op[rp.sends_recvs[pos]] == uint8_t(isa::Op::kRecv);
-    if (!unmatched) continue;
-    for (const End& e : sorted_recvs(c)) {  // the first in (sender, tag) order, as named before
+  if (unmatched_recv_core != kNoIndex) {
+    const CorePlan& rp = cores_[unmatched_recv_core];
+    for (const End& e : sorted_recvs(unmatched_recv_core)) {  // the first in (sender, tag) order
       if (rp.match_pos_at[e.pos] != kNoIndex) continue;
       invalid(describe(rp, rp.sends_recvs[e.pos]) + " has no matching send (no send from " +
               pair_name(e.key >> 32, global({rp.chip, rp.core}), uint32_t(e.key)) + ")");
     }
   }
-  for (const CorePlan& sp : cores_) {
-    for (uint32_t pos = 0; pos < sp.sends_recvs.size(); ++pos) {
-      const uint32_t i = sp.sends_recvs[pos];
-      if (sp.match_pos_at[pos] != kNoIndex || sp.op[i] != uint8_t(isa::Op::kSend)) continue;
-      const isa::Instr& ins = sp.instr(i);
-      invalid(describe(sp, i) + " has no matching recv (no recv from " + core_name(sp.chip, sp.core) + " on " +
-              core_name(sp.peer_at[pos].chip, sp.peer_at[pos].core) + " with tag " + std::to_string(ins.tag) +
-              (program.name.empty() ? "" : " in program '" + program.name + "'") + ")");
-    }
+  if (unmatched_send.first != kNoIndex) {
+    const CorePlan& sp = cores_[unmatched_send.first];
+    const uint32_t pos = unmatched_send.second;
+    const uint32_t i = sp.sends_recvs[pos];
+    const isa::Instr& ins = sp.instr(i);
+    invalid(describe(sp, i) + " has no matching recv (no recv from " + core_name(sp.chip, sp.core) + " on " +
+            core_name(sp.peer_at[pos].chip, sp.peer_at[pos].core) + " with tag " + std::to_string(ins.tag) +
+            (program.name.empty() ? "" : " in program '" + program.name + "'") + ")");
   }
 }
 

@@ -140,9 +140,11 @@ struct CorePlan {
   std::span<const uint32_t> stored;       // DecodedStream::stored
   bool has_transfers = false;           // any kSend, kRecv, kHostLoad or kHostStore
   // Per kSend/kRecv (position in `sends_recvs`): the peer (a sharing core's peer table in the
-  // Program, not copied: a pod's hundreds of millions of entries; else `own_peers`), the matching
-  // instruction's position in its core's sends_recvs and the slot (ProgramPlan::cores() index) of
-  // that core. Per barrier (position in `barriers`): its group. Sized by those few instructions,
+  // Program, not copied: a pod's hundreds of millions of entries; else `own_peers`), and the
+  // matching instruction's position in the peer's sends_recvs (SPMD replicas of one stream match at
+  // the same positions: the cores of a stream share one table, `own_match_pos` only where a core's
+  // differs; a 70B-class step over 256 chips has ~10^6 transfers per core). The peer's slot is
+  // peer_slot(). Per barrier (position in `barriers`): its group. Sized by those few instructions,
   // not by the stream. The views into the Program are valid while it is.
   std::span<const isa::PeerRef> peer_at;
   std::vector<isa::PeerRef> own_peers;
@@ -150,7 +152,8 @@ struct CorePlan {
   // transfers read these, not the 120-byte instructions: a cache line each).
   std::span<const uint32_t> transfer_tag;
   std::span<const uint64_t> transfer_bytes;
-  std::vector<uint32_t> match_pos_at, match_slot_at;
+  std::span<const uint32_t> match_pos_at;
+  std::vector<uint32_t> own_match_pos;
   std::vector<uint32_t> barrier_group_at;
 
   // The instruction at stream index i (of a repeat's body: the stored one; its deps are run 0's,
@@ -170,7 +173,13 @@ struct CorePlan {
   }
   isa::PeerRef peer(uint32_t i) const { return peer_at[transfer_pos(i)]; }  // i must be a kSend/kRecv
   uint32_t match_instr(uint32_t i) const;
-  uint32_t match_slot(uint32_t i) const { return at(match_slot_at, transfer_pos(i)); }
+  // The slot (ProgramPlan::cores() index) of the peer of transfer position `pos` (kNoIndex: the
+  // peer core has no stream in the program), and of kSend/kRecv i.
+  uint32_t peer_slot(uint32_t pos) const;
+  uint32_t match_slot(uint32_t i) const {
+    const uint32_t pos = transfer_pos(i);
+    return pos == kNoIndex ? kNoIndex : peer_slot(pos);
+  }
   uint32_t barrier_group(uint32_t i) const { return at(barrier_group_at, barrier_pos(i)); }
 
  private:
@@ -198,6 +207,12 @@ class ProgramPlan {
   // Barrier group g completes when `barrier_participants()[g]` cores reached it.
   const std::vector<uint32_t>& barrier_participants() const { return barrier_participants_; }
   size_t instructions() const { return instructions_; }
+  // The slot of core (chip, core), kNoIndex when the program has no stream for it (or it is not in
+  // the slice).
+  uint32_t slot_of(isa::PeerRef p) const {
+    const size_t g = size_t(p.chip) * per_chip_ + p.core;
+    return p.core < per_chip_ && g < slot_of_.size() ? slot_of_[g] : kNoIndex;
+  }
   // Deadlock report for core `slot`, given which of its instructions completed: names the first
   // instruction that never completed and the unsatisfied wait (a recv whose send never ran, a
   // barrier not reached by every participant) that holds it. Empty when all completed.
@@ -215,6 +230,10 @@ class ProgramPlan {
   bool happens_before(const CorePlan& cp, uint32_t user, uint32_t load, uint32_t mxu);
 
   std::vector<CorePlan> cores_;
+  std::vector<uint32_t> slot_of_;  // global core index (chip x cores per chip + core) -> slot
+  uint32_t per_chip_ = 1;
+  // This build's per-stream matching positions (CorePlan::match_pos_at), the first core's of each stream.
+  std::unordered_map<const isa::CoreProgram*, std::vector<uint32_t>> match_of_;
   std::vector<uint32_t> barrier_participants_;
   size_t instructions_ = 0;
   // Decoded streams, reused across builds: the first `decoded_used_` belong to this build.
@@ -238,10 +257,12 @@ class ProgramPlan {
   uint32_t epoch_ = 0;
 };
 
+inline uint32_t CorePlan::peer_slot(uint32_t pos) const { return plan->slot_of(peer_at[pos]); }
+
 inline uint32_t CorePlan::match_instr(uint32_t i) const {
   const uint32_t pos = transfer_pos(i);
   if (pos == kNoIndex || match_pos_at[pos] == kNoIndex) return kNoIndex;
-  return plan->cores()[match_slot_at[pos]].sends_recvs[match_pos_at[pos]];
+  return plan->cores()[peer_slot(pos)].sends_recvs[match_pos_at[pos]];
 }
 
 }  // namespace tpusim

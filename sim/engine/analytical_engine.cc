@@ -614,7 +614,7 @@ class AnalyticalEngine final : public Engine {
       const uint32_t t = cp.transfer_pos(i);
       // To the receiver's class representative, at the receive's position: it stands for every
       // member, each of which receives the same from a member of this core's class.
-      outbox_.push_back({classes_.rep_of[cp.match_slot_at[t]], cp.match_pos_at[t], delivered, ins.bytes});
+      outbox_.push_back({classes_.rep_of[cp.peer_slot(t)], cp.match_pos_at[t], delivered, ins.bytes});
       if (!trace_) return;
       if (cp.chip == peer_chip) {
         emit_stage(cp.chip, "noc", ins, flow, e.bytes_per_cycle);

@@ -115,7 +115,20 @@ ReplicaClasses find_replica_classes(const ProgramPlan& plan, const HwConfig& hw)
     for (uint32_t b = 0; b < cores[c].barrier_group_at.size(); ++b) members[cores[c].barrier_group_at[b]].push_back({c, b});
 
   // Refinement: a core's colour with its peers' colours and positions and its barrier groups'
-  // participants' colours, until no class splits.
+  // participants' colours, until no class splits. The matching positions are one table per stream
+  // for most cores (CorePlan::match_pos_at): hashed once per table.
+  std::unordered_map<const uint32_t*, uint64_t> pos_hash;
+  for (const CorePlan& cp : cores) {
+    auto [it, fresh] = pos_hash.try_emplace(cp.match_pos_at.data(), 0);
+    if (!fresh) continue;
+    uint64_t h = mix(0, cp.match_pos_at.size());
+    for (uint32_t p : cp.match_pos_at) h = mix(h, p);
+    it->second = h;
+  }
+  auto same_pos = [](const CorePlan& a, const CorePlan& b) {
+    return a.match_pos_at.data() == b.match_pos_at.data() ||
+           std::equal(a.match_pos_at.begin(), a.match_pos_at.end(), b.match_pos_at.begin(), b.match_pos_at.end());
+  };
   std::vector<uint32_t> next, gcol;
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> gsig(groups);
   for (;;) {
@@ -136,16 +149,16 @@ ReplicaClasses find_replica_classes(const ProgramPlan& plan, const HwConfig& hw)
         n, next,
         [&](uint32_t c) {
           const CorePlan& cp = cores[c];
-          uint64_t h = mix(0, col[c]);
-          for (uint32_t k = 0; k < cp.sends_recvs.size(); ++k) h = mix(mix(h, col[cp.match_slot_at[k]]), cp.match_pos_at[k]);
+          uint64_t h = mix(mix(0, col[c]), pos_hash.at(cp.match_pos_at.data()));
+          for (uint32_t k = 0; k < cp.sends_recvs.size(); ++k) h = mix(h, col[cp.peer_slot(k)]);
           for (uint32_t b = 0; b < cp.barrier_group_at.size(); ++b) h = mix(h, gcol[cp.barrier_group_at[b]]);
           return h;
         },
         [&](uint32_t c, uint32_t r) {
           const CorePlan &a = cores[c], &b = cores[r];
-          if (col[c] != col[r]) return false;  // same stream: as many transfers and barriers
+          if (col[c] != col[r] || !same_pos(a, b)) return false;  // same stream: as many transfers and barriers
           for (uint32_t k = 0; k < a.sends_recvs.size(); ++k)
-            if (col[a.match_slot_at[k]] != col[b.match_slot_at[k]] || a.match_pos_at[k] != b.match_pos_at[k]) return false;
+            if (col[a.peer_slot(k)] != col[b.peer_slot(k)]) return false;
           for (uint32_t k = 0; k < a.barrier_group_at.size(); ++k)
             if (gcol[a.barrier_group_at[k]] != gcol[b.barrier_group_at[k]]) return false;
           return true;

@@ -168,6 +168,51 @@ TEST(TransferPlan, SharedStreamsAreCheckedWhereTheirTagsRepeat) {
       << plan_error(p);
 }
 
+// Cores of one stream mostly match at the same positions and share one table of them; a core whose
+// peers put its matches elsewhere gets its own, and every send and receive still finds its other end
+// (both ways), with the same timing as every core running its own copy of the stream.
+TEST(TransferPlan, SharedStreamsWithDifferentMatchPositions) {
+  // Each chip k of four sends tag 5 to chips k+1 and k+2 and receives tag 5 from k-1 and k-2, in
+  // the order of its peer table: chip 2 lists its two receives the other way round, so its senders'
+  // matches (and its own) land at the other positions.
+  auto p = test::make_program("positions", {{0, 0}, {1, 0}, {2, 0}, {3, 0}});
+  {
+    test::Stream s(p.cores[0]);
+    s.send(64, 1, 0, 5);
+    s.send(64, 2, 0, 5);
+    s.recv(3, 0, 5);
+    s.recv(2, 0, 5);
+  }
+  for (uint32_t k = 1; k < 4; ++k) {
+    p.cores[k].stream_of = 0;
+    p.cores[k].peers = {{(k + 1) % 4, 0}, {(k + 2) % 4, 0}, {(k + 3) % 4, 0}, {(k + 2) % 4, 0}};
+  }
+  p.cores[2].peers = {{3, 0}, {0, 0}, {0, 0}, {1, 0}};
+  ASSERT_EQ(plan_error(p), "");
+  ProgramPlan plan;
+  plan.build(p, test::v3_8_ici());
+  size_t own = 0;
+  for (const CorePlan& cp : plan.cores()) {
+    own += !cp.own_match_pos.empty();
+    for (uint32_t pos = 0; pos < cp.sends_recvs.size(); ++pos) {
+      const uint32_t i = cp.sends_recvs[pos];
+      const uint32_t other = cp.match_instr(i);
+      ASSERT_NE(other, kNoIndex) << cp.name << " #" << i;
+      const CorePlan& peer = plan.cores()[cp.match_slot(i)];
+      EXPECT_EQ(peer.match_instr(other), i) << cp.name << " #" << i;
+      EXPECT_EQ(peer.match_slot(other), cp.slot) << cp.name << " #" << i;
+      EXPECT_NE(cp.instr(i).op, peer.instr(other).op);
+    }
+  }
+  EXPECT_GT(own, 0u);  // not every core matches at its stream's first core's positions
+  for (const char* engine : {"analytical", "systemc"}) {
+    auto e = make_engine(engine, test::v3_8_ici());
+    const RunResult shared = e->run(p, nullptr);
+    const RunResult copied = make_engine(engine, test::v3_8_ici())->run(isa::unshared(p), nullptr);
+    EXPECT_EQ(shared.device_cycles, copied.device_cycles) << engine;
+  }
+}
+
 TEST(TransferPlan, SelfSendAndByteMismatch) {
   auto p = test::make_program("self");
   test::Stream(p.cores[0]).send(64, 0, 0, 0, {}, "mirror");
