@@ -14,7 +14,7 @@ bool same_alloc(const isa::VmemAlloc& a, const isa::VmemAlloc& b) {
 }
 
 // Appends the peer of every kSend/kRecv of [first, last), in stream order.
-void append_peers(const isa::Instr* first, const isa::Instr* last, std::vector<isa::PeerRef>& peers) {
+void append_peers(const isa::Instr* first, const isa::Instr* last, isa::PeerTable& peers) {
   for (const isa::Instr* i = first; i != last; ++i)
     if (i->op == isa::Op::kSend || i->op == isa::Op::kRecv) peers.push_back({i->peer_chip, i->peer_core});
 }
@@ -119,7 +119,7 @@ uint32_t ReplicaStreams::mirror(size_t c, size_t k, ProgramBuilder& b, std::vect
       mirrored_transfers_ += src.instrs[i].op == isa::Op::kSend || src.instrs[i].op == isa::Op::kRecv;
   }
   if (peers.size() != mirrored_transfers_) return 0;
-  d.peers.insert(d.peers.end(), peers.begin(), peers.end());
+  for (const isa::PeerRef& p : peers) d.peers.push_back(p);
   d.instrs += len;
   d.allocs += src.vmem_allocs.size() - alloc_at;
   return uint32_t(len);
@@ -135,12 +135,12 @@ void ReplicaStreams::restore_dropped(size_t c) {
     isa::CoreProgram& rec = recorded_[c][k];
     const Section& s = sections_[k];
     std::vector<isa::Instr> front(src.instrs.begin() + long(s.from), src.instrs.begin() + long(s.from + d.instrs));
-    size_t p = 0;
+    size_t p = 0, hint = 0;
     for (isa::Instr& i : front) {
       if (i.op != isa::Op::kSend && i.op != isa::Op::kRecv) continue;
-      i.peer_chip = d.peers[p].chip;
-      i.peer_core = d.peers[p].core;
-      ++p;
+      const isa::PeerRef peer = d.peers.at(p++, hint);
+      i.peer_chip = peer.chip;
+      i.peer_core = peer.core;
     }
     rec.instrs.insert(rec.instrs.begin(), front.begin(), front.end());
     rec.vmem_allocs.insert(rec.vmem_allocs.begin(), src.vmem_allocs.begin() + long(s.alloc_from),
@@ -149,7 +149,7 @@ void ReplicaStreams::restore_dropped(size_t c) {
   }
 }
 
-bool ReplicaStreams::can_share(size_t c, std::vector<isa::PeerRef>& peers) const {
+bool ReplicaStreams::can_share(size_t c, isa::PeerTable& peers) const {
   const isa::CoreProgram& src = prog_.cores[0];
   peers.clear();
   for (size_t k = 0; k < sections_.size(); ++k) {
@@ -170,7 +170,7 @@ bool ReplicaStreams::can_share(size_t c, std::vector<isa::PeerRef>& peers) const
 void ReplicaStreams::finish() {
   if (in_section_) throw std::logic_error("ReplicaStreams: finish inside a section");
   const isa::CoreProgram& src = prog_.cores[0];
-  std::vector<isa::PeerRef> peers;
+  isa::PeerTable peers;
   for (size_t c = 1; c < prog_.cores.size(); ++c) {
     auto& dst = prog_.cores[c];
     bool all_dropped = !keep_[c];
@@ -179,11 +179,8 @@ void ReplicaStreams::finish() {
                     dropped_[c][k].instrs == sections_[k].len && dropped_[c][k].allocs == sections_[k].alloc_len;
     if (share_ && all_dropped) {  // every kernel of every section checked: share
       dst.stream_of = 0;
-      size_t total = 0;
-      for (const Dropped& d : dropped_[c]) total += d.peers.size();
       dst.peers.clear();
-      dst.peers.reserve(total);
-      for (const Dropped& d : dropped_[c]) dst.peers.insert(dst.peers.end(), d.peers.begin(), d.peers.end());
+      for (const Dropped& d : dropped_[c]) dst.peers.append(d.peers);
       recorded_[c].clear();
       dropped_[c].clear();
       continue;

@@ -71,7 +71,7 @@ class ReplicaStreams {
   // yet, or it differs) keeps recording; finish() rebuilds what was dropped.
   struct Dropped {
     size_t instrs = 0, allocs = 0;      // dropped from the front of the section's recording
-    std::vector<isa::PeerRef> peers;    // the dropped transfers' peers
+    isa::PeerTable peers;               // the dropped transfers' peers
   };
   std::vector<std::vector<Dropped>> dropped_;  // [core][section]
   std::vector<uint8_t> keep_;                  // [core]: stopped dropping
@@ -82,7 +82,7 @@ class ReplicaStreams {
   size_t mirrored_transfers_ = 0;
   void restore_dropped(size_t c);
 
-  bool can_share(size_t c, std::vector<isa::PeerRef>& peers) const;
+  bool can_share(size_t c, isa::PeerTable& peers) const;
 };
 
 inline constexpr uint32_t kNoInstr = UINT32_MAX;

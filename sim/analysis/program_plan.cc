@@ -527,8 +527,11 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
     if (!recvs_sorted[r]) {
       const CorePlan& rp = cores_[r];
       std::vector<End>& v = recvs[r];
-      for (uint32_t pos = 0; pos < rp.sends_recvs.size(); ++pos)
-        if (rp.op[rp.sends_recvs[pos]] == uint8_t(isa::Op::kRecv)) v.push_back({global(rp.peer_at[pos]) << 32 | rp.transfer_tag[pos], pos});
+      isa::PeerTable::Reader peer = rp.peer_reader();
+      for (uint32_t pos = 0; pos < rp.sends_recvs.size(); ++pos) {
+        const isa::PeerRef p = peer.next();
+        if (rp.op[rp.sends_recvs[pos]] == uint8_t(isa::Op::kRecv)) v.push_back({global(p) << 32 | rp.transfer_tag[pos], pos});
+      }
       std::sort(v.begin(), v.end());
       recvs_sorted[r] = 1;
     }
@@ -539,9 +542,10 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
     CorePlan& cp = cores_[c];
     if (!cp.has_transfers) continue;
     const uint64_t self = global({cp.chip, cp.core});
+    isa::PeerTable::Reader peer = cp.peer_reader();
     for (uint32_t pos = 0; pos < cp.sends_recvs.size(); ++pos) {
       const uint32_t i = cp.sends_recvs[pos];
-      const isa::PeerRef to = cp.peer_at[pos];
+      const isa::PeerRef to = peer.next();
       const bool send = cp.op[i] == uint8_t(isa::Op::kSend);
       const char* to_from = send ? " sends to " : " receives from ";
       if (to.chip >= chips || to.core >= per_chip) {
@@ -553,9 +557,11 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
     }
     if (sizes_of_.at(cp.prog).distinct_tags) continue;  // no two of a triple, whatever the peers
     sends.clear();
-    for (uint32_t pos = 0; pos < cp.sends_recvs.size(); ++pos)
-      if (cp.op[cp.sends_recvs[pos]] == uint8_t(isa::Op::kSend))
-        sends.push_back({global(cp.peer_at[pos]) << 32 | cp.transfer_tag[pos], pos});
+    isa::PeerTable::Reader again = cp.peer_reader();
+    for (uint32_t pos = 0; pos < cp.sends_recvs.size(); ++pos) {
+      const isa::PeerRef p = again.next();
+      if (cp.op[cp.sends_recvs[pos]] == uint8_t(isa::Op::kSend)) sends.push_back({global(p) << 32 | cp.transfer_tag[pos], pos});
+    }
     std::sort(sends.begin(), sends.end());
     sorted_recvs(c);
     for (std::vector<End>* v : {&sends, &recvs[c]}) {  // both sorted
@@ -585,14 +591,18 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
     if (!sends_sorted[s]) {
       const CorePlan& sp = cores_[s];
       std::vector<End>& v = sends_by[s];
-      for (uint32_t pos = 0; pos < sp.sends_recvs.size(); ++pos)
-        if (sp.op[sp.sends_recvs[pos]] == uint8_t(isa::Op::kSend)) v.push_back({global(sp.peer_at[pos]) << 32 | sp.transfer_tag[pos], pos});
+      isa::PeerTable::Reader peer = sp.peer_reader();
+      for (uint32_t pos = 0; pos < sp.sends_recvs.size(); ++pos) {
+        const isa::PeerRef p = peer.next();
+        if (sp.op[sp.sends_recvs[pos]] == uint8_t(isa::Op::kSend)) v.push_back({global(p) << 32 | sp.transfer_tag[pos], pos});
+      }
       std::sort(v.begin(), v.end());
       sends_sorted[s] = 1;
     }
     return sends_by[s];
   };
   std::vector<uint32_t> guess, mine;
+  std::vector<size_t> hint_of(cores_.size(), 0);  // per core: the peer-table run its last read found
   const isa::CoreProgram* guess_of = nullptr;
   uint32_t unmatched_recv_core = kNoIndex;
   std::pair<uint32_t, uint32_t> unmatched_send{kNoIndex, kNoIndex};  // (core, position)
@@ -605,10 +615,11 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
     }
     const uint64_t self = global({cp.chip, cp.core});
     mine.assign(cp.sends_recvs.size(), kNoIndex);
+    isa::PeerTable::Reader peer = cp.peer_reader();
     for (uint32_t pos = 0; pos < cp.sends_recvs.size(); ++pos) {
       const uint32_t instr = cp.sends_recvs[pos];
       const bool send = cp.op[instr] == uint8_t(isa::Op::kSend);
-      const uint32_t r = slot_of_[global(cp.peer_at[pos])];
+      const uint32_t r = slot_of_[global(peer.next())];
       const uint32_t tag = cp.transfer_tag[pos];
       uint32_t at = kNoIndex;
       if (r != kNoIndex) {
@@ -616,7 +627,7 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
         const uint8_t want = uint8_t(send ? isa::Op::kRecv : isa::Op::kSend);
         at = guess[pos];
         const bool hit = at < rp.sends_recvs.size() && rp.op[rp.sends_recvs[at]] == want &&
-                         global(rp.peer_at[at]) == self && rp.transfer_tag[at] == tag;
+                         global(rp.peer_at(at, hint_of[r])) == self && rp.transfer_tag[at] == tag;
         if (!hit) {
           const std::vector<End>& v = send ? sorted_recvs(r) : sorted_sends(r);
           auto it = std::lower_bound(v.begin(), v.end(), End{self << 32 | tag, 0});
@@ -660,7 +671,7 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
     const uint32_t i = sp.sends_recvs[pos];
     const isa::Instr& ins = sp.instr(i);
     invalid(describe(sp, i) + " has no matching recv (no recv from " + core_name(sp.chip, sp.core) + " on " +
-            core_name(sp.peer_at[pos].chip, sp.peer_at[pos].core) + " with tag " + std::to_string(ins.tag) +
+            core_name(sp.peer_at(pos).chip, sp.peer_at(pos).core) + " with tag " + std::to_string(ins.tag) +
             (program.name.empty() ? "" : " in program '" + program.name + "'") + ")");
   }
 }
@@ -669,12 +680,12 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
 // own stream, else through its peer table (program.h).
 void ProgramPlan::translate_peers(CorePlan& cp, const isa::CoreProgram& own, const isa::Program& program) {
   if (own.stream_of < 0) {
-    cp.own_peers.resize(cp.sends_recvs.size());
+    cp.own_peers.clear();
     for (size_t k = 0; k < cp.sends_recvs.size(); ++k) {
       const isa::Instr& ins = cp.instr(cp.sends_recvs[k]);
-      cp.own_peers[k] = {ins.peer_chip, ins.peer_core};
+      cp.own_peers.push_back({ins.peer_chip, ins.peer_core});
     }
-    cp.peer_at = cp.own_peers;
+    cp.peers = &cp.own_peers;
     return;
   }
   if (own.peers.size() != cp.sends_recvs.size()) {
@@ -683,7 +694,7 @@ void ProgramPlan::translate_peers(CorePlan& cp, const isa::CoreProgram& own, con
             std::to_string(own.peers.size()) + " entries (one per send and receive)");
   }
   cp.own_peers.clear();
-  cp.peer_at = own.peers;
+  cp.peers = &own.peers;
 }
 
 // cp's stream's transfer tags and bytes, read from its instructions once per stream.

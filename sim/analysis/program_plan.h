@@ -140,14 +140,14 @@ struct CorePlan {
   std::span<const uint32_t> stored;       // DecodedStream::stored
   bool has_transfers = false;           // any kSend, kRecv, kHostLoad or kHostStore
   // Per kSend/kRecv (position in `sends_recvs`): the peer (a sharing core's peer table in the
-  // Program, not copied: a pod's hundreds of millions of entries; else `own_peers`), and the
+  // Program, not copied; else `own_peers`, from the instructions; runs: sim/isa/peer_table.h), and the
   // matching instruction's position in the peer's sends_recvs (SPMD replicas of one stream match at
   // the same positions: the cores of a stream share one table, `own_match_pos` only where a core's
   // differs; a 70B-class step over 256 chips has ~10^6 transfers per core). The peer's slot is
   // peer_slot(). Per barrier (position in `barriers`): its group. Sized by those few instructions,
   // not by the stream. The views into the Program are valid while it is.
-  std::span<const isa::PeerRef> peer_at;
-  std::vector<isa::PeerRef> own_peers;
+  const isa::PeerTable* peers = nullptr;
+  isa::PeerTable own_peers;
   // Per kSend/kRecv: its tag and bytes, kept once per stream (the passes over every core's
   // transfers read these, not the 120-byte instructions: a cache line each).
   std::span<const uint32_t> transfer_tag;
@@ -171,11 +171,18 @@ struct CorePlan {
     const uint32_t p = position[i];
     return p == kNoIndex || !(p & kBarrierPos) ? kNoIndex : p & ~kBarrierPos;
   }
-  isa::PeerRef peer(uint32_t i) const { return peer_at[transfer_pos(i)]; }  // i must be a kSend/kRecv
+  isa::PeerRef peer(uint32_t i) const { return peer_at(transfer_pos(i)); }  // i must be a kSend/kRecv
+  // The peer of transfer position `pos`; with `hint`, a run index kept between reads in order
+  // (isa::PeerTable::at).
+  isa::PeerRef peer_at(uint32_t pos) const { return (*peers)[pos]; }
+  isa::PeerRef peer_at(uint32_t pos, size_t& hint) const { return peers->at(pos, hint); }
+  // Every position's peer in order, one next() each (loops over all of a core's transfers).
+  isa::PeerTable::Reader peer_reader() const { return peers->reader(); }
   uint32_t match_instr(uint32_t i) const;
   // The slot (ProgramPlan::cores() index) of the peer of transfer position `pos` (kNoIndex: the
   // peer core has no stream in the program), and of kSend/kRecv i.
   uint32_t peer_slot(uint32_t pos) const;
+  uint32_t peer_slot(uint32_t pos, size_t& hint) const;
   uint32_t match_slot(uint32_t i) const {
     const uint32_t pos = transfer_pos(i);
     return pos == kNoIndex ? kNoIndex : peer_slot(pos);
@@ -257,7 +264,8 @@ class ProgramPlan {
   uint32_t epoch_ = 0;
 };
 
-inline uint32_t CorePlan::peer_slot(uint32_t pos) const { return plan->slot_of(peer_at[pos]); }
+inline uint32_t CorePlan::peer_slot(uint32_t pos) const { return plan->slot_of(peer_at(pos)); }
+inline uint32_t CorePlan::peer_slot(uint32_t pos, size_t& hint) const { return plan->slot_of(peer_at(pos, hint)); }
 
 inline uint32_t CorePlan::match_instr(uint32_t i) const {
   const uint32_t pos = transfer_pos(i);

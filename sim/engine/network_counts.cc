@@ -30,9 +30,10 @@ void NetworkCounts::count(const ProgramPlan& plan, const ReplicaClasses& classes
     if (!cp.has_transfers) continue;
     // What the core sends to each peer chip, then each route walked once.
     peers_.clear();
+    isa::PeerTable::Reader peers = cp.peer_reader();
     for (uint32_t k = 0; k < cp.sends_recvs.size(); ++k) {
+      const uint32_t peer = peers.next().chip;
       if (cp.op[cp.sends_recvs[k]] != uint8_t(isa::Op::kSend)) continue;
-      const uint32_t peer = cp.peer_at[k].chip;
       if (!to_packets_[peer]) peers_.push_back(peer);
       to_bytes_[peer] += cp.transfer_bytes[k];
       to_packets_[peer] += network_packets(hw.chip, cp.transfer_bytes[k]);  // at least one

@@ -75,9 +75,10 @@ ReplicaClasses find_replica_classes(const ProgramPlan& plan, const HwConfig& hw)
     std::fill(std::begin(number), std::end(number), uint8_t(0));
     uint8_t used = 0;
     const std::span<const uint8_t> op = cp.op;
+    isa::PeerTable::Reader peer = cp.peer_reader();
     for (uint32_t k = 0; k < cp.sends_recvs.size(); ++k) {
+      const uint32_t chip = peer.next().chip;
       if (op[cp.sends_recvs[k]] != uint8_t(isa::Op::kSend)) continue;
-      const uint32_t chip = cp.peer_at[k].chip;
       const Peer* p = nullptr;
       for (const Peer& x : peers)
         if (x.chip == chip) p = &x;
@@ -150,15 +151,17 @@ ReplicaClasses find_replica_classes(const ProgramPlan& plan, const HwConfig& hw)
         [&](uint32_t c) {
           const CorePlan& cp = cores[c];
           uint64_t h = mix(mix(0, col[c]), pos_hash.at(cp.match_pos_at.data()));
-          for (uint32_t k = 0; k < cp.sends_recvs.size(); ++k) h = mix(h, col[cp.peer_slot(k)]);
+          isa::PeerTable::Reader peer = cp.peer_reader();
+          for (uint32_t k = 0; k < cp.sends_recvs.size(); ++k) h = mix(h, col[plan.slot_of(peer.next())]);
           for (uint32_t b = 0; b < cp.barrier_group_at.size(); ++b) h = mix(h, gcol[cp.barrier_group_at[b]]);
           return h;
         },
         [&](uint32_t c, uint32_t r) {
           const CorePlan &a = cores[c], &b = cores[r];
           if (col[c] != col[r] || !same_pos(a, b)) return false;  // same stream: as many transfers and barriers
+          isa::PeerTable::Reader pa = a.peer_reader(), pb = b.peer_reader();
           for (uint32_t k = 0; k < a.sends_recvs.size(); ++k)
-            if (col[a.peer_slot(k)] != col[b.peer_slot(k)]) return false;
+            if (col[plan.slot_of(pa.next())] != col[plan.slot_of(pb.next())]) return false;
           for (uint32_t k = 0; k < a.barrier_group_at.size(); ++k)
             if (gcol[a.barrier_group_at[k]] != gcol[b.barrier_group_at[k]]) return false;
           return true;

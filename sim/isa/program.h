@@ -44,6 +44,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/isa/label.h"
+#include "sim/isa/peer_table.h"
 #include "sim/isa/repeat.h"
 #include "sim/isa/small_vector.h"
 
@@ -161,13 +162,6 @@ struct KernelRange {
   Collective collective = Collective::kNone;  // a collective's kernel: which (its instructions carry it too)
 };
 
-// A transfer peer: core `core` of chip `chip`.
-struct PeerRef {
-  uint32_t chip = 0;
-  uint32_t core = 0;
-  bool operator==(const PeerRef&) const = default;
-};
-
 struct CoreProgram {
   uint32_t chip = 0;
   uint32_t core = 0;  // core index within its chip
@@ -182,9 +176,10 @@ struct CoreProgram {
   // `stream_of` >= 0, this core runs the instructions and VMEM allocations of
   // Program::cores[stream_of] (which must not share itself) and leaves its own `instrs` and
   // `vmem_allocs` empty; its kSend/kRecv talk to `peers` instead: peers[k] is the peer of the
-  // stream's k-th kSend/kRecv (stream order), one entry per transfer (a few thousand per step).
+  // stream's k-th kSend/kRecv (stream order), one entry per transfer, stored as runs
+  // (sim/isa/peer_table.h: a collective's transfers alternate between two peers).
   int32_t stream_of = -1;
-  std::vector<PeerRef> peers;
+  PeerTable peers;
   // Tile loops stored once (sim/isa/repeat.h; optional). Empty: `instrs` is the stream itself.
   std::vector<Repeat> repeats;
 
@@ -319,12 +314,13 @@ inline Program unshared(const Program& program) {
     cp.instrs = expanded_instrs(src);
     cp.vmem_allocs = src.vmem_allocs;
     cp.kernels = src.kernels;
-    size_t k = 0;
+    size_t k = 0, hint = 0;
     for (Instr& i : cp.instrs) {
       if (i.op != Op::kSend && i.op != Op::kRecv) continue;
       if (k < cp.peers.size()) {
-        i.peer_chip = cp.peers[k].chip;
-        i.peer_core = cp.peers[k].core;
+        const PeerRef p = cp.peers.at(k, hint);
+        i.peer_chip = p.chip;
+        i.peer_core = p.core;
       }
       ++k;
     }
@@ -416,7 +412,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Repeat, first, len, trips, fixed
 // serialize as before they existed); missing keys keep their defaults.
 inline void to_json(nlohmann::json& j, const CoreProgram& c) {
   j = {{"chip", c.chip}, {"core", c.core}, {"instrs", c.instrs}, {"vmem_allocs", c.vmem_allocs},
-       {"stream_of", c.stream_of}, {"peers", c.peers}};
+       {"stream_of", c.stream_of}, {"peers", c.peers.expanded()}};
   if (!c.kernels.empty()) j["kernels"] = c.kernels;
   if (!c.repeats.empty()) j["repeats"] = c.repeats;
 }
@@ -428,7 +424,7 @@ inline void from_json(const nlohmann::json& j, CoreProgram& c) {
   c.vmem_allocs = j.value("vmem_allocs", d.vmem_allocs);
   c.kernels = j.value("kernels", d.kernels);
   c.stream_of = j.value("stream_of", d.stream_of);
-  c.peers = j.value("peers", d.peers);
+  c.peers = PeerTable(j.value("peers", std::vector<PeerRef>{}));
   c.repeats = j.value("repeats", d.repeats);
 }
 // ProgramInfo: the CMEM figures are written only when nonzero (programs without CMEM serialize as

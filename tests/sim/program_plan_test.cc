@@ -270,7 +270,9 @@ TEST(ProgramPlan, SharedStreamsTranslateTheirPeers) {
   EXPECT_EQ(plan.instructions(), 6u);
 
   auto short_table = p;
-  short_table.cores[2].peers.pop_back();
+  std::vector<isa::PeerRef> shorter = short_table.cores[2].peers.expanded();
+  shorter.pop_back();
+  short_table.cores[2].peers = isa::PeerTable(shorter);
   EXPECT_NE(plan_error(short_table).find("2 sends and receives, but its peer table has 1 entries"), std::string::npos)
       << plan_error(short_table);
   auto chained = p;

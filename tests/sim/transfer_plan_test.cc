@@ -135,7 +135,7 @@ TEST(TransferPlan, SharedStreamsAreCheckedWhereTheirTagsRepeat) {
     s.recv(peers[0][3].chip, 0, 5);
     for (uint32_t k = 1; k < 4; ++k) {
       p.cores[k].stream_of = 0;
-      p.cores[k].peers = peers[k];
+      p.cores[k].peers = isa::PeerTable(peers[k]);
     }
     return p;
   };
@@ -161,7 +161,7 @@ TEST(TransferPlan, SharedStreamsAreCheckedWhereTheirTagsRepeat) {
     p.cores[k].peers = {{(k + 1) % 4, 0}, {(k + 3) % 4, 0}};
   }
   EXPECT_EQ(plan_error(p), "");
-  p.cores[1].peers[1] = {3, 0};  // chip 1 receives from chip 3, which sends to chip 0
+  p.cores[1].peers = {{2, 0}, {3, 0}};  // chip 1 receives from chip 3, which sends to chip 0
   EXPECT_NE(plan_error(p).find("slice.chip1.core0 instruction #1 'recv' (recv) has no matching send (no send from "
                                "slice.chip3.core0 to slice.chip1.core0 with tag 5)"),
             std::string::npos)
