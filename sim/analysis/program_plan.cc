@@ -1,6 +1,7 @@
 #include "sim/analysis/program_plan.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -498,50 +499,56 @@ bool ProgramPlan::happens_before(const CorePlan& cp, uint32_t user, uint32_t loa
   return false;
 }
 
-// program.h: a kSend and a kRecv pair up by (sender core, receiver core, tag); each triple
-// appears at most once per program, and every send has its recv and vice versa.
-// A send finds its receive at the position the previous replica's did (SPMD replicas match at the
-// same positions), else in the receiver's receives sorted by (sender, tag) (16 bytes per receive,
-// built only for the receivers looked up so: hash maps of every transfer of the slice took
-// gigabytes on a full pod). Repeated triples are looked for per stream where its tags are
-// distinct, per core only where they repeat. Errors name the first offender in core order.
-void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& hw) {
-  const uint32_t chips = hw.slice.chips();
-  const uint32_t per_chip = hw.chip.cores;
-  struct End {
-    uint64_t key;  // the other core's global index << 32 | tag
-    uint32_t pos;  // position in the core's sends_recvs
-    bool operator<(const End& o) const { return key < o.key || (key == o.key && pos < o.pos); }
-  };
-  auto global = [&](isa::PeerRef p) { return uint64_t(p.chip) * per_chip + p.core; };
-  auto pair_name = [&](uint64_t from, uint64_t to, uint32_t tag) {
-    return core_name(uint32_t(from / per_chip), uint32_t(from % per_chip)) + " to " +
-           core_name(uint32_t(to / per_chip), uint32_t(to % per_chip)) + " with tag " + std::to_string(tag);
-  };
-  // A core's receives sorted by (sender, tag), built when a send looks one up that its guess (below)
-  // does not find, or to check or report the core: a slice's SPMD replicas mostly need none (16
-  // bytes per receive of every core, gigabytes on a 70B-class step over 256 chips).
-  std::vector<std::vector<End>> recvs(cores_.size());
-  std::vector<uint8_t> recvs_sorted(cores_.size(), 0);
-  auto sorted_recvs = [&](uint32_t r) -> const std::vector<End>& {
-    if (!recvs_sorted[r]) {
-      const CorePlan& rp = cores_[r];
-      std::vector<End>& v = recvs[r];
-      isa::PeerTable::Reader peer = rp.peer_reader();
-      for (uint32_t pos = 0; pos < rp.sends_recvs.size(); ++pos) {
+namespace {
+
+// One end of a transfer as the core that has it sees the other: key = the other core's global index
+// (chip x cores per chip + core) << 32 | tag; pos = its position in the core's sends_recvs.
+struct TransferEnd {
+  uint64_t key;
+  uint32_t pos;
+  bool operator<(const TransferEnd& o) const { return key < o.key || (key == o.key && pos < o.pos); }
+};
+
+uint64_t global_index(isa::PeerRef p, uint32_t per_chip) { return uint64_t(p.chip) * per_chip + p.core; }
+
+// A core's receives (or sends) sorted by (the other core, tag), built when a transfer looks one up
+// that its guess does not find, or to check or report the core: a slice's SPMD replicas mostly need
+// none (16 bytes per transfer of every core, gigabytes on a 70B-class step over 256 chips).
+class SortedEnds {
+ public:
+  SortedEnds(isa::Op op, size_t cores, uint32_t per_chip) : op_(op), of_(cores), built_(cores, 0), per_chip_(per_chip) {}
+  const std::vector<TransferEnd>& of(const CorePlan& cp) {
+    std::vector<TransferEnd>& v = of_[cp.slot];
+    if (!built_[cp.slot]) {
+      isa::PeerTable::Reader peer = cp.peer_reader();
+      for (uint32_t pos = 0; pos < cp.sends_recvs.size(); ++pos) {
         const isa::PeerRef p = peer.next();
-        if (rp.op[rp.sends_recvs[pos]] == uint8_t(isa::Op::kRecv)) v.push_back({global(p) << 32 | rp.transfer_tag[pos], pos});
+        if (cp.op[cp.sends_recvs[pos]] == uint8_t(op_)) v.push_back({global_index(p, per_chip_) << 32 | cp.transfer_tag[pos], pos});
       }
       std::sort(v.begin(), v.end());
-      recvs_sorted[r] = 1;
+      built_[cp.slot] = 1;
     }
-    return recvs[r];
-  };
-  std::vector<End> sends;  // scratch: one core's, sorted
-  for (uint32_t c = 0; c < cores_.size(); ++c) {
-    CorePlan& cp = cores_[c];
+    return v;
+  }
+
+ private:
+  isa::Op op_;
+  std::vector<std::vector<TransferEnd>> of_;
+  std::vector<uint8_t> built_;
+  uint32_t per_chip_;
+};
+
+// Every transfer's peer is a core of the slice other than its own, and no core has two sends (or
+// receives) of one (sender, receiver, tag) triple: checked on the cores whose stream repeats a tag
+// (`distinct_tags`: else no peers can repeat one).
+void check_peers(const std::vector<CorePlan>& cores, const HwConfig& hw, SortedEnds& recvs,
+                 const std::function<bool(const CorePlan&)>& distinct_tags) {
+  const uint32_t chips = hw.slice.chips();
+  const uint32_t per_chip = hw.chip.cores;
+  std::vector<TransferEnd> sends;  // scratch: one core's, sorted
+  for (const CorePlan& cp : cores) {
     if (!cp.has_transfers) continue;
-    const uint64_t self = global({cp.chip, cp.core});
+    const uint64_t self = global_index({cp.chip, cp.core}, per_chip);
     isa::PeerTable::Reader peer = cp.peer_reader();
     for (uint32_t pos = 0; pos < cp.sends_recvs.size(); ++pos) {
       const uint32_t i = cp.sends_recvs[pos];
@@ -553,30 +560,50 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
                 std::to_string(to.core) + ", but the slice has " + std::to_string(chips) + " chips of " +
                 std::to_string(per_chip) + " cores");
       }
-      if (global(to) == self) invalid(describe(cp, i) + to_from + "its own core (use a DMA)");
+      if (global_index(to, per_chip) == self) invalid(describe(cp, i) + to_from + "its own core (use a DMA)");
     }
-    if (sizes_of_.at(cp.prog).distinct_tags) continue;  // no two of a triple, whatever the peers
+    if (distinct_tags(cp)) continue;  // no two of a triple, whatever the peers
     sends.clear();
     isa::PeerTable::Reader again = cp.peer_reader();
     for (uint32_t pos = 0; pos < cp.sends_recvs.size(); ++pos) {
       const isa::PeerRef p = again.next();
-      if (cp.op[cp.sends_recvs[pos]] == uint8_t(isa::Op::kSend)) sends.push_back({global(p) << 32 | cp.transfer_tag[pos], pos});
+      if (cp.op[cp.sends_recvs[pos]] == uint8_t(isa::Op::kSend))
+        sends.push_back({global_index(p, per_chip) << 32 | cp.transfer_tag[pos], pos});
     }
     std::sort(sends.begin(), sends.end());
-    sorted_recvs(c);
-    for (std::vector<End>* v : {&sends, &recvs[c]}) {  // both sorted
+    for (const std::vector<TransferEnd>* v : {&std::as_const(sends), &recvs.of(cp)}) {  // both sorted
       for (size_t k = 1; k < v->size(); ++k) {
         if ((*v)[k].key != (*v)[k - 1].key) continue;
         const bool send = v == &sends;
         const uint32_t tag = uint32_t((*v)[k].key);
-        const uint64_t peer = (*v)[k].key >> 32;
+        const uint64_t other = (*v)[k].key >> 32;
         invalid(describe(cp, cp.sends_recvs[(*v)[k].pos]) + " and " + describe(cp, cp.sends_recvs[(*v)[k - 1].pos]) +
                 " are both " + (send ? "sends to " : "recvs from ") +
-                core_name(uint32_t(peer / per_chip), uint32_t(peer % per_chip)) + " with tag " + std::to_string(tag) +
+                core_name(uint32_t(other / per_chip), uint32_t(other % per_chip)) + " with tag " + std::to_string(tag) +
                 " (a sender, receiver, tag triple must be unique in a program)");
       }
     }
   }
+}
+
+}  // namespace
+
+// program.h: a kSend and a kRecv pair up by (sender core, receiver core, tag); each triple
+// appears at most once per program, and every send has its recv and vice versa.
+// A send finds its receive at the position the previous replica's did (SPMD replicas match at the
+// same positions), else in the receiver's receives sorted by (sender, tag) (16 bytes per receive,
+// built only for the receivers looked up so: hash maps of every transfer of the slice took
+// gigabytes on a full pod). Repeated triples are looked for per stream where its tags are
+// distinct, per core only where they repeat. Errors name the first offender in core order.
+void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& hw) {
+  const uint32_t per_chip = hw.chip.cores;
+  auto global = [&](isa::PeerRef p) { return global_index(p, per_chip); };
+  auto pair_name = [&](uint64_t from, uint64_t to, uint32_t tag) {
+    return core_name(uint32_t(from / per_chip), uint32_t(from % per_chip)) + " to " +
+           core_name(uint32_t(to / per_chip), uint32_t(to % per_chip)) + " with tag " + std::to_string(tag);
+  };
+  SortedEnds recvs(isa::Op::kRecv, cores_.size(), per_chip), sends(isa::Op::kSend, cores_.size(), per_chip);
+  check_peers(cores_, hw, recvs, [this](const CorePlan& cp) { return sizes_of_.at(cp.prog).distinct_tags; });
   // Each core's transfers from its own side: a send looks for its receive on the receiver, a
   // receive for its send on the sender. SPMD replicas of one stream match at the same positions:
   // the previous core's match of the same position is tried first (a receive from this core with
@@ -584,23 +611,6 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
   // when it is not it; and a core whose positions are its stream's first core's shares that table.
   // Byte mismatches are reported as found (sender order); a transfer without its other end after
   // every core was matched, receives first (program.h's order of errors).
-  std::vector<std::vector<End>> sends_by(cores_.size());
-  std::vector<uint8_t> sends_sorted(cores_.size(), 0);
-  auto sorted_sends = [&](uint32_t s) -> const std::vector<End>& {
-    // Built, like sorted_recvs, only where a receive's guess misses (16 bytes per send).
-    if (!sends_sorted[s]) {
-      const CorePlan& sp = cores_[s];
-      std::vector<End>& v = sends_by[s];
-      isa::PeerTable::Reader peer = sp.peer_reader();
-      for (uint32_t pos = 0; pos < sp.sends_recvs.size(); ++pos) {
-        const isa::PeerRef p = peer.next();
-        if (sp.op[sp.sends_recvs[pos]] == uint8_t(isa::Op::kSend)) v.push_back({global(p) << 32 | sp.transfer_tag[pos], pos});
-      }
-      std::sort(v.begin(), v.end());
-      sends_sorted[s] = 1;
-    }
-    return sends_by[s];
-  };
   std::vector<uint32_t> guess, mine;
   std::vector<size_t> hint_of(cores_.size(), 0);  // per core: the peer-table run its last read found
   const isa::CoreProgram* guess_of = nullptr;
@@ -629,8 +639,8 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
         const bool hit = at < rp.sends_recvs.size() && rp.op[rp.sends_recvs[at]] == want &&
                          global(rp.peer_at(at, hint_of[r])) == self && rp.transfer_tag[at] == tag;
         if (!hit) {
-          const std::vector<End>& v = send ? sorted_recvs(r) : sorted_sends(r);
-          auto it = std::lower_bound(v.begin(), v.end(), End{self << 32 | tag, 0});
+          const std::vector<TransferEnd>& v = (send ? recvs : sends).of(rp);
+          auto it = std::lower_bound(v.begin(), v.end(), TransferEnd{self << 32 | tag, 0});
           at = it != v.end() && it->key == (self << 32 | tag) ? it->pos : kNoIndex;
           if (at != kNoIndex) guess[pos] = at;
         }
@@ -659,7 +669,7 @@ void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& h
   }
   if (unmatched_recv_core != kNoIndex) {
     const CorePlan& rp = cores_[unmatched_recv_core];
-    for (const End& e : sorted_recvs(unmatched_recv_core)) {  // the first in (sender, tag) order
+    for (const TransferEnd& e : recvs.of(rp)) {  // the first in (sender, tag) order
       if (rp.match_pos_at[e.pos] != kNoIndex) continue;
       invalid(describe(rp, rp.sends_recvs[e.pos]) + " has no matching send (no send from " +
               pair_name(e.key >> 32, global({rp.chip, rp.core}), uint32_t(e.key)) + ")");

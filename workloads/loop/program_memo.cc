@@ -1,5 +1,6 @@
 #include "workloads/loop/program_memo.h"
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -263,7 +264,8 @@ void ProgramMemo::store(const StepVariant& v, const StepInfo& info, const BuiltS
                   {"info", info_json(info)}, {"step", step_json(step)}, {"run", run_json(run)}};
   const std::vector<uint8_t> bytes = json::to_cbor(j);
   const std::string to = path(v);
-  const std::string tmp = fmt::format("{}.{}.tmp", to, ::getpid());
+  static std::atomic<uint64_t> writes{0};  // two threads of one process writing the same entry
+  const std::string tmp = fmt::format("{}.{}.{}.tmp", to, ::getpid(), writes++);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
