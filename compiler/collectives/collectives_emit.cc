@@ -100,12 +100,9 @@ std::vector<uint8_t> chain_flags(const CollectivePlan& plan, const std::vector<P
 bool mirror_replica(const CollectivePlan& plan, const std::vector<Pieces>& pieces, std::vector<ProgramBuilder*>& b,
                     const std::vector<CoreId>& cores, const std::vector<std::vector<uint32_t>>& recv_from,
                     const std::vector<std::vector<uint32_t>>& after, const std::vector<uint8_t>& chain,
-                    const std::vector<uint8_t>& chain0, uint32_t i) {
+                    const std::vector<uint8_t>& chain0, uint32_t i, std::vector<isa::PeerRef>& peers) {
   if (i == 0 || !b[i]->mirrors() || after[i] != after[0] || after[0].empty() || chain != chain0) return false;
-  std::vector<isa::PeerRef> peers;
-  size_t total = 0;
-  for (size_t k = 0; k < plan.steps.size(); ++k) total += 2 * pieces[k].count;
-  peers.reserve(total);
+  peers.clear();  // the caller's scratch: its capacity is kept from replica to replica
   for (size_t k = 0; k < plan.steps.size(); ++k) {
     const CoreId to = cores[plan.steps[k].send_to[i]], from = cores[recv_from[k][i]];
     for (uint64_t p = 0; p < pieces[k].count; ++p) {
@@ -160,9 +157,10 @@ CollectiveResult emit_plan(const CollectivePlan& plan, std::vector<ProgramBuilde
     for (uint32_t i = 0; i < n; ++i) recv_from[k][plan.steps[k].send_to[i]] = i;
   const std::vector<uint8_t> continues = phase_continues(plan);
   const std::vector<uint8_t> chain0 = chain_flags(plan, pieces, continues, 0);
+  std::vector<isa::PeerRef> mirrored;  // mirror_replica's scratch
   for (uint32_t i = 0; i < n; ++i) {
     const std::vector<uint8_t> chain = i == 0 ? chain0 : chain_flags(plan, pieces, continues, i);
-    if (mirror_replica(plan, pieces, b, cores, recv_from, after, chain, chain0, i)) {
+    if (mirror_replica(plan, pieces, b, cores, recv_from, after, chain, chain0, i, mirrored)) {
       res.done[i] = res.done[0];
       continue;
     }

@@ -590,11 +590,11 @@ void check_peers(const std::vector<CorePlan>& cores, const HwConfig& hw, SortedE
 
 // program.h: a kSend and a kRecv pair up by (sender core, receiver core, tag); each triple
 // appears at most once per program, and every send has its recv and vice versa.
-// A send finds its receive at the position the previous replica's did (SPMD replicas match at the
-// same positions), else in the receiver's receives sorted by (sender, tag) (16 bytes per receive,
-// built only for the receivers looked up so: hash maps of every transfer of the slice took
-// gigabytes on a full pod). Repeated triples are looked for per stream where its tags are
-// distinct, per core only where they repeat. Errors name the first offender in core order.
+// A send finds its receive (a receive its send) at the position the previous replica's did (SPMD
+// replicas match at the same positions), else in the other core's receives (sends) sorted by (core,
+// tag) (SortedEnds: built only for the cores looked up so; hash maps of every transfer of the slice
+// took gigabytes on a full pod). Repeated triples are looked for per stream where its tags are
+// distinct, per core only where they repeat (check_peers). Errors name the first offender in core order.
 void ProgramPlan::match_transfers(const isa::Program& program, const HwConfig& hw) {
   const uint32_t per_chip = hw.chip.cores;
   auto global = [&](isa::PeerRef p) { return global_index(p, per_chip); };

@@ -20,7 +20,7 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 // The file format; a file of another format is a miss. Raise it with any change below.
-constexpr int kFormat = 1;
+constexpr int kFormat = 2;
 
 // Every field of what the memo keeps is written and read below: a field added to one of these
 // structs and not here would silently be lost for memo readers, so their sizes are pinned (x86-64).
@@ -76,7 +76,6 @@ compiler::GraphCollective collective_of(const json& j) {
 json step_json(const BuiltStep& s) {
   const compiler::CompiledStep& c = s.compiled;
   const compiler::MemoryPlan& m = c.memory;
-  const isa::ProgramInfo& pi = c.program.info;
   const compiler::MemoryBreakdown& b = s.memory;
   json cols = json::array();
   for (const auto& g : c.collectives) cols.push_back(collective_json(g));
@@ -89,7 +88,7 @@ json step_json(const BuiltStep& s) {
           cols,
           c.infeed_bytes,
           {c.allreduce_bytes, c.allgather_bytes, c.reducescatter_bytes},
-          {pi.flops, pi.hbm_bytes_min, pi.hbm_bytes, pi.fusions, pi.cmem_bytes, pi.cmem_resident_bytes},
+          c.program.info,  // isa::ProgramInfo's own JSON (sim/isa/program.h)
           {b.parameter_bytes, b.gathered_parameter_bytes, b.gradient_bytes, b.optimizer_state_bytes, b.activation_bytes,
            b.peak_bytes},
           s.graph_nodes,
@@ -120,8 +119,7 @@ BuiltStep step_of(const StepVariant& v, const json& j) {
   c.allreduce_bytes = j.at(7).at(0);
   c.allgather_bytes = j.at(7).at(1);
   c.reducescatter_bytes = j.at(7).at(2);
-  const json& pi = j.at(8);
-  c.program.info = {pi.at(0), pi.at(1), pi.at(2), pi.at(3), pi.at(4), pi.at(5)};
+  c.program.info = j.at(8).get<isa::ProgramInfo>();
   const json& b = j.at(9);
   s.memory = {b.at(0), b.at(1), b.at(2), b.at(3), b.at(4), b.at(5)};
   s.graph_nodes = j.at(10);
