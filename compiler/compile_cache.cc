@@ -63,6 +63,10 @@ CacheKey graph_cache_key(const models::Graph& g, const std::vector<int>& donated
     h.pod(uint8_t(n.dtype));
     h.vec(n.inputs);
     if (n.group >= 0) h.pod(n.group);  // an already-fused graph's kernels (absent otherwise: keys unchanged)
+    // Not n.sharding: the builders' annotations follow from the graph's structure (data parallel: the
+    // gradients the update reads; FSDP: its units, in FsdpStep::wrap_key), so keys stay those of
+    // the programs before annotations existed. A builder whose shardings are a free choice (a
+    // mesh) keys them itself, as the replica count is.
     switch (n.kind) {
       case models::OpKind::kElementwise: h.pod(uint8_t(n.ew)); break;
       case models::OpKind::kReduce:

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/enum_names.h"
+#include "models/sharding.h"
 
 namespace tpusim::models {
 
@@ -166,6 +167,9 @@ struct Node {
   // module: one group per `fusion` instruction and per unfused instruction; Graph::groups() names
   // them). -1: none, the compiler's fusion decides (compiler/plan/fusion.h).
   int group = -1;
+  // How this replica's value relates to the tensor the SPMD program means (models/sharding.h):
+  // set by the step builders, read by the partitioner (compiler/step/partition.h).
+  TensorSharding sharding;
 };
 
 // No tensor has more elements than this: 2^40 (a TiB of bytes) exceeds the HBM of any TPU chip
@@ -230,6 +234,7 @@ class Graph {
   // after their instructions so that kernels are named so).
   void set_name(int id, std::string name) { nodes_.at(id).name = std::move(name); }
   void set_materialize(int id) { nodes_.at(id).materialize = true; }
+  void set_sharding(int id, TensorSharding s) { nodes_.at(size_t(id)).sharding = s; }
   // A new fusion group named `name` (its kernel's name); set_group puts a node in it.
   int add_group(std::string name) {
     groups_.push_back(std::move(name));

@@ -46,10 +46,10 @@ void run_case(const HwConfig& hw, const char* engine_name) {
   o.dtype = models::DType::kBF16;
   models::OptimizerConfig opt;
   opt.kind = models::OptimizerKind::kLamb;
-  const models::BertTrainingStep s = models::build_training_step(models::find_preset("bert-large-uncased"), o, opt);
+  models::BertTrainingStep s = models::build_training_step(models::find_preset("bert-large-uncased"), o, opt);
   compiler::DataParallelStep dp;
   dp.graph = &s.model.graph;
-  dp.grads = s.grads.grads;
+  compiler::shard_data_parallel(s.model.graph, s.grads.grads);
   for (auto [in, out] : s.optimizer.donated) dp.donated[out] = in;
 
   auto t0 = std::chrono::steady_clock::now();

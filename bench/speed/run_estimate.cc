@@ -37,10 +37,10 @@ void run_case(const HwConfig& hw, const char* engine_name) {
   o.batch = 4;
   o.seq = 128;
   models::OptimizerConfig opt;
-  const models::BertTrainingStep s = models::build_training_step(models::find_preset("bert-base-uncased"), o, opt);
+  models::BertTrainingStep s = models::build_training_step(models::find_preset("bert-base-uncased"), o, opt);
   compiler::DataParallelStep dp;
   dp.graph = &s.model.graph;
-  dp.grads = s.grads.grads;
+  compiler::shard_data_parallel(s.model.graph, s.grads.grads);
   for (auto [in, out] : s.optimizer.donated) dp.donated[out] = in;
   const compiler::CompiledStep c = compiler::compile_spmd_step(compiler::data_parallel_step(dp, hw), hw, "bert-base");
   auto engine = make_engine(engine_name, hw);

@@ -50,7 +50,7 @@ const BertBaseStep& bert_base_step() {
     auto p = std::make_unique<BertBaseStep>();
     p->s = models::build_training_step(models::find_preset("bert-base-cased"), o, {});
     p->dp.graph = &p->s.model.graph;
-    p->dp.grads = p->s.grads.grads;
+    compiler::shard_data_parallel(p->s.model.graph, p->s.grads.grads);
     for (auto [in, out] : p->s.optimizer.donated) p->dp.donated[out] = in;
     return p;
   }();

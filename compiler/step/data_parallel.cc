@@ -5,10 +5,12 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <string>
 
 #include "compiler/collectives/collectives.h"
 #include "compiler/lower/lowering.h"
 #include "compiler/plan/fusion.h"
+#include "compiler/step/partition.h"
 
 namespace tpusim::compiler {
 
@@ -50,6 +52,10 @@ class Rewriter {
 };
 
 }  // namespace
+
+void shard_data_parallel(models::Graph& g, const std::vector<int>& grads) {
+  for (int gr : grads) g.set_sharding(gr, models::TensorSharding::partial_over(models::MeshAxis::kData));
+}
 
 CacheKey step_cache_key(const DataParallelStep& step) {
   std::vector<int> donated_inputs;
@@ -93,10 +99,22 @@ SpmdStep write_step(const DataParallelStep& step, models::Graph* movable, const 
   s.algorithm = step.allreduce_algorithm;
   s.device_update = cores_per_device(hw.chip) > 1;
 
+  // The gradients: the values the partitioner all-reduces over the data axis for their readers.
+  std::vector<int> grad_list;
+  Reshard reduce;  // each one's collective (the same for all)
+  for (const ReshardEdge& e : partition_edges(g)) {
+    if (e.how.op != models::CollectiveOp::kAllReduce || e.how.axis != models::MeshAxis::kData)
+      throw std::invalid_argument("data_parallel_step: node " + std::to_string(e.value) +
+                                  " needs a collective other than an all-reduce over the data axis");
+    grad_list.push_back(e.value);
+    reduce = e.how;
+  }
+  const models::Mesh mesh = models::Mesh::along(models::MeshAxis::kData, n);
+
   // The update: what reads (transitively) a gradient runs after the all-reduces.
   FusionPlan planned_here;
   const FusionPlan& plan = step.fusions ? *step.fusions : (planned_here = plan_fusions(g));
-  const std::set<int> grads(step.grads.begin(), step.grads.end());
+  const std::set<int> grads(grad_list.begin(), grad_list.end());
   std::vector<bool> after(g.nodes().size(), false);
   for (const auto& node : g.nodes())  // node ids are topological
     for (int in : node.inputs)
@@ -111,7 +129,7 @@ SpmdStep write_step(const DataParallelStep& step, models::Graph* movable, const 
     for (int r : kernel_outputs(*pre[k])) producer[size_t(r)] = k;
   std::vector<std::vector<int>> buckets;
   std::vector<size_t> ready;
-  if (!step.grads.empty() && n > 1) buckets = gradient_buckets(g, step.grads, producer, step.allreduce_bucket_bytes);
+  if (!grad_list.empty() && n > 1) buckets = gradient_buckets(g, grad_list, producer, step.allreduce_bucket_bytes);
   for (const auto& b : buckets) {
     size_t r = ready.empty() ? 0 : ready.back();
     for (int gr : b) r = std::max(r, producer[size_t(gr)]);
@@ -129,9 +147,7 @@ SpmdStep write_step(const DataParallelStep& step, models::Graph* movable, const 
   const bool overlap = step.overlap_allreduce;
   std::map<int, int> allreduce_of;  // gradient -> its all-reduce node
   auto emit_allreduce = [&](size_t b) {
-    models::CollectiveAttrs a;
-    a.op = models::CollectiveOp::kAllReduce;
-    a.replicas = n;
+    models::CollectiveAttrs a = collective_attrs(reduce, mesh);
     a.async = overlap;
     a.combine = buckets[b].size() > 1 ? int64_t(b) : -1;
     // The gradients first (one the backward pass fused into the update has its own kernel now, a
@@ -157,7 +173,7 @@ SpmdStep write_step(const DataParallelStep& step, models::Graph* movable, const 
   out.set_scheduled(true);
 
   for (const auto& [o, in] : step.donated) s.donated[rw.id(o)] = rw.id(in);
-  for (int gr : step.grads) s.gradients.push_back(rw.id(gr));
+  for (int gr : grad_list) s.gradients.push_back(rw.id(gr));
   for (const auto& node : g.nodes())
     if (after[size_t(node.id)] && !grads.count(node.id)) s.device_split.push_back(rw.id(node.id));
   return s;

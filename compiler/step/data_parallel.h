@@ -1,8 +1,11 @@
-// Data parallelism as a sharding of the step graph: the same step on every core of the slice (every
-// tensor replicated, the batch split along the data axis), its gradients all-reduced between the
-// backward pass and the optimizer update — what torch_xla's optimizer step (xm.optimizer_step,
-// Accelerate's optimizer.step()) and TPUStrategy do on a slice where every TensorCore is a replica.
-// data_parallel_step() writes the step as one replica's SPMD program (compiler/step/spmd_step.h):
+// Data parallelism as a sharding of the step graph (mesh {data: n}): the same step on every core of
+// the slice, parameters and optimizer state whole on every replica, each replica's gradients
+// computed from its share of the batch: partial sums over the data axis
+// (shard_data_parallel annotates them; models/sharding.h). The partitioner (compiler/step/partition.h)
+// finds where the update reads them whole: an all-reduce each — what torch_xla's optimizer step
+// (xm.optimizer_step, Accelerate's optimizer.step()) and TPUStrategy do on a slice where every
+// TensorCore is a replica. data_parallel_step() writes the step as one replica's SPMD program
+// (compiler/step/spmd_step.h) with those all-reduces scheduled as XLA does:
 //
 //   * XLA's all-reduce combiner: the gradients, in the order the backward pass produces them, are
 //     combined into all-reduces of at most `allreduce_bucket_bytes` (a larger gradient is one alone);
@@ -38,8 +41,6 @@ namespace tpusim::compiler {
 struct DataParallelStep {
   const models::Graph* graph = nullptr;  // forward + backward + update of one replica
   const FusionPlan* fusions = nullptr;   // graph's fusion plan when the caller planned it already (else planned here)
-  std::vector<int> grads;        // gradients to all-reduce; empty: no all-reduce (evaluation, or a
-                                 // gradient-accumulation micro-step that does not sync)
   std::map<int, int> donated;    // output node -> the input parameter whose buffer it overwrites
   bool prefetch_next_batch = true;  // host->HBM transfer of the next step's inputs overlaps this step
   uint64_t allreduce_piece_bytes = 1ull << 20;
@@ -51,6 +52,11 @@ struct DataParallelStep {
   // after the backward pass.
   bool overlap_allreduce = true;
 };
+
+// The data-parallel sharding of a training step's graph: each of `grads` (the gradients the update
+// reads) a partial sum over the data axis. Evaluation and a gradient-accumulation micro-step that
+// does not sync annotate none: nothing is all-reduced.
+void shard_data_parallel(models::Graph& g, const std::vector<int>& grads);
 
 // XLA's all-reduce combiner as the step applies it: `grads` in the order their kernels produce them
 // (`producer`: each node's kernel position; ties by node id), combined into buckets of at most

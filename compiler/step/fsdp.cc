@@ -1,12 +1,14 @@
 #include "compiler/step/fsdp.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <utility>
 
 #include "compiler/collectives/collectives.h"
 #include "compiler/plan/fusion.h"
+#include "compiler/step/partition.h"
 
 namespace tpusim::compiler {
 
@@ -25,7 +27,8 @@ enum Phase { kForward = 0, kBackward = 1 };
 class StepWriter {
  public:
   StepWriter(const FsdpStep& st, const FusionPlan& plan, Graph& out)
-      : st_(st), g_(*st.graph), og_(*st.optimizer_graph), plan_(plan), out_(out), gid_(g_.nodes().size(), -1),
+      : st_(st), g_(*st.graph), og_(*st.optimizer_graph), plan_(plan), out_(out),
+        mesh_(models::Mesh::along(models::MeshAxis::kFsdp, st.cores)), gid_(g_.nodes().size(), -1),
         oid_(og_.nodes().size(), -1), unit_of_(g_.nodes().size(), -1), part_{std::vector<int>(g_.nodes().size(), -1),
                                                                            std::vector<int>(g_.nodes().size(), -1)} {
     for (size_t u = 0; u < st.units.size(); ++u) {
@@ -52,12 +55,11 @@ class StepWriter {
     for (int x : kernel_outputs(f)) ocopy(x);
   }
 
-  // Unit u's flat all-gather for phase `ph` (parts: its parameters); returns the parts.
-  void all_gather(int u, Phase ph, uint32_t n, bool async) {
+  // Unit u's flat all-gather for phase `ph` (parts: its parameters, whole where the kernels read
+  // them, from the shard split along the fsdp axis).
+  void all_gather(int u, Phase ph, bool async) {
     const FsdpUnit& unit = st_.units[size_t(u)];
-    CollectiveAttrs a;
-    a.op = CollectiveOp::kAllGather;
-    a.replicas = n;
+    CollectiveAttrs a = attrs(og_.node(unit.shard), g_.node(unit.params.front()), CollectiveOp::kAllGather);
     a.async = async_ = async;
     a.combine = next_combine_++;
     for (int p : unit.params) {
@@ -73,14 +75,13 @@ class StepWriter {
     for (int p : st_.units[size_t(u)].params)
       part_[ph][size_t(p)] = out_.collective_done(part_[ph][size_t(p)], "all-gather-done");
   }
-  // Unit u's flat reduce-scatter of its gradients into its slice.
-  void reduce_scatter(int u, uint32_t n, bool async) {
+  // Unit u's flat reduce-scatter of its gradients (partial sums) into its slice (split along the
+  // fsdp axis).
+  void reduce_scatter(int u, bool async) {
     const FsdpUnit& unit = st_.units[size_t(u)];
     std::vector<int> grads;
     for (int gr : unit.grads) grads.push_back(copy(gr, kBackward));
-    CollectiveAttrs a;
-    a.op = CollectiveOp::kReduceScatter;
-    a.replicas = n;
+    CollectiveAttrs a = attrs(g_.node(unit.grads.front()), og_.node(unit.grad_shard), CollectiveOp::kReduceScatter);
     a.async = async;
     rs_value_[size_t(u)] = out_.flat_reduce_scatter(grads, og_.node(unit.grad_shard).shape.at(0), a, "reduce-scatter");
     gradients_.insert(gradients_.end(), grads.begin(), grads.end());
@@ -133,11 +134,21 @@ class StepWriter {
     return oid_[size_t(x)] = out_.append_copy(std::move(c));
   }
 
+  // The collective the partitioner's rule gives for `from`'s value read as `to`'s (its attributes
+  // on the mesh): an FSDP step's must be `op`.
+  CollectiveAttrs attrs(const models::Node& from, const models::Node& to, CollectiveOp op) const {
+    const std::optional<Reshard> r = reshard(from.sharding, to.sharding);
+    if (!r || r->op != op)
+      throw std::logic_error("fsdp_step: " + from.name + " -> " + to.name + " is not resharded by a " + models::collective_op_name(op));
+    return collective_attrs(*r, mesh_);
+  }
+
   const FsdpStep& st_;
   const Graph& g_;
   const Graph& og_;
   const FusionPlan& plan_;
   Graph& out_;
+  const models::Mesh mesh_;  // {fsdp: cores}
   std::vector<int> gid_, oid_, unit_of_;
   std::map<std::pair<int, int>, int> dup_;  // (node, phase) -> its copy, for values recomputed per kernel
   std::vector<int> part_[2];                // per phase, per unit parameter: the value the kernels read
@@ -194,10 +205,10 @@ SpmdStep fsdp_step(const FsdpGraphs& f, const HwConfig& hw) {
         w.optimizer_kernel(oplan.fusions[size_t(slot.index)]);
         break;
       case FsdpSlot::kAllGather:
-        w.all_gather(slot.index, gather_at[si].second, n, async);
+        w.all_gather(slot.index, gather_at[si].second, async);
         break;
       case FsdpSlot::kReduceScatter:
-        w.reduce_scatter(slot.index, n, async);
+        w.reduce_scatter(slot.index, async);
         if (async) rs_pending.push_back(slot.index);
         break;
     }

@@ -92,10 +92,16 @@ std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::ModelGraph fwd, uint32_t n
   for (size_t u = 0; u < s.units.size(); ++u) {
     FsdpUnit& unit = s.units[u];
     unit.shard = out->optimizer.shards[u];
+    // The sharding (models/sharding.h): the unit's flat parameter and its gradient split along the
+    // fsdp axis in the update, each core's gradients partial sums (compiler/step/fsdp.cc reshards).
+    const auto split = models::TensorSharding::split_along(0, models::MeshAxis::kFsdp);
+    out->optimizer.graph.set_sharding(unit.shard, split);
+    for (int gr : unit.grads) out->graph.set_sharding(gr, models::TensorSharding::partial_over(models::MeshAxis::kFsdp));
     const uint64_t shard_bytes = stored_bytes(out->optimizer.graph, unit.shard);
     unit.gathered_bytes = uint64_t(n) * shard_bytes;
     if (training) {
       unit.grad_shard = out->optimizer.grad_shards[u];
+      out->optimizer.graph.set_sharding(unit.grad_shard, split);
       unit.grad_bytes = uint64_t(n) * stored_bytes(out->optimizer.graph, unit.grad_shard);
     }
     out->parameter_bytes += shard_bytes;

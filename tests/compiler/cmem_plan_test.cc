@@ -159,10 +159,10 @@ TEST(CmemLowering, AV4TrainingStepSharesTheChipsCmemBetweenItsReplicas) {
   o.batch = 4;
   o.seq = 128;
   models::OptimizerConfig opt;
-  const auto s = models::build_training_step(models::find_preset("bert-tiny"), o, opt);
+  auto s = models::build_training_step(models::find_preset("bert-tiny"), o, opt);
   DataParallelStep dp;
   dp.graph = &s.model.graph;
-  dp.grads = s.grads.grads;
+  shard_data_parallel(s.model.graph, s.grads.grads);
   for (auto [in, out] : s.optimizer.donated) dp.donated[out] = in;
   const HwConfig hw = v4();
   const CompiledStep with = compile_spmd_step(data_parallel_step(dp, hw), hw, "bert-tiny");

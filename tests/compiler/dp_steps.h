@@ -28,7 +28,7 @@ inline Step make_step(const std::string& preset, int64_t batch, int64_t seq, mod
   opt.state_dtype = dtype;
   Step st{models::build_training_step(models::find_preset(preset), o, opt), {}};
   st.dp.graph = &st.s.model.graph;
-  st.dp.grads = st.s.grads.grads;
+  shard_data_parallel(st.s.model.graph, st.s.grads.grads);
   for (auto [in, out] : st.s.optimizer.donated) st.dp.donated[out] = in;
   return st;
 }

@@ -81,7 +81,7 @@ TEST(KernelCache, DataParallelStepsAreIdenticalWithAndWithoutIt) {
     models::BertTrainingStep s = models::build_training_step(four_layers(), shape(16, 512), models::OptimizerConfig{});
     DataParallelStep dp;
     dp.graph = &s.model.graph;
-    dp.grads = s.grads.grads;
+    shard_data_parallel(s.model.graph, s.grads.grads);
     for (auto [in, out] : s.optimizer.donated) dp.donated[out] = in;
     dp.allreduce_bucket_bytes = 256 << 10;  // combined all-reduces in the background between kernels
     auto [plain, cached] = both_ways([&] { return compile_spmd_step(data_parallel_step(dp, hw), hw, "dp").program; });
@@ -148,7 +148,7 @@ TEST(ReplicaMirror, StepsAreIdenticalWithAndWithoutIt) {
     models::BertTrainingStep s = models::build_training_step(models::find_preset("bert-tiny"), shape(2, 64), models::OptimizerConfig{});
     DataParallelStep dp;
     dp.graph = &s.model.graph;
-    dp.grads = s.grads.grads;
+    shard_data_parallel(s.model.graph, s.grads.grads);
     for (auto [in, out] : s.optimizer.donated) dp.donated[out] = in;
     for (uint64_t bucket : {uint64_t(0), uint64_t(64) << 10}) {  // one all-reduce at the end; several in the background
       dp.allreduce_bucket_bytes = bucket;

@@ -89,7 +89,7 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
       for (int gr : grads.grads) g.mark_output(gr);
     } else {
       const models::OptimizerGraph upd = models::append_optimizer(g, grads, opt);
-      dp.grads = grads.grads;
+      compiler::shard_data_parallel(g, grads.grads);
       for (auto [in, out] : upd.donated) dp.donated[out] = in;
     }
   }

@@ -1,0 +1,130 @@
+#include "compiler/step/partition.h"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "compiler/step/sharding_rules.h"
+
+namespace tpusim::compiler {
+
+namespace {
+
+using models::MeshAxis;
+using models::TensorSharding;
+
+std::string describe(const TensorSharding& s) {
+  if (s.is_whole()) return "whole";
+  std::string out;
+  for (int a = 0; a < models::kMeshAxes; ++a)
+    if (s.is_partial_over(MeshAxis(a))) out += std::string(out.empty() ? "" : ", ") + "partial over " + enum_name(MeshAxis(a));
+  for (int d = 0; d < TensorSharding::kMaxRank; ++d)
+    if (auto a = s.axis_of(d))
+      out += std::string(out.empty() ? "" : ", ") + "dim " + std::to_string(d) + " split along " + enum_name(*a);
+  return out;
+}
+
+[[noreturn]] void refuse(const TensorSharding& from, const TensorSharding& to, const char* why) {
+  throw std::invalid_argument("reshard: from " + describe(from) + " to " + describe(to) + ": " + why);
+}
+
+// The one axis of a partial sum; refuses several.
+MeshAxis partial_axis(const TensorSharding& from, const TensorSharding& to) {
+  if (std::popcount(unsigned(from.partial)) != 1) refuse(from, to, "a partial sum over several axes at once");
+  return MeshAxis(std::countr_zero(unsigned(from.partial)));
+}
+
+}  // namespace
+
+std::optional<Reshard> reshard(const TensorSharding& from, const TensorSharding& to) {
+  if (from == to) return std::nullopt;
+  if (to.partial != 0) refuse(from, to, "a value cannot be made a partial sum by a collective");
+  // Per dimension: unchanged, sliced (whole -> split: each replica keeps its block, no
+  // communication) or gathered (split -> whole).
+  std::vector<int> gathered, sliced;
+  for (int d = 0; d < TensorSharding::kMaxRank; ++d) {
+    const std::optional<MeshAxis> was = from.axis_of(d), now = to.axis_of(d);
+    if (was == now) continue;
+    if (was && now) refuse(from, to, "a dimension moves from one axis to another (an all-to-all; not modelled)");
+    (was ? gathered : sliced).push_back(d);
+  }
+  if (from.partial != 0) {
+    const MeshAxis a = partial_axis(from, to);
+    if (!gathered.empty()) refuse(from, to, "a partial sum is gathered (reduce it first)");
+    for (int d : sliced)
+      if (to.axis_of(d) == a) return Reshard{models::CollectiveOp::kReduceScatter, a, d};
+    return Reshard{models::CollectiveOp::kAllReduce, a, -1};
+  }
+  if (gathered.empty()) return std::nullopt;
+  if (gathered.size() > 1) refuse(from, to, "two dimensions are gathered at once (reshard in steps)");
+  return Reshard{models::CollectiveOp::kAllGather, *from.axis_of(gathered[0]), gathered[0]};
+}
+
+std::vector<std::vector<int64_t>> axis_groups(const models::Mesh& mesh, MeshAxis axis) {
+  const int64_t n = mesh.devices(), size = mesh[axis];
+  if (size == n) return {};
+  int64_t stride = 1;  // replica-id step of one coordinate along `axis` (row-major, MeshAxis order)
+  for (int a = int(axis) + 1; a < models::kMeshAxes; ++a) stride *= mesh.size[size_t(a)];
+  std::vector<std::vector<int64_t>> groups;
+  for (int64_t base = 0; base < n; ++base) {
+    if ((base / stride) % size != 0) continue;  // not the first replica of its group
+    std::vector<int64_t>& g = groups.emplace_back();
+    for (int64_t k = 0; k < size; ++k) g.push_back(base + k * stride);
+  }
+  return groups;
+}
+
+models::CollectiveAttrs collective_attrs(const Reshard& r, const models::Mesh& mesh) {
+  models::CollectiveAttrs a;
+  a.op = r.op;
+  a.replicas = mesh.devices();
+  a.groups = axis_groups(mesh, r.axis);
+  a.dim = r.dim;
+  return a;
+}
+
+namespace {
+
+// A partial sum goes on only into a reader that is one itself (propagated or annotated so); a
+// reader left whole reads it reduced.
+TensorSharding carried_only_into_partial(TensorSharding to, const models::Node& reader) {
+  if (to.partial != 0 && reader.sharding.partial != to.partial) to.partial = 0;
+  return to;
+}
+
+}  // namespace
+
+TensorSharding read_as(const models::Graph& g, const models::Node& reader, size_t operand) {
+  return carried_only_into_partial(op_sharding(g, reader).operands.at(operand), reader);
+}
+
+std::vector<ReshardEdge> partition_edges(const models::Graph& g) {
+  std::vector<ReshardEdge> edges;
+  std::map<std::pair<int, uint64_t>, size_t> at;  // (value, target sharding) -> its edge
+  for (const models::Node& r : g.nodes()) {
+    bool sharded = false;  // the common case, every operand whole: nothing to reshard
+    for (int x : r.inputs) sharded = sharded || !g.node(x).sharding.is_whole();
+    if (!sharded) continue;
+    const OpSharding rule = op_sharding(g, r);
+    for (size_t i = 0; i < r.inputs.size(); ++i) {
+      const int x = r.inputs[i];
+      const TensorSharding to = carried_only_into_partial(rule.operands[i], r);
+      const std::optional<Reshard> how = reshard(g.node(x).sharding, to);
+      if (!how) continue;
+      const std::pair<int, uint64_t> key{x, uint64_t(to.split) << 8 | to.partial};
+      auto [it, fresh] = at.try_emplace(key, edges.size());
+      if (fresh) edges.push_back({x, to, *how, {}});
+      std::vector<int>& readers = edges[it->second].readers;
+      if (readers.empty() || readers.back() != r.id) readers.push_back(r.id);  // readers come in id order
+    }
+  }
+  std::sort(edges.begin(), edges.end(), [](const ReshardEdge& a, const ReshardEdge& b) {
+    return std::pair(a.value, uint64_t(a.to.split) << 8 | a.to.partial) < std::pair(b.value, uint64_t(b.to.split) << 8 | b.to.partial);
+  });
+  return edges;
+}
+
+}  // namespace tpusim::compiler
