@@ -107,12 +107,14 @@ ModelGraph build_llama(const ModelArch& a, const HeadOptions&, const StepShape& 
 }
 
 // Llama config.json: rope, rms_norm_eps 1e-5, hidden_act silu with gate_proj/up_proj,
-// tie_word_embeddings false, no biases.
-ModelArch llama_preset(const std::string& name, int64_t kv_heads, int64_t intermediate, int64_t vocab,
-                       int64_t max_position) {
-  return {.name = name, .family = ModelFamily::kLlama, .counted_class = "LlamaForCausalLM", .layers = 32,
-          .hidden = 4096, .heads = 32, .kv_heads = kv_heads, .intermediate = intermediate, .vocab = vocab,
-          .max_position = max_position, .tied_embeddings = false, .biases = false, .norm = NormKind::kRmsNorm,
+// tie_word_embeddings false, no biases; head_dim = hidden / heads (128 in every preset).
+struct LlamaShape {
+  int64_t layers, hidden, heads, kv_heads, intermediate, vocab, max_position;
+};
+ModelArch llama_preset(const std::string& name, LlamaShape x) {
+  return {.name = name, .family = ModelFamily::kLlama, .counted_class = "LlamaForCausalLM", .layers = x.layers,
+          .hidden = x.hidden, .heads = x.heads, .kv_heads = x.kv_heads, .intermediate = x.intermediate, .vocab = x.vocab,
+          .max_position = x.max_position, .tied_embeddings = false, .biases = false, .norm = NormKind::kRmsNorm,
           .activation = Activation::kSwiGlu, .positions = PositionKind::kRotary};
 }
 
@@ -122,10 +124,18 @@ const Family& llama_family() {
   static const Family f{
       .id = ModelFamily::kLlama,
       .name = "llama",
-      // Hugging Face hub config.json of meta-llama/Llama-2-7b-hf, and of meta-llama/Meta-Llama-3-8B
-      // (num_key_value_heads 8: grouped-query attention).
-      .presets = {llama_preset("meta-llama/Llama-2-7b-hf", 32, 11008, 32000, 4096),
-                  llama_preset("meta-llama/Meta-Llama-3-8B", 8, 14336, 128256, 8192)},
+      // Hugging Face hub config.json of each (num_hidden_layers, hidden_size, num_attention_heads,
+      // num_key_value_heads: grouped-query attention below num_attention_heads, intermediate_size,
+      // vocab_size, max_position_embeddings). Llama-3.1's rope_scaling (rope_type llama3, factor 8,
+      // original_max_position_embeddings 8192) rescales the rotary frequencies for its 131,072
+      // positions: it changes the cos/sin tables' values, which the host computes (models/llama.h),
+      // not the work of a step.
+      .presets = {llama_preset("meta-llama/Llama-2-7b-hf", {32, 4096, 32, 32, 11008, 32000, 4096}),
+                  llama_preset("meta-llama/Llama-2-13b-hf", {40, 5120, 40, 40, 13824, 32000, 4096}),
+                  llama_preset("meta-llama/Llama-2-70b-hf", {80, 8192, 64, 8, 28672, 32000, 4096}),
+                  llama_preset("meta-llama/Meta-Llama-3-8B", {32, 4096, 32, 8, 14336, 128256, 8192}),
+                  llama_preset("meta-llama/Llama-3.1-8B", {32, 4096, 32, 8, 14336, 128256, 131072}),
+                  llama_preset("meta-llama/Llama-3.1-70B", {80, 8192, 64, 8, 28672, 128256, 131072})},
       .heads = {Head::kCausalLm},
       .modules = {{{Head::kCausalLm, "LlamaForCausalLM"}},
                   {{"model", "LlamaModel"},

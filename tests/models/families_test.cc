@@ -31,6 +31,11 @@ TEST(ModelPresets, PublishedParameterCountsExact) {
       {"gpt2", 124439808},                       // GPT2LMHeadModel, tied head once (= GPT2Model)
       {"meta-llama/Llama-2-7b-hf", 6738415616},  // LlamaForCausalLM, untied head
       {"meta-llama/Meta-Llama-3-8B", 8030261248},
+      // The Llama-2 and Llama-3.1 model cards' configs (Hugging Face's LlamaForCausalLM counts).
+      {"meta-llama/Llama-2-13b-hf", 13015864320},
+      {"meta-llama/Llama-2-70b-hf", 68976648192},
+      {"meta-llama/Llama-3.1-8B", 8030261248},
+      {"meta-llama/Llama-3.1-70B", 70553706496},
       {"t5-small", 60506624},                    // T5ForConditionalGeneration, tied head
       {"bert-base-uncased", 109482240},          // BertModel
       {"roberta-large", 355359744},

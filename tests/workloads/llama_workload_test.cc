@@ -55,5 +55,24 @@ TEST(LlamaWorkload, RulesNameLlama) {
                ConfigError);  // sequence_classification is not a Llama task here
 }
 
+// The context length is bounded by the model's positions, not by a global cap: Meta-Llama-3-8B
+// takes 8,192 tokens and refuses 8,193 naming its max_position_embeddings; Llama-3.1 takes 131,072.
+TEST(LlamaWorkload, ContextLengthIsTheModelsPositions) {
+  auto load = [](const std::string& model, int64_t len) {
+    return load_workload_config_text("kind: training\nmodel: " + model + "\ntask: causal_lm\nmax_length: " +
+                                         std::to_string(len) + "\nper_device_batch_size: 1\n"
+                                         "dataset: {train: 'fixed:" + std::to_string(len) + ":8'}\n",
+                                     "long.yaml");
+  };
+  EXPECT_EQ(load("meta-llama/Meta-Llama-3-8B", 8192).training().max_length, 8192);
+  EXPECT_EQ(load("meta-llama/Llama-3.1-8B", 131072).training().max_length, 131072);
+  try {
+    load("meta-llama/Meta-Llama-3-8B", 8193);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("8192 position embeddings"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace tpusim

@@ -35,6 +35,10 @@ const NameTable<WorkloadKind>& enum_names(WorkloadKind) {
 
 namespace {
 
+// The longest sequence any setting may name: 2^20 tokens, above every public model's context
+// (Llama-3.1: 131,072 positions). The model's own positions bound max_length further (below).
+constexpr int64_t kMaxTokens = int64_t(1) << 20;
+
 std::vector<std::string> kernel_names() {
   std::vector<std::string> names;
   for (const auto& k : models::kernel_specs()) names.push_back(k.name);
@@ -126,7 +130,7 @@ const Schema<ModelConfig>& model_config_schema() {
     s.field(&ModelConfig::intermediate, "intermediate").range(0, 1 << 18).default_value(0, "preset")
         .doc("feed-forward width (intermediate_size)");
     s.field(&ModelConfig::vocab, "vocab").range(0, 1 << 22).default_value(0, "preset").doc("vocabulary size (vocab_size)");
-    s.field(&ModelConfig::max_position, "max_position").range(0, 1 << 16).default_value(0, "preset")
+    s.field(&ModelConfig::max_position, "max_position").range(0, kMaxTokens).default_value(0, "preset")
         .doc("position embeddings (max_position_embeddings); bounds max_length");
     return s;
   }();
@@ -198,10 +202,10 @@ const Schema<WorkloadConfig>& training_schema() {
     s.field(&WorkloadConfig::spec, &TW::num_labels, "num_labels").range(1, 1 << 20).default_value(2)
         .doc("sequence_classification, image_classification: classifier outputs (1 = regression)");
     s.section(&WorkloadConfig::spec, &TW::dataset, "dataset", datasets_schema());
-    s.field(&WorkloadConfig::spec, &TW::max_length, "max_length").unit("tokens").range(1, 1024).default_value(128)
+    s.field(&WorkloadConfig::spec, &TW::max_length, "max_length").unit("tokens").range(1, kMaxTokens).default_value(128)
         .doc("tokenizer truncation length")
-        .details("At most the model's position embeddings (BERT 512, GPT-2 1024).");
-    s.field(&WorkloadConfig::spec, &TW::max_target_length, "max_target_length").unit("tokens").range(1, 1024)
+        .details("At most the model's position embeddings (BERT 512, GPT-2 1024, Llama-2 4,096, Meta-Llama-3 8,192, Llama-3.1 131,072).");
+    s.field(&WorkloadConfig::spec, &TW::max_target_length, "max_target_length").unit("tokens").range(1, kMaxTokens)
         .default_value(128).doc("seq2seq: truncation length of the targets (run_summarization's max_target_length)")
         .details("`max_length` (also spelt `max_source_length`) truncates the sources; `padding` applies to both "
                  "sides, each padded by its own lengths.")
