@@ -66,6 +66,9 @@ std::string export_training(const ExportHloArgs& a, const WorkloadConfig& w, con
       throw input_error("--target", "applies to a seq2seq workload only (task: seq2seq)", std::to_string(a.target), "drop --target");
     v.target = a.target;
   }
+  if (uses_flash_attention(t))
+    throw input_error("attention", "cannot be exported: XLA holds flash attention as a Mosaic kernel (a custom-call) whose body HLO text does not carry",
+                      std::string(enum_name(t.attention)), "export with --set attention=eager");
   const std::unique_ptr<models::Model> model = make_model(t);
   const std::unique_ptr<StepGraph> sg = build_step_graph(*model, t, hw, v);
 

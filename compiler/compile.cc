@@ -41,6 +41,8 @@ void lower_kernel(LowerContext& cx, const Fusion& f) {
   const uint64_t flops = cx.flops, hbm_bytes = cx.hbm_bytes, cmem_bytes = cx.cmem_bytes;
   if (f.kind == FusionKind::kDot)
     lower_dot_kernel(cx, f);
+  else if (f.kind == FusionKind::kAttention)
+    lower_attention_kernel(cx, f);
   else
     lower_vector_kernel(cx, f);
   KernelRecord r;

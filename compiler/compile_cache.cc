@@ -88,6 +88,17 @@ CacheKey graph_cache_key(const models::Graph& g, const std::vector<int>& donated
         break;
       case models::OpKind::kConcatenate: h.pod(n.axis); break;
       case models::OpKind::kConstant: h.pod(n.constant); break;  // literals are part of HLO
+      case models::OpKind::kAttention: {
+        const models::AttentionAttrs& a = n.attention;
+        h.pod(a.call);
+        h.pod(uint8_t(a.part));
+        h.pod(uint8_t(a.causal));
+        h.pod(a.window);
+        h.pod(a.block_q);
+        h.pod(a.block_kv);
+        h.pod(a.scale);
+        break;
+      }
       case models::OpKind::kCollective: {
         const models::CollectiveAttrs& c = n.collective;
         h.pod(uint8_t(c.op));

@@ -159,11 +159,30 @@ class Backward {
         }
         break;
       }
+      case OpKind::kAttention: attention_vjp(n, G); break;
       case OpKind::kParameter: case OpKind::kConstant: case OpKind::kIota: break;
       case OpKind::kCollective:  // imported modules carry their own backward pass
       case OpKind::kCollectiveDone:
         throw std::invalid_argument("autodiff: no gradient of a collective (" + n.name + ")");
     }
+  }
+
+  // Flash attention's backward is its own kernel (models/graph.h): from q, k, v, the forward's output
+  // and log-sum-exp (the same call's kLse part) and the output's gradient.
+  void attention_vjp(const Node& n, int G) {
+    if (n.attention.part != AttentionPart::kOut)
+      throw std::invalid_argument("autodiff: no gradient of an attention gradient (" + n.name + ")");
+    int lse = -1;
+    for (int x = n.id + 1; x < int(g_.nodes().size()) && lse < 0; ++x) {
+      const Node& c = g_.node(x);
+      if (c.kind == OpKind::kAttention && c.attention.call == n.attention.call && c.attention.part == AttentionPart::kLse) lse = x;
+    }
+    if (lse < 0) throw std::logic_error("autodiff: attention " + n.name + " has no log-sum-exp part");
+    const Graph::AttentionGrads d =
+        g_.attention_grad(n.inputs[0], n.inputs[1], n.inputs[2], n.id, lse, G, n.attention, n.name + ".grad");
+    contribute(n.inputs[0], d.dq);
+    contribute(n.inputs[1], d.dk);
+    contribute(n.inputs[2], d.dv);
   }
 
   // out = dot(A, B): out dims are [batch..., lhs free..., rhs free...].

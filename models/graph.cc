@@ -21,8 +21,72 @@ int Graph::add(Node n) {
     if (d < 0 || __builtin_mul_overflow(elements, d, &elements) || elements > kMaxTensorElements)
       throw std::length_error("tensor '" + n.name + "' has more than 2^40 elements");
   n.id = int(nodes_.size());
+  if (n.kind == OpKind::kAttention) attention_calls_ = std::max(attention_calls_, n.attention.call + 1);
   nodes_.push_back(std::move(n));
   return nodes_.back().id;
+}
+
+namespace {
+
+// q [B, heads, S, hd], k and v [B, kv_heads, Skv, hd]: the shapes flash attention pairs up.
+void check_attention_operands(const Node& q, const Node& k, const Node& v, const AttentionAttrs& a) {
+  require(q.shape.size() == 4 && k.shape.size() == 4 && v.shape.size() == 4, "attention: q, k and v must be [B, heads, S, hd]");
+  require(k.shape == v.shape, "attention: k and v must have one shape");
+  require(q.shape[0] == k.shape[0] && q.shape[3] == k.shape[3], "attention: q and k must agree in batch and head size");
+  require(k.shape[1] >= 1 && q.shape[1] % k.shape[1] == 0, "attention: the key/value heads must divide the query heads");
+  require(!a.causal || q.shape[2] == k.shape[2], "attention: causal attention needs as many keys as queries");
+  require(a.block_q >= 1 && a.block_kv >= 1 && a.window >= 0, "attention: block sizes must be positive");
+  require(q.dtype == k.dtype && k.dtype == v.dtype && is_float(q.dtype), "attention: q, k and v must be one float dtype");
+}
+
+}  // namespace
+
+Graph::AttentionValues Graph::attention(int q, int k, int v, AttentionAttrs a, const std::string& name) {
+  const Node& qn = node(q);
+  check_attention_operands(qn, node(k), node(v), a);
+  a.call = attention_calls_;
+  Node out;
+  out.kind = OpKind::kAttention;
+  out.name = name;
+  out.shape = qn.shape;
+  out.dtype = qn.dtype;
+  out.inputs = {q, k, v};
+  out.attention = a;
+  out.attention.part = AttentionPart::kOut;
+  Node lse = out;
+  lse.name = name + ".lse";
+  lse.shape = {qn.shape[0], qn.shape[1], qn.shape[2]};
+  lse.dtype = DType::kF32;
+  lse.attention.part = AttentionPart::kLse;
+  lse.stop_gradient = true;
+  AttentionValues r;
+  r.out = add(std::move(out));
+  r.lse = add(std::move(lse));
+  return r;
+}
+
+Graph::AttentionGrads Graph::attention_grad(int q, int k, int v, int out, int lse, int d_out, AttentionAttrs a,
+                                            const std::string& name) {
+  check_attention_operands(node(q), node(k), node(v), a);
+  require(node(out).shape == node(q).shape && node(d_out).shape == node(q).shape, "attention grad: out and d_out have q's shape");
+  require(node(lse).shape == Dims{node(q).shape[0], node(q).shape[1], node(q).shape[2]}, "attention grad: lse is [B, heads, S]");
+  a.call = attention_calls_;
+  AttentionGrads r;
+  auto part = [&](AttentionPart p, int like, const std::string& suffix) {
+    Node n;
+    n.kind = OpKind::kAttention;
+    n.name = name + suffix;
+    n.shape = node(like).shape;
+    n.dtype = node(like).dtype;
+    n.inputs = {q, k, v, out, lse, d_out};
+    n.attention = a;
+    n.attention.part = p;
+    return add(std::move(n));
+  };
+  r.dq = part(AttentionPart::kDq, q, ".dq");
+  r.dk = part(AttentionPart::kDk, k, ".dk");
+  r.dv = part(AttentionPart::kDv, v, ".dv");
+  return r;
 }
 
 int Graph::parameter(const std::string& name, Dims shape, DType dtype, ParamRole role) {
@@ -383,6 +447,39 @@ int Graph::flat_reduce_scatter(const std::vector<int>& xs, int64_t shard_element
 int Graph::full(double value, Dims shape, DType dtype) {
   // A scalar broadcast: every output dimension is new.
   return broadcast(constant(value, dtype), std::move(shape), {});
+}
+
+std::vector<AttentionBlock> attention_blocks(int64_t s_q, int64_t s_kv, const AttentionAttrs& a) {
+  std::vector<AttentionBlock> out;
+  const int64_t bq = std::min(a.block_q, s_q), bk = std::min(a.block_kv, s_kv);
+  for (int64_t i = 0; i * bq < s_q; ++i) {
+    const int64_t q0 = i * bq, q1 = std::min(s_q, q0 + bq) - 1;  // first and last query
+    for (int64_t j = 0; j * bk < s_kv; ++j) {
+      const int64_t k0 = j * bk, k1 = std::min(s_kv, k0 + bk) - 1;
+      // Key k is masked for query q when k > q (causal) or q - k >= window.
+      if (a.causal && k0 > q1) continue;
+      if (a.window > 0 && q0 - k1 >= a.window) continue;
+      const bool masked = (a.causal && k1 > q0) || (a.window > 0 && q1 - k0 >= a.window);
+      out.push_back({i, j, q1 - q0 + 1, k1 - k0 + 1, masked});
+    }
+  }
+  return out;
+}
+
+uint64_t attention_flops(const Graph& g, const Node& n) {
+  if (n.kind != OpKind::kAttention) return 0;
+  const int matmuls = n.attention.part == AttentionPart::kOut ? 2 : n.attention.part == AttentionPart::kDq ? 7 : 0;
+  if (matmuls == 0) return 0;
+  const Dims& q = g.node(n.inputs[0]).shape;
+  const Dims& k = g.node(n.inputs[1]).shape;
+  uint64_t elements = 0;
+  for (const AttentionBlock& b : attention_blocks(q[2], k[2], n.attention)) elements += uint64_t(b.rows * b.cols);
+  return uint64_t(matmuls) * 2 * elements * uint64_t(q[3]) * uint64_t(q[0] * q[1]);
+}
+
+uint64_t attention_recompute_flops(const Graph& g, const Node& n) {
+  if (n.kind != OpKind::kAttention || n.attention.part != AttentionPart::kDq) return 0;
+  return attention_flops(g, n) / 7 * 3;
 }
 
 }  // namespace tpusim::models

@@ -66,6 +66,9 @@ enum class OpKind : uint8_t {
   // The kernels scheduled between the collective and its done run while it is under way; the
   // kernels after the done wait for it. No work of its own.
   kCollectiveDone,
+  // One output of a fused attention kernel (flash attention: Node::attention). Last in the list so
+  // that the other kinds keep their values (compilation cache keys hash them).
+  kAttention,
 };
 
 // XLA's cross-replica collectives. The graph is the program of one replica (SPMD: every replica
@@ -123,6 +126,31 @@ struct CollectiveAttrs {
   std::vector<std::vector<int64_t>> resolved_groups() const;
 };
 
+// Flash attention (FlashAttention-2, Dao 2023; on TPU MaxText's splash attention and PyTorch/XLA's
+// Pallas flash_attention): softmax(scale * q k^T + mask) v computed block by block in VMEM with an
+// online softmax, so that the [S, S] scores never reach HBM. Shapes: q [B, heads, S, hd]; k, v
+// [B, kv_heads, Skv, hd] (kv_heads divides heads: query head h reads key/value head
+// h / (heads / kv_heads), grouped-query attention).
+//   forward:  kOut [B, heads, S, hd] (q's dtype), kLse [B, heads, S] f32 (each query row's
+//             log-sum-exp, kept for the backward);
+//   backward: from (q, k, v, out, lse, d_out): kDq, kDk, kDv of q's, k's and v's shapes (the
+//             probabilities recomputed from q, k and lse).
+// The parts of one call (`call`) are one kernel (compiler/plan/fusion.h); its lowering is
+// compiler/lower/lower_attention.cc.
+enum class AttentionPart : uint8_t { kOut, kLse, kDq, kDk, kDv };
+struct AttentionAttrs {
+  int64_t call = -1;  // the kernel the part belongs to (Graph::attention, attention_grad number them)
+  AttentionPart part = AttentionPart::kOut;
+  bool causal = true;   // key j is masked for query i < j (queries and keys aligned at position 0)
+  int64_t window = 0;   // sliding window: key j is masked for query i >= j + window (Mistral); 0: none
+  // Block sizes (MaxText's sa_block_q and sa_block_kv, default 512): the query rows and key rows
+  // one step of the kernel holds in VMEM.
+  int64_t block_q = 512, block_kv = 512;
+  double scale = 1;  // the scores' factor (1 / sqrt(hd))
+
+  bool operator==(const AttentionAttrs&) const = default;
+};
+
 // Compares produce a 0/1 mask in the operand's dtype (XLA's compare followed by a select or
 // convert, folded into one op). kDropoutMask ignores its operand's values: it draws a keep mask of
 // its shape scaled by 1/(1-rate) (Node::rate), so dropout(x) = x * dropout_mask(x).
@@ -159,6 +187,7 @@ struct Node {
   int axis = -1;                       // kSlice, kConcatenate: the sliced or joined dimension
   int64_t start = 0;                   // kSlice: first index taken along `axis`
   CollectiveAttrs collective;          // kCollective
+  AttentionAttrs attention;            // kAttention
   bool stop_gradient = false;          // autodiff treats this value as a constant (e.g. softmax's max)
   // The value is the result of an op that XLA does not fuse into its consumers (e.g. a batch norm
   // computed by its own emitter): the compiler materializes it in HBM (compiler/plan/fusion.h).
@@ -227,6 +256,21 @@ class Graph {
   // `shard_elements` (the tensors' elements in all at most group x shard_elements; one dtype).
   int flat_reduce_scatter(const std::vector<int>& xs, int64_t shard_elements, CollectiveAttrs attrs,
                           const std::string& name = "");
+  // Flash attention's forward (AttentionAttrs; attrs.call and attrs.part are set here): the output
+  // and the log-sum-exp, one kernel. Refuses shapes that do not pair up as AttentionAttrs says.
+  struct AttentionValues {
+    int out = -1, lse = -1;
+  };
+  AttentionValues attention(int q, int k, int v, AttentionAttrs attrs, const std::string& name = "attention");
+  // Its backward, one kernel: the gradients of q, k and v.
+  struct AttentionGrads {
+    int dq = -1, dk = -1, dv = -1;
+  };
+  AttentionGrads attention_grad(int q, int k, int v, int out, int lse, int d_out, AttentionAttrs attrs,
+                                const std::string& name = "attention.grad");
+  // Attention calls are numbered from 0; the next number (copies of a call made by a rewrite, such
+  // as models/recompute.h, take new ones from here).
+  int64_t attention_calls() const { return attention_calls_; }
   // A tensor of `shape` filled with `value` (a broadcast scalar constant).
   int full(double value, Dims shape, DType dtype);
   void set_stop_gradient(int id) { nodes_.at(id).stop_gradient = true; }
@@ -263,7 +307,27 @@ class Graph {
   std::vector<int> outputs_;
   std::vector<std::string> groups_;
   bool scheduled_ = false;
+  int64_t attention_calls_ = 0;
 };
+
+// The block pairs (query block i, key block j) a flash attention call computes over s_q queries and
+// s_kv keys: every pair but those the causal mask or the sliding window masks whole (skipped).
+// `masked`: the pair is masked in part (its scores go through the mask). In (i, j) order.
+struct AttentionBlock {
+  int64_t i = 0, j = 0, rows = 0, cols = 0;
+  bool masked = false;
+};
+std::vector<AttentionBlock> attention_blocks(int64_t s_q, int64_t s_kv, const AttentionAttrs& a);
+
+// The MXU flops of a flash attention call, per (batch, head) pair summed over its computed blocks:
+// the forward (its kOut part) 2 matmuls per block pair (q k^T, p v), the backward (its kDq part)
+// 7 (splash attention's dkv pass: q k^T, dO v^T, p^T dO, dS^T q; its dq pass: q k^T, dO v^T, dS k),
+// 2 x rows x cols x hd each; the call's other parts 0.
+uint64_t attention_flops(const Graph& g, const Node& n);
+// Of a backward's flops, those that recompute what the model's flops count once (the kDq part: 3
+// of its 7 matmuls: q k^T in both passes and dO v^T in the dq pass; the model's backward is 4 —
+// dv, dP, dq, dk): hardware flops, not model flops (MFU leaves them out).
+uint64_t attention_recompute_flops(const Graph& g, const Node& n);
 
 // The flops of a kDot node: a multiply-add (2 flop) per output element per contracted element,
 // 2 x B x M x N x K = 2 x (output elements) x K.

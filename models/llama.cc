@@ -40,8 +40,10 @@ class LlamaBuilder final : public StackBuilder {
     const int mask = input("attention_mask", {B_, S_}, DType::kS32);
     int wte = weight("model.embed_tokens.weight", {arch_.vocab, H_});
     const int x = g().reshape(g().gather(wte, ids, "model.embed_tokens"), {B_ * S_, H_});
-    causal_ = layers::causal_bias(cx(), S_, "model");
-    padding_ = layers::padding_bias(cx(), mask, "model");
+    if (!shape_.flash_attention) {  // flash attention masks inside its kernel
+      causal_ = layers::causal_bias(cx(), S_, "model");
+      padding_ = layers::padding_bias(cx(), mask, "model");
+    }
     cos_ = input("rope.cos", {S_, head_dim_}, t_);
     sin_ = input("rope.sin", {S_, head_dim_}, t_);
     return x;
@@ -71,6 +73,7 @@ class LlamaBuilder final : public StackBuilder {
     // Query head h = kv * G + g: [B, S, kvh, G, hd] -> [B, kvh, G*S, hd], the G query heads of a key/value
     // head one after another as rows of its dots (the lane dim stays minor; the statistics of the
     // softmax are [B, kvh, G*S], not padded along a G of 1 to the sublanes).
+    if (shape_.flash_attention) return flash_attention(q, k, v, at);
     int qg = g().reshape(g().transpose(g().reshape(q, {B_, S_, kvh_, G, hd}), {0, 2, 3, 1, 4}), {B_, kvh_, G * S_, hd});
     // scores[b, kv, (g, i), j] = q·k / sqrt(hd) + causal[i, j] + padding[b, j]
     int s = g().dot(qg, k, {{0, 1}, {0, 2}, {3}, {3}}, shape_.precision, at + ".scores");
@@ -81,6 +84,23 @@ class LlamaBuilder final : public StackBuilder {
     int ctx = g().dot(probs, v, {{0, 1}, {0, 2}, {3}, {1}}, shape_.precision, at + ".context");  // [B, kvh, G*S, hd]
     ctx = g().reshape(g().transpose(g().reshape(ctx, {B_, kvh_, G, S_, hd}), {0, 3, 1, 2, 4}), {B_ * S_, nh_ * hd});
     return dense(ctx, nh_ * hd, H_, at + ".o_proj");
+  }
+
+  // Flash attention (MaxText's splash attention, PyTorch/XLA's Pallas flash_attention) on q [B, S, nh,
+  // hd], k and v [B, S, kvh, hd]: the heads moved before the sequence ([B, heads, S, hd], a transpose
+  // each), one causal attention kernel (no [S, S] tensor), the context moved back. The padding mask
+  // is not applied: the kernels take packed sequences (MaxText's segment ids) and no padding bias,
+  // so flash attention is for unpadded data (padding: max_length of fixed-length examples).
+  int flash_attention(int q, int k, int v, const std::string& at) {
+    const int64_t hd = head_dim_;
+    auto heads_first = [&](int x) { return g().transpose(x, {0, 2, 1, 3}); };
+    AttentionAttrs a;
+    a.causal = true;
+    a.block_q = shape_.flash_block_q;
+    a.block_kv = shape_.flash_block_kv;
+    a.scale = 1.0 / std::sqrt(double(hd));
+    const int ctx = g().attention(heads_first(q), heads_first(k), heads_first(v), a, at + ".attention").out;
+    return dense(g().reshape(g().transpose(ctx, {0, 2, 1, 3}), {B_ * S_, nh_ * hd}), nh_ * hd, H_, at + ".o_proj");
   }
 
   // lm_head (Linear(H, vocab, bias=False), untied): logits [B*S, vocab]; CrossEntropyLoss(ignore_index

@@ -63,6 +63,10 @@ struct StepShape {
   std::optional<DType> param_dtype{};    // stored trainable parameters (autocast: f32 master weights); unset: dtype
   bool training = true;                  // dropout on; off for evaluation graphs
   DotPrecision precision = DotPrecision::kDefault;  // dot precision
+  // Flash attention (models/graph.h, Graph::attention) instead of eager attention's materialized
+  // [B, heads, S, S] scores, with these block sizes; the families that have it (Llama) read it.
+  bool flash_attention = false;
+  int64_t flash_block_q = 512, flash_block_kv = 512;
 };
 
 // What every builder does with the graph it builds: record the forward nodes built since `first` as a

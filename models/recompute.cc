@@ -30,6 +30,8 @@ Recomputed recompute_in_backward(const Graph& g, int last_forward, const std::ve
     Node c = g.node(v);
     for (int& in : c.inputs) in = recomputed(in);
     c.name += ".recompute";
+    // A recomputed attention is a kernel of its own: its parts take a call number no original has.
+    if (c.kind == OpKind::kAttention) c.attention.call += g.attention_calls();
     clone[v] = r.graph.append_copy(std::move(c));
     r.module_of.resize(clone[v] + 1, -1);
     r.module_of[clone[v]] = module_of[v];

@@ -278,6 +278,8 @@ class ComputationWriter {
       case OpKind::kCollectiveDone:
         emit_done({&n});
         return;
+      case OpKind::kAttention:  // XLA holds it as a custom-call to a Mosaic kernel, whose body HLO text does not carry
+        throw std::invalid_argument("hlo export: flash attention (" + n.name + ") has no HLO form; export the step with attention: eager");
     }
     throw std::logic_error("hlo export: unknown op kind");
   }

@@ -83,6 +83,14 @@ std::optional<KernelShape> kernel_shape(const LowerContext& cx, const Fusion& f)
     w.push_back(std::bit_cast<uint64_t>(n.rate));
     w.push_back(uint64_t(int64_t(n.axis)));
     w.push_back(uint64_t(n.start));
+    if (n.kind == models::OpKind::kAttention) {
+      const models::AttentionAttrs& a = n.attention;
+      w.push_back(uint64_t(a.part) | uint64_t(a.causal) << 8);
+      w.push_back(uint64_t(a.window));
+      w.push_back(uint64_t(a.block_q));
+      w.push_back(uint64_t(a.block_kv));
+      w.push_back(std::bit_cast<uint64_t>(a.scale));
+    }
   }
   // Sets of nodes are ordered by id: the order of the ids.
   std::vector<uint32_t> by_id(described);

@@ -47,7 +47,10 @@ inline int reductions_side(const LowerContext& cx, const Fusion& f) {
 void lower_vector_kernel(LowerContext& cx, const Fusion& f);
 // Dot kernels: tiled for the MXUs and VMEM, with operand (prologue) and output (epilogue) fusion.
 void lower_dot_kernel(LowerContext& cx, const Fusion& f);
-// Either of the two by the fusion's kind; records the kernel's share of cx.flops and cx.hbm_bytes
+// Flash attention kernels (models::OpKind::kAttention): the forward or the backward of one call,
+// block by block in VMEM (compiler/lower/lower_attention.cc).
+void lower_attention_kernel(LowerContext& cx, const Fusion& f);
+// One of these by the fusion's kind; records the kernel's share of cx.flops and cx.hbm_bytes
 // in its kernel table entry (ProgramBuilder::add_kernel_costs), so that the entries of a program
 // add up to its ProgramInfo.
 void lower_fusion(LowerContext& cx, const Fusion& f);

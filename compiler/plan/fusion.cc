@@ -162,8 +162,9 @@ class Materialize {
       case OpKind::kCollectiveDone:
       case OpKind::kGather:
       case OpKind::kScatterAdd:
-        // Indexed row moves and collectives are their own kernels, reading materialized operands
-        // (seen through views).
+      case OpKind::kAttention:
+        // Indexed row moves, collectives and attention kernels are their own kernels, reading
+        // materialized operands (seen through views).
         mat_[v] = true;
         materialize_operands(node);
         break;
@@ -248,12 +249,17 @@ void merge_groups(const PlanningGraph& pg, FusionPlan& plan) {
     fusion_groups::merge_group_kernels(pg.g, pg.group, pg.split, pg.g.groups(), pg.order, plan);
     return;
   }
-  std::map<std::pair<int64_t, bool>, int> combined;  // (combine id, done) -> part
+  // (id, what) -> part: what 0 a combined collective, 1 its done, 2 an attention call's parts.
+  std::map<std::pair<int64_t, int>, int> combined;
   std::vector<int> part(pg.nodes.size(), -1);
-  for (const auto& x : pg.nodes)
+  for (const auto& x : pg.nodes) {
+    std::pair<int64_t, int> key{-1, 0};
     if ((x.kind == OpKind::kCollective || x.kind == OpKind::kCollectiveDone) && x.collective.combine >= 0)
-      part[size_t(x.id)] = combined.emplace(std::pair(x.collective.combine, x.kind == OpKind::kCollectiveDone),
-                                            int(combined.size())).first->second;
+      key = {x.collective.combine, x.kind == OpKind::kCollectiveDone ? 1 : 0};
+    else if (x.kind == OpKind::kAttention)
+      key = {x.attention.call, 2};
+    if (key.first >= 0) part[size_t(x.id)] = combined.emplace(key, int(combined.size())).first->second;
+  }
   if (!combined.empty())
     fusion_groups::merge_group_kernels(pg.g, part, std::vector<bool>(combined.size(), false), {}, pg.order, plan);
 }
@@ -272,6 +278,8 @@ void classify_kernels(const PlanningGraph& pg, FusionPlan& plan) {
     if (dots > 1) throw std::logic_error("fusion: two dots in one kernel at " + f.name);
     if (nodes[v].kind == OpKind::kCollective)
       f.kind = FusionKind::kCollective;
+    else if (nodes[v].kind == OpKind::kAttention)
+      f.kind = FusionKind::kAttention;
     else if (nodes[v].kind == OpKind::kCollectiveDone)
       f.kind = FusionKind::kCollectiveDone;
     else if (nodes[v].kind == OpKind::kReduce)
@@ -280,6 +288,13 @@ void classify_kernels(const PlanningGraph& pg, FusionPlan& plan) {
       f.kind = FusionKind::kDot;
     else
       f.kind = FusionKind::kLoop;
+    if (f.kind == FusionKind::kAttention) {  // named and rooted by its output (forward) or dq (backward)
+      for (int& x : f.extra_outputs) {
+        const models::AttentionPart p = nodes[size_t(x)].attention.part;
+        if (p == models::AttentionPart::kOut || p == models::AttentionPart::kDq) std::swap(x, f.root);
+      }
+      f.name = nodes[size_t(f.root)].name;
+    }
     if (f.kind == FusionKind::kReduce && f.dot >= 0) throw std::logic_error("fusion: reduction of a dot in one kernel");
     if (f.kind == FusionKind::kLoop && !is_vector_op(nodes[v]))
       throw std::logic_error("fusion: unexpected root kind at " + f.name);
@@ -299,6 +314,7 @@ void merge_reductions(const PlanningGraph& pg, FusionPlan& plan) {
                                               pg.group[size_t(x)] == pg.group[size_t(f.root)]);
       if (producer != merged.end() && same_group && producer->kind != FusionKind::kReduce &&
           producer->kind != FusionKind::kCollective && producer->kind != FusionKind::kCollectiveDone &&
+          producer->kind != FusionKind::kAttention &&
           reduce_fits_producer(pg.g, *producer, pg.nodes[f.root])) {
         producer->merged_reduces.push_back(f.root);
         continue;

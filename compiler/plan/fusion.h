@@ -20,6 +20,8 @@
 //    transfers between cores read and write them; nothing fuses into it or it into anything.
 //    The parts of a combined collective (models::CollectiveAttrs::combine) are one such kernel, its
 //    other parts extra_outputs, placed where all its operands are ready.
+//  * A flash attention call (models::OpKind::kAttention: its parts, one call) is a kernel of its own
+//    (FusionKind::kAttention), its operands and outputs materialized, its other parts extra_outputs.
 //  * A collective's done (models::OpKind::kCollectiveDone) is a kernel of its own without work
 //    (FusionKind::kCollectiveDone): the point where the core waits for the collective; the dones of
 //    a combined collective's parts are one.
@@ -47,7 +49,7 @@ namespace tpusim::compiler {
 // The HLO-like module: the op graph as a Boost graph (edge u->v: v reads u).
 using HloGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
 
-enum class FusionKind { kLoop, kReduce, kDot, kCollective, kCollectiveDone };
+enum class FusionKind { kLoop, kReduce, kDot, kCollective, kCollectiveDone, kAttention };
 
 struct Fusion {
   FusionKind kind = FusionKind::kLoop;

@@ -46,8 +46,9 @@ std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::ModelGraph fwd, uint32_t n
     out->recomputed_nodes = r.recomputed_nodes;
     out->recomputed_layer = std::move(r.module_of);
     for (const auto& node : out->graph.nodes())
-      if (node.kind == models::OpKind::kDot && out->recomputed_layer[size_t(node.id)] >= 0)
-        out->recompute_flops += models::dot_flops(out->graph, node);
+      if (out->recomputed_layer[size_t(node.id)] >= 0)
+        out->recompute_flops += node.kind == models::OpKind::kDot ? models::dot_flops(out->graph, node)
+                                                                   : models::attention_flops(out->graph, node);
   } else {
     out->graph = std::move(g);
     out->recomputed_layer.assign(out->graph.nodes().size(), -1);

@@ -127,6 +127,15 @@ OpSharding op_sharding(const models::Graph& g, const Node& n) {
       r.out = n.sharding;
       return r;
     case OpKind::kDot: dot_rule(g, n, r); return r;
+    case OpKind::kAttention: {  // per (batch, head): batch and head splits carry; sequence and head size read whole
+      Axes a = axes_of(r.operands[0], 4);
+      a[2] = a[3] = -1;
+      for (TensorSharding& s : r.operands) s = make(a, 0);
+      if (r.operands.size() > 4) r.operands[4] = make({a[0], a[1], -1}, 0);  // lse [B, heads, S]
+      if (n.attention.part == models::AttentionPart::kLse) a.pop_back();
+      r.out = make(a, 0);
+      return r;
+    }
     case OpKind::kReshape: reshape_rule(g, n, r, partial); return r;
     case OpKind::kConvert: r.out = r.operands[0]; return r;
     case OpKind::kTranspose: {

@@ -40,6 +40,64 @@ inline int64_t ravel(const std::vector<int64_t>& idx, const Dims& s) {
   return f;
 }
 
+// Flash attention's parts (models/graph.h, AttentionAttrs) by the textbook formulas: the scores
+// s = scale q k^T with masked keys at -inf, p = softmax(s), out = p v, lse = log sum exp s; and,
+// from (o, lse, dO), dS = p (dO v^T - rowsum(dO o)), dq = scale dS k, dk = scale dS^T q and
+// dv = p^T dO, summed over the query heads of a key/value head.
+inline void evaluate_attention(const models::Node& n, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* o,
+                               const Tensor* lse, const Tensor* dout, Tensor& out) {
+  const models::AttentionAttrs& a = n.attention;
+  const int64_t B = q.shape[0], H = q.shape[1], S = q.shape[2], D = q.shape[3], Hk = k.shape[1], T = k.shape[2];
+  auto at4 = [](const Tensor& t, int64_t b, int64_t h, int64_t i, int64_t d) {
+    return t.v[size_t(((b * t.shape[1] + h) * t.shape[2] + i) * t.shape[3] + d)];
+  };
+  auto masked = [&](int64_t i, int64_t j) { return (a.causal && j > i) || (a.window > 0 && i - j >= a.window); };
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t hk = h / (H / Hk);
+      for (int64_t i = 0; i < S; ++i) {
+        std::vector<double> s(size_t(T), -INFINITY);
+        double m = -INFINITY;
+        for (int64_t j = 0; j < T; ++j) {
+          if (masked(i, j)) continue;
+          double x = 0;
+          for (int64_t d = 0; d < D; ++d) x += at4(q, b, h, i, d) * at4(k, b, hk, j, d);
+          s[size_t(j)] = a.scale * x;
+          m = std::max(m, s[size_t(j)]);
+        }
+        double l = 0;
+        for (int64_t j = 0; j < T; ++j) l += std::exp(s[size_t(j)] - m);
+        const double log_l = m + std::log(l);
+        auto p = [&](int64_t j) { return std::exp(s[size_t(j)] - (lse ? lse->v[size_t((b * H + h) * S + i)] : log_l)); };
+        switch (a.part) {
+          case models::AttentionPart::kOut:
+            for (int64_t d = 0; d < D; ++d)
+              for (int64_t j = 0; j < T; ++j) out.v[size_t(((b * H + h) * S + i) * D + d)] += p(j) * at4(v, b, hk, j, d);
+            break;
+          case models::AttentionPart::kLse: out.v[size_t((b * H + h) * S + i)] = log_l; break;
+          default: {
+            double rowsum = 0;
+            for (int64_t d = 0; d < D; ++d) rowsum += at4(*dout, b, h, i, d) * at4(*o, b, h, i, d);
+            for (int64_t j = 0; j < T; ++j) {
+              if (masked(i, j)) continue;
+              double dp = 0;
+              for (int64_t d = 0; d < D; ++d) dp += at4(*dout, b, h, i, d) * at4(v, b, hk, j, d);
+              const double ds = p(j) * (dp - rowsum);
+              for (int64_t d = 0; d < D; ++d) {
+                if (a.part == models::AttentionPart::kDq)
+                  out.v[size_t(((b * H + h) * S + i) * D + d)] += a.scale * ds * at4(k, b, hk, j, d);
+                else if (a.part == models::AttentionPart::kDk)
+                  out.v[size_t(((b * Hk + hk) * T + j) * D + d)] += a.scale * ds * at4(q, b, h, i, d);
+                else
+                  out.v[size_t(((b * Hk + hk) * T + j) * D + d)] += p(j) * at4(*dout, b, h, i, d);
+              }
+            }
+          }
+        }
+      }
+    }
+}
+
 // Values of every node up to `upto` (all if -1); `inputs` gives each Parameter's value (by node id).
 inline std::vector<Tensor> evaluate(const models::Graph& g, const std::map<int, Tensor>& inputs, int upto = -1) {
   using models::EwOp;
@@ -196,6 +254,10 @@ inline std::vector<Tensor> evaluate(const models::Graph& g, const std::map<int, 
           for (int64_t j = 0; j < row; ++j) out.v[int64_t(ids.v[p]) * row + j] += u.v[p * row + j];
         break;
       }
+      case OpKind::kAttention: evaluate_attention(n, in(0), in(1), in(2), n.inputs.size() == 6 ? &in(3) : nullptr,
+                                                  n.inputs.size() == 6 ? &in(4) : nullptr,
+                                                  n.inputs.size() == 6 ? &in(5) : nullptr, out);
+        break;
     }
   }
   return val;

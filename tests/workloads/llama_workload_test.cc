@@ -13,11 +13,12 @@
 namespace tpusim {
 namespace {
 
-WorkloadConfig tiny_llama(const std::string& extra) {
+WorkloadConfig tiny_llama(const std::string& extra, int len = 128) {
+  const std::string l = std::to_string(len);
   return load_workload_config_text(
       "kind: training\nmodel: meta-llama/Meta-Llama-3-8B\ntask: causal_lm\n"
       "model_config: {layers: 2, hidden: 256, heads: 8, intermediate: 688, vocab: 1000}\n"
-      "max_length: 128\nper_device_batch_size: 2\ndataset: {train: 'fixed:128:32'}\nprecision: bf16\n" + extra,
+      "max_length: " + l + "\nper_device_batch_size: 2\ndataset: {train: 'fixed:" + l + ":32'}\nprecision: bf16\n" + extra,
       "tiny_llama.yaml");
 }
 
@@ -53,6 +54,25 @@ TEST(LlamaWorkload, RulesNameLlama) {
   EXPECT_THROW(load_workload_config_text("kind: training\nmodel: meta-llama/Llama-2-7b-hf\ndataset: {train: 'fixed:128:32'}\n",
                                          "llama_cls.yaml"),
                ConfigError);  // sequence_classification is not a Llama task here
+}
+
+// attention: flash runs the Llama step with one attention kernel per layer and direction, in less
+// HBM than eager attention; auto is flash under framework jax; flash on a BERT model is refused.
+TEST(LlamaWorkload, FlashAttention) {
+  const HwConfig hw = load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v6e-8.yaml");
+  TrainingRunOptions o;
+  o.engine = "analytical";
+  const std::string blocks = "sa_block_q: 256\nsa_block_kv: 256\n";
+  const TrainingRunResult eager = run_training(hw, tiny_llama(blocks + "attention: eager\n", 1024), o);
+  const TrainingRunResult flash = run_training(hw, tiny_llama(blocks + "attention: flash\n", 1024), o);
+  ASSERT_FALSE(flash.programs.empty());
+  EXPECT_LT(flash.peak_hbm_bytes, eager.peak_hbm_bytes);
+  EXPECT_EQ(flash.train_steps, eager.train_steps);
+  EXPECT_TRUE(uses_flash_attention(tiny_llama("framework: jax\n").training()));
+  EXPECT_FALSE(uses_flash_attention(tiny_llama("").training()));
+  EXPECT_THROW(load_workload_config_text("kind: training\nmodel: bert-base-uncased\nattention: flash\nper_device_batch_size: 1\n"
+                                         "dataset: {train: 'fixed:128:8'}\n", "bert_flash.yaml"),
+               ConfigError);
 }
 
 // The context length is bounded by the model's positions, not by a global cap: Meta-Llama-3-8B

@@ -9,6 +9,10 @@ const NameTable<Precision>& enum_names(Precision) {
                                          {Precision::kMixedBf16, "mixed_bf16"}};
   return t;
 }
+const NameTable<Attention>& enum_names(Attention) {
+  static const NameTable<Attention> t = {{Attention::kAuto, "auto"}, {Attention::kEager, "eager"}, {Attention::kFlash, "flash"}};
+  return t;
+}
 const NameTable<EvalPrecision>& enum_names(EvalPrecision) {
   static const NameTable<EvalPrecision> t = {{EvalPrecision::kSame, "same"}, {EvalPrecision::kBf16, "bf16"}};
   return t;

@@ -16,6 +16,12 @@ enum class Launcher { kXlaSpawn, kNotebookFork };
 enum class TpuRuntime { kVm, kNode };
 enum class DataLocation { kLocal, kGcs };
 enum class EvalStrategy { kEpoch, kSteps, kNo };
+// How attention runs: eager (the [B, heads, S, S] scores in HBM, what transformers' eager
+// attention and XLA's fusions do) or flash (one fused kernel per direction: MaxText's splash
+// attention, PyTorch/XLA's Pallas flash_attention); auto: flash for a model that has it under
+// framework jax (MaxText's default: attention=autoselected is flash on TPU), eager otherwise
+// (uses_flash_attention, workloads/config/workload_config.h).
+enum class Attention { kAuto, kEager, kFlash };
 
 // Each enum's YAML names, in the order the schema lists them.
 const NameTable<Precision>& enum_names(Precision);
@@ -27,5 +33,6 @@ const NameTable<Launcher>& enum_names(Launcher);
 const NameTable<TpuRuntime>& enum_names(TpuRuntime);
 const NameTable<DataLocation>& enum_names(DataLocation);
 const NameTable<EvalStrategy>& enum_names(EvalStrategy);
+const NameTable<Attention>& enum_names(Attention);
 
 }  // namespace tpusim

@@ -253,6 +253,19 @@ const Schema<WorkloadConfig>& training_schema() {
     s.field(&WorkloadConfig::spec, &TW::fsdp_grad_ckpt, "fsdp_grad_ckpt").default_value(false)
         .doc("fsdp: gradient checkpointing per encoder layer (Trainer fsdp_config xla_fsdp_grad_ckpt): only each "
              "layer's input is kept, its forward is recomputed in the backward");
+    s.field(&WorkloadConfig::spec, &TW::attention, "attention").default_value(Attention::kAuto)
+        .doc("auto | eager | flash: how attention runs (docs/models.md, \"Flash attention\"); auto is flash under "
+             "framework jax (MaxText), eager otherwise")
+        .details("`eager`: the scores and probabilities [B, heads, S, S] are tensors in HBM, as transformers' eager "
+                 "attention runs under XLA. `flash`: one fused kernel per direction (MaxText's splash attention, "
+                 "PyTorch/XLA's Pallas flash_attention): blocks of queries and keys in VMEM, an online softmax, "
+                 "causal blocks skipped, the backward recomputing the probabilities; no [S, S] tensor. Llama "
+                 "models; packed (unpadded) sequences.")
+        .source("MaxText attention=flash / splash attention; torch_xla.experimental.custom_kernel.flash_attention");
+    s.field(&WorkloadConfig::spec, &TW::sa_block_q, "sa_block_q").unit("tokens").range(8, 1 << 16).default_value(512)
+        .doc("flash attention: query rows per block (MaxText sa_block_q)").source("MaxText base.yml (512)");
+    s.field(&WorkloadConfig::spec, &TW::sa_block_kv, "sa_block_kv").unit("tokens").range(8, 1 << 16).default_value(512)
+        .doc("flash attention: key rows per block (MaxText sa_block_kv)").source("MaxText base.yml (512)");
     s.field(&WorkloadConfig::spec, &TW::overlap_collectives, "overlap_collectives").default_value(true)
         .doc("run collectives in the background of compute where XLA's latency-hiding scheduler does: each "
              "combined gradient all-reduce starts when the backward pass has produced its gradients; fsdp: "
@@ -479,6 +492,8 @@ const Schema<WorkloadConfig>& training_schema() {
           c.fail(key, std::string("is not a dataset reference: ") + e.what());
         }
       }
+      if (known_model && t.attention == Attention::kFlash && model_family(t)->id != models::ModelFamily::kLlama)
+        c.fail("attention", "flash attention is modelled for Llama-family models only", "use attention: eager");
       if (t.fsdp_grad_ckpt && t.sharding != Sharding::kFsdp)
         c.fail("fsdp_grad_ckpt", "applies to sharding: fsdp only (checkpointing of FSDP-wrapped layers)",
                "add sharding: fsdp, or remove fsdp_grad_ckpt");

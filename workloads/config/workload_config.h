@@ -86,6 +86,8 @@ struct TrainingWorkload {
   uint32_t gradient_accumulation_steps = 1;
   Sharding sharding = Sharding::kDataParallel;  // data_parallel | fsdp (compiler/step/fsdp_schedule.h)
   bool fsdp_grad_ckpt = false;             // fsdp: recompute each encoder layer in its backward
+  Attention attention = Attention::kAuto;  // auto | eager | flash (uses_flash_attention() resolves auto)
+  uint32_t sa_block_q = 512, sa_block_kv = 512;  // flash attention's query and key block rows (MaxText's names)
   bool overlap_collectives = true;         // gradient all-reduces overlap the backward pass (XLA async collectives)
   FrameworkKind framework = FrameworkKind::kTorchXla;  // torch_xla | tf_keras | jax (workloads/loop/framework.h)
   uint32_t steps_per_execution = 1;        // tf_keras: steps per host dispatch (Model.compile)
@@ -168,6 +170,9 @@ struct WorkloadConfig {
 models::ModelArch resolve_model_arch(const TrainingWorkload& t);
 // The family of the workload's model (BERT for `custom`); null for an unknown preset.
 const models::Family* model_family(const TrainingWorkload& t);
+// Whether the workload's attention is flash attention (`attention`, auto resolved: flash for a
+// Llama-family model under framework jax).
+bool uses_flash_attention(const TrainingWorkload& t);
 // The model head of a training task (the same names).
 models::Head model_head(Task task);
 // The training workload's model behind the model interface (models/model.h): its architecture

@@ -25,6 +25,12 @@ const models::Family* model_family(const TrainingWorkload& t) {
   return preset ? &models::family(preset->family) : nullptr;
 }
 
+bool uses_flash_attention(const TrainingWorkload& t) {
+  if (t.attention != Attention::kAuto) return t.attention == Attention::kFlash;
+  const models::Family* f = model_family(t);
+  return t.framework == FrameworkKind::kJax && f && f->id == models::ModelFamily::kLlama;
+}
+
 models::ModelArch resolve_model_arch(const TrainingWorkload& t) {
   const ModelConfig& m = t.model_config;
   return models::with_overrides(t.model == "custom" ? models::custom_arch() : models::find_preset(t.model),

@@ -106,6 +106,7 @@ BuiltStep& NativeSteps::get(const StepVariant& v) {
     spmd = compiler::data_parallel_step(sg->dp, std::move(sg->fwd.graph), hw_);  // sg is discarded below
   }
   sg.reset();  // the SPMD step holds its own graph: the model's is not needed while it compiles
+  for (const models::Node& n : spmd.graph.nodes()) s.recompute_flops += models::attention_recompute_flops(spmd.graph, n);
   s.compiled = compiler::compile_spmd_step(spmd, hw_, s.name);
   s.memory = compiler::breakdown_at_peak(s.compiled.memory);
   // As the host counts them for its compile: the step graph's ops and kernels, before the

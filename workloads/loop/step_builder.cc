@@ -58,6 +58,9 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   o.dtype = activation_dtype(w.precision);
   o.param_dtype = param_dtype(w.precision);
   o.training = v.kind != GraphKind::kEval;
+  o.flash_attention = uses_flash_attention(w);
+  o.flash_block_q = w.sa_block_q;
+  o.flash_block_kv = w.sa_block_kv;
   if (bf16_eval(w, v)) {
     // bf16_full_eval: bf16 activations; the stored f32 weights are converted where the eval step
     // uses them (fused into the consumer, as under autocast), see eval_bf16 in docs/training.md.
