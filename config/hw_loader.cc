@@ -123,12 +123,22 @@ HwConfig load_hw_ref(const std::string& ref, const std::string& base_dir,
   if (const std::string dir = std::string(kBuiltinHwDir) + "/"; name.rfind(dir, 0) == 0) name = name.substr(dir.size());
   if (name.ends_with(".yaml")) name.resize(name.size() - 5);
   if (std::find(names.begin(), names.end(), name) != names.end()) return load_builtin_hw(name, embedded, overrides, origin);
+  if (const std::optional<RuleSlice> rule = slice_by_rule(name))  // a public slice without a file of its own
+    if (const auto t = embedded.find(std::string(kBuiltinHwDir) + "/" + rule->template_name + ".yaml"); t != embedded.end())
+      if (const std::optional<std::string> text = rule_slice_yaml(name, *rule, t->second)) {
+        *origin = std::string(kGeneratedOrigin) + kBuiltinHwDir + "/" + name + ".yaml";
+        return load_hw_config_text(*text, *origin, kBuiltinHwDir, overrides, &embedded);
+      }
   where.value = ref;
   if (fs::exists(path, ec))  // a directory or a device: say what it is (read_file's rule)
     config::read_file(path);
   where.rule = "is neither a hardware file (no file '" + path + "') nor a built-in hardware name";
-  const auto near = config::closest(name, names);
-  where.suggestion = (near ? "did you mean '" + *near + "'? " : std::string()) + "built-in: " + config::join(names);
+  std::vector<std::string> known = names;
+  for (std::string& n : rule_slice_names()) known.push_back(std::move(n));
+  const auto near = config::closest(name, known);
+  where.suggestion = (near ? "did you mean '" + *near + "'? " : std::string()) + "built-in: " + config::join(names) +
+                     "; by rule (config/slice_rules.h): v5litepod-N and v6e-N (N = 1, 4, 8, ..., 256 chips), v5p-N (N = 8, 16, "
+                     "24, ..., 12288 TensorCores)";
   if (ref.find('/') != std::string::npos || ref.ends_with(".yaml")) {
     const std::string files = config::missing_file_hint(path, "hw");
     if (!files.empty()) where.suggestion += "; " + files;

@@ -3,6 +3,7 @@
 // must equal the published figures; the slices must have the published shapes; v5e-8 is v5litepod-8.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -143,6 +144,77 @@ TEST(GenerationsConfig, GenerationIsChecked) {
   const auto e = config_error_of([] { load_hw_config(kHwDir + "/v6e-8.yaml", {parse_override("chip.generation=v7")}); }, &what);
   EXPECT_EQ(e.yaml_path, "chip.generation");
   EXPECT_TRUE(contains(what, "v5e")) << what;  // the known generations are listed
+}
+
+}  // namespace
+}  // namespace tpusim
+
+namespace tpusim {
+namespace {
+
+// The source tree's configs/hw/ as the binary embeds it.
+const std::map<std::string, std::string>& source_hw_files() {
+  static const std::map<std::string, std::string> m = [] {
+    std::map<std::string, std::string> files;
+    const std::filesystem::path root(TPUSIM_SOURCE_DIR);
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root / kBuiltinHwDir))
+      if (e.is_regular_file() && e.path().extension() == ".yaml") {
+        std::ifstream f(e.path());
+        std::stringstream ss;
+        ss << f.rdbuf();
+        files[std::filesystem::relative(e.path(), root).string()] = ss.str();
+      }
+    return files;
+  }();
+  return m;
+}
+
+// The rules reproduce every shipped slice file they name (topology, rings, hosts), so that the
+// generated slices are the shipped ones' continuation.
+TEST(SliceRules, AgreeWithEveryShippedSliceTheyName) {
+  int checked = 0;
+  for (const auto& [path, text] : source_hw_files()) {
+    const std::string stem = std::filesystem::path(path).stem().string();
+    if (path.find("/chips/") != std::string::npos) continue;
+    const std::optional<RuleSlice> rule = slice_by_rule(stem);
+    if (!rule) continue;
+    const HwConfig hw = load(stem);
+    EXPECT_EQ(std::vector<int64_t>(hw.slice.topology.dims.begin(), hw.slice.topology.dims.end()), rule->dims) << stem;
+    EXPECT_EQ(std::vector<bool>(hw.slice.topology.wraparound.begin(), hw.slice.topology.wraparound.end()), rule->wraparound) << stem;
+    EXPECT_EQ(int64_t(hw.slice.hosts), rule->hosts) << stem;
+    EXPECT_EQ(int64_t(hw.slice.chips_per_host), rule->chips_per_host) << stem;
+    ++checked;
+  }
+  EXPECT_GE(checked, 12);  // v5litepod-1/4/8/16/256, v6e-1/4/8/256, v5p-8/16/32/128
+}
+
+// Every listed rule name loads as a built-in, generated from its template; the Cloud shapes of a few;
+// names no rule has are refused with the rules in the message.
+TEST(SliceRules, EveryPublicSliceLoads) {
+  for (const std::string& name : rule_slice_names()) {
+    std::string origin;
+    const HwConfig hw = load_hw_ref(name, "", source_hw_files(), {}, &origin, {"--hw", "", 0, "", "", ""});
+    const RuleSlice r = *slice_by_rule(name);
+    int64_t chips = 1;
+    for (int64_t d : r.dims) chips *= d;
+    EXPECT_EQ(int64_t(hw.slice.hosts * hw.slice.chips_per_host), std::max<int64_t>(chips, hw.slice.chips_per_host)) << name;
+    EXPECT_EQ(hw.name, name) << origin;
+  }
+  auto dims = [](const char* n) { return slice_by_rule(n)->dims; };
+  EXPECT_EQ(dims("v6e-64"), (std::vector<int64_t>{8, 8}));
+  EXPECT_EQ(dims("v5p-384"), (std::vector<int64_t>{4, 4, 12}));
+  EXPECT_EQ(dims("v5p-1152"), (std::vector<int64_t>{4, 12, 12}));
+  EXPECT_EQ(dims("v5p-4096"), (std::vector<int64_t>{8, 16, 16}));
+  EXPECT_EQ(dims("v5p-12288"), (std::vector<int64_t>{16, 16, 24}));
+  std::string origin;
+  load_hw_ref("v6e-16", "", source_hw_files(), {}, &origin, {"--hw", "", 0, "", "", ""});
+  EXPECT_EQ(origin, "(generated) configs/hw/v6e-16.yaml");
+  for (const char* bad : {"v6e-2", "v5p-12", "v5p-12296", "v5litepod-512", "v6e-016"}) {
+    EXPECT_FALSE(slice_by_rule(bad)) << bad;
+    std::string what;
+    config_error_of([&] { load_hw_ref(bad, "", source_hw_files(), {}, &origin, {"--hw", "", 0, "", "", ""}); }, &what);
+    EXPECT_TRUE(contains(what, "by rule")) << what;
+  }
 }
 
 }  // namespace
