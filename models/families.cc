@@ -86,6 +86,8 @@ ModelArch with_overrides(ModelArch a, const ArchOverrides& o) {
   if (o.max_position) a.max_position = o.max_position;
   if (!own_embedding_width) a.embedding_size = a.hidden;
   if (o.hidden || o.heads || !family(a.family).own_head_dim) a.head_dim = a.heads ? a.hidden / a.heads : 0;
+  if (o.kv_heads) a.kv_heads = o.kv_heads;
+  if (o.head_dim) a.head_dim = o.head_dim;
   return a;
 }
 

@@ -26,6 +26,7 @@ BlockSpec llama_block() {
 class LlamaBuilder final : public StackBuilder {
  public:
   LlamaBuilder(const ModelArch& a, const StepShape& s) : StackBuilder(a, s), S_(s.seq), nh_(a.heads), kvh_(a.kv_heads) {
+    if (a.head_dim) head_dim_ = a.head_dim;  // config.json head_dim (hidden / heads unless given)
     stacks_ = {{.embed_unit = "model.embed_tokens", .layer_prefix = "model.layers.", .layers = a.layers, .length = S_,
                 .final_norm = "model.norm"}};
     blocks_ = {llama_block()};
@@ -117,11 +118,11 @@ class LlamaBuilder final : public StackBuilder {
 ModelGraph build_llama(const ModelArch& a, const HeadOptions&, const StepShape& s) {
   check_batch(s);
   check_seq(s.seq, a.max_position, "max_position_embeddings of " + a.name);
-  check_heads_divide_hidden(a);
+  require(a.heads >= 1, "heads", a.heads, "must be at least 1");
   require(a.kv_heads >= 1 && a.heads % a.kv_heads == 0, "kv_heads", a.kv_heads,
           "must divide heads (" + std::to_string(a.heads) + "): each key/value head serves a group of query heads");
-  require((a.hidden / a.heads) % 2 == 0, "head_dim", a.hidden / a.heads,
-          "must be even (rotate_half splits the head dimension in halves)");
+  const int64_t hd = a.head_dim ? a.head_dim : a.hidden / a.heads;  // q_proj is [heads * hd, hidden]
+  require(hd >= 2 && hd % 2 == 0, "head_dim", hd, "must be even (rotate_half splits the head dimension in halves)");
   check_float(s);
   return LlamaBuilder(a, s).build();
 }

@@ -7,6 +7,7 @@
 
 #include "base/config_error.h"
 #include "config/hw_loader.h"
+#include "models/families.h"
 #include "workloads/loop/training_run.h"
 #include "workloads/config/workload_config.h"
 
@@ -72,6 +73,34 @@ TEST(LlamaWorkload, FlashAttention) {
   EXPECT_FALSE(uses_flash_attention(tiny_llama("").training()));
   EXPECT_THROW(load_workload_config_text("kind: training\nmodel: bert-base-uncased\nattention: flash\nper_device_batch_size: 1\n"
                                          "dataset: {train: 'fixed:128:8'}\n", "bert_flash.yaml"),
+               ConfigError);
+}
+
+// model_config writes a Gemma-shaped attention on the Llama builder: 16 query heads of 256 over a
+// hidden size of 3072 (heads need not divide it when head_dim is given), 4 key/value heads; the
+// parameter count follows; kv_heads on BERT and kv_heads not dividing heads are refused.
+TEST(LlamaWorkload, ModelConfigSetsKeyValueHeadsAndHeadDim) {
+  const WorkloadConfig w = load_workload_config_text(
+      "kind: training\nmodel: meta-llama/Meta-Llama-3-8B\ntask: causal_lm\n"
+      "model_config: {layers: 2, hidden: 3072, heads: 16, kv_heads: 4, head_dim: 256, intermediate: 1024, vocab: 1000}\n"
+      "max_length: 128\nper_device_batch_size: 1\ndataset: {train: 'fixed:128:8'}\nprecision: bf16\n",
+      "gemma_shaped.yaml");
+  const models::ModelArch a = resolve_model_arch(w.training());
+  EXPECT_EQ(a.kv_heads, 4);
+  EXPECT_EQ(a.head_dim, 256);
+  // q and o [3072 x 4096], k and v [3072 x 1024] per layer, besides the MLP, norms and embeddings.
+  const uint64_t attention = 2 * (2 * 3072 * 4096 + 2 * 3072 * 1024);
+  EXPECT_EQ(models::model_parameters(a), attention + 2 * (3 * 3072 * 1024 + 2 * 3072) + 3072 + 2 * 1000 * 3072);
+  const HwConfig hw = load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v6e-8.yaml");
+  TrainingRunOptions o;
+  o.engine = "analytical";
+  EXPECT_GT(run_training(hw, w, o).train_steps, 0u);
+  EXPECT_THROW(load_workload_config_text("kind: training\nmodel: bert-base-uncased\nmodel_config: {kv_heads: 4}\n"
+                                         "per_device_batch_size: 1\ndataset: {train: 'fixed:128:8'}\n", "bert_kv.yaml"),
+               ConfigError);
+  EXPECT_THROW(load_workload_config_text("kind: training\nmodel: meta-llama/Meta-Llama-3-8B\ntask: causal_lm\n"
+                                         "model_config: {heads: 8, kv_heads: 3}\nper_device_batch_size: 1\n"
+                                         "dataset: {train: 'fixed:128:8'}\n", "kv3.yaml"),
                ConfigError);
 }
 

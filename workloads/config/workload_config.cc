@@ -132,6 +132,10 @@ const Schema<ModelConfig>& model_config_schema() {
     s.field(&ModelConfig::vocab, "vocab").range(0, 1 << 22).default_value(0, "preset").doc("vocabulary size (vocab_size)");
     s.field(&ModelConfig::max_position, "max_position").range(0, kMaxTokens).default_value(0, "preset")
         .doc("position embeddings (max_position_embeddings); bounds max_length");
+    s.field(&ModelConfig::kv_heads, "kv_heads").range(0, 1024).default_value(0, "preset")
+        .doc("Llama family: key/value heads (num_key_value_heads, grouped-query attention); must divide heads");
+    s.field(&ModelConfig::head_dim, "head_dim").range(0, 4096).default_value(0, "preset")
+        .doc("Llama family: width of each attention head (head_dim; Gemma's 256); even. Given, heads need not divide hidden");
     return s;
   }();
   return s;
@@ -431,7 +435,13 @@ const Schema<WorkloadConfig>& training_schema() {
       } catch (const ConfigError&) {  // an unknown preset: reported above
         known_model = false;
       }
-      if ((t.model_config.hidden || t.model_config.heads) && r.heads > 0 && r.hidden % r.heads != 0)
+      if ((t.model_config.kv_heads || t.model_config.head_dim) && known_model && model_family(t)->id != models::ModelFamily::kLlama)
+        c.fail(t.model_config.kv_heads ? "model_config.kv_heads" : "model_config.head_dim",
+               "applies to Llama-family models (their attention takes it from config.json)", "remove it");
+      if (t.model_config.kv_heads && r.heads % r.kv_heads != 0)
+        c.fail("model_config.kv_heads", "must divide heads (" + std::to_string(r.heads) + ")");
+      if ((t.model_config.hidden || t.model_config.heads) && r.heads > 0 && r.hidden % r.heads != 0 &&
+          t.model_config.head_dim == 0)
         c.fail("model_config.heads", "must divide hidden (" + std::to_string(r.hidden) + ")");
       // The task's head belongs to some families only (models/families.h): causal_lm is GPT2LMHeadModel's
       // or LlamaForCausalLM's, seq2seq an encoder–decoder's.

@@ -57,6 +57,7 @@ struct TrainingDatasets {
 // preset's (model: custom starts from nothing and needs layers, hidden, heads, intermediate, vocab).
 struct ModelConfig {
   uint32_t layers = 0, hidden = 0, heads = 0, intermediate = 0, vocab = 0, max_position = 0;
+  uint32_t kv_heads = 0, head_dim = 0;  // Llama family: grouped-query attention, the per-head width
 };
 
 // kind: training — the `compile_cache:` section (torch_xla's in-memory LRU and persistent cache).

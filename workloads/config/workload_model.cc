@@ -35,7 +35,7 @@ models::ModelArch resolve_model_arch(const TrainingWorkload& t) {
   const ModelConfig& m = t.model_config;
   return models::with_overrides(t.model == "custom" ? models::custom_arch() : models::find_preset(t.model),
                                 {.layers = m.layers, .hidden = m.hidden, .heads = m.heads,
-                                 .intermediate = m.intermediate, .vocab = m.vocab, .max_position = m.max_position});
+                                 .intermediate = m.intermediate, .vocab = m.vocab, .max_position = m.max_position, .kv_heads = m.kv_heads, .head_dim = m.head_dim});
 }
 
 std::unique_ptr<models::Model> make_model(const TrainingWorkload& t) {
