@@ -144,6 +144,9 @@ struct LoopResult {
   std::vector<ProcessRecord> process_records;
   TimeBreakdown breakdown;
   double total_time_s = 0, steady_step_time_s = 0, examples_per_s = 0, steady_examples_per_s = 0;
+  // Tokens (examples x padded length, the sources of a seq2seq step) of the steady train steps over
+  // their time, per chip of the slice: what MaxText reports as tokens/s/device on one-core chips.
+  double steady_tokens_per_s_per_chip = 0;
   double compile_time_s = 0, warmup_time_s = 0, upload_time_s = 0, mxu_utilization = 0;
   uint64_t upload_bytes = 0;  // the first execution's parameters (and first batch) over one chip's PCIe link
   // Over the steady train steps: model flops utilization (flops / (step time x peak): the host's

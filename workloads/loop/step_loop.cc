@@ -393,7 +393,7 @@ void StepLoop::finish() {
 
   std::vector<double> steady;
   bool warm = false;
-  double steady_flops = 0, steady_time = 0, steady_device = 0, steady_allreduce = 0, steady_collective = 0;
+  double steady_flops = 0, steady_time = 0, steady_device = 0, steady_allreduce = 0, steady_collective = 0, steady_tokens = 0;
   for (size_t i = 0; i < r_.steps.size(); ++i) {
     const StepRecord& s = r_.steps[i];
     if (s.kind != StepKind::kTrain || s.compiled || s.persistent_hit || s.first_execution) continue;
@@ -402,6 +402,7 @@ void StepLoop::finish() {
     const double n = double(s.repeat);
     steady.insert(steady.end(), s.repeat, s.step_time_s);
     steady_flops += n * double(s.model_flops);
+    steady_tokens += n * double(s.examples) * double(s.seq);
     steady_time += n * s.step_time_s;
     steady_device += n * s.device_s;
     steady_allreduce += n * s.allreduce_s;
@@ -416,6 +417,7 @@ void StepLoop::finish() {
   r_.steady_step_time_s = median(steady);
   r_.examples_per_s = r_.total_time_s > 0 ? double(r_.train_examples) / r_.total_time_s : 0;
   r_.steady_examples_per_s = r_.steady_step_time_s > 0 ? double(r_.global_batch) / r_.steady_step_time_s : 0;
+  r_.steady_tokens_per_s_per_chip = steady_time > 0 ? steady_tokens / steady_time / double(hw_.slice.chips()) : 0;
   const double peak_flop_per_s = device_peak;
   r_.mxu_utilization = device_sum_s_ > 0 ? double(flops_) / (device_sum_s_ * peak_flop_per_s) : 0;
 

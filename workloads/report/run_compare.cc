@@ -30,7 +30,8 @@ struct Section {
 const std::vector<Section>& sections() {
   static const std::vector<Section> s = {
       {"time", "time",
-       {"total time", "steady step time", "steady throughput", "end-to-end throughput", "device time", "device cycles"}},
+       {"total time", "steady step time", "steady throughput", "tokens/s per chip", "end-to-end throughput", "device time",
+        "device cycles"}},
       {"compiles", "compiles (busiest process)", {"compiles", "compile time", "warm-up"}},
       {"breakdown", "where the time went", {"compile", "warm-up", "host", "device compute", "all-reduce", "evaluation"}},
       {"memory", "memory (per device, at the peak)",

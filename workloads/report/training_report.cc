@@ -214,6 +214,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                   {"steady_step_time_s", r.steady_step_time_s},
                   {"examples_per_s", r.examples_per_s},
                   {"steady_examples_per_s", r.steady_examples_per_s},
+                  {"steady_tokens_per_s_per_chip", r.steady_tokens_per_s_per_chip},
                   {"compiles", r.compiles},
                   {"compile_time_s", r.compile_time_s},
                   {"busiest_process", r.busiest_process},
@@ -361,8 +362,9 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                              r.full_sim ? " (--full-sim)" : "", r.simulations, memoized, r.replays, replicas));
   o += "\n";
   line("total", dur(r.total_time_s));
-  line("steady", fmt::format("{} per step, {:.1f} examples/s ({:.1f} examples/s end to end)", dur(r.steady_step_time_s),
-                             r.steady_examples_per_s, r.examples_per_s));
+  line("steady", fmt::format("{} per step, {:.1f} examples/s ({:.1f} examples/s end to end), {:.0f} tokens/s per chip",
+                             dur(r.steady_step_time_s), r.steady_examples_per_s, r.examples_per_s,
+                             r.steady_tokens_per_s_per_chip));
   bool same = true;
   for (const ProcessRecord& p : r.process_records) same = same && p.compiles == r.compiles;
   if (same)
