@@ -4,6 +4,9 @@
 #include <charconv>
 #include <sstream>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 namespace tpusim {
 
 namespace {
@@ -60,16 +63,10 @@ std::optional<RuleSlice> cubic(int64_t cores) {
   return std::nullopt;
 }
 
-std::string list(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
-std::string list(const std::vector<bool>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += std::string(i ? ", " : "") + (v[i] ? "true" : "false");
-  return s + "]";
+// "[2, 4]", "[false, false]": a YAML flow list.
+template <class T>
+std::string list(const std::vector<T>& v) {
+  return fmt::format("[{}]", fmt::join(v, ", "));
 }
 
 // `line` with its value replaced, the key's indentation kept, padded to the template's comment column.

@@ -97,10 +97,6 @@ TensorSharding carried_only_into_partial(TensorSharding to, const models::Node& 
 
 }  // namespace
 
-TensorSharding read_as(const models::Graph& g, const models::Node& reader, size_t operand) {
-  return carried_only_into_partial(op_sharding(g, reader).operands.at(operand), reader);
-}
-
 std::vector<ReshardEdge> partition_edges(const models::Graph& g) {
   std::vector<ReshardEdge> edges;
   std::map<std::pair<int, uint64_t>, size_t> at;  // (value, target sharding) -> its edge

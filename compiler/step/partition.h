@@ -44,12 +44,6 @@ std::vector<std::vector<int64_t>> axis_groups(const models::Mesh& mesh, models::
 // (async, combine, flat).
 models::CollectiveAttrs collective_attrs(const Reshard& r, const models::Mesh& mesh);
 
-// The sharding `reader` reads its operand number `operand` with: its op's rule (sharding_rules.h),
-// except that a partial sum is carried on only into a reader that is itself a partial sum over the
-// same axes (propagated, or annotated); a reader left whole reads it reduced. So a builder that
-// annotates by hand (data parallel: the gradients) gets its collectives where it annotates.
-models::TensorSharding read_as(const models::Graph& g, const models::Node& reader, size_t operand);
-
 // A value some readers need resharded: the collective and who reads its result.
 struct ReshardEdge {
   int value = -1;
@@ -58,8 +52,12 @@ struct ReshardEdge {
   std::vector<int> readers;  // ascending
 };
 
-// Every value of `g` whose sharding is not what a reader reads it with (read_as) and that a
-// collective must move, in node order (one edge per value and target sharding).
+// Every value of `g` whose sharding is not what a reader reads it with and that a collective must
+// move, in node order (one edge per value and target sharding). A reader reads an operand as its op's
+// rule says (sharding_rules.h), except that a partial sum is carried on only into a reader that is
+// itself a partial sum over the same axes (propagated, or annotated); a reader left whole reads it
+// reduced. So a builder that annotates by hand (data parallel: the gradients) gets its collectives
+// where it annotates.
 std::vector<ReshardEdge> partition_edges(const models::Graph& g);
 
 }  // namespace tpusim::compiler

@@ -122,7 +122,6 @@ OpSharding op_sharding(const models::Graph& g, const Node& n) {
     case OpKind::kIota:
     case OpKind::kCollective:
     case OpKind::kCollectiveDone:
-      r.operands.assign(r.operands.size(), TensorSharding{});
       for (size_t i = 0; i < n.inputs.size(); ++i) r.operands[i] = g.node(n.inputs[i]).sharding;  // as they are
       r.out = n.sharding;
       return r;

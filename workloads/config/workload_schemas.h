@@ -5,6 +5,7 @@
 
 namespace tpusim {
 
-const config::Schema<WorkloadConfig>& hlo_workload_schema();  // kind: hlo
+const config::Schema<WorkloadConfig>& training_schema();      // kind: training (training_schema.cc)
+const config::Schema<WorkloadConfig>& hlo_workload_schema();  // kind: hlo (hlo_workload_schema.cc)
 
 }  // namespace tpusim
