@@ -19,7 +19,7 @@ std::string num(double x, bool integer) {
   return fmt::format("{}", x);
 }
 
-bool is_int_kind(FieldKind k) { return k == FieldKind::U32 || k == FieldKind::U64 || k == FieldKind::U32List || k == FieldKind::U64Map; }
+bool is_int_kind(FieldKind k) { return k == FieldKind::U32 || k == FieldKind::I32 || k == FieldKind::U64 || k == FieldKind::U32List || k == FieldKind::U64Map; }
 
 std::string join_path(const std::string& a, std::string_view b) { return a.empty() ? std::string(b) : a + "." + std::string(b); }
 
@@ -63,6 +63,7 @@ std::string FieldInfo::rule() const {
   switch (kind) {
     case FieldKind::U32:
     case FieldKind::U64: return "must be " + integer_phrase(bounds);
+    case FieldKind::I32: return "must be an integer" + bounds.phrase(true);
     case FieldKind::F64: return "must be " + number_phrase(bounds);
     case FieldKind::Bool: return "must be true or false";
     case FieldKind::String: return one_of.empty() ? "must be a string" : "must be one of: " + join(one_of);
@@ -90,6 +91,7 @@ std::string FieldInfo::rule() const {
 std::string FieldInfo::type_name() const {
   switch (kind) {
     case FieldKind::U32: return "integer (32-bit)";
+    case FieldKind::I32: return "integer (32-bit, signed)";
     case FieldKind::U64: return "integer (64-bit)";
     case FieldKind::F64: return "number";
     case FieldKind::Bool: return "bool";
@@ -178,6 +180,18 @@ void parse_value(const Node& n, const FieldInfo& f, const std::string& path, uin
   out = static_cast<uint32_t>(parse_unsigned(n, path, f.bounds, std::numeric_limits<uint32_t>::max(), [&] { return f.rule(); }));
 }
 
+void parse_value(const Node& n, const FieldInfo& f, const std::string& path, int32_t& out) {
+  if (n.kind != Node::Kind::Scalar) fail_at(n, path, f.rule());
+  const std::string& s = n.scalar;
+  const char* first = s.data();
+  const char* last = s.data() + s.size();
+  if (first != last && *first == '+') ++first;
+  int32_t v = 0;
+  auto [p, ec] = std::from_chars(first, last, v);
+  if (first == last || p != last || ec != std::errc() || !f.bounds.contains(double(v))) fail_at(n, path, f.rule(), unit_hint(s));
+  out = v;
+}
+
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, uint64_t& out) {
   out = parse_unsigned(n, path, f.bounds, std::numeric_limits<uint64_t>::max(), [&] { return f.rule(); });
 }
@@ -262,6 +276,7 @@ void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std
 }
 
 std::string yaml_value(uint32_t v) { return std::to_string(v); }
+std::string yaml_value(int32_t v) { return std::to_string(v); }
 std::string yaml_value(uint64_t v) { return std::to_string(v); }
 std::string yaml_value(double v) { return fmt::format("{}", v); }  // shortest text that reads back exactly
 std::string yaml_value(bool v) { return v ? "true" : "false"; }

@@ -35,7 +35,7 @@
 
 namespace tpusim::config {
 
-enum class FieldKind { U32, U64, F64, Bool, String, U32List, BoolList, StringList, ValueList, U64Map, Section, SectionList };
+enum class FieldKind { U32, I32, U64, F64, Bool, String, U32List, BoolList, StringList, ValueList, U64Map, Section, SectionList };
 
 // One YAML value of any shape, kept as flow text that parses back to it ("128", "[true, true]",
 // "\"multiple_of:32\""): what a `--set PATH=VALUE` takes as VALUE. A list of them is a ValueList field.
@@ -85,6 +85,7 @@ struct FieldInfo {
 
 // Conversions, one overload per supported field type. parse_value validates against `f`.
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, uint32_t& out);
+void parse_value(const Node& n, const FieldInfo& f, const std::string& path, int32_t& out);
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, uint64_t& out);
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, double& out);
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, bool& out);
@@ -98,6 +99,7 @@ void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::map<std::string, uint64_t>& out);
 // YAML flow text that parses back to the same value (doubles print shortest-exact).
 std::string yaml_value(uint32_t v);
+std::string yaml_value(int32_t v);
 std::string yaml_value(uint64_t v);
 std::string yaml_value(double v);
 std::string yaml_value(bool v);
@@ -137,6 +139,7 @@ template <class V>
 constexpr FieldKind kind_of() {
   if constexpr (TypedString<V>) return FieldKind::String;  // written and documented as a string
   else if constexpr (std::is_same_v<V, uint32_t>) return FieldKind::U32;
+  else if constexpr (std::is_same_v<V, int32_t>) return FieldKind::I32;
   else if constexpr (std::is_same_v<V, uint64_t>) return FieldKind::U64;
   else if constexpr (std::is_same_v<V, double>) return FieldKind::F64;
   else if constexpr (std::is_same_v<V, bool>) return FieldKind::Bool;

@@ -1,8 +1,11 @@
 #include "models/llama.h"
 
 #include <cmath>
+#include <string_view>
+#include <utility>
 
 #include "models/losses.h"
+#include "models/sharding.h"
 #include "models/stack.h"
 
 namespace tpusim::models {
@@ -62,20 +65,28 @@ class LlamaBuilder final : public StackBuilder {
     return g().ew(EwOp::kAdd, a, b, name);
   }
 
+  // Under tensor parallelism, `x` [B, S, heads, ...] split along the tensor axis in its heads (MaxText's
+  // `activation_heads` constraint): with one head per replica the local shape alone cannot tell the
+  // heads' dimension from the head size's, so the builder says it, as MaxText's model code does.
+  int heads(int x) {
+    if (shape_.tensor > 1) g().set_sharding(x, TensorSharding::split_along(2, MeshAxis::kTensor));
+    return x;
+  }
+
   // LlamaAttention (eager) on h [B*S, H]. Groups G = heads / kv_heads.
   int attention(size_t, int h, int, const std::string& p, bool) override {
     const std::string at = p + ".self_attn";
     const int64_t G = nh_ / kvh_, hd = head_dim_;
-    int q = g().reshape(dense(h, H_, nh_ * hd, at + ".q_proj"), {B_, S_, nh_, hd});
-    int k = g().reshape(dense(h, H_, kvh_ * hd, at + ".k_proj"), {B_, S_, kvh_, hd});
-    int v = g().reshape(dense(h, H_, kvh_ * hd, at + ".v_proj"), {B_, S_, kvh_, hd});
+    int q = heads(g().reshape(dense(h, H_, nh_ * hd, at + ".q_proj"), {B_, S_, nh_, hd}));
+    int k = heads(g().reshape(dense(h, H_, kvh_ * hd, at + ".k_proj"), {B_, S_, kvh_, hd}));
+    int v = heads(g().reshape(dense(h, H_, kvh_ * hd, at + ".v_proj"), {B_, S_, kvh_, hd}));
     q = rotary(q, at + ".rotary_q");
     k = rotary(k, at + ".rotary_k");
     // Query head h = kv * G + g: [B, S, kvh, G, hd] -> [B, kvh, G*S, hd], the G query heads of a key/value
     // head one after another as rows of its dots (the lane dim stays minor; the statistics of the
     // softmax are [B, kvh, G*S], not padded along a G of 1 to the sublanes).
     if (shape_.flash_attention) return flash_attention(q, k, v, at);
-    int qg = g().reshape(g().transpose(g().reshape(q, {B_, S_, kvh_, G, hd}), {0, 2, 3, 1, 4}), {B_, kvh_, G * S_, hd});
+    int qg = g().reshape(g().transpose(heads(g().reshape(q, {B_, S_, kvh_, G, hd})), {0, 2, 3, 1, 4}), {B_, kvh_, G * S_, hd});
     // scores[b, kv, (g, i), j] = q·k / sqrt(hd) + causal[i, j] + padding[b, j]
     int s = g().dot(qg, k, {{0, 1}, {0, 2}, {3}, {3}}, shape_.precision, at + ".scores");
     s = g().reshape(g().ew(EwOp::kMul, s, c(1.0 / std::sqrt(double(hd))), at + ".scale"), {B_, kvh_, G, S_, S_});
@@ -106,14 +117,34 @@ class LlamaBuilder final : public StackBuilder {
 
   // lm_head (Linear(H, vocab, bias=False), untied): logits [B*S, vocab]; CrossEntropyLoss(ignore_index
   // = -100), the mean over the positions that have a label.
+  // Under tensor parallelism the logits are this replica's share of the vocabulary (MaxText: `vocab`
+  // on the tensor axis): the loss's row maximum and sums become partial over it (models/losses.h).
   void head(int x) override {
-    out_.logits = dense(x, H_, arch_.vocab, "lm_head");
+    out_.logits = dense(x, H_, arch_.vocab / shape_.tensor, "lm_head");
     token_loss(S_, {"loss.ignored", "loss.neg_ignored", "loss.weights"});
   }
 
   const int64_t S_, nh_, kvh_;
   int causal_ = -1, padding_ = -1, cos_ = -1, sin_ = -1;
 };
+
+// MaxText's logical axis rules for the tensor axis on Hugging Face's weight names (Linear weights are
+// [out, in]): the column-parallel projections split their outputs (query and key/value heads, the
+// MLP width, the vocabulary), the row-parallel ones (o_proj, down_proj) their inputs, whose products
+// are then partial sums over the axis (all-reduced where the residual stream reads them whole:
+// Megatron-LM's two all-reduces per layer forward and two backward). Norms and the embedding table
+// stay whole on every tensor replica.
+void shard_over_tensor(ModelGraph& m) {
+  static const std::pair<std::string_view, int> kSplits[] = {
+      {".q_proj.weight", 0}, {".k_proj.weight", 0},    {".v_proj.weight", 0},   {".o_proj.weight", 1},
+      {".gate_proj.weight", 0}, {".up_proj.weight", 0}, {".down_proj.weight", 1}, {"lm_head.weight", 0}};
+  for (int p : m.params) {
+    const std::string& name = m.graph.node(p).name;
+    for (const auto& [suffix, dim] : kSplits)
+      if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        m.graph.set_sharding(p, TensorSharding::split_along(dim, MeshAxis::kTensor));
+  }
+}
 
 ModelGraph build_llama(const ModelArch& a, const HeadOptions&, const StepShape& s) {
   check_batch(s);
@@ -124,7 +155,25 @@ ModelGraph build_llama(const ModelArch& a, const HeadOptions&, const StepShape& 
   const int64_t hd = a.head_dim ? a.head_dim : a.hidden / a.heads;  // q_proj is [heads * hd, hidden]
   require(hd >= 2 && hd % 2 == 0, "head_dim", hd, "must be even (rotate_half splits the head dimension in halves)");
   check_float(s);
-  return LlamaBuilder(a, s).build();
+  if (s.tensor <= 1) return LlamaBuilder(a, s).build();
+  // One tensor replica's share: the heads, key/value heads, MLP width and logits divided by T.
+  const int64_t T = s.tensor;
+  auto divides = [&](const char* key, int64_t v, const char* what) {
+    require(v % T == 0, key, v, "must be divisible by the mesh's tensor axis (" + std::to_string(T) + "): " + what);
+  };
+  divides("heads", a.heads, "each tensor replica computes whole attention heads");
+  divides("kv_heads", a.kv_heads, "each tensor replica holds whole key/value heads (fewer key/value heads than the "
+                                  "tensor axis, replicated as MaxText does, are not modelled)");
+  divides("intermediate", a.intermediate, "the MLP is split column- and row-wise");
+  divides("vocab", a.vocab, "the logits are split over the vocabulary");
+  ModelArch local = a;
+  local.heads /= T;
+  local.kv_heads /= T;
+  local.intermediate /= T;
+  local.head_dim = hd;
+  ModelGraph m = LlamaBuilder(local, s).build();
+  shard_over_tensor(m);
+  return m;
 }
 
 // Llama config.json: rope, rms_norm_eps 1e-5, hidden_act silu with gate_proj/up_proj,

@@ -67,6 +67,10 @@ struct StepShape {
   // [B, heads, S, S] scores, with these block sizes; the families that have it (Llama) read it.
   bool flash_attention = false;
   int64_t flash_block_q = 512, flash_block_kv = 512;
+  // Tensor (Megatron) parallelism over this many replicas: the graph is one tensor replica's share
+  // (its heads, MLP width and vocabulary logits), the split weights annotated (models/sharding.h).
+  // Families without the splits refuse more than 1.
+  int64_t tensor = 1;
 };
 
 // What every builder does with the graph it builds: record the forward nodes built since `first` as a

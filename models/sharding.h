@@ -7,7 +7,9 @@
 //     compares across replicas, simply the replica's own, e.g. an activation of its batch share);
 //   * split along mesh axis a in dimension d: the replicas along a hold consecutive blocks of d;
 //   * partial over mesh axis a: the tensor is the sum of the replicas' values along a (a gradient
-//     each data-parallel replica computed from its batch share).
+//     each data-parallel replica computed from its batch share);
+//   * partial maximum over mesh axis a: the tensor is the element-wise maximum of the replicas'
+//     values along a (a row maximum over a vocabulary split across the tensor axis).
 // The step builders annotate (compiler/step/data_parallel.h, fsdp.h); the partitioner
 // (compiler/step/partition.h) derives from the annotations the collectives that reshard a value
 // for its readers, by one rule.
@@ -53,7 +55,7 @@ struct Mesh {
 struct TensorSharding {
   static constexpr int kMaxRank = 8;  // dimensions that can be split (4 bits each in `split`)
   uint32_t split = 0;   // per dimension d, bits 4d..4d+3: 0 whole, a + 1 split along mesh axis a
-  uint8_t partial = 0;  // bit a: a partial sum over mesh axis a
+  uint8_t partial = 0;  // bit a: a partial sum over mesh axis a; bit 4 + a: a partial maximum over it
 
   static TensorSharding whole() { return {}; }
   static TensorSharding split_along(int dim, MeshAxis a) {
@@ -66,6 +68,11 @@ struct TensorSharding {
     s.partial = uint8_t(1u << uint32_t(a));
     return s;
   }
+  static TensorSharding partial_max_over(MeshAxis a) {
+    TensorSharding s;
+    s.partial = uint8_t(1u << (uint32_t(a) + 4));
+    return s;
+  }
   bool is_whole() const { return split == 0 && partial == 0; }
   std::optional<MeshAxis> axis_of(int dim) const {
     const uint32_t v = (split >> (4 * dim)) & 0xF;
@@ -73,6 +80,7 @@ struct TensorSharding {
     return MeshAxis(v - 1);
   }
   bool is_partial_over(MeshAxis a) const { return partial & (1u << uint32_t(a)); }
+  bool is_partial_max_over(MeshAxis a) const { return partial & (1u << (uint32_t(a) + 4)); }
   bool operator==(const TensorSharding&) const = default;
 };
 

@@ -54,7 +54,11 @@ class Rewriter {
 }  // namespace
 
 void shard_data_parallel(models::Graph& g, const std::vector<int>& grads) {
-  for (int gr : grads) g.set_sharding(gr, models::TensorSharding::partial_over(models::MeshAxis::kData));
+  for (int gr : grads) {
+    models::TensorSharding s = g.node(gr).sharding;
+    s.partial |= models::TensorSharding::partial_over(models::MeshAxis::kData).partial;
+    g.set_sharding(gr, s);
+  }
 }
 
 CacheKey step_cache_key(const DataParallelStep& step) {
@@ -104,12 +108,17 @@ SpmdStep write_step(const DataParallelStep& step, models::Graph* movable, const 
   Reshard reduce;  // each one's collective (the same for all)
   for (const ReshardEdge& e : partition_edges(g)) {
     if (e.how.op != models::CollectiveOp::kAllReduce || e.how.axis != models::MeshAxis::kData)
-      throw std::invalid_argument("data_parallel_step: node " + std::to_string(e.value) +
-                                  " needs a collective other than an all-reduce over the data axis");
+      throw std::invalid_argument("data_parallel_step: node '" + g.node(e.value).name + "' (" +
+                                  describe(g.node(e.value).sharding) + ") needs a " + models::collective_op_name(e.how.op) +
+                                  " along " + enum_name(e.how.axis) + " for '" + g.node(e.readers.front()).name +
+                                  "' (" + describe(e.to) + "), not an all-reduce over the data axis");
     grad_list.push_back(e.value);
     reduce = e.how;
   }
-  const models::Mesh mesh = models::Mesh::along(models::MeshAxis::kData, n);
+  const models::Mesh mesh = step.mesh.devices() > 1 ? step.mesh : models::Mesh::along(models::MeshAxis::kData, n);
+  if (mesh.devices() != n)
+    throw std::invalid_argument("data_parallel_step: a mesh of " + std::to_string(mesh.devices()) + " devices on " +
+                                std::to_string(n) + " replicas");
 
   // The update: what reads (transitively) a gradient runs after the all-reduces.
   FusionPlan planned_here;
@@ -129,7 +138,7 @@ SpmdStep write_step(const DataParallelStep& step, models::Graph* movable, const 
     for (int r : kernel_outputs(*pre[k])) producer[size_t(r)] = k;
   std::vector<std::vector<int>> buckets;
   std::vector<size_t> ready;
-  if (!grad_list.empty() && n > 1) buckets = gradient_buckets(g, grad_list, producer, step.allreduce_bucket_bytes);
+  if (!grad_list.empty() && mesh[models::MeshAxis::kData] > 1) buckets = gradient_buckets(g, grad_list, producer, step.allreduce_bucket_bytes);
   for (const auto& b : buckets) {
     size_t r = ready.empty() ? 0 : ready.back();
     for (int gr : b) r = std::max(r, producer[size_t(gr)]);

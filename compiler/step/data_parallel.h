@@ -51,10 +51,14 @@ struct DataParallelStep {
   // Asynchronous all-reduces overlapping the rest of the backward pass (above). Off: all of them
   // after the backward pass.
   bool overlap_allreduce = true;
+  // The replicas' mesh: data x tensor (tensor parallelism: its all-reduces already in the graph,
+  // partition.h's with_collectives; the gradients all-reduced along data). Unset (one device): {data:
+  // the replicas}.
+  models::Mesh mesh;
 };
 
 // The data-parallel sharding of a training step's graph: each of `grads` (the gradients the update
-// reads) a partial sum over the data axis. Evaluation and a gradient-accumulation micro-step that
+// reads) a partial sum over the data axis, beside any split it has (tensor parallelism). Evaluation and a gradient-accumulation micro-step that
 // does not sync annotate none: nothing is all-reduced.
 void shard_data_parallel(models::Graph& g, const std::vector<int>& grads);
 

@@ -11,30 +11,33 @@
 
 namespace tpusim::compiler {
 
-namespace {
-
 using models::MeshAxis;
 using models::TensorSharding;
 
 std::string describe(const TensorSharding& s) {
   if (s.is_whole()) return "whole";
   std::string out;
-  for (int a = 0; a < models::kMeshAxes; ++a)
+  for (int a = 0; a < models::kMeshAxes; ++a) {
     if (s.is_partial_over(MeshAxis(a))) out += std::string(out.empty() ? "" : ", ") + "partial over " + enum_name(MeshAxis(a));
+    if (s.is_partial_max_over(MeshAxis(a)))
+      out += std::string(out.empty() ? "" : ", ") + "partial maximum over " + enum_name(MeshAxis(a));
+  }
   for (int d = 0; d < TensorSharding::kMaxRank; ++d)
     if (auto a = s.axis_of(d))
       out += std::string(out.empty() ? "" : ", ") + "dim " + std::to_string(d) + " split along " + enum_name(*a);
   return out;
 }
 
+namespace {
+
 [[noreturn]] void refuse(const TensorSharding& from, const TensorSharding& to, const char* why) {
   throw std::invalid_argument("reshard: from " + describe(from) + " to " + describe(to) + ": " + why);
 }
 
-// The one axis of a partial sum; refuses several.
+// The one axis of a partial sum or maximum; refuses several.
 MeshAxis partial_axis(const TensorSharding& from, const TensorSharding& to) {
   if (std::popcount(unsigned(from.partial)) != 1) refuse(from, to, "a partial sum over several axes at once");
-  return MeshAxis(std::countr_zero(unsigned(from.partial)));
+  return MeshAxis(std::countr_zero(unsigned(from.partial)) % 4);
 }
 
 }  // namespace
@@ -53,10 +56,11 @@ std::optional<Reshard> reshard(const TensorSharding& from, const TensorSharding&
   }
   if (from.partial != 0) {
     const MeshAxis a = partial_axis(from, to);
+    const models::ReduceOp op = from.is_partial_max_over(a) ? models::ReduceOp::kMax : models::ReduceOp::kSum;
     if (!gathered.empty()) refuse(from, to, "a partial sum is gathered (reduce it first)");
     for (int d : sliced)
-      if (to.axis_of(d) == a) return Reshard{models::CollectiveOp::kReduceScatter, a, d};
-    return Reshard{models::CollectiveOp::kAllReduce, a, -1};
+      if (to.axis_of(d) == a) return Reshard{models::CollectiveOp::kReduceScatter, a, d, op};
+    return Reshard{models::CollectiveOp::kAllReduce, a, -1, op};
   }
   if (gathered.empty()) return std::nullopt;
   if (gathered.size() > 1) refuse(from, to, "two dimensions are gathered at once (reshard in steps)");
@@ -83,14 +87,16 @@ models::CollectiveAttrs collective_attrs(const Reshard& r, const models::Mesh& m
   a.replicas = mesh.devices();
   a.groups = axis_groups(mesh, r.axis);
   a.dim = r.dim;
+  a.reduce = r.reduce;
   return a;
 }
 
 namespace {
 
 // A partial sum goes on only into a reader that is one itself (propagated or annotated so); a
-// reader left whole reads it reduced.
+// reader left whole reads it reduced. A collective reads its operand as it is: it is the reshard.
 TensorSharding carried_only_into_partial(TensorSharding to, const models::Node& reader) {
+  if (reader.kind == models::OpKind::kCollective || reader.kind == models::OpKind::kCollectiveDone) return to;
   if (to.partial != 0 && reader.sharding.partial != to.partial) to.partial = 0;
   return to;
 }
@@ -121,6 +127,48 @@ std::vector<ReshardEdge> partition_edges(const models::Graph& g) {
     return std::pair(a.value, uint64_t(a.to.split) << 8 | a.to.partial) < std::pair(b.value, uint64_t(b.to.split) << 8 | b.to.partial);
   });
   return edges;
+}
+
+models::Graph with_collectives(const models::Graph& g, const models::Mesh& mesh, MeshAxis axis, std::vector<int>* id) {
+  std::map<std::pair<int, int>, size_t> edge_of;  // (value, reader) -> its edge
+  const std::vector<ReshardEdge> edges = partition_edges(g);
+  for (size_t e = 0; e < edges.size(); ++e) {
+    if (edges[e].how.axis != axis) continue;
+    if (edges[e].how.op != models::CollectiveOp::kAllReduce)
+      throw std::logic_error("with_collectives: node '" + g.node(edges[e].value).name + "' (" +
+                             describe(g.node(edges[e].value).sharding) + ") needs a " +
+                             models::collective_op_name(edges[e].how.op) + " along " + enum_name(axis) + " for '" +
+                             g.node(edges[e].readers.front()).name + "' (" + describe(edges[e].to) +
+                             "): the graph's local shapes disagree with its shardings");
+    for (int r : edges[e].readers) edge_of[{edges[e].value, r}] = e;
+  }
+  models::Graph out;
+  for (const std::string& name : g.groups()) out.add_group(name);
+  std::vector<int> ids(g.nodes().size(), -1);
+  std::vector<int> made(edges.size(), -1);  // edge -> its collective node
+  for (const models::Node& n : g.nodes()) {
+    models::Node c = n;
+    for (int& in : c.inputs) {
+      const auto it = edge_of.find({in, n.id});
+      const int x = ids[size_t(in)];
+      if (it == edge_of.end()) {
+        in = x;
+        continue;
+      }
+      int& coll = made[it->second];
+      if (coll < 0) {
+        const ReshardEdge& e = edges[it->second];
+        coll = out.collective(x, collective_attrs(e.how, mesh), g.node(e.value).name + ".all-reduce");
+        out.set_sharding(coll, e.to);
+      }
+      in = coll;
+    }
+    ids[size_t(n.id)] = out.append_copy(std::move(c));
+  }
+  for (int o : g.outputs()) out.mark_output(ids[size_t(o)]);
+  out.set_scheduled(g.scheduled());
+  if (id) *id = std::move(ids);
+  return out;
 }
 
 }  // namespace tpusim::compiler

@@ -4,7 +4,7 @@
 // operand's sharding is not the one its user needs:
 //
 //   from                       to                          collective (over mesh axis a)
-//   partial over a             whole                       all-reduce
+//   partial over a             whole                       all-reduce (a partial maximum: of max)
 //   partial over a             split along a in dim d      reduce-scatter (dim d)
 //   split along a in dim d     whole                       all-gather (dim d)
 //   whole                      split along a in dim d      none: each replica slices its block
@@ -18,6 +18,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "models/graph.h"
@@ -30,7 +31,11 @@ struct Reshard {
   models::CollectiveOp op = models::CollectiveOp::kAllReduce;
   models::MeshAxis axis = models::MeshAxis::kData;
   int dim = -1;  // all-gather, reduce-scatter: the dimension gathered or scattered
+  models::ReduceOp reduce = models::ReduceOp::kSum;  // all-reduce, reduce-scatter
 };
+
+// "whole", "partial over data", "dim 0 split along tensor", ... for messages.
+std::string describe(const models::TensorSharding& s);
 
 // The collective turning `from` into `to` (the table above); nullopt when no data moves. Throws
 // std::invalid_argument for a change the table does not have.
@@ -59,5 +64,15 @@ struct ReshardEdge {
 // reduced. So a builder that annotates by hand (data parallel: the gradients) gets its collectives
 // where it annotates.
 std::vector<ReshardEdge> partition_edges(const models::Graph& g);
+
+// `g` with the collectives partition_edges finds along `axis` written in as synchronous collective
+// nodes on `mesh` (each just before the first reader that needs it; those readers read its result,
+// which has the sharding they read), every other node copied in order (groups, outputs, flags). In
+// the local view only all-reduces keep a value's shape: another collective along `axis` means the
+// builder's local shapes disagree with its annotations (std::logic_error). `id` (optional) gets each
+// node of g's id in the result. Tensor parallelism's all-reduces, on the critical path as XLA
+// schedules them without collective matmul.
+models::Graph with_collectives(const models::Graph& g, const models::Mesh& mesh, models::MeshAxis axis,
+                               std::vector<int>* id = nullptr);
 
 }  // namespace tpusim::compiler

@@ -30,17 +30,20 @@ TensorSharding make(const Axes& a, uint8_t partial) {
 }
 
 uint8_t bit(int axis) { return uint8_t(1u << unsigned(axis)); }
+uint8_t max_bit(int axis) { return uint8_t(1u << unsigned(axis + 4)); }
+constexpr uint8_t kSumBits = 0x0F;  // TensorSharding::partial: the partial sums (the high bits: maxima)
 
 // The partial sums `n` carries on from its operands (0: it reads them reduced): a linear op of one
-// operand, or an add/subtract whose operands are all partial over the same axes.
+// operand, or an add/subtract whose operands are all partial sums over the same axes. A partial
+// maximum goes on through the ops that only move values (convert, reshape, transpose).
 uint8_t carried_partial(const Node& n, const std::vector<TensorSharding>& in) {
   switch (n.kind) {
     case OpKind::kConvert:
     case OpKind::kReshape:
-    case OpKind::kTranspose:
-    case OpKind::kBroadcast: return in.at(0).partial;
-    case OpKind::kReduce: return n.reduce == models::ReduceOp::kSum ? in.at(0).partial : 0;
+    case OpKind::kTranspose: return in.at(0).partial;
+    case OpKind::kReduce: return n.reduce == models::ReduceOp::kSum && !(in.at(0).partial & ~kSumBits) ? in.at(0).partial : 0;
     case OpKind::kElementwise:
+      if (in.at(0).partial & ~kSumBits) return 0;
       if (n.ew == models::EwOp::kNeg) return in.at(0).partial;
       if ((n.ew == models::EwOp::kAdd || n.ew == models::EwOp::kSub) && in.size() == 2 && in[0].partial == in[1].partial)
         return in[0].partial;
@@ -88,7 +91,10 @@ void dot_rule(const models::Graph& g, const Node& n, OpSharding& r) {
 }
 
 // A reshape keeps a split on the result dimension that starts the same block of elements (equal
-// products of the dimensions from there on); a split without one is read whole.
+// products of the dimensions from there on), the outermost such one: in the local view a dimension
+// of one element may be a split one (one attention head per replica), and the outermost is the one
+// XLA's propagation picks in the global view, where it is the larger dimension. A split without one
+// is read whole.
 void reshape_rule(const models::Graph& g, const Node& n, OpSharding& r, uint8_t partial) {
   const models::Dims& in = g.node(n.inputs[0]).shape;
   Axes a = axes_of(r.operands[0], in.size());
@@ -98,7 +104,7 @@ void reshape_rule(const models::Graph& g, const Node& n, OpSharding& r, uint8_t 
     const int64_t suffix = models::num_elements(models::Dims(in.begin() + long(d), in.end()));
     bool kept = false;
     for (size_t e = 0; e < n.shape.size() && !kept; ++e)
-      if (n.shape[e] > 1 && models::num_elements(models::Dims(n.shape.begin() + long(e), n.shape.end())) == suffix) {
+      if (models::num_elements(models::Dims(n.shape.begin() + long(e), n.shape.end())) == suffix) {
         out[e] = a[d];
         kept = true;
       }
@@ -156,7 +162,8 @@ OpSharding op_sharding(const models::Graph& g, const Node& n) {
       const size_t d = size_t(n.reduce_dim);
       uint8_t out_partial = partial;
       if (a[d] >= 0 && n.reduce == models::ReduceOp::kSum) out_partial |= bit(a[d]);
-      if (a[d] >= 0 && n.reduce != models::ReduceOp::kSum) {  // a maximum over blocks: read it whole
+      if (a[d] >= 0 && n.reduce == models::ReduceOp::kMax && partial == 0) out_partial |= max_bit(a[d]);
+      else if (a[d] >= 0 && n.reduce != models::ReduceOp::kSum) {  // another reduction over blocks: read it whole
         a[d] = -1;
         r.operands[0] = make(a, 0);
       }

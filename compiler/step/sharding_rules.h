@@ -11,16 +11,17 @@
 //   dot: paired batch and contracting dimensions read along the same axis (the one either operand
 //       has); a split batch or free dimension is split in the result; a split contracting pair
 //       makes the result a partial sum over its axis (Megatron's row-parallel matmul);
-//   reduce (sum): a split reduced dimension makes the result a partial sum; reduce (max) reads it
-//       whole;
+//   reduce (sum): a split reduced dimension makes the result a partial sum; reduce (max) a partial
+//       maximum (Megatron's vocabulary-parallel cross-entropy: the row maximum all-reduced with max);
 //   broadcast, transpose, reshape: splits follow the dimensions (a reshape keeps a split on the
 //       dimension that starts the same block of elements, else reads it whole);
 //   gather: the ids' splits are the result's leading dimensions, the table's rows read whole;
 //   scatter-add: the updates' split batch dimensions make the result a partial sum;
 //   parameters, constants, iotas, collectives: as annotated (whole unless set).
-// Partial sums: carried by a convert, reshape, transpose, broadcast, negation, and by an add or
-// subtract of partial sums over the same axes; any other op reads them reduced (an all-reduce, as
-// XLA's partitioner inserts after a partial dot unless its user keeps the sum).
+// Partial sums: carried by a convert, reshape, transpose, negation, and by an add or subtract of
+// partial sums over the same axes; any other op reads them reduced (an all-reduce, as XLA's
+// partitioner inserts after a partial dot unless its user keeps the sum; a broadcast reads its
+// operand reduced, before the expansion). A partial maximum: carried by convert, reshape, transpose.
 #pragma once
 #include <vector>
 

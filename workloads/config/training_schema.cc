@@ -71,6 +71,30 @@ const Schema<ModelConfig>& model_config_schema() {
   return s;
 }
 
+const Schema<MeshConfig>& mesh_schema() {
+  static const Schema<MeshConfig> s = [] {
+    Schema<MeshConfig> s("Mesh", "The device mesh: how many devices each mesh axis spans (MaxText's "
+                                 "ici_data_parallelism, ici_fsdp_parallelism, ici_sequence_parallelism, "
+                                 "ici_tensor_parallelism). The axes multiply to the slice's devices; one may be "
+                                 "-1: the devices the others leave. docs/training.md, \"Meshes\".");
+    const std::string axes = "not given: 1; -1: the devices the other axes leave";
+    s.field(&MeshConfig::data, "data").range(-1, 1 << 20).default_value(0, "the rest")
+        .doc("data-parallel replicas: each holds the whole model and a share of the batch; not given, it takes the "
+             "devices the other axes leave (1 when another axis is -1)");
+    s.field(&MeshConfig::fsdp, "fsdp").range(-1, 1 << 20).default_value(0, "1")
+        .doc("FSDP: parameters, gradients and optimizer state split over these devices (with sharding: fsdp, the "
+             "whole slice); " + axes);
+    s.field(&MeshConfig::sequence, "sequence").range(-1, 1 << 20).default_value(0, "1")
+        .doc("sequence (context) parallelism: activations split along the sequence (not modelled yet: 1); " + axes);
+    s.field(&MeshConfig::tensor, "tensor").range(-1, 1 << 20).default_value(0, "1")
+        .doc("tensor (Megatron) parallelism: attention heads, the MLP width and the vocabulary split over these "
+             "devices, two all-reduces per layer forward and two backward (Llama family); " + axes)
+        .source("Shoeybi et al., Megatron-LM, arXiv:1909.08053; MaxText logical axis rules");
+    return s;
+  }();
+  return s;
+}
+
 const Schema<CompileCacheConfig>& compile_cache_schema() {
   static const Schema<CompileCacheConfig> s = [] {
     Schema<CompileCacheConfig> s("Compile cache", "The per-process XLA compilation cache.");
@@ -186,6 +210,7 @@ const Schema<WorkloadConfig>& training_schema() {
                  "before its backward, its gradients reduce-scattered after its backward, and each core updates "
                  "its own slice.")
         .source("torch_xla FSDP docs; Xu et al., arXiv:2004.13336");
+    s.section(&WorkloadConfig::spec, &TW::mesh, "mesh", mesh_schema());
     s.field(&WorkloadConfig::spec, &TW::fsdp_grad_ckpt, "fsdp_grad_ckpt").default_value(false)
         .doc("fsdp: gradient checkpointing per encoder layer (Trainer fsdp_config xla_fsdp_grad_ckpt): only each "
              "layer's input is kept, its forward is recomputed in the backward");
@@ -436,6 +461,14 @@ const Schema<WorkloadConfig>& training_schema() {
       }
       if (known_model && t.attention == Attention::kFlash && model_family(t)->id != models::ModelFamily::kLlama)
         c.fail("attention", "flash attention is modelled for Llama-family models only", "use attention: eager");
+      const MeshConfig& mesh = t.mesh;
+      if (mesh.fsdp != 0 && mesh.fsdp != 1 && t.sharding != Sharding::kFsdp)
+        c.fail("mesh.fsdp", "splits the model state: that is sharding: fsdp", "add sharding: fsdp");
+      if (mesh.tensor != 0 && mesh.tensor != 1 && t.sharding == Sharding::kFsdp)
+        c.fail("mesh.tensor", "with sharding: fsdp is not modelled yet (FSDP x tensor meshes)",
+               "use sharding: data_parallel with the tensor axis, or fsdp alone");
+      if (mesh.tensor != 0 && mesh.tensor != 1 && known_model && model_family(t)->id != models::ModelFamily::kLlama)
+        c.fail("mesh.tensor", "tensor parallelism is modelled for Llama-family models only", "remove mesh.tensor");
       if (t.fsdp_grad_ckpt && t.sharding != Sharding::kFsdp)
         c.fail("fsdp_grad_ckpt", "applies to sharding: fsdp only (checkpointing of FSDP-wrapped layers)",
                "add sharding: fsdp, or remove fsdp_grad_ckpt");

@@ -11,11 +11,12 @@
 
 #include "compiler/hlo/hlo_spmd.h"
 #include "config/hw_loader.h"
-#include "models/families.h"
 #include "models/dtype_names.h"
+#include "models/families.h"
 #include "models/graph.h"
 #include "models/model.h"
 #include "models/optimizers.h"
+#include "models/sharding.h"
 #include "workloads/config/training_choices.h"
 #include "workloads/data/batching.h"
 
@@ -60,6 +61,13 @@ struct ModelConfig {
   uint32_t kv_heads = 0, head_dim = 0;  // Llama family: grouped-query attention, the per-head width
 };
 
+// kind: training — the `mesh:` section (MaxText's ici_*_parallelism): devices per mesh axis; 0: not
+// given, -1: the devices the other axes leave (resolve_mesh).
+struct MeshConfig {
+  int32_t data = 0, fsdp = 0, sequence = 0, tensor = 0;
+  bool given() const { return data || fsdp || sequence || tensor; }
+};
+
 // kind: training — the `compile_cache:` section (torch_xla's in-memory LRU and persistent cache).
 struct CompileCacheConfig {
   uint64_t capacity = 1024;    // entries (XLA_COMPILATION_CACHE_SIZE)
@@ -86,6 +94,7 @@ struct TrainingWorkload {
   Precision precision = Precision::kFp32;  // fp32 | bf16 | bf16_downcast | mixed_bf16
   uint32_t gradient_accumulation_steps = 1;
   Sharding sharding = Sharding::kDataParallel;  // data_parallel | fsdp (compiler/step/fsdp_schedule.h)
+  MeshConfig mesh;                         // the device mesh (resolve_mesh); not given: from `sharding`
   bool fsdp_grad_ckpt = false;             // fsdp: recompute each encoder layer in its backward
   Attention attention = Attention::kAuto;  // auto | eager | flash (uses_flash_attention() resolves auto)
   uint32_t sa_block_q = 512, sa_block_kv = 512;  // flash attention's query and key block rows (MaxText's names)
@@ -174,6 +183,13 @@ const models::Family* model_family(const TrainingWorkload& t);
 // Whether the workload's attention is flash attention (`attention`, auto resolved: flash for a
 // Llama-family model under framework jax).
 bool uses_flash_attention(const TrainingWorkload& t);
+
+// The workload's device mesh over `devices` devices (TensorCores; chips under megacore), docs/training.md
+// "Meshes": `mesh:` as given, an axis not given 1 except data, which takes the devices the others
+// leave unless another axis is -1 (the rest); without `mesh:`, `sharding` says it ({data: -1}, fsdp:
+// {fsdp: -1}). ConfigError (at the mesh key) for a mesh whose axes do not multiply to the devices, and
+// for the meshes not modelled: sequence > 1, fsdp together with another axis, tensor on a megacore chip.
+models::Mesh resolve_mesh(const TrainingWorkload& t, uint32_t devices, bool megacore);
 // The model head of a training task (the same names).
 models::Head model_head(Task task);
 // The training workload's model behind the model interface (models/model.h): its architecture

@@ -1,6 +1,10 @@
 // The workload's model: the preset it names with model_config applied, and the Model (models/model.h)
 // the step builder builds from it, both through the model family registry (models/families.h).
 // Declared in workload_config.h.
+#include <array>
+
+#include <fmt/format.h>
+
 #include "base/config_error.h"
 #include "models/families.h"
 #include "models/vit.h"
@@ -49,5 +53,66 @@ uint32_t image_tokens(const TrainingWorkload& t) {
 }
 
 uint64_t base_model_parameters(const TrainingWorkload& t) { return models::model_parameters(resolve_model_arch(t)); }
+
+}  // namespace tpusim
+
+namespace tpusim {
+
+namespace {
+
+[[noreturn]] void mesh_error(const TrainingWorkload& t, const std::string& key, const std::string& value,
+                             const std::string& rule, const std::string& suggestion) {
+  ConfigErrorInfo i{"workload", key, 0, value, rule, suggestion};
+  if (const auto o = t.origins.find(key); o != t.origins.end()) i.file = o->second.file, i.line = o->second.line;
+  throw ConfigError(i);
+}
+
+}  // namespace
+
+models::Mesh resolve_mesh(const TrainingWorkload& t, uint32_t devices, bool megacore) {
+  using models::MeshAxis;
+  const MeshConfig& c = t.mesh;
+  if (!c.given())
+    return models::Mesh::along(t.sharding == Sharding::kFsdp ? MeshAxis::kFsdp : MeshAxis::kData, devices);
+  std::array<int64_t, models::kMeshAxes> v{c.data, c.fsdp, c.sequence, c.tensor};
+  const char* keys[] = {"mesh.data", "mesh.fsdp", "mesh.sequence", "mesh.tensor"};
+  int rest = -1;
+  for (int a = 0; a < models::kMeshAxes; ++a) {
+    if (v[size_t(a)] != -1) continue;
+    if (rest >= 0) mesh_error(t, keys[a], "-1", "only one mesh axis may be -1 (the rest)", "give this axis a size");
+    rest = a;
+  }
+  if (v[0] == 0 && rest < 0) rest = 0;  // data takes the rest
+  int64_t given = 1;
+  for (int a = 0; a < models::kMeshAxes; ++a)
+    if (a != rest) given *= v[size_t(a)] == 0 ? (v[size_t(a)] = 1) : v[size_t(a)];
+  const std::string mesh_text = fmt::format("data {} x fsdp {} x sequence {} x tensor {}", v[0], v[1], v[2], v[3]);
+  const int key = rest >= 0 ? rest : 3;
+  if (rest >= 0) {
+    if (given > devices || devices % given != 0)
+      mesh_error(t, keys[key], std::to_string(v[size_t(key)]),
+                 fmt::format("the other mesh axes ({}) must divide the slice's {} devices", given, devices),
+                 "choose axis sizes whose product divides the device count");
+    v[size_t(rest)] = devices / given;
+  } else if (given != devices) {
+    mesh_error(t, keys[key], std::to_string(v[size_t(key)]),
+               fmt::format("the mesh ({}) has {} devices; the slice has {}", mesh_text, given, devices),
+               "make the axes multiply to the device count, or write -1 for one of them");
+  }
+  models::Mesh m;
+  for (int a = 0; a < models::kMeshAxes; ++a) m.size[size_t(a)] = uint32_t(v[size_t(a)]);
+  if (m[MeshAxis::kSequence] > 1)
+    mesh_error(t, keys[2], std::to_string(m[MeshAxis::kSequence]), "sequence parallelism is not modelled yet",
+               "use the data, fsdp or tensor axes");
+  if (m[MeshAxis::kFsdp] > 1 && m[MeshAxis::kFsdp] != devices)
+    mesh_error(t, keys[1], std::to_string(m[MeshAxis::kFsdp]),
+               "FSDP over part of the mesh (with data or tensor axes) is not modelled yet: fsdp spans every device",
+               "use mesh: {fsdp: -1}");
+  if (m[MeshAxis::kTensor] > 1 && megacore)
+    mesh_error(t, keys[3], std::to_string(m[MeshAxis::kTensor]),
+               "tensor parallelism on a megacore chip (TPU v4, v5p) is not modelled yet",
+               "use a v5e or v6e slice, or data parallelism");
+  return m;
+}
 
 }  // namespace tpusim

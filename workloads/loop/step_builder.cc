@@ -1,9 +1,12 @@
 #include "workloads/loop/step_builder.h"
 
+#include <map>
 #include <optional>
 #include <vector>
 
 #include "compiler/collectives/collectives.h"
+#include "compiler/step/partition.h"
+#include "compiler/step/sharding_rules.h"
 #include "models/autodiff.h"
 #include "models/optimizers.h"
 
@@ -41,6 +44,20 @@ std::vector<int> add_grad_buffers(models::Graph& g, const models::Gradients& gra
 // sharding: fsdp shards over every core of the slice.
 uint32_t fsdp_cores(const HwConfig& hw) { return uint32_t(compiler::ring_order(hw).size()); }
 
+// Tensor parallelism (mesh.tensor > 1): the shardings the model annotated (its split weights)
+// propagated through the forward, backward and update (compiler/step/sharding_rules.h), and the
+// all-reduces the partitioner finds along the tensor axis written into the graph; the gradients'
+// node ids and the donations follow the rewrite.
+void partition_tensor_axis(models::Graph& g, std::vector<int>& grads, compiler::DataParallelStep& dp) {
+  compiler::propagate_shardings(g);
+  std::vector<int> id;
+  g = compiler::with_collectives(g, dp.mesh, models::MeshAxis::kTensor, &id);
+  for (int& gr : grads) gr = id[size_t(gr)];
+  std::map<int, int> donated;
+  for (const auto& [out, in] : dp.donated) donated[id[size_t(out)]] = id[size_t(in)];
+  dp.donated = std::move(donated);
+}
+
 }  // namespace
 
 bool bf16_eval(const TrainingWorkload& w, const StepVariant& v) {
@@ -61,6 +78,13 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   o.flash_attention = uses_flash_attention(w);
   o.flash_block_q = w.sa_block_q;
   o.flash_block_kv = w.sa_block_kv;
+  const uint32_t devices = uint32_t(compiler::ring_order(hw).size()) / cores_per_device(hw.chip);
+  const models::Mesh mesh = resolve_mesh(w, devices, cores_per_device(hw.chip) > 1);
+  // MaxText's batch: per_device_batch_size examples per device, the batch split over the data axes
+  // only, so each tensor group of T devices runs T devices' examples (a tensor replica computes 1/T
+  // of their work).
+  o.tensor = mesh[models::MeshAxis::kTensor];
+  o.batch *= o.tensor;
   if (bf16_eval(w, v)) {
     // bf16_full_eval: bf16 activations; the stored f32 weights are converted where the eval step
     // uses them (fused into the consumer, as under autocast), see eval_bf16 in docs/training.md.
@@ -83,6 +107,8 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   }
   models::Graph& g = sg->fwd.graph;
   compiler::DataParallelStep& dp = sg->dp;
+  if (o.tensor > 1) dp.mesh = mesh;  // else the replicas' data axis (a megacore's cores, not its chips)
+  std::vector<int> synced;  // the gradients the update reads
   if (v.kind != GraphKind::kEval) {
     models::Gradients grads = models::build_backward(g, sg->fwd.loss, sg->fwd.params);
     if (v.grad_buffers) grads.grads = add_grad_buffers(g, grads, dp);
@@ -92,10 +118,12 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
       for (int gr : grads.grads) g.mark_output(gr);
     } else {
       const models::OptimizerGraph upd = models::append_optimizer(g, grads, opt);
-      compiler::shard_data_parallel(g, grads.grads);
       for (auto [in, out] : upd.donated) dp.donated[out] = in;
+      synced = grads.grads;
     }
   }
+  if (o.tensor > 1) partition_tensor_axis(g, synced, dp);
+  compiler::shard_data_parallel(g, synced);
   dp.graph = &g;
   dp.overlap_allreduce = w.overlap_collectives;
   return sg;

@@ -106,6 +106,11 @@ std::vector<ReportField> training_fields() {
        .doc = "time breakdown: the failed attempts of the batch size search", .units_key = "summary.breakdown_s",
        .when = "`auto_find_batch_size` found a batch size"},
       {.kinds = kT, .path = "/summary/sharding", .doc = "`data_parallel` or `fsdp`"},
+      {.kinds = kT, .path = "/summary/mesh/data", .unit = "count", .doc = "devices on the mesh's data axis (docs/training.md, \"Meshes\")"},
+      {.kinds = kT, .path = "/summary/mesh/fsdp", .unit = "count", .doc = "devices on the mesh's fsdp axis"},
+      {.kinds = kT, .path = "/summary/mesh/sequence", .unit = "count", .doc = "devices on the mesh's sequence axis"},
+      {.kinds = kT, .path = "/summary/mesh/tensor", .unit = "count", .doc = "devices on the mesh's tensor axis",
+       .column = "mesh_tensor"},
       // The per-device HBM at the peak of the program with the highest peak.
       {.kinds = kT, .path = "/summary/memory/parameter_bytes", .unit = "bytes",
        .doc = "memory at the peak: parameters (FSDP: the slices)", .compare = {"memory", "parameters"},

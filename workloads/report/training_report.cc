@@ -33,6 +33,15 @@ std::string dur(double s) { return format_duration(s); }
 
 std::string gib(uint64_t b) { return fmt::format("{:.2f} GiB", double(b) / (1024.0 * 1024.0 * 1024.0)); }
 
+// The run's mesh (an unset one on a run that stopped before its devices were known).
+models::Mesh run_mesh(const TrainingWorkload& t, const TrainingRunResult& r) {
+  try {
+    return resolve_mesh(t, r.replicas, r.megacore);
+  } catch (const ConfigError&) {
+    return {};
+  }
+}
+
 json memory_json(const compiler::MemoryBreakdown& m) {
   return {{"parameter_bytes", m.parameter_bytes}, {"gathered_parameter_bytes", m.gathered_parameter_bytes},
           {"gradient_bytes", m.gradient_bytes}, {"optimizer_state_bytes", m.optimizer_state_bytes},
@@ -235,6 +244,9 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                    {{"compile", b.compile}, {"warmup", b.warmup}, {"host", b.host}, {"device", b.device},
                     {"allreduce", b.allreduce}, {"eval", b.eval}}}};
   j["summary"]["sharding"] = enum_name(t.sharding);
+  const models::Mesh mesh = run_mesh(t, r);
+  j["summary"]["mesh"] = {{"data", mesh[models::MeshAxis::kData]}, {"fsdp", mesh[models::MeshAxis::kFsdp]},
+                          {"sequence", mesh[models::MeshAxis::kSequence]}, {"tensor", mesh[models::MeshAxis::kTensor]}};
   j["summary"]["energy"] = training_energy_json(training_energy(hw, r));
   j["summary"]["cost"] = cost_json(training_cost(hw, r));
   // Trainer settings off by default: their fields appear only when set (earlier reports unchanged).
@@ -385,7 +397,11 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                              double(cmem_size_bytes(hw.chip)) / (1 << 20)));
   }
   const compiler::MemoryBreakdown& m = r.peak_memory;
-  line("", fmt::format("{}: parameters {}{}, gradients {}, optimizer state {}, activations {}", enum_name(t.sharding),
+  const models::Mesh mesh = run_mesh(t, r);
+  const std::string layout = mesh[models::MeshAxis::kTensor] > 1
+                                 ? fmt::format("mesh data {} x tensor {}", mesh[models::MeshAxis::kData], mesh[models::MeshAxis::kTensor])
+                                 : std::string(enum_name(t.sharding));
+  line("", fmt::format("{}: parameters {}{}, gradients {}, optimizer state {}, activations {}", layout,
                        gib(m.parameter_bytes),
                        m.gathered_parameter_bytes ? fmt::format(" (+ {} gathered)", gib(m.gathered_parameter_bytes)) : "",
                        gib(m.gradient_bytes), gib(m.optimizer_state_bytes), gib(m.activation_bytes)));

@@ -1,0 +1,145 @@
+// Meshes and tensor (Megatron) parallelism (docs/training.md, "Meshes"): the mesh a workload names
+// resolved over the slice's devices, and a Llama step split over the tensor axis: its weights'
+// shares, the all-reduces the partitioner writes in (two per layer forward, two backward, on the
+// tensor groups; the gradients' along data), and the same work per device as data parallelism.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "base/config_error.h"
+#include "config/hw_loader.h"
+#include "models/families.h"
+#include "workloads/config/workload_config.h"
+#include "workloads/loop/step_builder.h"
+#include "workloads/loop/training_run.h"
+
+namespace tpusim {
+namespace {
+
+// An inline Llama: 8 query heads of 32, 4 key/value heads, MLP 512, vocabulary 1024, 2 layers.
+WorkloadConfig tiny(const std::string& extra) {
+  return load_workload_config_text(
+      "kind: training\nhw: v6e-8\nmodel: meta-llama/Llama-2-7b-hf\ntask: causal_lm\n"
+      "model_config: {layers: 2, hidden: 256, heads: 8, kv_heads: 4, intermediate: 512, vocab: 1024}\n"
+      "max_length: 256\nper_device_batch_size: 2\ndataset: {train: 'fixed:256:64'}\nsteps: 2\nprecision: bf16\n"
+      "framework: jax\n" + extra,
+      "tiny_llama_tp.yaml");
+}
+
+models::Mesh mesh_of(const std::string& mesh, uint32_t devices = 8, bool megacore = false) {
+  return resolve_mesh(tiny(mesh).training(), devices, megacore);
+}
+
+std::string error_of(const std::string& mesh, uint32_t devices = 8, bool megacore = false) {
+  try {
+    mesh_of(mesh, devices, megacore);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Mesh, ResolvesTheRestAndDefaultsFromSharding) {
+  using models::MeshAxis;
+  EXPECT_EQ(mesh_of("")[MeshAxis::kData], 8u);  // no mesh: data parallelism over every device
+  EXPECT_EQ(mesh_of("mesh: {tensor: 4}")[MeshAxis::kData], 2u);  // data takes the rest
+  EXPECT_EQ(mesh_of("mesh: {tensor: 4}")[MeshAxis::kTensor], 4u);
+  EXPECT_EQ(mesh_of("mesh: {data: 2, tensor: -1}")[MeshAxis::kTensor], 4u);
+  EXPECT_EQ(mesh_of("mesh: {data: 1, tensor: -1}")[MeshAxis::kTensor], 8u);
+  const models::Mesh f = resolve_mesh(tiny("sharding: fsdp\nmesh: {fsdp: -1}\n").training(), 8, false);
+  EXPECT_EQ(f[MeshAxis::kFsdp], 8u);
+  EXPECT_EQ(f[MeshAxis::kData], 1u);
+  EXPECT_EQ(resolve_mesh(tiny("sharding: fsdp\n").training(), 8, false)[MeshAxis::kFsdp], 8u);
+}
+
+TEST(Mesh, RefusesWhatDoesNotFitOrIsNotModelled) {
+  EXPECT_NE(error_of("mesh: {data: -1, tensor: -1}").find("only one mesh axis may be -1"), std::string::npos);
+  EXPECT_NE(error_of("mesh: {data: 2, tensor: 2}").find("the slice has 8"), std::string::npos);
+  EXPECT_NE(error_of("mesh: {tensor: 3}").find("must divide the slice's 8 devices"), std::string::npos);
+  EXPECT_NE(error_of("mesh: {sequence: 2}").find("sequence parallelism is not modelled"), std::string::npos);
+  EXPECT_NE(error_of("mesh: {tensor: 2}", 8, true).find("megacore"), std::string::npos);
+  // Checked with the workload, before any hardware is known: fsdp is sharding: fsdp; tensor is for Llama.
+  EXPECT_THROW(tiny("mesh: {fsdp: 8}\n"), ConfigError);
+  EXPECT_THROW(tiny("sharding: fsdp\nmesh: {tensor: 2}\n"), ConfigError);
+  EXPECT_THROW(load_workload_config_text("kind: training\nmodel: bert-base-uncased\nper_device_batch_size: 1\n"
+                                         "dataset: {train: 'fixed:128:8'}\nmesh: {tensor: 2}\n",
+                                         "bert_tp.yaml"),
+               ConfigError);
+}
+
+const HwConfig& v6e8() {
+  static const HwConfig hw = load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v6e-8.yaml");
+  return hw;
+}
+
+// The train step's graph on v6e-8 with mesh {data: 2, tensor: 4}.
+std::unique_ptr<StepGraph> tensor_step(const std::string& attention) {
+  const WorkloadConfig w = tiny("mesh: {tensor: 4}\nattention: " + attention + "\n");
+  const std::unique_ptr<models::Model> model = make_model(w.training());
+  StepVariant v;
+  v.kind = GraphKind::kTrain;
+  v.batch = 2;
+  v.seq = 256;
+  return build_step_graph(*model, w.training(), v6e8(), v);
+}
+
+TEST(TensorParallel, SplitsTheWeightsAndAllReducesAsMegatron) {
+  for (const std::string attention : {"eager", "flash"}) {
+    SCOPED_TRACE(attention);
+    const std::unique_ptr<StepGraph> sg = tensor_step(attention);
+    const models::Graph& g = sg->fwd.graph;
+    std::map<std::string, models::Dims> shape;
+    for (const models::Node& n : g.nodes())
+      if (n.kind == models::OpKind::kParameter) shape[n.name] = n.shape;
+    // Column-parallel weights [out / 4, in], row-parallel [out, in / 4]; norms and the table whole.
+    EXPECT_EQ(shape["model.layers.0.self_attn.q_proj.weight"], (models::Dims{64, 256}));
+    EXPECT_EQ(shape["model.layers.0.self_attn.k_proj.weight"], (models::Dims{32, 256}));
+    EXPECT_EQ(shape["model.layers.0.self_attn.o_proj.weight"], (models::Dims{256, 64}));
+    EXPECT_EQ(shape["model.layers.1.mlp.down_proj.weight"], (models::Dims{256, 128}));
+    EXPECT_EQ(shape["lm_head.weight"], (models::Dims{256, 256}));
+    EXPECT_EQ(shape["model.embed_tokens.weight"], (models::Dims{1024, 256}));
+    EXPECT_EQ(shape["model.norm.weight"], (models::Dims{256}));
+
+    // Tensor groups are 4 consecutive devices; data groups pair device i with i + 4.
+    const std::vector<std::vector<int64_t>> tensor_groups = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+    int residual = 0, loss = 0, other = 0;
+    const uint64_t rows_bytes = 2 * 4 * 256 * 256 * 2;  // [B x T x S, hidden] bf16: the group's 8 sequences
+    for (const models::Node& n : g.nodes()) {
+      if (n.kind != models::OpKind::kCollective) continue;
+      ASSERT_EQ(n.collective.op, models::CollectiveOp::kAllReduce) << n.name;
+      EXPECT_EQ(n.collective.groups, tensor_groups) << n.name;
+      EXPECT_EQ(n.collective.replicas, 8);
+      const uint64_t bytes = uint64_t(models::num_elements(n.shape)) * models::dtype_bytes(n.dtype);
+      if (bytes == rows_bytes) ++residual;
+      else if (n.shape.size() <= 1) ++loss;  // the loss's row maxima, sums and picked logits
+      else ++other;
+    }
+    // Per layer: o_proj and down_proj forward, the inputs' gradients of q/k/v and gate/up backward;
+    // the lm_head's input gradient.
+    EXPECT_EQ(residual, 2 * 4 + 1);
+    EXPECT_GE(loss, 3);
+    EXPECT_EQ(other, 0);
+  }
+}
+
+TEST(TensorParallel, SameWorkPerDeviceAsDataParallelAndAQuarterOfTheSplitWeights) {
+  TrainingRunOptions o;
+  o.engine = "analytical";
+  const TrainingRunResult tp = run_training(v6e8(), tiny("mesh: {tensor: 4}\n"), o);
+  const TrainingRunResult dp = run_training(v6e8(), tiny("mesh: {data: 8}\n"), o);
+  ASSERT_EQ(tp.programs.size(), dp.programs.size());
+  ASSERT_FALSE(tp.programs.empty());
+  EXPECT_EQ(tp.global_batch, dp.global_batch);  // MaxText: per_device_batch_size x devices
+  // Every matmul, attention included, is split 4 ways over a 4x larger batch.
+  EXPECT_EQ(tp.programs[0].flops, dp.programs[0].flops);
+  // 1,705,216 parameters: the embedding table (262,144) and norms (1,280) on every device, the rest a quarter.
+  EXPECT_EQ(dp.programs[0].parameter_bytes, 1705216u * 2);
+  EXPECT_EQ(tp.programs[0].parameter_bytes, (262144u + 1280u + (1705216u - 262144u - 1280u) / 4) * 2);
+  // The all-reduces of the activations cost time data parallelism does not spend.
+  EXPECT_GT(tp.programs[0].device_s, dp.programs[0].device_s);
+  EXPECT_GT(tp.programs[0].allreduce_bytes, dp.programs[0].allreduce_bytes);
+}
+
+}  // namespace
+}  // namespace tpusim
