@@ -335,9 +335,10 @@ std::vector<std::vector<int64_t>> CollectiveAttrs::resolved_groups() const {
   return {all};
 }
 
-int Graph::collective(int x, CollectiveAttrs a, const std::string& name) {
-  const Node& in = node(x);
-  const std::string what = std::string(collective_op_name(a.op)) + ": ";
+namespace {
+
+// The replica count in range and the groups a partition of the replicas into groups of one size.
+void check_groups(const CollectiveAttrs& a, const std::string& what) {
   require(a.replicas >= 1 && a.replicas <= kMaxReplicas, what + "the replica count must be 1.." + std::to_string(kMaxReplicas));
   std::vector<char> seen(size_t(a.replicas), 0);
   size_t members = 0;
@@ -352,6 +353,14 @@ int Graph::collective(int x, CollectiveAttrs a, const std::string& name) {
     }
   }
   require(a.groups.empty() || int64_t(members) == a.replicas, what + "replica groups must hold every replica");
+}
+
+}  // namespace
+
+int Graph::collective(int x, CollectiveAttrs a, const std::string& name) {
+  const Node& in = node(x);
+  const std::string what = std::string(collective_op_name(a.op)) + ": ";
+  check_groups(a, what);
   const int64_t g = a.group_size();
   Node n;
   n.kind = OpKind::kCollective;
@@ -405,8 +414,7 @@ int Graph::flat_all_gather(int shard, Dims shape, CollectiveAttrs a, const std::
   const Node& in = node(shard);
   require(a.op == CollectiveOp::kAllGather && a.combine >= 0, "flat all-gather: an all-gather with a combine id");
   require(in.shape.size() == 1, "flat all-gather: the shard must be 1-D");
-  require(a.replicas >= 1 && a.replicas <= kMaxReplicas, "flat all-gather: the replica count must be 1.." + std::to_string(kMaxReplicas));
-  require(a.groups.empty(), "flat all-gather: one group of every replica");
+  check_groups(a, "flat all-gather: ");
   require(num_elements(shape) <= a.group_size() * in.shape[0], "flat all-gather: the tensor is larger than the gathered buffer");
   a.flat = true;
   a.dim = 0;
@@ -423,8 +431,7 @@ int Graph::flat_all_gather(int shard, Dims shape, CollectiveAttrs a, const std::
 int Graph::flat_reduce_scatter(const std::vector<int>& xs, int64_t shard_elements, CollectiveAttrs a,
                                const std::string& name) {
   require(a.op == CollectiveOp::kReduceScatter && !xs.empty(), "flat reduce-scatter: a reduce-scatter of tensors");
-  require(a.replicas >= 1 && a.replicas <= kMaxReplicas, "flat reduce-scatter: the replica count must be 1.." + std::to_string(kMaxReplicas));
-  require(a.groups.empty(), "flat reduce-scatter: one group of every replica");
+  check_groups(a, "flat reduce-scatter: ");
   int64_t elements = 0;
   for (int x : xs) {
     require(node(x).dtype == node(xs[0]).dtype, "flat reduce-scatter: the tensors must have one dtype");

@@ -21,6 +21,10 @@ using models::OpKind;
 
 enum Phase { kForward = 0, kBackward = 1 };
 
+models::Mesh fsdp_mesh(const FsdpStep& st) {
+  return st.mesh.devices() > 1 ? st.mesh : models::Mesh::along(models::MeshAxis::kFsdp, st.cores);
+}
+
 // Writes the step graph and the optimizer graph of an FSDP step into one graph, slot by slot of the
 // schedule, with the units' parameters read from their all-gathers and the update's gradient slices
 // from the reduce-scatters.
@@ -28,7 +32,7 @@ class StepWriter {
  public:
   StepWriter(const FsdpStep& st, const FusionPlan& plan, Graph& out)
       : st_(st), g_(*st.graph), og_(*st.optimizer_graph), plan_(plan), out_(out),
-        mesh_(models::Mesh::along(models::MeshAxis::kFsdp, st.cores)), gid_(g_.nodes().size(), -1),
+        mesh_(fsdp_mesh(st)), gid_(g_.nodes().size(), -1),
         oid_(og_.nodes().size(), -1), unit_of_(g_.nodes().size(), -1), part_{std::vector<int>(g_.nodes().size(), -1),
                                                                            std::vector<int>(g_.nodes().size(), -1)} {
     for (size_t u = 0; u < st.units.size(); ++u) {
@@ -148,7 +152,7 @@ class StepWriter {
   const Graph& og_;
   const FusionPlan& plan_;
   Graph& out_;
-  const models::Mesh mesh_;  // {fsdp: cores}
+  const models::Mesh mesh_;  // {fsdp: cores}, or fsdp x tensor
   std::vector<int> gid_, oid_, unit_of_;
   std::map<std::pair<int, int>, int> dup_;  // (node, phase) -> its copy, for values recomputed per kernel
   std::vector<int> part_[2];                // per phase, per unit parameter: the value the kernels read
@@ -165,10 +169,11 @@ class StepWriter {
 SpmdStep fsdp_step(const FsdpGraphs& f, const HwConfig& hw) {
   const FsdpStep& st = f.step;
   std::vector<CoreId> ring = ring_order(hw);
-  if (st.cores < 1 || st.cores > ring.size())
-    throw std::invalid_argument("fsdp_step: the slices were cut for " + std::to_string(st.cores) + " cores; the slice has " +
-                                std::to_string(ring.size()));
-  ring.resize(st.cores);
+  const models::Mesh mesh = fsdp_mesh(st);
+  if (st.cores < 1 || mesh[models::MeshAxis::kFsdp] != st.cores || mesh.devices() > ring.size())
+    throw std::invalid_argument("fsdp_step: the slices were cut for " + std::to_string(st.cores) + " cores of a mesh of " +
+                                std::to_string(mesh.devices()) + "; the slice has " + std::to_string(ring.size()));
+  ring.resize(mesh.devices());
   const uint32_t n = st.cores;
   SpmdStep s;
   s.cores = ring;

@@ -4,14 +4,36 @@
 #include <map>
 
 #include "compiler/lower/lowering.h"
+#include "compiler/step/partition.h"
+#include "compiler/step/sharding_rules.h"
 #include "models/autodiff.h"
 #include "models/recompute.h"
 
 namespace tpusim::compiler {
 
+namespace {
+
+// The tensor axis's all-reduces written into the FSDP step graph (shardings propagated from the
+// model's split weights), the ids that point into it remapped: `new_id` (forward graph -> step
+// graph), the last forward node, each node's recomputed layer (an all-reduce takes its operand's).
+void write_tensor_collectives(FsdpGraphs& f, const models::Mesh& mesh, std::vector<int>& new_id, int& last_forward) {
+  propagate_shardings(f.graph);
+  std::vector<int> id;
+  f.graph = with_collectives(f.graph, mesh, models::MeshAxis::kTensor, &id);
+  for (int& x : new_id) x = id[size_t(x)];
+  last_forward = id[size_t(last_forward)];
+  std::vector<int> layer(f.graph.nodes().size(), -2);
+  for (size_t i = 0; i < id.size(); ++i) layer[size_t(id[i])] = f.recomputed_layer[i];
+  for (const models::Node& n : f.graph.nodes())
+    if (layer[size_t(n.id)] == -2) layer[size_t(n.id)] = layer[size_t(n.inputs.at(0))];
+  f.recomputed_layer = std::move(layer);
+}
+
+}  // namespace
+
 std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::ModelGraph fwd, uint32_t n, bool grad_ckpt,
                                               const models::OptimizerConfig& opt, bool training,
-                                              const FsdpWrapPolicy& wrap) {
+                                              const FsdpWrapPolicy& wrap, const models::Mesh& mesh) {
   auto out = std::make_unique<FsdpGraphs>();
   models::Graph& g = fwd.graph;
   // The units as lists of parameter nodes of the forward graph.
@@ -26,7 +48,7 @@ std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::ModelGraph fwd, uint32_t n
       units.push_back(std::move(u));
     }
   }
-  const int last_forward = int(g.nodes().size()) - 1;
+  int last_forward = int(g.nodes().size()) - 1;
   models::Gradients grads;
   if (training) {
     grads = models::build_backward(g, fwd.loss, fwd.params);
@@ -53,11 +75,13 @@ std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::ModelGraph fwd, uint32_t n
     out->graph = std::move(g);
     out->recomputed_layer.assign(out->graph.nodes().size(), -1);
   }
+  if (mesh[models::MeshAxis::kTensor] > 1) write_tensor_collectives(*out, mesh, new_id, last_forward);
 
   FsdpStep& s = out->step;
   s.graph = &out->graph;
-  s.last_forward = last_forward;  // forward ids are unchanged by the rewrite
+  s.last_forward = last_forward;  // forward ids are unchanged by the recomputation
   s.cores = n;
+  s.mesh = mesh;
   std::vector<std::string> names;
   std::vector<uint64_t> elements;
   models::DType dtype = models::DType::kF32;

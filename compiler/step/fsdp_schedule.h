@@ -49,6 +49,9 @@ struct FsdpStep {
   const models::Graph* optimizer_graph = nullptr;  // the update of the local slices
   std::map<int, int> donated;            // optimizer_graph: output -> the parameter it overwrites
   uint32_t cores = 1;                    // n: the slices were cut for this many cores
+  // The replicas' mesh: {fsdp: cores}, or fsdp x tensor (the tensor-parallel all-reduces already in
+  // `graph`; the units' gathers and reduce-scatters along fsdp). Unset: {fsdp: cores}.
+  models::Mesh mesh;
   bool prefetch_next_batch = true;
   uint64_t piece_bytes = 1ull << 20;     // collectives' pipelining granularity
   bool overlap = true;                   // collectives in the background, gathers prefetched (above)

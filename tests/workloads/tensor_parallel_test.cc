@@ -11,6 +11,7 @@
 #include "config/hw_loader.h"
 #include "models/families.h"
 #include "workloads/config/workload_config.h"
+#include "compiler/step/fsdp.h"
 #include "workloads/loop/step_builder.h"
 #include "workloads/loop/training_run.h"
 
@@ -61,7 +62,7 @@ TEST(Mesh, RefusesWhatDoesNotFitOrIsNotModelled) {
   EXPECT_NE(error_of("mesh: {tensor: 2}", 8, true).find("megacore"), std::string::npos);
   // Checked with the workload, before any hardware is known: fsdp is sharding: fsdp; tensor is for Llama.
   EXPECT_THROW(tiny("mesh: {fsdp: 8}\n"), ConfigError);
-  EXPECT_THROW(tiny("sharding: fsdp\nmesh: {tensor: 2}\n"), ConfigError);
+  EXPECT_NE(error_of("sharding: fsdp\nmesh: {data: 2, tensor: 2}").find("hybrid sharding"), std::string::npos);
   EXPECT_THROW(load_workload_config_text("kind: training\nmodel: bert-base-uncased\nper_device_batch_size: 1\n"
                                          "dataset: {train: 'fixed:128:8'}\nmesh: {tensor: 2}\n",
                                          "bert_tp.yaml"),
@@ -139,6 +140,56 @@ TEST(TensorParallel, SameWorkPerDeviceAsDataParallelAndAQuarterOfTheSplitWeights
   // The all-reduces of the activations cost time data parallelism does not spend.
   EXPECT_GT(tp.programs[0].device_s, dp.programs[0].device_s);
   EXPECT_GT(tp.programs[0].allreduce_bytes, dp.programs[0].allreduce_bytes);
+}
+
+// FSDP x tensor (MaxText's 2-D mesh for large models): the units' flat shards cut over the fsdp axis
+// of the tensor replicas' shares, gathered and reduce-scattered along fsdp groups, the tensor
+// all-reduces along tensor groups (the recomputed layers' too); per device the same matmul work as
+// FSDP alone at the same per-device batch.
+TEST(TensorParallel, FsdpTimesTensorMesh) {
+  const std::string fsdp = "sharding: fsdp\nfsdp_wrap_layer_classes: [LlamaDecoderLayer]\nfsdp_grad_ckpt: true\n";
+  const WorkloadConfig w = tiny(fsdp + "mesh: {tensor: 4}\n");
+  const models::Mesh mesh = resolve_mesh(w.training(), 8, false);
+  EXPECT_EQ(mesh[models::MeshAxis::kFsdp], 2u);  // under sharding: fsdp the fsdp axis takes the rest
+  const std::unique_ptr<models::Model> model = make_model(w.training());
+  StepVariant v;
+  v.batch = 2;
+  v.seq = 256;
+  const std::unique_ptr<StepGraph> sg = build_step_graph(*model, w.training(), v6e8(), v);
+  ASSERT_TRUE(sg->fsdp);
+  const compiler::SpmdStep step = compiler::fsdp_step(*sg->fsdp, v6e8());
+  EXPECT_EQ(step.cores.size(), 8u);
+  const std::vector<std::vector<int64_t>> tensor_groups = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+  const std::vector<std::vector<int64_t>> fsdp_groups = {{0, 4}, {1, 5}, {2, 6}, {3, 7}};
+  int gathers = 0, scatters = 0, reduces = 0, recomputed = 0;
+  for (const models::Node& n : step.graph.nodes()) {
+    if (n.kind != models::OpKind::kCollective) continue;
+    if (n.collective.op == models::CollectiveOp::kAllReduce) {
+      EXPECT_EQ(n.collective.groups, tensor_groups) << n.name;
+      ++reduces;
+      recomputed += n.name.find(".recompute.") != std::string::npos;
+    } else {
+      EXPECT_EQ(n.collective.groups, fsdp_groups) << n.name;
+      (n.collective.op == models::CollectiveOp::kAllGather ? gathers : scatters) += 1;
+    }
+  }
+  EXPECT_GT(gathers, 0);
+  EXPECT_GT(scatters, 0);
+  // The 9 of data x tensor, the loss's 3 and each recomputed layer's o_proj sum (its down_proj sum
+  // feeds only the layer's output, which the backward does not need: not recomputed).
+  EXPECT_EQ(reduces - recomputed, 9 + 3);
+  EXPECT_EQ(recomputed, 2);
+
+  TrainingRunOptions o;
+  o.engine = "analytical";
+  const TrainingRunResult ft = run_training(v6e8(), w, o);
+  const TrainingRunResult f = run_training(v6e8(), tiny(fsdp), o);
+  ASSERT_FALSE(ft.programs.empty());
+  EXPECT_EQ(ft.programs[0].flops, f.programs[0].flops);
+  // The tensor replica's 623,872 parameters (the embedding table and norms whole, the rest a quarter)
+  // in bf16 over 2 fsdp shards, plus the 1-D shards' tile padding in HBM (FSDP alone: 11,968 bytes).
+  EXPECT_NEAR(double(ft.programs[0].parameter_bytes), 623872.0, 16384.0);
+  EXPECT_NEAR(double(f.programs[0].parameter_bytes), 1705216.0 * 2 / 8, 16384.0);
 }
 
 }  // namespace

@@ -80,10 +80,10 @@ const Schema<MeshConfig>& mesh_schema() {
     const std::string axes = "not given: 1; -1: the devices the other axes leave";
     s.field(&MeshConfig::data, "data").range(-1, 1 << 20).default_value(0, "the rest")
         .doc("data-parallel replicas: each holds the whole model and a share of the batch; not given, it takes the "
-             "devices the other axes leave (1 when another axis is -1)");
+             "devices the other axes leave (1 when another axis is -1, or under sharding: fsdp)");
     s.field(&MeshConfig::fsdp, "fsdp").range(-1, 1 << 20).default_value(0, "1")
-        .doc("FSDP: parameters, gradients and optimizer state split over these devices (with sharding: fsdp, the "
-             "whole slice); " + axes);
+        .doc("FSDP (sharding: fsdp): parameters, gradients and optimizer state split over these devices; under "
+             "sharding: fsdp, not given, it takes the devices the tensor axis leaves; else 1. -1: the rest");
     s.field(&MeshConfig::sequence, "sequence").range(-1, 1 << 20).default_value(0, "1")
         .doc("sequence (context) parallelism: activations split along the sequence (not modelled yet: 1); " + axes);
     s.field(&MeshConfig::tensor, "tensor").range(-1, 1 << 20).default_value(0, "1")
@@ -464,9 +464,6 @@ const Schema<WorkloadConfig>& training_schema() {
       const MeshConfig& mesh = t.mesh;
       if (mesh.fsdp != 0 && mesh.fsdp != 1 && t.sharding != Sharding::kFsdp)
         c.fail("mesh.fsdp", "splits the model state: that is sharding: fsdp", "add sharding: fsdp");
-      if (mesh.tensor != 0 && mesh.tensor != 1 && t.sharding == Sharding::kFsdp)
-        c.fail("mesh.tensor", "with sharding: fsdp is not modelled yet (FSDP x tensor meshes)",
-               "use sharding: data_parallel with the tensor axis, or fsdp alone");
       if (mesh.tensor != 0 && mesh.tensor != 1 && known_model && model_family(t)->id != models::ModelFamily::kLlama)
         c.fail("mesh.tensor", "tensor parallelism is modelled for Llama-family models only", "remove mesh.tensor");
       if (t.fsdp_grad_ckpt && t.sharding != Sharding::kFsdp)

@@ -185,10 +185,11 @@ const models::Family* model_family(const TrainingWorkload& t);
 bool uses_flash_attention(const TrainingWorkload& t);
 
 // The workload's device mesh over `devices` devices (TensorCores; chips under megacore), docs/training.md
-// "Meshes": `mesh:` as given, an axis not given 1 except data, which takes the devices the others
-// leave unless another axis is -1 (the rest); without `mesh:`, `sharding` says it ({data: -1}, fsdp:
-// {fsdp: -1}). ConfigError (at the mesh key) for a mesh whose axes do not multiply to the devices, and
-// for the meshes not modelled: sequence > 1, fsdp together with another axis, tensor on a megacore chip.
+// "Meshes": `mesh:` as given, an axis not given 1 except data (fsdp under sharding: fsdp), which takes
+// the devices the others leave unless another axis is -1 (the rest); without `mesh:`, `sharding` says
+// it ({data: -1}, fsdp: {fsdp: -1}). ConfigError (at the mesh key) for a mesh whose axes do not
+// multiply to the devices, and for the meshes not modelled: sequence > 1, fsdp beside data, tensor on
+// a megacore chip.
 models::Mesh resolve_mesh(const TrainingWorkload& t, uint32_t devices, bool megacore);
 // The model head of a training task (the same names).
 models::Head model_head(Task task);

@@ -82,7 +82,8 @@ models::Mesh resolve_mesh(const TrainingWorkload& t, uint32_t devices, bool mega
     if (rest >= 0) mesh_error(t, keys[a], "-1", "only one mesh axis may be -1 (the rest)", "give this axis a size");
     rest = a;
   }
-  if (v[0] == 0 && rest < 0) rest = 0;  // data takes the rest
+  const int default_rest = t.sharding == Sharding::kFsdp ? 1 : 0;  // fsdp (sharding: fsdp), else data
+  if (v[size_t(default_rest)] == 0 && rest < 0) rest = default_rest;
   int64_t given = 1;
   for (int a = 0; a < models::kMeshAxes; ++a)
     if (a != rest) given *= v[size_t(a)] == 0 ? (v[size_t(a)] = 1) : v[size_t(a)];
@@ -104,10 +105,15 @@ models::Mesh resolve_mesh(const TrainingWorkload& t, uint32_t devices, bool mega
   if (m[MeshAxis::kSequence] > 1)
     mesh_error(t, keys[2], std::to_string(m[MeshAxis::kSequence]), "sequence parallelism is not modelled yet",
                "use the data, fsdp or tensor axes");
-  if (m[MeshAxis::kFsdp] > 1 && m[MeshAxis::kFsdp] != devices)
+  if (m[MeshAxis::kFsdp] > 1 && m[MeshAxis::kData] > 1)
+    mesh_error(t, keys[0], std::to_string(m[MeshAxis::kData]),
+               "FSDP with a data axis beside it (hybrid sharding) is not modelled yet: fsdp spans the devices the "
+               "tensor axis leaves",
+               "use mesh: {fsdp: -1, tensor: T}");
+  if (t.sharding == Sharding::kFsdp && m[MeshAxis::kFsdp] * m[MeshAxis::kTensor] != devices)
     mesh_error(t, keys[1], std::to_string(m[MeshAxis::kFsdp]),
-               "FSDP over part of the mesh (with data or tensor axes) is not modelled yet: fsdp spans every device",
-               "use mesh: {fsdp: -1}");
+               "sharding: fsdp needs the fsdp axis over the devices the tensor axis leaves",
+               "use mesh: {fsdp: -1, tensor: T}");
   if (m[MeshAxis::kTensor] > 1 && megacore)
     mesh_error(t, keys[3], std::to_string(m[MeshAxis::kTensor]),
                "tensor parallelism on a megacore chip (TPU v4, v5p) is not modelled yet",

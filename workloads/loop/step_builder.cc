@@ -99,9 +99,11 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   auto sg = std::make_unique<StepGraph>();
   sg->fwd = model.build_forward(o);
   if (w.sharding == Sharding::kFsdp) {  // accumulation micro-steps are rejected by the config check
-    sg->fsdp = compiler::build_fsdp_graphs(std::move(sg->fwd), fsdp_cores(hw), w.fsdp_grad_ckpt, opt,
-                                           v.kind != GraphKind::kEval,
-                                           {w.fsdp_min_num_params, w.fsdp_wrap_layer_classes});
+    // FSDP over every core, or over the fsdp axis of an fsdp x tensor mesh.
+    const uint32_t fsdp = o.tensor > 1 ? mesh[models::MeshAxis::kFsdp] : fsdp_cores(hw);
+    sg->fsdp = compiler::build_fsdp_graphs(std::move(sg->fwd), fsdp, w.fsdp_grad_ckpt, opt, v.kind != GraphKind::kEval,
+                                           {w.fsdp_min_num_params, w.fsdp_wrap_layer_classes},
+                                           o.tensor > 1 ? mesh : models::Mesh{});
     sg->fsdp->step.overlap = w.overlap_collectives;
     return sg;
   }

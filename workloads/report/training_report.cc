@@ -398,9 +398,13 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   }
   const compiler::MemoryBreakdown& m = r.peak_memory;
   const models::Mesh mesh = run_mesh(t, r);
-  const std::string layout = mesh[models::MeshAxis::kTensor] > 1
-                                 ? fmt::format("mesh data {} x tensor {}", mesh[models::MeshAxis::kData], mesh[models::MeshAxis::kTensor])
-                                 : std::string(enum_name(t.sharding));
+  std::string layout = std::string(enum_name(t.sharding));
+  if (mesh[models::MeshAxis::kTensor] > 1) {  // name the mesh's axes of more than one device
+    layout = "mesh";
+    for (int a = 0; a < models::kMeshAxes; ++a)
+      if (mesh.size[size_t(a)] > 1)
+        layout += fmt::format("{} {} {}", layout == "mesh" ? "" : " x", enum_name(models::MeshAxis(a)), mesh.size[size_t(a)]);
+  }
   line("", fmt::format("{}: parameters {}{}, gradients {}, optimizer state {}, activations {}", layout,
                        gib(m.parameter_bytes),
                        m.gathered_parameter_bytes ? fmt::format(" (+ {} gathered)", gib(m.gathered_parameter_bytes)) : "",
