@@ -9,6 +9,8 @@
 // stay topological and the recompute runs just before the module's backward. Parameters, constants
 // and the module's inputs and outputs are not cloned (they are kept).
 #pragma once
+#include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "models/model.h"
@@ -21,10 +23,14 @@ struct Recomputed {
   std::vector<int> new_id;  // old node id -> id in `graph`
   size_t recomputed_nodes = 0;
   std::vector<int> module_of;  // per node of `graph`: the module a recompute clone belongs to, else -1
+  // The recomputed matmuls' flops (dots and attention kernels): hardware flops, not model flops.
+  uint64_t flops = 0;
 };
 
 // `g`: forward nodes are ids <= last_forward, backward nodes follow. `modules`: the checkpointed
-// modules' forward ranges.
-Recomputed recompute_in_backward(const Graph& g, int last_forward, const std::vector<ModuleRange>& modules);
+// modules' forward ranges. `keep` (optional): the values of a module the forward keeps anyway (a
+// remat policy's saved tensors, models/remat_policy.h): read from the forward, not recomputed.
+Recomputed recompute_in_backward(const Graph& g, int last_forward, const std::vector<ModuleRange>& modules,
+                                 const std::function<bool(const Node&)>& keep = {});
 
 }  // namespace tpusim::models

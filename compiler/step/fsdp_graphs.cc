@@ -33,7 +33,8 @@ void write_tensor_collectives(FsdpGraphs& f, const models::Mesh& mesh, std::vect
 
 std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::ModelGraph fwd, uint32_t n, bool grad_ckpt,
                                               const models::OptimizerConfig& opt, bool training,
-                                              const FsdpWrapPolicy& wrap, const models::Mesh& mesh) {
+                                              const FsdpWrapPolicy& wrap, const models::Mesh& mesh,
+                                              const std::function<bool(const models::Node&)>& keep) {
   auto out = std::make_unique<FsdpGraphs>();
   models::Graph& g = fwd.graph;
   // The units as lists of parameter nodes of the forward graph.
@@ -62,15 +63,12 @@ std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::ModelGraph fwd, uint32_t n
     std::vector<models::ModuleRange> layers;
     for (const auto& u : fwd.units)
       if (u.layer) layers.push_back(u);
-    models::Recomputed r = models::recompute_in_backward(g, last_forward, layers);
+    models::Recomputed r = models::recompute_in_backward(g, last_forward, layers, keep);
     out->graph = std::move(r.graph);
     new_id = std::move(r.new_id);
     out->recomputed_nodes = r.recomputed_nodes;
     out->recomputed_layer = std::move(r.module_of);
-    for (const auto& node : out->graph.nodes())
-      if (out->recomputed_layer[size_t(node.id)] >= 0)
-        out->recompute_flops += node.kind == models::OpKind::kDot ? models::dot_flops(out->graph, node)
-                                                                   : models::attention_flops(out->graph, node);
+    out->recompute_flops = r.flops;
   } else {
     out->graph = std::move(g);
     out->recomputed_layer.assign(out->graph.nodes().size(), -1);

@@ -267,6 +267,14 @@ void handle_downcast(Rewriter& r, const Entry& e) {
            "sets XLA_DOWNCAST_BF16 only then", "add mixed_precision: bf16");
 }
 
+// gradient_checkpointing: true: each decoder (or encoder) layer recomputed from its input in the
+// backward (transformers' per-layer torch.utils.checkpoint): remat_policy full.
+void handle_gradient_checkpointing(Rewriter& r, const Entry& e) {
+  const auto b = as_bool(e.value);
+  if (!b) r.fail(e.key, e.value, "must be true or false");
+  if (*b) r.put("remat_policy", scalar_at("full", e.value), e.key, e.value);
+}
+
 void handle_bf16_full_eval(Rewriter& r, const Entry& e) {
   const auto b = as_bool(e.value);
   if (!b) r.fail(e.key, e.value, "must be true or false");
@@ -523,6 +531,8 @@ const std::vector<Row>& rows() {
         alias("downcast_bf16", "precision", "yes/true with bf16: `bf16_downcast` (XLA_DOWNCAST_BF16=1); without bf16 "
               "an error (Accelerate ignores it)", A, handle_downcast),
         alias("bf16_full_eval", "eval_precision", "true: `bf16`", T, handle_bf16_full_eval),
+        alias("gradient_checkpointing", "remat_policy", "true: `full` (each layer recomputed from its input)", T,
+              handle_gradient_checkpointing),
         alias("dataloader_drop_last", "drop_last", "renamed", T, rename("drop_last")),
         alias("max_source_length", "max_length", "renamed (run_summarization / run_translation's source truncation)",
               "run_summarization", rename("max_length")),
@@ -575,7 +585,6 @@ const std::vector<Row>& rows() {
         unsupported("deepspeed", "DeepSpeed does not run on TPU", "use fsdp with fsdp_config.xla: true"),
         unsupported("deepspeed_config", "DeepSpeed does not run on TPU", "use fsdp with fsdp_config.xla: true", A),
         unsupported("megatron_lm_config", "Megatron-LM parallelism is not modelled", "remove it", A),
-        unsupported("gradient_checkpointing", "recomputation is modelled only per FSDP layer", "use fsdp with fsdp_config.xla_fsdp_grad_ckpt: true"),
         unsupported("group_by_length", "length-grouped sampling changes every batch's padding; tpusim samples at random",
                     "remove it (padding: longest models dynamic padding)"),
         unsupported("eval_accumulation_steps", "moving predictions to the host every N evaluation steps is not modelled", "remove it"),

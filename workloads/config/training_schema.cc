@@ -95,6 +95,48 @@ const Schema<MeshConfig>& mesh_schema() {
   return s;
 }
 
+// remat_policy and remat_tensors against each other, the model and fsdp_grad_ckpt.
+void check_remat(const TrainingWorkload& t, const CheckContext& c, bool known_model) {
+  using models::RematPolicy;
+  const RematTensorsConfig& r = t.remat_tensors;
+  const models::RematChoice choices[] = {r.query_proj, r.key_proj, r.value_proj, r.context, r.out_proj, r.mlpwi, r.mlpwo};
+  bool any = false;
+  for (models::RematChoice x : choices) {
+    any = any || x != models::RematChoice::kRemat;
+    if (x == models::RematChoice::kOffload)
+      c.fail("remat_tensors", "offload (saved activations in host memory) is not modelled yet", "use device or remat");
+  }
+  if (any && t.remat_policy != RematPolicy::kCustom)
+    c.fail("remat_tensors", "applies to remat_policy: custom only", "add remat_policy: custom, or remove remat_tensors");
+  const bool named = t.remat_policy != RematPolicy::kNone && t.remat_policy != RematPolicy::kFull;
+  if (named && known_model && model_family(t)->id != models::ModelFamily::kLlama)
+    c.fail("remat_policy", "names Llama's tensors (q_proj, ..., down_proj): Llama-family models only",
+           "use remat_policy: full (each layer recomputed from its input)");
+  if (t.fsdp_grad_ckpt && t.remat_policy != RematPolicy::kNone && t.remat_policy != RematPolicy::kFull)
+    c.fail("fsdp_grad_ckpt", "recomputes whole layers; remat_policy " + std::string(enum_name(t.remat_policy)) +
+           " says otherwise", "remove fsdp_grad_ckpt (remat_policy applies under fsdp too)");
+}
+
+const Schema<RematTensorsConfig>& remat_tensors_schema() {
+  static const Schema<RematTensorsConfig> s = [] {
+    Schema<RematTensorsConfig> s("Remat tensors", "remat_policy: custom: for each named tensor of a decoder layer, "
+                                                  "`device` (kept in HBM from the forward to the backward) or `remat` "
+                                                  "(recomputed in the backward from the layer's input); MaxText's "
+                                                  "`offload` (to host memory) is not modelled yet.");
+    using R = RematTensorsConfig;
+    const std::pair<models::RematChoice R::*, const char*> fields[] = {
+        {&R::query_proj, "query_proj"}, {&R::key_proj, "key_proj"}, {&R::value_proj, "value_proj"},
+        {&R::context, "context"},       {&R::out_proj, "out_proj"}, {&R::mlpwi, "mlpwi"}, {&R::mlpwo, "mlpwo"}};
+    const char* docs[] = {"q_proj's output", "k_proj's output", "v_proj's output",
+                          "the attention's output before o_proj (flash: with its log-sum-exp)", "o_proj's output",
+                          "gate_proj's and up_proj's outputs (MaxText wi_0, wi_1)", "down_proj's output (MaxText wo)"};
+    for (size_t i = 0; i < std::size(fields); ++i)
+      s.field(fields[i].first, fields[i].second).default_value(models::RematChoice::kRemat).doc(docs[i]);
+    return s;
+  }();
+  return s;
+}
+
 const Schema<CompileCacheConfig>& compile_cache_schema() {
   static const Schema<CompileCacheConfig> s = [] {
     Schema<CompileCacheConfig> s("Compile cache", "The per-process XLA compilation cache.");
@@ -211,6 +253,15 @@ const Schema<WorkloadConfig>& training_schema() {
                  "its own slice.")
         .source("torch_xla FSDP docs; Xu et al., arXiv:2004.13336");
     s.section(&WorkloadConfig::spec, &TW::mesh, "mesh", mesh_schema());
+    s.field(&WorkloadConfig::spec, &TW::remat_policy, "remat_policy").default_value(models::RematPolicy::kNone)
+        .doc("which activations of each decoder layer the backward recomputes (MaxText remat_policy; docs/training.md, "
+             "\"Rematerialization\")")
+        .details("`none`: every activation is kept. `full`: only each layer's input (Hugging Face "
+                 "gradient_checkpointing, fsdp_grad_ckpt). `minimal`: the layer's matmul outputs are kept, the rest "
+                 "recomputed. `save_dot_except_mlpwi`, `save_dot_except_mlp`, `save_qkv_proj`: fewer of them. `custom`: "
+                 "per tensor, `remat_tensors`. Policies other than none and full name Llama's tensors (Llama family).")
+        .source("MaxText base.yml remat_policy; jax.checkpoint_policies");
+    s.section(&WorkloadConfig::spec, &TW::remat_tensors, "remat_tensors", remat_tensors_schema());
     s.field(&WorkloadConfig::spec, &TW::fsdp_grad_ckpt, "fsdp_grad_ckpt").default_value(false)
         .doc("fsdp: gradient checkpointing per encoder layer (Trainer fsdp_config xla_fsdp_grad_ckpt): only each "
              "layer's input is kept, its forward is recomputed in the backward");
@@ -466,6 +517,7 @@ const Schema<WorkloadConfig>& training_schema() {
         c.fail("mesh.fsdp", "splits the model state: that is sharding: fsdp", "add sharding: fsdp");
       if (mesh.tensor != 0 && mesh.tensor != 1 && known_model && model_family(t)->id != models::ModelFamily::kLlama)
         c.fail("mesh.tensor", "tensor parallelism is modelled for Llama-family models only", "remove mesh.tensor");
+      check_remat(t, c, known_model);
       if (t.fsdp_grad_ckpt && t.sharding != Sharding::kFsdp)
         c.fail("fsdp_grad_ckpt", "applies to sharding: fsdp only (checkpointing of FSDP-wrapped layers)",
                "add sharding: fsdp, or remove fsdp_grad_ckpt");

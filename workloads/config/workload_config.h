@@ -16,6 +16,7 @@
 #include "models/graph.h"
 #include "models/model.h"
 #include "models/optimizers.h"
+#include "models/remat_policy.h"
 #include "models/sharding.h"
 #include "workloads/config/training_choices.h"
 #include "workloads/data/batching.h"
@@ -68,6 +69,15 @@ struct MeshConfig {
   bool given() const { return data || fsdp || sequence || tensor; }
 };
 
+// kind: training — the `remat_tensors:` section (remat_policy: custom): per named tensor of a decoder
+// layer, kept on the device or recomputed (models/remat_policy.h).
+struct RematTensorsConfig {
+  models::RematChoice query_proj = models::RematChoice::kRemat, key_proj = models::RematChoice::kRemat,
+                      value_proj = models::RematChoice::kRemat, context = models::RematChoice::kRemat,
+                      out_proj = models::RematChoice::kRemat, mlpwi = models::RematChoice::kRemat,
+                      mlpwo = models::RematChoice::kRemat;
+};
+
 // kind: training — the `compile_cache:` section (torch_xla's in-memory LRU and persistent cache).
 struct CompileCacheConfig {
   uint64_t capacity = 1024;    // entries (XLA_COMPILATION_CACHE_SIZE)
@@ -96,6 +106,8 @@ struct TrainingWorkload {
   Sharding sharding = Sharding::kDataParallel;  // data_parallel | fsdp (compiler/step/fsdp_schedule.h)
   MeshConfig mesh;                         // the device mesh (resolve_mesh); not given: from `sharding`
   bool fsdp_grad_ckpt = false;             // fsdp: recompute each encoder layer in its backward
+  models::RematPolicy remat_policy = models::RematPolicy::kNone;  // MaxText's (models/remat_policy.h)
+  RematTensorsConfig remat_tensors;        // remat_policy custom: per named tensor
   Attention attention = Attention::kAuto;  // auto | eager | flash (uses_flash_attention() resolves auto)
   uint32_t sa_block_q = 512, sa_block_kv = 512;  // flash attention's query and key block rows (MaxText's names)
   bool overlap_collectives = true;         // gradient all-reduces overlap the backward pass (XLA async collectives)
@@ -183,6 +195,11 @@ const models::Family* model_family(const TrainingWorkload& t);
 // Whether the workload's attention is flash attention (`attention`, auto resolved: flash for a
 // Llama-family model under framework jax).
 bool uses_flash_attention(const TrainingWorkload& t);
+
+// The tensors of a decoder layer the backward recomputes (models/remat_policy.h): `remat_policy`, or
+// `full` under fsdp_grad_ckpt; kNone: no recomputation.
+models::RematPolicy effective_remat_policy(const TrainingWorkload& t);
+models::RematTensors effective_remat_tensors(const TrainingWorkload& t);
 
 // The workload's device mesh over `devices` devices (TensorCores; chips under megacore), docs/training.md
 // "Meshes": `mesh:` as given, an axis not given 1 except data (fsdp under sharding: fsdp), which takes

@@ -69,6 +69,17 @@ namespace {
 
 }  // namespace
 
+models::RematPolicy effective_remat_policy(const TrainingWorkload& t) {
+  if (t.remat_policy != models::RematPolicy::kNone) return t.remat_policy;
+  return t.fsdp_grad_ckpt ? models::RematPolicy::kFull : models::RematPolicy::kNone;
+}
+
+models::RematTensors effective_remat_tensors(const TrainingWorkload& t) {
+  const RematTensorsConfig& c = t.remat_tensors;
+  return models::remat_tensors(effective_remat_policy(t),
+                               {c.query_proj, c.key_proj, c.value_proj, c.context, c.out_proj, c.mlpwi, c.mlpwo});
+}
+
 models::Mesh resolve_mesh(const TrainingWorkload& t, uint32_t devices, bool megacore) {
   using models::MeshAxis;
   const MeshConfig& c = t.mesh;

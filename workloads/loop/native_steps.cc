@@ -97,7 +97,7 @@ BuiltStep& NativeSteps::get(const StepVariant& v) {
   s.graph_nodes = i.graph_nodes;
   s.parameter_bytes = i.parameter_bytes;
   s.optimizer_state_bytes = i.optimizer_state_bytes;
-  if (sg->fsdp) s.recompute_flops = sg->fsdp->recompute_flops;
+  s.recompute_flops = sg->fsdp ? sg->fsdp->recompute_flops : sg->recompute_flops;
   compiler::SpmdStep spmd;
   if (sg->fsdp) {
     spmd = compiler::fsdp_step(*sg->fsdp, hw_);

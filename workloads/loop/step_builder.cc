@@ -1,5 +1,6 @@
 #include "workloads/loop/step_builder.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "compiler/step/sharding_rules.h"
 #include "models/autodiff.h"
 #include "models/optimizers.h"
+#include "models/recompute.h"
 
 namespace tpusim {
 
@@ -43,6 +45,23 @@ std::vector<int> add_grad_buffers(models::Graph& g, const models::Gradients& gra
 
 // sharding: fsdp shards over every core of the slice.
 uint32_t fsdp_cores(const HwConfig& hw) { return uint32_t(compiler::ring_order(hw).size()); }
+
+// Rematerialization (remat_policy): each decoder layer's activations the policy does not keep are
+// recomputed in its backward (models/recompute.h). The caller plans the kernels in trace order then,
+// so that a layer's recomputation runs at its backward (compiler/step/fsdp_schedule.h, plan_fsdp_fusions).
+void recompute_layers(StepGraph& sg, int last_forward, const std::function<bool(const models::Node&)>& keep,
+                      std::vector<int>& grads) {
+  std::vector<models::ModuleRange> layers;
+  for (const auto& u : sg.fwd.units)
+    if (u.layer) layers.push_back(u);
+  models::Recomputed r = models::recompute_in_backward(sg.fwd.graph, last_forward, layers, keep);
+  sg.fwd.graph = std::move(r.graph);
+  sg.recompute_flops = r.flops;
+  for (int& gr : grads) gr = r.new_id[size_t(gr)];
+  std::map<int, int> donated;
+  for (const auto& [out, in] : sg.dp.donated) donated[r.new_id[size_t(out)]] = r.new_id[size_t(in)];
+  sg.dp.donated = std::move(donated);
+}
 
 // Tensor parallelism (mesh.tensor > 1): the shardings the model annotated (its split weights)
 // propagated through the forward, backward and update (compiler/step/sharding_rules.h), and the
@@ -98,12 +117,15 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
 
   auto sg = std::make_unique<StepGraph>();
   sg->fwd = model.build_forward(o);
+  const models::RematPolicy remat = effective_remat_policy(w);
+  const models::RematTensors kept = effective_remat_tensors(w);
+  const auto keep = [kept](const models::Node& n) { return models::remat_keeps(kept, n); };
   if (w.sharding == Sharding::kFsdp) {  // accumulation micro-steps are rejected by the config check
     // FSDP over every core, or over the fsdp axis of an fsdp x tensor mesh.
     const uint32_t fsdp = o.tensor > 1 ? mesh[models::MeshAxis::kFsdp] : fsdp_cores(hw);
-    sg->fsdp = compiler::build_fsdp_graphs(std::move(sg->fwd), fsdp, w.fsdp_grad_ckpt, opt, v.kind != GraphKind::kEval,
-                                           {w.fsdp_min_num_params, w.fsdp_wrap_layer_classes},
-                                           o.tensor > 1 ? mesh : models::Mesh{});
+    sg->fsdp = compiler::build_fsdp_graphs(std::move(sg->fwd), fsdp, remat != models::RematPolicy::kNone, opt,
+                                           v.kind != GraphKind::kEval, {w.fsdp_min_num_params, w.fsdp_wrap_layer_classes},
+                                           o.tensor > 1 ? mesh : models::Mesh{}, keep);
     sg->fsdp->step.overlap = w.overlap_collectives;
     return sg;
   }
@@ -111,6 +133,7 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   compiler::DataParallelStep& dp = sg->dp;
   if (o.tensor > 1) dp.mesh = mesh;  // else the replicas' data axis (a megacore's cores, not its chips)
   std::vector<int> synced;  // the gradients the update reads
+  const int last_forward = int(g.nodes().size()) - 1;
   if (v.kind != GraphKind::kEval) {
     models::Gradients grads = models::build_backward(g, sg->fwd.loss, sg->fwd.params);
     if (v.grad_buffers) grads.grads = add_grad_buffers(g, grads, dp);
@@ -124,7 +147,10 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
       synced = grads.grads;
     }
   }
+  const bool recompute = remat != models::RematPolicy::kNone && v.kind != GraphKind::kEval;
+  if (recompute) recompute_layers(*sg, last_forward, keep, synced);
   if (o.tensor > 1) partition_tensor_axis(g, synced, dp);
+  if (recompute) sg->fusions = compiler::plan_fsdp_fusions(g);
   compiler::shard_data_parallel(g, synced);
   dp.graph = &g;
   dp.overlap_allreduce = w.overlap_collectives;

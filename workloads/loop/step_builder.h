@@ -23,6 +23,7 @@ struct StepGraph {
   compiler::DataParallelStep dp;       // data parallel: gradients, donation; dp.graph = &fwd.graph
   std::optional<compiler::FusionPlan> fusions;  // data parallel: fwd.graph's, planned once (NativeSteps)
   std::unique_ptr<compiler::FsdpGraphs> fsdp;  // sharding: fsdp
+  uint64_t recompute_flops = 0;  // data parallel with remat_policy: the recomputed matmuls' flops
 };
 
 // eval_precision: bf16 on an f32 run: the eval graph computes in bf16 (its own program).

@@ -41,10 +41,14 @@ std::string out_of_hbm_advice(const TrainingWorkload& t, bool state_alone_too_bi
            (t.precision == Precision::kFp32 ? ", use precision: bf16" : "") + ", or train a smaller model";
   std::string a = "Reduce per_device_batch_size or max_length";
   if (t.precision == Precision::kFp32) a += ", use precision: bf16";
+  const bool remat = effective_remat_policy(t) != models::RematPolicy::kNone;
   if (t.sharding == Sharding::kDataParallel)
-    a += ", or shard parameters, gradients and optimizer state with sharding: fsdp (and fsdp_grad_ckpt: true)";
-  else if (!t.fsdp_grad_ckpt)
-    a += ", or recompute activations with fsdp_grad_ckpt: true";
+    a += std::string(remat ? "" : ", recompute activations with remat_policy: full") +
+         ", or shard parameters, gradients and optimizer state with sharding: fsdp";
+  else if (!remat)
+    a += ", or recompute activations with remat_policy: full (fsdp_grad_ckpt: true)";
+  else if (effective_remat_policy(t) != models::RematPolicy::kFull)
+    a += ", or recompute more of each layer (remat_policy: full)";
   return a;
 }
 
