@@ -49,6 +49,13 @@ const Schema<MxuParams>& mxu_schema() {
         .unit("rows/cycle")
         .range(1, 64)
         .doc("LHS rows entering the array per cycle (1 for a systolic array)");
+    s.field(&MxuParams::int8_rate, "int8_rate").range(0, 4).default_value(0, "no int8")
+        .doc("int8 matmuls (quantization: int8): rows streamed per bf16 row slot, i.e. the int8 peak over the bf16 "
+             "peak (2 on v5e, v5p, v6e; 1 on v4); 0: the chip has no int8 matmul")
+        .source("Cloud TPU v4/v5e/v5p/v6e documentation: peak int8 TOP/s vs bf16 TFLOP/s");
+    s.field(&MxuParams::fp8_rate, "fp8_rate").range(0, 4).default_value(0, "no fp8")
+        .doc("fp8 matmuls (quantization: fp8): as int8_rate (2 on v6e); 0: the chip has no fp8 matmul")
+        .source("Cloud TPU v6e documentation (fp8 listed beside int8)");
     s.check([](const MxuParams& m, const CheckContext& c) {
       if (m.weight_load_rows_per_cycle > m.rows)
         c.fail("weight_load_rows_per_cycle", fmt::format("must be <= rows ({})", m.rows));

@@ -29,12 +29,17 @@ inline std::optional<DType> parse_float_dtype(std::string_view s) {
 
 // An f32 dot's precision (XLA PrecisionConfig; torch_xla/JAX `precision`): how many bf16 MXU passes
 // one f32 product takes — default 1, high 3 (bf16_3x), highest 6 (bf16_6x). bf16 dots take one.
-enum class DotPrecision : uint8_t { kDefault, kHigh, kHighest };
+// kDefault/kHigh/kHighest: XLA's precision config (fp32 operands in 1, 3 or 6 bf16 passes). kInt8,
+// kFp8: a quantized matmul (MaxText's AQT): the operands quantized to int8 (fp8) in the kernel, the
+// MXU at its int8 (fp8) rate, the result dequantized (compiler/lower/dot_parts.cc).
+enum class DotPrecision : uint8_t { kDefault, kHigh, kHighest, kInt8, kFp8 };
 inline const NameTable<DotPrecision>& enum_names(DotPrecision) {
-  static const NameTable<DotPrecision> t = {
-      {DotPrecision::kDefault, "default"}, {DotPrecision::kHigh, "high"}, {DotPrecision::kHighest, "highest"}};
+  static const NameTable<DotPrecision> t = {{DotPrecision::kDefault, "default"}, {DotPrecision::kHigh, "high"},
+                                            {DotPrecision::kHighest, "highest"}, {DotPrecision::kInt8, "int8"},
+                                            {DotPrecision::kFp8, "fp8"}};
   return t;
 }
+inline bool is_quantized(DotPrecision p) { return p == DotPrecision::kInt8 || p == DotPrecision::kFp8; }
 inline const char* dot_precision_name(DotPrecision p) { return enum_name(p); }
 inline std::optional<DotPrecision> parse_dot_precision(std::string_view s) { return find_value(enum_names(DotPrecision{}), s); }
 

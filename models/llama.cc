@@ -120,7 +120,7 @@ class LlamaBuilder final : public StackBuilder {
   // Under tensor parallelism the logits are this replica's share of the vocabulary (MaxText: `vocab`
   // on the tensor axis): the loss's row maximum and sums become partial over it (models/losses.h).
   void head(int x) override {
-    out_.logits = dense(x, H_, arch_.vocab / shape_.tensor, "lm_head");
+    out_.logits = layers::project(cx(), x, H_, arch_.vocab / shape_.tensor, layers::Projection::kLinearNoBias, "lm_head");
     token_loss(S_, {"loss.ignored", "loss.neg_ignored", "loss.weights"});
   }
 

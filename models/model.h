@@ -71,6 +71,9 @@ struct StepShape {
   // (its heads, MLP width and vocabulary logits), the split weights annotated (models/sharding.h).
   // Families without the splits refuse more than 1.
   int64_t tensor = 1;
+  // Quantized training (MaxText's AQT int8 / fp8): the decoder layers' projections run as quantized
+  // matmuls, forward and backward (DotPrecision::kInt8, kFp8); kDefault: none. The LM head stays bf16.
+  DotPrecision quantization = DotPrecision::kDefault;
 };
 
 // What every builder does with the graph it builds: record the forward nodes built since `first` as a

@@ -100,8 +100,11 @@ class StackBuilder {
   int weight(const std::string& name, Dims shape) { return layers::weight(cx(), name, std::move(shape)); }
   int compute(int x) { return layers::compute(cx(), x); }
   int c(double v) { return layers::constant(cx(), v); }
+  // A projection of the blocks (quantized under StepShape::quantization).
   int dense(int x, int64_t in, int64_t out, const std::string& name, size_t stack = 0) {
-    return layers::project(cx(), x, in, out, blocks_[stack].projection, name);
+    layers::LayerContext c = cx();
+    if (shape_.quantization != DotPrecision::kDefault) c.precision = shape_.quantization;
+    return layers::project(c, x, in, out, blocks_[stack].projection, name);
   }
   int norm(int x, const std::string& name, size_t stack = 0);
   int dropout(int x, double rate, const std::string& name) { return layers::dropout(cx(), x, rate, name); }

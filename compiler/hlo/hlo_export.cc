@@ -202,6 +202,9 @@ class ComputationWriter {
         dims("lhs_contracting_dims", n.dot.lhs_contract);
         dims("rhs_batch_dims", n.dot.rhs_batch);
         dims("rhs_contracting_dims", n.dot.rhs_contract);
+        if (models::is_quantized(n.precision))
+          throw std::invalid_argument("dot '" + n.name + "' is a quantized (" + models::dot_precision_name(n.precision) +
+                                      ") matmul: AQT's int8/fp8 converts are not written as HLO yet");
         if (n.precision != models::DotPrecision::kDefault) {
           const char* p = models::dot_precision_name(n.precision);
           attrs += fmt::format("{}operand_precision={{{},{}}}", attrs.empty() ? "" : ", ", p, p);

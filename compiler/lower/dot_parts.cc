@@ -60,6 +60,15 @@ void split_operand(const models::Graph& g, const Fusion& f, const VpuParams& vpu
   };
   visit(dot.inputs[o]);
   const auto& opnd = g.node(dot.inputs[o]);
+  if (models::is_quantized(dot.precision)) {
+    // AQT's quantization on the VPU, per operand vreg (in its own dtype): |x|, the running maximum
+    // for the scale, the multiply by 1/scale, the round-and-clip to the 8-bit range; the MXU-ready
+    // copy is 8-bit (half a bf16 copy's vregs).
+    const uint64_t v = vregs(opnd.shape, opnd.dtype);
+    load.prep.alu_vregs += 4 * v;
+    load.prep.vst_vregs += (vregs(opnd.shape, DType::kBF16) + 1) / 2;
+    return;
+  }
   if (opnd.dtype == DType::kF32) {
     // Rounding to bf16 (default) or splitting into hi/lo bf16 parts (high, highest).
     const uint64_t v = vregs(opnd.shape, DType::kF32);
@@ -99,6 +108,8 @@ void split_epilogue(const models::Graph& g, const Fusion& f, const VpuParams& vp
     }
   }
   p.epilogue.vst_vregs += vregs(root.shape, root.dtype);
+  // A quantized matmul's int32 result dequantized: a convert and the two scales' product.
+  if (models::is_quantized(dot.precision)) p.epilogue.alu_vregs += 2 * vregs(g.node(f.dot).shape, DType::kF32);
   // Extra outputs (an already-fused group's) are stored with the output tiles.
   p.out_bytes = stored_bytes(g, f.root);
   for (int x : f.extra_outputs) {

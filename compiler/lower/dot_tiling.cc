@@ -78,7 +78,7 @@ class TilingSearch {
   // MXU cycles of one step (a tr x tk block against a tk x tc block, the arrays sharing its tiles).
   double step_mxu_cycles(int64_t tr, int64_t tc, int64_t tk, int64_t R, int64_t C) const {
     const int64_t rows = core_.mxu.rows, cols = core_.mxu.cols;
-    return double(mxu_stream_cycles(core_.mxu, uint32_t(std::min(tr, R)), p_.passes)) *
+    return double(mxu_stream_cycles(core_.mxu, uint32_t(std::min(tr, R)), p_.passes, p_.packing)) *
            double(div_up(std::min(tk, p_.k), rows) * div_up(std::min(tc, C), cols)) / core_.mxu.count;
   }
 
@@ -142,7 +142,7 @@ Candidate TilingSearch::evaluate(bool stream_lhs, int64_t tr, int64_t tc, int64_
   const int64_t sub_k = div_up(K, core_.mxu.rows), sub_c = div_up(C, core_.mxu.cols);
   for (int64_t i = 0; i < ri; ++i) {
     int64_t rows = std::min(tr, R - i * tr);
-    mxu += double(sub_k * sub_c) * double(std::max<uint64_t>(mxu_stream_cycles(core_.mxu, uint32_t(rows), p_.passes), wl_));
+    mxu += double(sub_k * sub_c) * double(std::max<uint64_t>(mxu_stream_cycles(core_.mxu, uint32_t(rows), p_.passes, p_.packing), wl_));
   }
   mxu = mxu * double(B) / core_.mxu.count;
   isa::VpuWork v = scale_work(p_.operands[s].prep, t.s_res ? 1.0 : double(cj));

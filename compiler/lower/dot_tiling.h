@@ -29,6 +29,7 @@ struct DotOperandLoad {
 struct DotProblem {
   int64_t batch = 1, m = 0, k = 0, n = 0;
   uint32_t passes = 1;         // bf16 passes per streamed row (an fp32 dot at high/highest: 3/6)
+  uint32_t packing = 1;        // rows per row slot: 2 for int8/fp8 at twice the bf16 rate
   DotOperandLoad operands[2];  // lhs, rhs
   // The epilogue (output fusion, merged reductions) over the whole output, and its inputs' bytes:
   // large ones read tile by tile, small ones held whole.

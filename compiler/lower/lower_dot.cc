@@ -186,7 +186,7 @@ void DotEmitter::emit_matmuls(size_t t) {
       auto& hist = mxu_matmuls_[u];
       if (hist.size() >= mxu_.weight_buffers) wdeps.push_back(hist[hist.size() - mxu_.weight_buffers]);
       uint32_t w = pb_.mxu_weights(u, k_used, n_used, wdeps);
-      uint32_t m = pb_.mxu_matmul(u, uint32_t(rows), k_used, n_used, parts_.problem.passes, {w, s_ready_[t]});
+      uint32_t m = pb_.mxu_matmul(u, uint32_t(rows), k_used, n_used, parts_.problem.passes, {w, s_ready_[t]}, parts_.problem.packing);
       hist.push_back(m);
       last_on_[u] = m;
     }
@@ -263,7 +263,17 @@ void DotEmitter::emit() {
 
 void lower_dot_kernel(LowerContext& cx, const Fusion& f) {
   cx.pb.begin_kernel(f.name);
-  const DotKernelParts parts = split_dot_kernel(cx.graph, f, cx.hw.chip.core.vpu);
+  DotKernelParts parts = split_dot_kernel(cx.graph, f, cx.hw.chip.core.vpu);
+  const models::DotPrecision precision = cx.graph.node(f.dot).precision;
+  if (models::is_quantized(precision)) {  // the chip's int8 / fp8 rate: rows per bf16 row slot
+    const MxuParams& mxu = cx.hw.chip.core.mxu;
+    const uint32_t rate = precision == models::DotPrecision::kInt8 ? mxu.int8_rate : mxu.fp8_rate;
+    if (rate == 0)
+      throw SimError("kernel '" + f.name + "': the " + cx.hw.chip.generation + " MXU has no " +
+                     models::dot_precision_name(precision) + " matmul (chip mxu." +
+                     models::dot_precision_name(precision) + "_rate is 0)");
+    parts.problem.packing = rate;
+  }
   const DotProblem& p = parts.problem;
   cx.flops += models::dot_flops(cx.graph, cx.graph.node(f.dot));  // = 2 B M K N
   const uint64_t vmem = cx.pb.vmem_available();  // less what background work keeps (program_builder.h)

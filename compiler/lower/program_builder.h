@@ -211,14 +211,16 @@ class ProgramBuilder {
     i.label = label("", "weights");
     return emit(std::move(i));
   }
-  uint32_t mxu_matmul(uint32_t mxu, uint32_t rows, uint32_t k, uint32_t n, uint32_t passes, const isa::Deps& deps) {
+  uint32_t mxu_matmul(uint32_t mxu, uint32_t rows, uint32_t k, uint32_t n, uint32_t passes, const isa::Deps& deps,
+                      uint32_t packing = 1) {
     isa::Instr i;
     i.op = isa::Op::kMxuMatmul;
     i.mxu = mxu;
     i.rows = rows;
     i.k = k;
     i.n = n;
-    i.passes = passes;
+    i.passes = uint16_t(passes);
+    i.packing = uint16_t(packing);
     i.deps = deps;
     i.label = label("", "matmul");
     return emit(std::move(i));

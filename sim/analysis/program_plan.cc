@@ -264,7 +264,7 @@ bool ProgramPlan::same_structure(const DecodedStream& d, const isa::CoreProgram&
     if (ins.async != UnitIndex::is_async(d.unit[i])) return false;  // a background DMA/VPU, or rejected
     if (ins.op == isa::Op::kMxuWeights || ins.op == isa::Op::kMxuMatmul) {
       const bool weights = ins.op == isa::Op::kMxuWeights;
-      if (ins.mxu >= mxu.count || ins.k > mxu.rows || ins.n > mxu.cols || (!weights && ins.passes == 0)) return false;
+      if (ins.mxu >= mxu.count || ins.k > mxu.rows || ins.n > mxu.cols || (!weights && (ins.passes == 0 || ins.packing == 0))) return false;
       if (d.unit[i] != (weights ? UnitIndex::mxu_weights(ins.mxu) : UnitIndex::mxu_stream(ins.mxu))) return false;
     }
     const uint32_t explicit_deps = d.deps.size(i) - d.implicit[i];
@@ -364,6 +364,7 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
       case isa::Op::kMxuMatmul: {
         check_mxu();
         if (ins.passes == 0) invalid(describe_at(i) + " has passes = 0 (must be >= 1)");
+        if (ins.packing == 0) invalid(describe_at(i) + " has packing = 0 (must be >= 1)");
         d.unit[i] = UnitIndex::mxu_stream(ins.mxu);
         // The tile a matmul streams against: its latest weight-load dep on the same MXU. Without
         // one, the latest weight load of that MXU earlier in the stream becomes an implicit dep

@@ -104,7 +104,8 @@ struct Instr {
   uint32_t rows = 0;    // kMxuMatmul: LHS rows streamed
   uint32_t k = 0;       // contraction depth used (<= mxu rows)
   uint32_t n = 0;       // output columns used (<= mxu cols)
-  uint32_t passes = 1;  // bf16 passes: 1 (default), 3 (high), 6 (highest) for fp32 operands
+  uint16_t passes = 1;   // bf16 passes: 1 (default), 3 (high), 6 (highest) for fp32 operands
+  uint16_t packing = 1;  // LHS rows per row slot: 2 for an int8/fp8 matmul at twice the bf16 rate (MxuParams)
   // kBarrier
   uint32_t barrier_id = 0;
   // kSend / kRecv: the other end and the tag that pairs a send with its receive (a (sender,
@@ -127,7 +128,7 @@ static_assert(sizeof(Instr) == 120, "Instr layout: see the field order note");
 // another SPMD replica (compiler/collectives/replicas.cc). One list, beside the struct.
 inline bool same_work(const Instr& a, const Instr& b) {
   return a.op == b.op && a.mem == b.mem && a.async == b.async && a.collective == b.collective && a.mxu == b.mxu &&
-         a.rows == b.rows && a.k == b.k && a.n == b.n && a.passes == b.passes && a.barrier_id == b.barrier_id &&
+         a.rows == b.rows && a.k == b.k && a.n == b.n && a.passes == b.passes && a.packing == b.packing && a.barrier_id == b.barrier_id &&
          a.tag == b.tag && a.bytes == b.bytes && a.vpu == b.vpu && a.label == b.label;
 }
 
@@ -377,6 +378,7 @@ inline void to_json(nlohmann::json& j, const Instr& i) {
   if (i.mem != MemSpace::kHbm) j["mem"] = i.mem;
   if (i.async) j["async"] = true;
   if (i.collective != Collective::kNone) j["collective"] = i.collective;
+  if (i.packing != 1) j["packing"] = i.packing;
 }
 inline void from_json(const nlohmann::json& j, Instr& i) {
   const Instr d{};
@@ -385,6 +387,7 @@ inline void from_json(const nlohmann::json& j, Instr& i) {
   TPUSIM_FROM(mem)
   TPUSIM_FROM(async)
   TPUSIM_FROM(collective)
+  TPUSIM_FROM(packing)
 #undef TPUSIM_FROM
 }
 #undef TPUSIM_INSTR_FIELDS

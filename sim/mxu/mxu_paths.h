@@ -33,7 +33,7 @@ class MxuPaths {
     return o;
   }
   Op matmul(const MxuParams& p, const isa::Instr& ins, uint64_t ready, uint64_t period = 1) {
-    Op o{std::max(ready, stream_free_), mxu_stream_cycles(p, ins.rows, ins.passes), 0};
+    Op o{std::max(ready, stream_free_), mxu_stream_cycles(p, ins.rows, ins.passes, ins.packing), 0};
     stream_free_ = o.start + o.cycles * period;
     o.done = stream_free_ + mxu_fill_drain_cycles(p) * period;
     return o;

@@ -29,7 +29,7 @@ struct MxuStats {
   void matmul(const isa::Instr& ins, uint64_t stream_cycles) {
     ++matmuls;
     busy_cycles += stream_cycles;
-    rows += uint64_t(ins.rows) * ins.passes;
+    rows += mxu_row_slots(ins.rows, ins.passes, ins.packing);
     flops += 2ull * ins.rows * ins.k * ins.n;
   }
   void declare(StatGroup& g) const {

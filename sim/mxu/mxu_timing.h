@@ -20,8 +20,13 @@ inline uint64_t mxu_weight_load_cycles(const MxuParams& p, uint32_t k) {
 }
 
 // Occupancy of the streaming path: rows x passes / rows-per-cycle.
-inline uint64_t mxu_stream_cycles(const MxuParams& p, uint32_t rows, uint32_t passes) {
-  uint64_t row_slots = uint64_t(rows) * passes;
+// Row slots of a stream: rows x bf16 passes, `packing` narrow-precision rows sharing one slot (int8
+// and fp8 at twice the bf16 rate: MxuParams::int8_rate, fp8_rate).
+inline uint64_t mxu_row_slots(uint32_t rows, uint32_t passes, uint32_t packing = 1) {
+  return (uint64_t(rows) * passes + packing - 1) / packing;
+}
+inline uint64_t mxu_stream_cycles(const MxuParams& p, uint32_t rows, uint32_t passes, uint32_t packing = 1) {
+  const uint64_t row_slots = mxu_row_slots(rows, passes, packing);
   return (row_slots + p.lhs_rows_per_cycle - 1) / p.lhs_rows_per_cycle;
 }
 

@@ -9,6 +9,12 @@ const NameTable<Precision>& enum_names(Precision) {
                                          {Precision::kMixedBf16, "mixed_bf16"}};
   return t;
 }
+const NameTable<Quantization>& enum_names(Quantization) {
+  static const NameTable<Quantization> t = {
+      {Quantization::kNone, "none"}, {Quantization::kInt8, "int8"}, {Quantization::kFp8, "fp8"}};
+  return t;
+}
+
 const NameTable<Attention>& enum_names(Attention) {
   static const NameTable<Attention> t = {{Attention::kAuto, "auto"}, {Attention::kEager, "eager"}, {Attention::kFlash, "flash"}};
   return t;

@@ -22,11 +22,14 @@ enum class EvalStrategy { kEpoch, kSteps, kNo };
 // framework jax (MaxText's default: attention=autoselected is flash on TPU), eager otherwise
 // (uses_flash_attention, workloads/config/workload_config.h).
 enum class Attention { kAuto, kEager, kFlash };
+// MaxText's `quantization`: the decoder layers' matmuls as AQT int8 or fp8 (models/model.h).
+enum class Quantization { kNone, kInt8, kFp8 };
 
 // Each enum's YAML names, in the order the schema lists them.
 const NameTable<Precision>& enum_names(Precision);
 const NameTable<EvalPrecision>& enum_names(EvalPrecision);
 const NameTable<Sharding>& enum_names(Sharding);
+const NameTable<Quantization>& enum_names(Quantization);
 const NameTable<Task>& enum_names(Task);
 const NameTable<FrameworkKind>& enum_names(FrameworkKind);
 const NameTable<Launcher>& enum_names(Launcher);

@@ -262,6 +262,14 @@ const Schema<WorkloadConfig>& training_schema() {
                  "per tensor, `remat_tensors`. Policies other than none and full name Llama's tensors (Llama family).")
         .source("MaxText base.yml remat_policy; jax.checkpoint_policies");
     s.section(&WorkloadConfig::spec, &TW::remat_tensors, "remat_tensors", remat_tensors_schema());
+    s.field(&WorkloadConfig::spec, &TW::quantization, "quantization").default_value(Quantization::kNone)
+        .doc("none | int8 | fp8: the decoder layers' projections as quantized matmuls, forward and backward (MaxText's "
+             "AQT int8 / fp8; docs/training.md, \"Quantization\"); Llama family")
+        .details("The operands are quantized on the VPU as the matmul reads them, the MXU runs at the chip's int8 "
+                 "(fp8) rate (chip mxu.int8_rate: twice bf16 on v5e, v5p, v6e; the bf16 rate on v4; fp8 on v6e only), "
+                 "the result is dequantized. Attention's matmuls and the LM head stay bf16. A chip without the "
+                 "format is an error.")
+        .source("MaxText quantization=int8 (AQT); Cloud TPU v5e/v5p/v6e peak int8 TOP/s");
     s.field(&WorkloadConfig::spec, &TW::fsdp_grad_ckpt, "fsdp_grad_ckpt").default_value(false)
         .doc("fsdp: gradient checkpointing per encoder layer (Trainer fsdp_config xla_fsdp_grad_ckpt): only each "
              "layer's input is kept, its forward is recomputed in the backward");
@@ -518,6 +526,8 @@ const Schema<WorkloadConfig>& training_schema() {
       if (mesh.tensor != 0 && mesh.tensor != 1 && known_model && model_family(t)->id != models::ModelFamily::kLlama)
         c.fail("mesh.tensor", "tensor parallelism is modelled for Llama-family models only", "remove mesh.tensor");
       check_remat(t, c, known_model);
+      if (t.quantization != Quantization::kNone && known_model && model_family(t)->id != models::ModelFamily::kLlama)
+        c.fail("quantization", "quantized matmuls are modelled for Llama-family models only", "remove quantization");
       if (t.fsdp_grad_ckpt && t.sharding != Sharding::kFsdp)
         c.fail("fsdp_grad_ckpt", "applies to sharding: fsdp only (checkpointing of FSDP-wrapped layers)",
                "add sharding: fsdp, or remove fsdp_grad_ckpt");

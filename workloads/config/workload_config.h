@@ -109,7 +109,8 @@ struct TrainingWorkload {
   models::RematPolicy remat_policy = models::RematPolicy::kNone;  // MaxText's (models/remat_policy.h)
   RematTensorsConfig remat_tensors;        // remat_policy custom: per named tensor
   Attention attention = Attention::kAuto;  // auto | eager | flash (uses_flash_attention() resolves auto)
-  uint32_t sa_block_q = 512, sa_block_kv = 512;  // flash attention's query and key block rows (MaxText's names)
+  uint32_t sa_block_q = 512, sa_block_kv = 512;
+  Quantization quantization = Quantization::kNone;  // none | int8 | fp8 (MaxText AQT)  // flash attention's query and key block rows (MaxText's names)
   bool overlap_collectives = true;         // gradient all-reduces overlap the backward pass (XLA async collectives)
   FrameworkKind framework = FrameworkKind::kTorchXla;  // torch_xla | tf_keras | jax (workloads/loop/framework.h)
   uint32_t steps_per_execution = 1;        // tf_keras: steps per host dispatch (Model.compile)

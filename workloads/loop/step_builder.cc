@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "base/config_error.h"
 #include "compiler/collectives/collectives.h"
 #include "compiler/step/partition.h"
 #include "compiler/step/sharding_rules.h"
@@ -45,6 +46,23 @@ std::vector<int> add_grad_buffers(models::Graph& g, const models::Gradients& gra
 
 // sharding: fsdp shards over every core of the slice.
 uint32_t fsdp_cores(const HwConfig& hw) { return uint32_t(compiler::ring_order(hw).size()); }
+
+// quantization: int8 / fp8 as the dot precision of the layers' projections, on a chip whose MXU has
+// the format (ConfigError at the workload's key otherwise).
+models::DotPrecision quantized_precision(const TrainingWorkload& w, const HwConfig& hw) {
+  if (w.quantization == Quantization::kNone) return models::DotPrecision::kDefault;
+  const bool int8 = w.quantization == Quantization::kInt8;
+  const uint32_t rate = int8 ? hw.chip.core.mxu.int8_rate : hw.chip.core.mxu.fp8_rate;
+  if (rate == 0) {
+    ConfigErrorInfo i{"workload", "quantization", 0, std::string(enum_name(w.quantization)),
+                      "the TPU " + hw.chip.generation + " MXU has no " + std::string(enum_name(w.quantization)) +
+                          " matmul (int8: v4 at the bf16 rate, v5e, v5p and v6e at twice it; fp8: v6e)",
+                      int8 ? "use a v4, v5e, v5p or v6e slice" : "use a v6e slice, or quantization: int8"};
+    if (const auto o = w.origins.find("quantization"); o != w.origins.end()) i.file = o->second.file, i.line = o->second.line;
+    throw ConfigError(i);
+  }
+  return int8 ? models::DotPrecision::kInt8 : models::DotPrecision::kFp8;
+}
 
 // Rematerialization (remat_policy): each decoder layer's activations the policy does not keep are
 // recomputed in its backward (models/recompute.h). The caller plans the kernels in trace order then,
@@ -103,6 +121,7 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   // only, so each tensor group of T devices runs T devices' examples (a tensor replica computes 1/T
   // of their work).
   o.tensor = mesh[models::MeshAxis::kTensor];
+  o.quantization = quantized_precision(w, hw);
   o.batch *= o.tensor;
   if (bf16_eval(w, v)) {
     // bf16_full_eval: bf16 activations; the stored f32 weights are converted where the eval step
