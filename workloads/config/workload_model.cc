@@ -1,6 +1,7 @@
 // The workload's model: the preset it names with model_config applied, and the Model (models/model.h)
-// the step builder builds from it, both through the model family registry (models/families.h).
-// Declared in workload_config.h.
+// the step builder builds from it, both through the model family registry (models/families.h); and
+// what the step builder needs resolved beside it: the remat policy and the device mesh. Declared in
+// workload_config.h.
 #include <array>
 
 #include <fmt/format.h>
