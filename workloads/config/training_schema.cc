@@ -165,6 +165,171 @@ std::string presets_by_task() {
   return s;
 }
 
+// The settings modelled for the Llama family only (flash attention, tensor parallelism, quantization,
+// named remat policies) and the parallelism settings against each other.
+void check_llm_settings(const TrainingWorkload& t, const CheckContext& c, bool known_model) {
+  const bool llama = !known_model || model_family(t)->id == models::ModelFamily::kLlama;
+  auto llama_only = [&](bool set, const char* key, const std::string& what, const char* suggestion) {
+    if (set && !llama) c.fail(key, what + " modelled for Llama-family models only", suggestion);
+  };
+  llama_only(t.attention == Attention::kFlash, "attention", "flash attention is", "use attention: eager");
+  llama_only(t.mesh.tensor != 0 && t.mesh.tensor != 1, "mesh.tensor", "tensor parallelism is", "remove mesh.tensor");
+  llama_only(t.quantization != Quantization::kNone, "quantization", "quantized matmuls are", "remove quantization");
+  if (t.mesh.fsdp != 0 && t.mesh.fsdp != 1 && t.sharding != Sharding::kFsdp)
+    c.fail("mesh.fsdp", "splits the model state: that is sharding: fsdp", "add sharding: fsdp");
+  check_remat(t, c, known_model);
+  if (t.fsdp_grad_ckpt && t.sharding != Sharding::kFsdp)
+    c.fail("fsdp_grad_ckpt", "applies to sharding: fsdp only (checkpointing of FSDP-wrapped layers)",
+           "add sharding: fsdp, or remove fsdp_grad_ckpt");
+  if (t.sharding == Sharding::kFsdp && t.gradient_accumulation_steps > 1)
+    c.fail("gradient_accumulation_steps", "is not modelled with sharding: fsdp (FSDP accumulates sharded "
+           "gradients across micro-steps without reduce-scatters, which tpusim does not build)",
+           "use gradient_accumulation_steps: 1 with fsdp, or sharding: data_parallel");
+}
+
+// The checks across the fields of a training workload (each at the key it names).
+void check_training(const WorkloadConfig& w, const CheckContext& c) {
+  const TrainingWorkload& t = w.training();
+  if (t.eval_strategy == EvalStrategy::kSteps && t.eval_steps == 0)
+    c.fail_missing("eval_steps", "must be > 0 with eval_strategy: steps (evaluate every N optimizer steps)",
+           "set eval_steps: N, or use eval_strategy: epoch");
+  if (t.eval_strategy == EvalStrategy::kSteps && t.dataset.eval.empty())
+    c.fail_missing("dataset.eval", "is required by eval_strategy: steps (Trainer: evaluation requires an eval_dataset)",
+           "add dataset.eval, or use eval_strategy: no");
+  if (t.sharding != Sharding::kFsdp && (t.fsdp_min_num_params > 0 || !t.fsdp_wrap_layer_classes.empty()))
+    c.fail(t.fsdp_min_num_params > 0 ? "fsdp_min_num_params" : "fsdp_wrap_layer_classes",
+           "decides FSDP's wrapping units: applies to sharding: fsdp only", "add sharding: fsdp, or remove it");
+  if (t.fsdp_min_num_params > 0 && !t.fsdp_wrap_layer_classes.empty())
+    c.fail("fsdp_wrap_layer_classes", "and fsdp_min_num_params are mutually exclusive (Trainer: min_num_params and "
+           "transformer_layer_cls_to_wrap)", "keep one of them");
+  for (size_t i = 0; i < t.fsdp_wrap_layer_classes.size(); ++i) {
+    const std::string& n = t.fsdp_wrap_layer_classes[i];
+    const models::Family* family = model_family(t);
+    const std::vector<std::string>& known =
+        (family ? *family : models::family(models::ModelFamily::kBert)).modules.classes();
+    if (std::find(known.begin(), known.end(), n) == known.end())
+      c.fail("fsdp_wrap_layer_classes", "'" + n + "' is not a module class of the model; known: " + config::join(known),
+             config::suggest(n, known, "known classes"));
+  }
+  const auto preset = models::find_model_preset(t.model);
+  const bool vit = preset && preset->family == models::ModelFamily::kVit;
+  if (t.task == Task::kImageClassification) {
+    if (!vit)
+      c.fail("model", "task image_classification needs a ViT preset (ViTForImageClassification)",
+             "model: google/vit-base-patch16-224");
+    else if (t.image_size % uint32_t(preset->patch_size) != 0 || t.image_size != uint32_t(preset->image_size))
+      c.fail("image_size", "must be " + std::to_string(preset->image_size) + ", the image size of " + preset->name +
+             " (a multiple of its patch " + std::to_string(preset->patch_size) + "; Hugging Face raises for another "
+             "size unless interpolate_pos_encoding, which tpusim does not model)",
+             "image_size: " + std::to_string(preset->image_size) + " (resize the images in the transform)");
+    const ModelConfig& m = t.model_config;
+    if (m.layers || m.hidden || m.heads || m.intermediate || m.vocab || m.max_position)
+      c.fail("model_config", "is a BERT architecture override: it does not apply to task image_classification",
+             "remove model_config");
+    if (t.padding != data::PaddingSpec::max_length())
+      c.fail("padding", "does not apply to task image_classification (every image is one sequence of fixed length)",
+             "remove padding");
+    for (const auto& [key, ref] : {std::pair{"dataset.train", t.dataset.train}, std::pair{"dataset.eval", t.dataset.eval}})
+      if (!ref.empty() && ref.rfind("images:", 0) != 0)
+        c.fail(key, "must be images:COUNT with task image_classification (a count of images, not token lengths)",
+               "e.g. images:50000");
+  } else {
+    if (vit)
+      c.fail("task", "'" + std::string(enum_name(t.task)) + "' is a text task; " + t.model + " is a vision model (ViTForImageClassification)",
+             "task: image_classification");
+    for (const auto& [key, ref] : {std::pair{"dataset.train", t.dataset.train}, std::pair{"dataset.eval", t.dataset.eval}})
+      if (ref.rfind("images:", 0) == 0)
+        c.fail(key, "is an image dataset: it applies to task image_classification only",
+               "use a token-length dataset, or task: image_classification");
+  }
+  if (t.model == "custom") {
+    const ModelConfig& m = t.model_config;
+    for (auto [key, v] : {std::pair{"layers", m.layers}, std::pair{"hidden", m.hidden}, std::pair{"heads", m.heads},
+                          std::pair{"intermediate", m.intermediate}, std::pair{"vocab", m.vocab}})
+      if (v == 0) c.fail(std::string("model_config.") + key, "is required with model: custom (no preset to take it from)");
+  } else {
+    if (const auto e = models::unsimulated_model_error(t.model))
+      c.fail("model", e->rule + (models::find_model_preset(t.model) ? "" : "; or custom with a model_config"),
+             e->suggestion);
+  }
+  models::ModelArch r;
+  bool known_model = true;
+  try {
+    r = resolve_model_arch(t);
+  } catch (const ConfigError&) {  // an unknown preset: reported above
+    known_model = false;
+  }
+  if ((t.model_config.kv_heads || t.model_config.head_dim) && known_model && model_family(t)->id != models::ModelFamily::kLlama)
+    c.fail(t.model_config.kv_heads ? "model_config.kv_heads" : "model_config.head_dim",
+           "applies to Llama-family models (their attention takes it from config.json)", "remove it");
+  if (t.model_config.kv_heads && r.heads % r.kv_heads != 0)
+    c.fail("model_config.kv_heads", "must divide heads (" + std::to_string(r.heads) + ")");
+  if ((t.model_config.hidden || t.model_config.heads) && r.heads > 0 && r.hidden % r.heads != 0 &&
+      t.model_config.head_dim == 0)
+    c.fail("model_config.heads", "must divide hidden (" + std::to_string(r.hidden) + ")");
+  // The task's head belongs to some families only (models/families.h): causal_lm is GPT2LMHeadModel's
+  // or LlamaForCausalLM's, seq2seq an encoder–decoder's.
+  auto has_head = [&](models::Head h) {
+    const auto& heads = model_family(t)->heads;
+    return std::find(heads.begin(), heads.end(), h) != heads.end();
+  };
+  if (known_model && (t.task == Task::kCausalLm) != has_head(models::Head::kCausalLm))
+    c.fail("task", t.task == Task::kCausalLm
+                       ? "causal_lm is GPT2LMHeadModel's and LlamaForCausalLM's task: it needs a GPT-2 or Llama "
+                         "model (" + config::join(models::preset_names_with_head(models::Head::kCausalLm)) + ")"
+                       : "is a BERT head; " + t.model + " is a causal LM, simulated with task causal_lm",
+           t.task == Task::kCausalLm ? "use model: gpt2, or a BERT task" : "use task: causal_lm");
+  if (known_model && (t.task == Task::kSeq2seq) != has_head(models::Head::kSeq2Seq))
+    c.fail("task", t.task == Task::kSeq2seq
+                       ? "seq2seq is an encoder–decoder task: it needs a T5 or BART model (" +
+                             config::join(models::preset_names_with_head(models::Head::kSeq2Seq)) + ")"
+                       : "is not an encoder–decoder task; " + t.model + " is simulated with task seq2seq",
+           t.task == Task::kSeq2seq ? "use model: t5-small, or another task" : "use task: seq2seq");
+  if (t.task == Task::kSeq2seq) {
+    if (t.dataset.train_target.empty())
+      c.fail_missing("dataset.train_target", "is required by task seq2seq: the targets' lengths",
+                     "e.g. dataset: {train: {source: fixed:512, target: fixed:128}}");
+    if (!t.dataset.eval.empty() && t.dataset.eval_target.empty())
+      c.fail_missing("dataset.eval_target", "is required by task seq2seq when dataset.eval is given",
+                     "e.g. dataset: {eval: {source: fixed:512, target: fixed:128}}");
+  } else {
+    for (const auto& [key, ref] : {std::pair{"dataset.train_target", t.dataset.train_target},
+                                   std::pair{"dataset.eval_target", t.dataset.eval_target}})
+      if (!ref.empty())
+        c.fail(key, "is a seq2seq target: task " + std::string(enum_name(t.task)) + " reads single sequences", "remove it, or use task: seq2seq");
+  }
+  if (known_model && t.task == Task::kSeq2seq && r.max_position > 0 && t.max_target_length > r.max_position)
+    c.fail("max_target_length", "must be at most the model's " + std::to_string(r.max_position) +
+                                    " position embeddings (max_position_embeddings)",
+           "max_target_length: " + std::to_string(r.max_position));
+  if (known_model && r.max_position > 0 && t.max_length > r.max_position)
+    c.fail("max_length", "must be at most the model's " + std::to_string(r.max_position) +
+                             " position embeddings (max_position_embeddings / n_positions)",
+           "max_length: " + std::to_string(r.max_position));
+  if (t.steps_per_execution > 1 && t.framework != FrameworkKind::kTfKeras)
+    c.fail("steps_per_execution", "is a Keras Model.compile setting: only framework tf_keras runs several steps "
+           "per dispatch", "remove it, or use framework: tf_keras");
+  if (t.tpu_runtime == TpuRuntime::kNode && t.framework != FrameworkKind::kTfKeras)
+    c.fail("tpu_runtime", "TPU Nodes are modelled for framework tf_keras only (JAX and current PyTorch/XLA run on "
+           "TPU VMs)", "use tpu_runtime: vm");
+  if (t.framework != FrameworkKind::kTorchXla && (t.launcher != Launcher::kXlaSpawn || !t.model_code.empty()))
+    c.fail(t.launcher != Launcher::kXlaSpawn ? "launcher" : "model_code",
+           "is a PyTorch/XLA setting; framework " + std::string(enum_name(t.framework)) + " does not use it", "remove it");
+  data::ErrorWhere where{};
+  for (const auto& [key, ref] : {std::pair{"dataset.train", t.dataset.train}, std::pair{"dataset.eval", t.dataset.eval},
+                                 std::pair{"dataset.train_target", t.dataset.train_target},
+                                 std::pair{"dataset.eval_target", t.dataset.eval_target}}) {
+    if (ref.empty() && std::string(key) != "dataset.train") continue;
+    try {
+      data::parse_dataset_ref(ref, where);
+    } catch (const ConfigError& e) {
+      c.fail(key, std::string("is not a dataset reference: ") + e.what());
+    }
+  }
+  check_llm_settings(t, c, known_model);
+  if (t.split_batches && t.per_device_batch_size == 0) c.fail("per_device_batch_size", "must be >= 1");
+}
+
 }  // namespace
 
 const Schema<WorkloadConfig>& training_schema() {
@@ -380,163 +545,7 @@ const Schema<WorkloadConfig>& training_schema() {
              "the rest is the root unit")
         .source("torch_xla.distributed.fsdp.wrap.transformer_auto_wrap_policy; Trainer fsdp_config "
                 "transformer_layer_cls_to_wrap");
-    s.check([](const WorkloadConfig& w, const CheckContext& c) {
-      const TrainingWorkload& t = w.training();
-      if (t.eval_strategy == EvalStrategy::kSteps && t.eval_steps == 0)
-        c.fail_missing("eval_steps", "must be > 0 with eval_strategy: steps (evaluate every N optimizer steps)",
-               "set eval_steps: N, or use eval_strategy: epoch");
-      if (t.eval_strategy == EvalStrategy::kSteps && t.dataset.eval.empty())
-        c.fail_missing("dataset.eval", "is required by eval_strategy: steps (Trainer: evaluation requires an eval_dataset)",
-               "add dataset.eval, or use eval_strategy: no");
-      if (t.sharding != Sharding::kFsdp && (t.fsdp_min_num_params > 0 || !t.fsdp_wrap_layer_classes.empty()))
-        c.fail(t.fsdp_min_num_params > 0 ? "fsdp_min_num_params" : "fsdp_wrap_layer_classes",
-               "decides FSDP's wrapping units: applies to sharding: fsdp only", "add sharding: fsdp, or remove it");
-      if (t.fsdp_min_num_params > 0 && !t.fsdp_wrap_layer_classes.empty())
-        c.fail("fsdp_wrap_layer_classes", "and fsdp_min_num_params are mutually exclusive (Trainer: min_num_params and "
-               "transformer_layer_cls_to_wrap)", "keep one of them");
-      for (size_t i = 0; i < t.fsdp_wrap_layer_classes.size(); ++i) {
-        const std::string& n = t.fsdp_wrap_layer_classes[i];
-        const models::Family* family = model_family(t);
-        const std::vector<std::string>& known =
-            (family ? *family : models::family(models::ModelFamily::kBert)).modules.classes();
-        if (std::find(known.begin(), known.end(), n) == known.end())
-          c.fail("fsdp_wrap_layer_classes", "'" + n + "' is not a module class of the model; known: " + config::join(known),
-                 config::suggest(n, known, "known classes"));
-      }
-      const auto preset = models::find_model_preset(t.model);
-      const bool vit = preset && preset->family == models::ModelFamily::kVit;
-      if (t.task == Task::kImageClassification) {
-        if (!vit)
-          c.fail("model", "task image_classification needs a ViT preset (ViTForImageClassification)",
-                 "model: google/vit-base-patch16-224");
-        else if (t.image_size % uint32_t(preset->patch_size) != 0 || t.image_size != uint32_t(preset->image_size))
-          c.fail("image_size", "must be " + std::to_string(preset->image_size) + ", the image size of " + preset->name +
-                 " (a multiple of its patch " + std::to_string(preset->patch_size) + "; Hugging Face raises for another "
-                 "size unless interpolate_pos_encoding, which tpusim does not model)",
-                 "image_size: " + std::to_string(preset->image_size) + " (resize the images in the transform)");
-        const ModelConfig& m = t.model_config;
-        if (m.layers || m.hidden || m.heads || m.intermediate || m.vocab || m.max_position)
-          c.fail("model_config", "is a BERT architecture override: it does not apply to task image_classification",
-                 "remove model_config");
-        if (t.padding != data::PaddingSpec::max_length())
-          c.fail("padding", "does not apply to task image_classification (every image is one sequence of fixed length)",
-                 "remove padding");
-        for (const auto& [key, ref] : {std::pair{"dataset.train", t.dataset.train}, std::pair{"dataset.eval", t.dataset.eval}})
-          if (!ref.empty() && ref.rfind("images:", 0) != 0)
-            c.fail(key, "must be images:COUNT with task image_classification (a count of images, not token lengths)",
-                   "e.g. images:50000");
-      } else {
-        if (vit)
-          c.fail("task", "'" + std::string(enum_name(t.task)) + "' is a text task; " + t.model + " is a vision model (ViTForImageClassification)",
-                 "task: image_classification");
-        for (const auto& [key, ref] : {std::pair{"dataset.train", t.dataset.train}, std::pair{"dataset.eval", t.dataset.eval}})
-          if (ref.rfind("images:", 0) == 0)
-            c.fail(key, "is an image dataset: it applies to task image_classification only",
-                   "use a token-length dataset, or task: image_classification");
-      }
-      if (t.model == "custom") {
-        const ModelConfig& m = t.model_config;
-        for (auto [key, v] : {std::pair{"layers", m.layers}, std::pair{"hidden", m.hidden}, std::pair{"heads", m.heads},
-                              std::pair{"intermediate", m.intermediate}, std::pair{"vocab", m.vocab}})
-          if (v == 0) c.fail(std::string("model_config.") + key, "is required with model: custom (no preset to take it from)");
-      } else {
-        if (const auto e = models::unsimulated_model_error(t.model))
-          c.fail("model", e->rule + (models::find_model_preset(t.model) ? "" : "; or custom with a model_config"),
-                 e->suggestion);
-      }
-      models::ModelArch r;
-      bool known_model = true;
-      try {
-        r = resolve_model_arch(t);
-      } catch (const ConfigError&) {  // an unknown preset: reported above
-        known_model = false;
-      }
-      if ((t.model_config.kv_heads || t.model_config.head_dim) && known_model && model_family(t)->id != models::ModelFamily::kLlama)
-        c.fail(t.model_config.kv_heads ? "model_config.kv_heads" : "model_config.head_dim",
-               "applies to Llama-family models (their attention takes it from config.json)", "remove it");
-      if (t.model_config.kv_heads && r.heads % r.kv_heads != 0)
-        c.fail("model_config.kv_heads", "must divide heads (" + std::to_string(r.heads) + ")");
-      if ((t.model_config.hidden || t.model_config.heads) && r.heads > 0 && r.hidden % r.heads != 0 &&
-          t.model_config.head_dim == 0)
-        c.fail("model_config.heads", "must divide hidden (" + std::to_string(r.hidden) + ")");
-      // The task's head belongs to some families only (models/families.h): causal_lm is GPT2LMHeadModel's
-      // or LlamaForCausalLM's, seq2seq an encoder–decoder's.
-      auto has_head = [&](models::Head h) {
-        const auto& heads = model_family(t)->heads;
-        return std::find(heads.begin(), heads.end(), h) != heads.end();
-      };
-      if (known_model && (t.task == Task::kCausalLm) != has_head(models::Head::kCausalLm))
-        c.fail("task", t.task == Task::kCausalLm
-                           ? "causal_lm is GPT2LMHeadModel's and LlamaForCausalLM's task: it needs a GPT-2 or Llama "
-                             "model (" + config::join(models::preset_names_with_head(models::Head::kCausalLm)) + ")"
-                           : "is a BERT head; " + t.model + " is a causal LM, simulated with task causal_lm",
-               t.task == Task::kCausalLm ? "use model: gpt2, or a BERT task" : "use task: causal_lm");
-      if (known_model && (t.task == Task::kSeq2seq) != has_head(models::Head::kSeq2Seq))
-        c.fail("task", t.task == Task::kSeq2seq
-                           ? "seq2seq is an encoder–decoder task: it needs a T5 or BART model (" +
-                                 config::join(models::preset_names_with_head(models::Head::kSeq2Seq)) + ")"
-                           : "is not an encoder–decoder task; " + t.model + " is simulated with task seq2seq",
-               t.task == Task::kSeq2seq ? "use model: t5-small, or another task" : "use task: seq2seq");
-      if (t.task == Task::kSeq2seq) {
-        if (t.dataset.train_target.empty())
-          c.fail_missing("dataset.train_target", "is required by task seq2seq: the targets' lengths",
-                         "e.g. dataset: {train: {source: fixed:512, target: fixed:128}}");
-        if (!t.dataset.eval.empty() && t.dataset.eval_target.empty())
-          c.fail_missing("dataset.eval_target", "is required by task seq2seq when dataset.eval is given",
-                         "e.g. dataset: {eval: {source: fixed:512, target: fixed:128}}");
-      } else {
-        for (const auto& [key, ref] : {std::pair{"dataset.train_target", t.dataset.train_target},
-                                       std::pair{"dataset.eval_target", t.dataset.eval_target}})
-          if (!ref.empty())
-            c.fail(key, "is a seq2seq target: task " + std::string(enum_name(t.task)) + " reads single sequences", "remove it, or use task: seq2seq");
-      }
-      if (known_model && t.task == Task::kSeq2seq && r.max_position > 0 && t.max_target_length > r.max_position)
-        c.fail("max_target_length", "must be at most the model's " + std::to_string(r.max_position) +
-                                        " position embeddings (max_position_embeddings)",
-               "max_target_length: " + std::to_string(r.max_position));
-      if (known_model && r.max_position > 0 && t.max_length > r.max_position)
-        c.fail("max_length", "must be at most the model's " + std::to_string(r.max_position) +
-                                 " position embeddings (max_position_embeddings / n_positions)",
-               "max_length: " + std::to_string(r.max_position));
-      if (t.steps_per_execution > 1 && t.framework != FrameworkKind::kTfKeras)
-        c.fail("steps_per_execution", "is a Keras Model.compile setting: only framework tf_keras runs several steps "
-               "per dispatch", "remove it, or use framework: tf_keras");
-      if (t.tpu_runtime == TpuRuntime::kNode && t.framework != FrameworkKind::kTfKeras)
-        c.fail("tpu_runtime", "TPU Nodes are modelled for framework tf_keras only (JAX and current PyTorch/XLA run on "
-               "TPU VMs)", "use tpu_runtime: vm");
-      if (t.framework != FrameworkKind::kTorchXla && (t.launcher != Launcher::kXlaSpawn || !t.model_code.empty()))
-        c.fail(t.launcher != Launcher::kXlaSpawn ? "launcher" : "model_code",
-               "is a PyTorch/XLA setting; framework " + std::string(enum_name(t.framework)) + " does not use it", "remove it");
-      data::ErrorWhere where{};
-      for (const auto& [key, ref] : {std::pair{"dataset.train", t.dataset.train}, std::pair{"dataset.eval", t.dataset.eval},
-                                     std::pair{"dataset.train_target", t.dataset.train_target},
-                                     std::pair{"dataset.eval_target", t.dataset.eval_target}}) {
-        if (ref.empty() && std::string(key) != "dataset.train") continue;
-        try {
-          data::parse_dataset_ref(ref, where);
-        } catch (const ConfigError& e) {
-          c.fail(key, std::string("is not a dataset reference: ") + e.what());
-        }
-      }
-      if (known_model && t.attention == Attention::kFlash && model_family(t)->id != models::ModelFamily::kLlama)
-        c.fail("attention", "flash attention is modelled for Llama-family models only", "use attention: eager");
-      const MeshConfig& mesh = t.mesh;
-      if (mesh.fsdp != 0 && mesh.fsdp != 1 && t.sharding != Sharding::kFsdp)
-        c.fail("mesh.fsdp", "splits the model state: that is sharding: fsdp", "add sharding: fsdp");
-      if (mesh.tensor != 0 && mesh.tensor != 1 && known_model && model_family(t)->id != models::ModelFamily::kLlama)
-        c.fail("mesh.tensor", "tensor parallelism is modelled for Llama-family models only", "remove mesh.tensor");
-      check_remat(t, c, known_model);
-      if (t.quantization != Quantization::kNone && known_model && model_family(t)->id != models::ModelFamily::kLlama)
-        c.fail("quantization", "quantized matmuls are modelled for Llama-family models only", "remove quantization");
-      if (t.fsdp_grad_ckpt && t.sharding != Sharding::kFsdp)
-        c.fail("fsdp_grad_ckpt", "applies to sharding: fsdp only (checkpointing of FSDP-wrapped layers)",
-               "add sharding: fsdp, or remove fsdp_grad_ckpt");
-      if (t.sharding == Sharding::kFsdp && t.gradient_accumulation_steps > 1)
-        c.fail("gradient_accumulation_steps", "is not modelled with sharding: fsdp (FSDP accumulates sharded "
-               "gradients across micro-steps without reduce-scatters, which tpusim does not build)",
-               "use gradient_accumulation_steps: 1 with fsdp, or sharding: data_parallel");
-      if (t.split_batches && t.per_device_batch_size == 0) c.fail("per_device_batch_size", "must be >= 1");
-    });
+    s.check(check_training);
     return s;
   }();
   return s;
