@@ -37,7 +37,7 @@ std::string TransformerModel::module_class(const std::string& path) const {
 }
 
 ModelGraph TransformerModel::build_forward(const StepShape& shape) const {
-  if (shape.tensor > 1 && family_->id != ModelFamily::kLlama)
+  if (shape.tensor > 1 && !llama_like(family_->id))
     throw ConfigError({"", "mesh.tensor", 0, std::to_string(shape.tensor),
                        "tensor parallelism is modelled for Llama-family models only (family " + family_->name + ")", ""});
   ModelGraph m = family_->build(arch_, head_, shape);

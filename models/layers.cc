@@ -86,11 +86,19 @@ int rms_norm(const LayerContext& cx, int x, double eps, const std::string& name)
   return g.ew_bcast(EwOp::kMul, y, gamma, {1}, name);
 }
 
-int causal_bias(const LayerContext& cx, int64_t length, const std::string& prefix) {
+int causal_bias(const LayerContext& cx, int64_t length, const std::string& prefix, int64_t window) {
   Graph& g = cx.g;
   const double lowest = double(std::numeric_limits<float>::max());
-  int later = g.ew(EwOp::kCmpGt, g.iota({length, length}, 1, DType::kS32), g.iota({length, length}, 0, DType::kS32),
-                   prefix + ".causal_mask");
+  // The query index first, then the key index: the node order (part of the compile-cache key) the
+  // graphs have always had.
+  const int i = g.iota({length, length}, 0, DType::kS32);
+  const int j = g.iota({length, length}, 1, DType::kS32);
+  int later = g.ew(EwOp::kCmpGt, j, i, prefix + ".causal_mask");
+  if (window > 0) {  // masked too where i >= j + window, i.e. i > j + window - 1 (0/1, added: never both)
+    const int early = g.ew(EwOp::kCmpGt, i, g.ew(EwOp::kAdd, j, g.constant(double(window - 1), DType::kS32), prefix + ".window_end"),
+                           prefix + ".window_mask");
+    later = g.ew(EwOp::kAdd, later, early, prefix + ".sliding_mask");
+  }
   return g.ew(EwOp::kMul, g.convert(later, cx.dtype), constant(cx, -lowest), prefix + ".causal_bias");
 }
 

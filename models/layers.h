@@ -53,10 +53,11 @@ int layer_norm(const LayerContext& cx, int x, double eps, const std::string& nam
 int rms_norm(const LayerContext& cx, int x, double eps, const std::string& name);
 // Additive attention-score biases, as transformers' eager attention applies its masks (finfo.min
 // where masked; GPT2Attention's torch.where, the extended attention mask of every family):
-// causal_bias [L, L] is -max where key j > query i (nodes PREFIX.causal_mask, PREFIX.causal_bias);
+// causal_bias [L, L] is -max where key j > query i (nodes PREFIX.causal_mask, PREFIX.causal_bias),
+// and with `window` > 0 (Mistral's sliding window) where i >= j + window too;
 // padding_bias [B, S] is -max where the attention_mask input `mask` is 0 (PREFIX.padding_mask,
 // PREFIX.padding_bias).
-int causal_bias(const LayerContext& cx, int64_t length, const std::string& prefix);
+int causal_bias(const LayerContext& cx, int64_t length, const std::string& prefix, int64_t window = 0);
 int padding_bias(const LayerContext& cx, int mask, const std::string& prefix);
 // nn.Dropout(rate); nothing in evaluation graphs or at rate 0.
 int dropout(const LayerContext& cx, int x, double rate, const std::string& name);

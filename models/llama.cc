@@ -42,10 +42,12 @@ class LlamaBuilder final : public StackBuilder {
   int embed(size_t) override {
     const int ids = input("input_ids", {B_, S_}, DType::kS32);
     const int mask = input("attention_mask", {B_, S_}, DType::kS32);
-    int wte = weight("model.embed_tokens.weight", {arch_.vocab, H_});
-    const int x = g().reshape(g().gather(wte, ids, "model.embed_tokens"), {B_ * S_, H_});
+    wte_ = weight("model.embed_tokens.weight", {arch_.vocab, H_});
+    int x = g().reshape(g().gather(wte_, ids, "model.embed_tokens"), {B_ * S_, H_});
+    // Gemma: hidden_states * normalizer, normalizer = sqrt(hidden_size) in the activations' dtype.
+    if (arch_.scaled_embeddings) x = g().ew(EwOp::kMul, x, c(std::sqrt(double(H_))), "model.embed_scale");
     if (!shape_.flash_attention) {  // flash attention masks inside its kernel
-      causal_ = layers::causal_bias(cx(), S_, "model");
+      causal_ = layers::causal_bias(cx(), S_, "model", window());
       padding_ = layers::padding_bias(cx(), mask, "model");
     }
     cos_ = input("rope.cos", {S_, head_dim_}, t_);
@@ -108,6 +110,7 @@ class LlamaBuilder final : public StackBuilder {
     auto heads_first = [&](int x) { return g().transpose(x, {0, 2, 1, 3}); };
     AttentionAttrs a;
     a.causal = true;
+    a.window = window();
     a.block_q = shape_.flash_block_q;
     a.block_kv = shape_.flash_block_kv;
     a.scale = 1.0 / std::sqrt(double(hd));
@@ -120,11 +123,18 @@ class LlamaBuilder final : public StackBuilder {
   // Under tensor parallelism the logits are this replica's share of the vocabulary (MaxText: `vocab`
   // on the tensor axis): the loss's row maximum and sums become partial over it (models/losses.h).
   void head(int x) override {
-    out_.logits = layers::project(cx(), x, H_, arch_.vocab / shape_.tensor, layers::Projection::kLinearNoBias, "lm_head");
+    // Tied (Gemma): the logits are x times the embedding table, transposed.
+    out_.logits = arch_.tied_embeddings ? g().dot(x, wte_, {{}, {}, {1}, {1}}, shape_.precision, "lm_head")
+                                        : layers::project(cx(), x, H_, arch_.vocab / shape_.tensor,
+                                                          layers::Projection::kLinearNoBias, "lm_head");
     token_loss(S_, {"loss.ignored", "loss.neg_ignored", "loss.weights"});
   }
 
+  // Mistral's sliding window where it masks anything at this length (0: none).
+  int64_t window() const { return arch_.sliding_window > 0 && arch_.sliding_window < S_ ? arch_.sliding_window : 0; }
+
   const int64_t S_, nh_, kvh_;
+  int wte_ = -1;
   int causal_ = -1, padding_ = -1, cos_ = -1, sin_ = -1;
 };
 
@@ -158,6 +168,8 @@ ModelGraph build_llama(const ModelArch& a, const HeadOptions&, const StepShape& 
   if (s.tensor <= 1) return LlamaBuilder(a, s).build();
   // One tensor replica's share: the heads, key/value heads, MLP width and logits divided by T.
   const int64_t T = s.tensor;
+  require(!a.tied_embeddings, "mesh.tensor", T,
+          "tensor parallelism with tied embeddings (" + a.name + ": the LM head is the embedding table) is not modelled yet");
   auto divides = [&](const char* key, int64_t v, const char* what) {
     require(v % T == 0, key, v, "must be divisible by the mesh's tensor axis (" + std::to_string(T) + "): " + what);
   };
@@ -181,11 +193,48 @@ ModelGraph build_llama(const ModelArch& a, const HeadOptions&, const StepShape& 
 struct LlamaShape {
   int64_t layers, hidden, heads, kv_heads, intermediate, vocab, max_position;
 };
-ModelArch llama_preset(const std::string& name, LlamaShape x) {
-  return {.name = name, .family = ModelFamily::kLlama, .counted_class = "LlamaForCausalLM", .layers = x.layers,
+ModelArch llama_preset(const std::string& name, LlamaShape x, ModelFamily family = ModelFamily::kLlama,
+                       const std::string& counted = "LlamaForCausalLM") {
+  return {.name = name, .family = family, .counted_class = counted, .layers = x.layers,
           .hidden = x.hidden, .heads = x.heads, .kv_heads = x.kv_heads, .intermediate = x.intermediate, .vocab = x.vocab,
           .max_position = x.max_position, .tied_embeddings = false, .biases = false, .norm = NormKind::kRmsNorm,
           .activation = Activation::kSwiGlu, .positions = PositionKind::kRotary};
+}
+
+// Mistral config.json: Llama's architecture with sliding_window 4096 (each query attends to the last
+// 4,096 keys), rope theta 10000.
+ModelArch mistral_preset(const std::string& name, LlamaShape x, int64_t window) {
+  ModelArch a = llama_preset(name, x, ModelFamily::kMistral, "MistralForCausalLM");
+  a.sliding_window = window;
+  return a;
+}
+
+// Gemma config.json: head_dim 256 (heads need not divide hidden), hidden_activation gelu_pytorch_tanh
+// in a gated MLP (GeGLU), tie_word_embeddings true, the embeddings scaled by sqrt(hidden_size).
+// GemmaRMSNorm scales by (1 + weight): one add on each norm's weight vector, not modelled.
+ModelArch gemma_preset(const std::string& name, LlamaShape x) {
+  ModelArch a = llama_preset(name, x, ModelFamily::kGemma, "GemmaForCausalLM");
+  a.head_dim = 256;
+  a.activation = Activation::kGeGlu;
+  a.tied_embeddings = true;
+  a.scaled_embeddings = true;
+  return a;
+}
+
+// The module classes of a Llama-shaped decoder whose Hugging Face classes are named `prefix`...
+ModuleClassTable decoder_modules(const std::string& prefix) {
+  return {{{Head::kCausalLm, prefix + "ForCausalLM"}},
+          {{"model", prefix + "Model"},
+           {"model.layers", "ModuleList"},
+           {"model.layers.*", prefix + "DecoderLayer"},
+           {"model.embed_tokens", "Embedding"},
+           {"**.input_layernorm", prefix + "RMSNorm"},
+           {"**.post_attention_layernorm", prefix + "RMSNorm"},
+           {"model.norm", prefix + "RMSNorm"},
+           {"**.self_attn", prefix + "Attention"},
+           {"**.mlp", prefix + "MLP"},
+           {"**.rotary_emb", prefix + "RotaryEmbedding"}},
+          "Linear"};  // q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, lm_head
 }
 
 }  // namespace
@@ -207,18 +256,36 @@ const Family& llama_family() {
                   llama_preset("meta-llama/Llama-3.1-8B", {32, 4096, 32, 8, 14336, 128256, 131072}),
                   llama_preset("meta-llama/Llama-3.1-70B", {80, 8192, 64, 8, 28672, 128256, 131072})},
       .heads = {Head::kCausalLm},
-      .modules = {{{Head::kCausalLm, "LlamaForCausalLM"}},
-                  {{"model", "LlamaModel"},
-                   {"model.layers", "ModuleList"},
-                   {"model.layers.*", "LlamaDecoderLayer"},
-                   {"model.embed_tokens", "Embedding"},
-                   {"**.input_layernorm", "LlamaRMSNorm"},
-                   {"**.post_attention_layernorm", "LlamaRMSNorm"},
-                   {"model.norm", "LlamaRMSNorm"},
-                   {"**.self_attn", "LlamaAttention"},
-                   {"**.mlp", "LlamaMLP"},
-                   {"**.rotary_emb", "LlamaRotaryEmbedding"}},
-                  "Linear"},  // q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, lm_head
+      .modules = decoder_modules("Llama"),
+      .parameters = decoder_only_parameters,
+      .build = build_llama,
+  };
+  return f;
+}
+
+const Family& mistral_family() {
+  static const Family f{
+      .id = ModelFamily::kMistral,
+      .name = "mistral",
+      .organisations = {},
+      .presets = {mistral_preset("mistralai/Mistral-7B-v0.1", {32, 4096, 32, 8, 14336, 32000, 32768}, 4096)},
+      .heads = {Head::kCausalLm},
+      .modules = decoder_modules("Mistral"),
+      .parameters = decoder_only_parameters,
+      .build = build_llama,
+  };
+  return f;
+}
+
+const Family& gemma_family() {
+  static const Family f{
+      .id = ModelFamily::kGemma,
+      .name = "gemma",
+      .organisations = {},
+      .presets = {gemma_preset("google/gemma-2b", {18, 2048, 8, 1, 16384, 256000, 8192}),
+                  gemma_preset("google/gemma-7b", {28, 3072, 16, 16, 24576, 256000, 8192})},
+      .heads = {Head::kCausalLm},
+      .modules = decoder_modules("Gemma"),
       .parameters = decoder_only_parameters,
       .build = build_llama,
   };

@@ -35,5 +35,10 @@ namespace tpusim::models {
 // and the loss). Throws ConfigError for B or S < 1, S > max_position, heads not dividing hidden,
 // kv_heads not dividing heads, or an odd head dimension (rotate_half splits it in halves).
 const Family& llama_family();
+// Mistral (mistralai/Mistral-7B-v0.1: Llama's architecture with a 4,096-key sliding window) and Gemma
+// (google/gemma-2b, gemma-7b: head size 256, GeGLU, tied and scaled embeddings) on the same builder,
+// with their own module classes (MistralDecoderLayer, GemmaDecoderLayer, ...).
+const Family& mistral_family();
+const Family& gemma_family();
 
 }  // namespace tpusim::models

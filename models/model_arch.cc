@@ -14,7 +14,7 @@ int64_t attention(const ModelArch& p) {
 }
 // Two projections; SwiGLU's gated MLP three (gate_proj, up_proj, down_proj).
 int64_t mlp(const ModelArch& p) {
-  const int64_t in = (p.activation == Activation::kSwiGlu ? 2 : 1) * linear(p.hidden, p.intermediate, p.biases);
+  const int64_t in = (gated(p.activation) ? 2 : 1) * linear(p.hidden, p.intermediate, p.biases);
   return in + linear(p.intermediate, p.hidden, p.biases);
 }
 // A self-attention layer (BertLayer, GPT2Block, LlamaDecoderLayer, ViTLayer, T5/BART encoder layer):

@@ -9,9 +9,14 @@
 
 namespace tpusim::models {
 
-enum class ModelFamily { kBert, kRoberta, kDistilBert, kAlbert, kGpt2, kLlama, kT5, kBart, kVit };
+enum class ModelFamily { kBert, kRoberta, kDistilBert, kAlbert, kGpt2, kLlama, kT5, kBart, kVit, kMistral, kGemma };
+// The decoders built by the Llama builder, with Llama's module names (q_proj, ..., down_proj): what
+// flash attention, tensor parallelism, remat policies and quantization are modelled for.
+inline bool llama_like(ModelFamily f) { return f == ModelFamily::kLlama || f == ModelFamily::kMistral || f == ModelFamily::kGemma; }
 enum class NormKind { kLayerNorm, kRmsNorm };  // RMSNorm (T5LayerNorm, LlamaRMSNorm): a weight, no bias
-enum class Activation { kGelu, kGeluNew, kRelu, kSwiGlu };  // kSwiGlu: gated MLP, silu(x W_gate) * (x W_up)
+// kSwiGlu: gated MLP, silu(x W_gate) * (x W_up); kGeGlu: the same with gelu (tanh approximation, Gemma).
+enum class Activation { kGelu, kGeluNew, kRelu, kSwiGlu, kGeGlu };
+inline bool gated(Activation a) { return a == Activation::kSwiGlu || a == Activation::kGeGlu; }
 enum class PositionKind { kLearned, kRotary, kRelativeBuckets };
 
 struct ModelArch {
@@ -34,6 +39,8 @@ struct ModelArch {
   int64_t image_size = 0, patch_size = 0, channels = 0;  // ViT
   bool shared_layers = false;  // ALBERT: one layer's parameters, applied `layers` times
   bool tied_embeddings = true;  // LM head (where the class has one) is the input embedding
+  bool scaled_embeddings = false;  // the embeddings multiplied by sqrt(hidden) (Gemma)
+  int64_t sliding_window = 0;    // attention to the last N keys only (Mistral); 0: none
   bool pooler = false;          // the counted class has a pooler (dense + tanh on the first token)
   bool biases = true;           // linear layers have biases (T5 and Llama: none)
   NormKind norm = NormKind::kLayerNorm;

@@ -73,6 +73,7 @@ int StackBuilder::activation(int x, const std::string& name) {
     case Activation::kGeluNew: return layers::gelu_new(cx(), x, name);
     case Activation::kRelu: return g().ew(EwOp::kRelu, x, -1, name);
     case Activation::kSwiGlu: return layers::silu(cx(), x, name);
+    case Activation::kGeGlu: return layers::gelu_new(cx(), x, name);
   }
   return x;
 }
@@ -90,7 +91,7 @@ int StackBuilder::residual(size_t stack, int x, const std::string& p, const Resi
 int StackBuilder::mlp(size_t stack, int h, const std::string& p) {
   const MlpNames& n = blocks_[stack].ffn;
   const int64_t I = arch_.intermediate;
-  if (arch_.activation == Activation::kSwiGlu) {  // down_proj(silu(gate_proj(x)) * up_proj(x))
+  if (gated(arch_.activation)) {  // down_proj(act(gate_proj(x)) * up_proj(x)): SwiGLU, GeGLU
     const int gate = activation(dense(h, H_, I, p + n.in, stack), p + n.act);
     const int up = dense(h, H_, I, p + n.up, stack);
     return dense(g().ew(EwOp::kMul, gate, up, p + n.gate), I, H_, p + n.out, stack);

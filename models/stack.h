@@ -45,7 +45,7 @@ struct Residual {
 };
 
 // The MLP's names (suffixes of the block's prefix): in -> activation -> [dropout] -> out, or SwiGLU's
-// down(act(gate(x)) * up(x)) with gate = `in` (Activation::kSwiGlu).
+// down(act(gate(x)) * up(x)) with gate = `in` (gated activations: SwiGLU, GeGLU).
 struct MlpNames {
   std::string in{}, act{}, out{};
   std::string dropout{};  // after the activation (T5's), at `dropout_rate`

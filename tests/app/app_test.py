@@ -787,7 +787,7 @@ def test_models(tmp):
     as `tpusim models` does."""
     proc, where = run(["models"], tmp)
     for needle in ("bert-base-uncased", "roberta-base", "meta-llama/Llama-2-7b-hf", "t5-small", "6,738,415,616",
-                   "simulated families today: bert, roberta, distilbert, albert, gpt2, llama, t5, bart, vit"):
+                   "simulated families today: bert, roberta, distilbert, albert, gpt2, llama, mistral, gemma, t5, bart, vit"):
         check(needle in proc.stdout, "table lacks {!r}".format(needle), where)
     proc, where = run(["models", "--json"], tmp)
     presets = {p["name"]: p for p in json.loads(proc.stdout)}

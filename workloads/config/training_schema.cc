@@ -109,7 +109,7 @@ void check_remat(const TrainingWorkload& t, const CheckContext& c, bool known_mo
   if (any && t.remat_policy != RematPolicy::kCustom)
     c.fail("remat_tensors", "applies to remat_policy: custom only", "add remat_policy: custom, or remove remat_tensors");
   const bool named = t.remat_policy != RematPolicy::kNone && t.remat_policy != RematPolicy::kFull;
-  if (named && known_model && model_family(t)->id != models::ModelFamily::kLlama)
+  if (named && known_model && !models::llama_like(model_family(t)->id))
     c.fail("remat_policy", "names Llama's tensors (q_proj, ..., down_proj): Llama-family models only",
            "use remat_policy: full (each layer recomputed from its input)");
   if (t.fsdp_grad_ckpt && t.remat_policy != RematPolicy::kNone && t.remat_policy != RematPolicy::kFull)
@@ -168,7 +168,7 @@ std::string presets_by_task() {
 // The settings modelled for the Llama family only (flash attention, tensor parallelism, quantization,
 // named remat policies) and the parallelism settings against each other.
 void check_llm_settings(const TrainingWorkload& t, const CheckContext& c, bool known_model) {
-  const bool llama = !known_model || model_family(t)->id == models::ModelFamily::kLlama;
+  const bool llama = !known_model || models::llama_like(model_family(t)->id);
   auto llama_only = [&](bool set, const char* key, const std::string& what, const char* suggestion) {
     if (set && !llama) c.fail(key, what + " modelled for Llama-family models only", suggestion);
   };
@@ -259,7 +259,7 @@ void check_training(const WorkloadConfig& w, const CheckContext& c) {
   } catch (const ConfigError&) {  // an unknown preset: reported above
     known_model = false;
   }
-  if ((t.model_config.kv_heads || t.model_config.head_dim) && known_model && model_family(t)->id != models::ModelFamily::kLlama)
+  if ((t.model_config.kv_heads || t.model_config.head_dim) && known_model && !models::llama_like(model_family(t)->id))
     c.fail(t.model_config.kv_heads ? "model_config.kv_heads" : "model_config.head_dim",
            "applies to Llama-family models (their attention takes it from config.json)", "remove it");
   if (t.model_config.kv_heads && r.heads % r.kv_heads != 0)

@@ -33,7 +33,7 @@ const models::Family* model_family(const TrainingWorkload& t) {
 bool uses_flash_attention(const TrainingWorkload& t) {
   if (t.attention != Attention::kAuto) return t.attention == Attention::kFlash;
   const models::Family* f = model_family(t);
-  return t.framework == FrameworkKind::kJax && f && f->id == models::ModelFamily::kLlama;
+  return t.framework == FrameworkKind::kJax && f && models::llama_like(f->id);
 }
 
 models::ModelArch resolve_model_arch(const TrainingWorkload& t) {
