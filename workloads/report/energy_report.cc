@@ -96,6 +96,8 @@ std::optional<RunCost> training_cost(const HwConfig& hw, const TrainingRunResult
   const double per_s = hw.slice.chips() * c.usd_per_chip_hour / kSecondsPerHour;
   c.usd_total = r.total_time_s * per_s;
   c.usd_per_1k_steps = 1000 * r.steady_step_time_s * per_s;
+  if (r.steady_tokens_per_s_per_chip > 0)
+    c.usd_per_million_tokens = 1e6 * c.usd_per_chip_hour / kSecondsPerHour / r.steady_tokens_per_s_per_chip;
   return c;
 }
 
@@ -122,8 +124,10 @@ json training_energy_json(const std::optional<TrainingEnergy>& e) {
 
 json cost_json(const std::optional<RunCost>& c) {
   if (!c) return nullptr;
-  return {{"usd_per_chip_hour", c->usd_per_chip_hour}, {"usd_total", c->usd_total},
-          {"usd_per_1k_steps", c->usd_per_1k_steps}};
+  json j = {{"usd_per_chip_hour", c->usd_per_chip_hour}, {"usd_total", c->usd_total},
+            {"usd_per_1k_steps", c->usd_per_1k_steps}};
+  if (c->usd_per_million_tokens) j["usd_per_million_tokens"] = *c->usd_per_million_tokens;
+  return j;
 }
 
 void add_energy_units(json& u) {
@@ -151,8 +155,9 @@ std::string training_energy_text(const std::optional<TrainingEnergy>& e, const s
   std::string s = fmt::format("{} per step ({:.1f} W per chip), {:.3g} examples/J; run {}, {:.1f} W per chip on average",
                               joules(e->per_step.total_j()), e->steady_power_w_per_chip, e->examples_per_j,
                               joules(e->total.total_j()), e->average_power_w_per_chip);
-  if (c) s += fmt::format("; cost {} at {}/chip-hour ({} per 1k steps)", usd(c->usd_total), usd(c->usd_per_chip_hour),
-                          usd(c->usd_per_1k_steps));
+  if (c) s += fmt::format("; cost {} at {}/chip-hour ({} per 1k steps{})", usd(c->usd_total), usd(c->usd_per_chip_hour),
+                          usd(c->usd_per_1k_steps),
+                          c->usd_per_million_tokens ? fmt::format(", {} per million tokens", usd(*c->usd_per_million_tokens)) : "");
   return s;
 }
 

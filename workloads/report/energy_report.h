@@ -46,6 +46,9 @@ struct RunCost {
   double usd_per_chip_hour = 0;
   double usd_total = 0;          // seconds / 3600 x chips x price
   double usd_per_1k_steps = 0;   // training: 1000 steady steps; 0 for a kernel
+  // Training with steady steps: a million tokens at the steady rate (the chip-hour price over
+  // 3600 x tokens/s per chip).
+  std::optional<double> usd_per_million_tokens;
 };
 std::optional<RunCost> kernel_cost(const HwConfig& hw, const KernelRunResult& r);
 std::optional<RunCost> training_cost(const HwConfig& hw, const TrainingRunResult& r);

@@ -71,6 +71,10 @@ std::vector<ReportField> training_fields() {
               "every core",
        .column = "mfu",
        .compare = {"utilization", "MFU"}},
+      {.kinds = kT, .path = "/summary/mfu_6nd", .unit = "fraction",
+       .doc = "6 x parameters x steady training tokens/s per chip over a chip's bf16 peak (the 6ND rule: attention "
+              "and recomputation not counted)",
+       .column = "mfu_6nd", .compare = {"utilization", "MFU (6ND)"}},
       {.kinds = kT, .path = "/summary/allreduce_share", .unit = "fraction",
        .doc = "exposed all-reduce time over steady device time", .column = "allreduce_share",
        .compare = {"utilization", "all-reduce share"}, .report_unit = "fraction (of steady device time)"},
@@ -174,6 +178,10 @@ std::vector<ReportField> training_fields() {
        .column = "usd_total"},
       {.kinds = kT, .path = "/summary/cost/usd_per_1k_steps", .unit = "USD", .doc = "1000 steady steps on the slice",
        .column = "usd_per_1k_steps", .report_unit = "USD per 1000 steady steps"},
+      {.kinds = kT, .path = "/summary/cost/usd_per_million_tokens", .unit = "USD",
+       .doc = "a million training tokens at the steady rate: usd_per_chip_hour / 3600 / steady tokens/s per chip x 10^6",
+       .column = "usd_per_million_tokens", .compare = {"time", "USD per million tokens"},
+       .report_unit = "USD per million tokens", .when = "steady steps ran"},
   };
 }
 

@@ -30,15 +30,15 @@ struct Section {
 const std::vector<Section>& sections() {
   static const std::vector<Section> s = {
       {"time", "time",
-       {"total time", "steady step time", "steady throughput", "tokens/s per chip", "end-to-end throughput", "device time",
-        "device cycles"}},
+       {"total time", "steady step time", "steady throughput", "tokens/s per chip", "USD per million tokens",
+        "end-to-end throughput", "device time", "device cycles"}},
       {"compiles", "compiles (busiest process)", {"compiles", "compile time", "warm-up"}},
       {"breakdown", "where the time went", {"compile", "warm-up", "host", "device compute", "all-reduce", "evaluation"}},
       {"memory", "memory (per device, at the peak)",
        {"peak HBM per device", "parameters", "gathered parameters", "gradients", "optimizer state", "activations",
         "HBM bytes moved"}},
       {"utilization", "utilization",
-       {"MFU", "MXU utilization", "all-reduce share", "collective share", "padding waste", "achieved TFLOP/s",
+       {"MFU", "MFU (6ND)", "MXU utilization", "all-reduce share", "collective share", "padding waste", "achieved TFLOP/s",
         "achieved HBM GB/s", "HBM bandwidth util.", "roofline fraction"}},
   };
   return s;

@@ -33,6 +33,15 @@ std::string dur(double s) { return format_duration(s); }
 
 std::string gib(uint64_t b) { return fmt::format("{:.2f} GiB", double(b) / (1024.0 * 1024.0 * 1024.0)); }
 
+// The 6·N·D model flops utilization (Kaplan et al. 2020; MaxText and the scaling literature): 6 flops
+// per parameter per trained token (forward 2, backward 4), attention and recomputation left out, over
+// a chip's bf16 peak; N the model's parameters (its counted class, embeddings included).
+double mfu_6nd(const HwConfig& hw, const TrainingWorkload& t, const TrainingRunResult& r) {
+  const double chip_peak = resolve_hw(hw).device_peak_flop_per_s * devices_per_chip(hw.chip);
+  const double n = double(models::model_parameters(resolve_model_arch(t)));
+  return chip_peak > 0 ? 6.0 * n * r.steady_tokens_per_s_per_chip / chip_peak : 0;
+}
+
 // The run's mesh (an unset one on a run that stopped before its devices were known).
 models::Mesh run_mesh(const TrainingWorkload& t, const TrainingRunResult& r) {
   try {
@@ -232,6 +241,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                   {"peak_hbm_bytes", r.peak_hbm_bytes},
                   {"mxu_utilization", r.mxu_utilization},
                   {"mfu", r.mfu},
+                  {"mfu_6nd", mfu_6nd(hw, t, r)},
                   {"allreduce_share", r.allreduce_share},
                   {"collective_share", r.collective_share},
                   {"padding_waste", r.padding_waste},
@@ -418,8 +428,9 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                             ici(isa::Collective::kAllReduce, r.allreduce_bytes),
                             ici(isa::Collective::kAllGather, r.allgather_bytes),
                             ici(isa::Collective::kReduceScatter, r.reducescatter_bytes)));
-  line("MXU", fmt::format("{:.1f}% utilization while executing, MFU {:.1f}% of steady steps; padding wastes "
-                          "{:.1f}% of tokens", 100 * r.mxu_utilization, 100 * r.mfu, 100 * r.padding_waste));
+  line("MXU", fmt::format("{:.1f}% utilization while executing, MFU {:.1f}% of steady steps (6ND: {:.1f}%); padding "
+                          "wastes {:.1f}% of tokens", 100 * r.mxu_utilization, 100 * r.mfu, 100 * mfu_6nd(hw, t, r),
+                          100 * r.padding_waste));
   if (const std::string e = training_energy_text(training_energy(hw, r), training_cost(hw, r)); !e.empty())
     line("energy", e);
   for (const XlaDiagnostic& d : r.diagnostics)
