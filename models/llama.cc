@@ -286,6 +286,7 @@ const Family& gemma_family() {
                   gemma_preset("google/gemma-7b", {28, 3072, 16, 16, 24576, 256000, 8192})},
       .heads = {Head::kCausalLm},
       .modules = decoder_modules("Gemma"),
+      .own_head_dim = true,  // 256, not hidden / heads (gemma-7b: 3072 / 16 = 192)
       .parameters = decoder_only_parameters,
       .build = build_llama,
   };

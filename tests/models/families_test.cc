@@ -104,7 +104,7 @@ TEST(ModelPresets, RegistryIsConsistent) {
     EXPECT_FALSE(p.counted_class.empty()) << p.name;
     EXPECT_GT(p.layers, 0) << p.name;
     EXPECT_EQ(p.heads % p.kv_heads, 0) << p.name;
-    if (p.family != ModelFamily::kT5 && p.family != ModelFamily::kGemma) {  // T5's d_kv, Gemma's 256: their own
+    if (!family(p.family).own_head_dim) {  // T5's d_kv and Gemma's 256 are fields of their own
       EXPECT_EQ(p.head_dim * p.heads, p.hidden) << p.name;
     }
   }

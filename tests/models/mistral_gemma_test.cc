@@ -33,7 +33,10 @@ TEST(MistralGemma, ParameterCountsMatchThePublishedOnes) {
     const ModelGraph m = make_model(p)->build_forward({.batch = 1, .seq = 8, .dtype = DType::kBF16});
     EXPECT_EQ(count_parameters(m.graph), count) << name;
     EXPECT_EQ(model_parameters(p), count) << name;
+    // As a workload resolves it (no override given): the same architecture, Gemma's head size kept.
+    EXPECT_EQ(model_parameters(with_overrides(p, {})), count) << name;
   }
+  EXPECT_EQ(with_overrides(preset("google/gemma-7b"), {}).head_dim, 256);
 }
 
 TEST(MistralGemma, SlidingWindowMasksOnlyBeyondTheWindow) {
