@@ -89,6 +89,8 @@ ModelArch with_overrides(ModelArch a, const ArchOverrides& o) {
   if (o.hidden || o.heads || !family(a.family).own_head_dim) a.head_dim = a.heads ? a.hidden / a.heads : 0;
   if (o.kv_heads) a.kv_heads = o.kv_heads;
   if (o.head_dim) a.head_dim = o.head_dim;
+  if (o.activation) a.activation = *o.activation;
+  if (o.tied_embeddings) a.tied_embeddings = *o.tied_embeddings;
   return a;
 }
 

@@ -44,6 +44,8 @@ struct ArchOverrides {
   int64_t layers = 0, hidden = 0, heads = 0, intermediate = 0, vocab = 0, max_position = 0;
   int64_t kv_heads = 0;  // num_key_value_heads (grouped-query attention); 0: the preset's grouping
   int64_t head_dim = 0;  // per-head width (head_dim); 0: the preset's, or hidden / heads when those change
+  std::optional<Activation> activation{};  // the MLP's (gated or not); unset: the preset's
+  std::optional<bool> tied_embeddings{};   // the LM head is the embedding table; unset: the preset's
 };
 ModelArch with_overrides(ModelArch a, const ArchOverrides& o);
 

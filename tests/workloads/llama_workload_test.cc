@@ -125,3 +125,38 @@ TEST(LlamaWorkload, ContextLengthIsTheModelsPositions) {
 
 }  // namespace
 }  // namespace tpusim
+
+namespace tpusim {
+namespace {
+
+// model_config writes any dense decoder on the Llama builder: a non-gated GELU MLP (two matrices a
+// layer instead of three) and a tied LM head (the table counted once) change the count exactly and
+// build; the MLPs the builder does not have are refused at their key.
+TEST(LlamaWorkload, ModelConfigWritesTheMlpAndTheTie) {
+  auto load = [](const std::string& mc) {
+    return load_workload_config_text(
+        "kind: training\nmodel: meta-llama/Llama-2-7b-hf\ntask: causal_lm\nmodel_config: {layers: 2, hidden: 256, heads: 8, "
+        "intermediate: 512, vocab: 1000" + mc + "}\nmax_length: 128\nper_device_batch_size: 1\n"
+        "dataset: {train: 'fixed:128:8'}\nprecision: bf16\n",
+        "dense_decoder.yaml");
+  };
+  const uint64_t base = models::model_parameters(resolve_model_arch(load("").training()));
+  const models::ModelArch gelu = resolve_model_arch(load(", gated_mlp: false, mlp_activation: gelu").training());
+  EXPECT_EQ(gelu.activation, models::Activation::kGelu);
+  EXPECT_EQ(models::model_parameters(gelu), base - 2 * 256 * 512);  // one of three MLP matrices a layer fewer
+  const models::ModelArch tied = resolve_model_arch(load(", tie_word_embeddings: true").training());
+  EXPECT_EQ(models::model_parameters(tied), base - 1000 * 256);
+  EXPECT_EQ(resolve_model_arch(load(", mlp_activation: gelu_tanh").training()).activation, models::Activation::kGeGlu);
+  for (const models::ModelArch& a : {gelu, tied}) {
+    const models::ModelGraph m = models::make_model(a)->build_forward({.batch = 1, .seq = 16, .dtype = models::DType::kBF16});
+    EXPECT_EQ(models::count_parameters(m.graph), models::model_parameters(a));
+  }
+  for (const char* bad : {", gated_mlp: false", ", mlp_activation: relu"}) EXPECT_THROW(load(bad), ConfigError) << bad;
+  EXPECT_THROW(load_workload_config_text("kind: training\nmodel: bert-base-uncased\nmodel_config: {tie_word_embeddings: false}\n"
+                                         "per_device_batch_size: 1\ndataset: {train: 'fixed:128:8'}\n",
+                                         "bert_tie.yaml"),
+               ConfigError);
+}
+
+}  // namespace
+}  // namespace tpusim

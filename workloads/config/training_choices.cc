@@ -9,6 +9,18 @@ const NameTable<Precision>& enum_names(Precision) {
                                          {Precision::kMixedBf16, "mixed_bf16"}};
   return t;
 }
+const NameTable<MlpActivation>& enum_names(MlpActivation) {
+  static const NameTable<MlpActivation> t = {{MlpActivation::kPreset, "preset"}, {MlpActivation::kSilu, "silu"},
+                                             {MlpActivation::kGelu, "gelu"},     {MlpActivation::kGeluTanh, "gelu_tanh"},
+                                             {MlpActivation::kRelu, "relu"}};
+  return t;
+}
+
+const NameTable<Toggle>& enum_names(Toggle) {
+  static const NameTable<Toggle> t = {{Toggle::kPreset, "preset"}, {Toggle::kTrue, "true"}, {Toggle::kFalse, "false"}};
+  return t;
+}
+
 const NameTable<Quantization>& enum_names(Quantization) {
   static const NameTable<Quantization> t = {
       {Quantization::kNone, "none"}, {Quantization::kInt8, "int8"}, {Quantization::kFp8, "fp8"}};

@@ -22,6 +22,9 @@ enum class EvalStrategy { kEpoch, kSteps, kNo };
 // framework jax (MaxText's default: attention=autoselected is flash on TPU), eager otherwise
 // (uses_flash_attention, workloads/config/workload_config.h).
 enum class Attention { kAuto, kEager, kFlash };
+// model_config's mlp_activation, gated_mlp and tie_word_embeddings: kPreset keeps the preset's.
+enum class MlpActivation { kPreset, kSilu, kGelu, kGeluTanh, kRelu };
+enum class Toggle { kPreset, kTrue, kFalse };
 // MaxText's `quantization`: the decoder layers' matmuls as AQT int8 or fp8 (models/model.h).
 enum class Quantization { kNone, kInt8, kFp8 };
 
@@ -30,6 +33,8 @@ const NameTable<Precision>& enum_names(Precision);
 const NameTable<EvalPrecision>& enum_names(EvalPrecision);
 const NameTable<Sharding>& enum_names(Sharding);
 const NameTable<Quantization>& enum_names(Quantization);
+const NameTable<MlpActivation>& enum_names(MlpActivation);
+const NameTable<Toggle>& enum_names(Toggle);
 const NameTable<Task>& enum_names(Task);
 const NameTable<FrameworkKind>& enum_names(FrameworkKind);
 const NameTable<Launcher>& enum_names(Launcher);

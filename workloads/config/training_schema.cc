@@ -51,7 +51,7 @@ const Schema<TrainingDatasets>& datasets_schema() {
 
 const Schema<ModelConfig>& model_config_schema() {
   static const Schema<ModelConfig> s = [] {
-    Schema<ModelConfig> s("Model config", "An inline BERT architecture (Hugging Face config.json names in parentheses); "
+    Schema<ModelConfig> s("Model config", "An inline architecture over the preset (Hugging Face config.json names in parentheses); "
                                           "each field left at 0 keeps the preset's value.");
     s.field(&ModelConfig::layers, "layers").range(0, 1024).default_value(0, "preset").doc("encoder layers (num_hidden_layers)");
     s.field(&ModelConfig::hidden, "hidden").range(0, 1 << 16).default_value(0, "preset").doc("hidden size (hidden_size)");
@@ -66,6 +66,13 @@ const Schema<ModelConfig>& model_config_schema() {
         .doc("Llama family: key/value heads (num_key_value_heads, grouped-query attention); must divide heads");
     s.field(&ModelConfig::head_dim, "head_dim").range(0, 4096).default_value(0, "preset")
         .doc("Llama family: width of each attention head (head_dim; Gemma's 256); even. Given, heads need not divide hidden");
+    s.field(&ModelConfig::mlp_activation, "mlp_activation").default_value(MlpActivation::kPreset)
+        .doc("Llama family: the MLP's activation (hidden_act): silu, gelu (exact), gelu_tanh (gelu_pytorch_tanh) or relu");
+    s.field(&ModelConfig::gated_mlp, "gated_mlp").default_value(Toggle::kPreset)
+        .doc("Llama family: a gated MLP, down(act(x W_gate) * x W_up) (SwiGLU with silu, GeGLU with gelu_tanh), or "
+             "down(act(x W_in))");
+    s.field(&ModelConfig::tie_word_embeddings, "tie_word_embeddings").default_value(Toggle::kPreset)
+        .doc("Llama family: the LM head is the embedding table (tie_word_embeddings; Gemma true)");
     return s;
   }();
   return s;
@@ -258,6 +265,16 @@ void check_training(const WorkloadConfig& w, const CheckContext& c) {
     r = resolve_model_arch(t);
   } catch (const ConfigError&) {  // an unknown preset: reported above
     known_model = false;
+  }
+  const ModelConfig& mc = t.model_config;
+  const bool decoder_fields = mc.mlp_activation != MlpActivation::kPreset || mc.gated_mlp != Toggle::kPreset ||
+                              mc.tie_word_embeddings != Toggle::kPreset;
+  if (decoder_fields && known_model && !models::llama_like(model_family(t)->id))
+    c.fail("model_config", "mlp_activation, gated_mlp and tie_word_embeddings apply to Llama-family models (Llama, Mistral, "
+           "Gemma)", "remove them");
+  else if (decoder_fields && known_model) {
+    const MlpChoice mlp = resolve_mlp(mc, models::find_preset(t.model).activation);
+    if (!mlp.error.empty()) c.fail(mc.gated_mlp != Toggle::kPreset ? "model_config.gated_mlp" : "model_config.mlp_activation", mlp.error);
   }
   if ((t.model_config.kv_heads || t.model_config.head_dim) && known_model && !models::llama_like(model_family(t)->id))
     c.fail(t.model_config.kv_heads ? "model_config.kv_heads" : "model_config.head_dim",

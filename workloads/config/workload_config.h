@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -60,6 +61,9 @@ struct TrainingDatasets {
 struct ModelConfig {
   uint32_t layers = 0, hidden = 0, heads = 0, intermediate = 0, vocab = 0, max_position = 0;
   uint32_t kv_heads = 0, head_dim = 0;  // Llama family: grouped-query attention, the per-head width
+  MlpActivation mlp_activation = MlpActivation::kPreset;  // Llama family: the MLP's activation
+  Toggle gated_mlp = Toggle::kPreset;                     // ... gated (act(x W_gate) * x W_up) or not
+  Toggle tie_word_embeddings = Toggle::kPreset;           // ... the LM head is the embedding table
 };
 
 // kind: training — the `mesh:` section (MaxText's ici_*_parallelism): devices per mesh axis; 0: not
@@ -191,6 +195,13 @@ struct WorkloadConfig {
 // The training workload's architecture: the preset (models::custom_arch() for `custom`) with
 // model_config's non-zero fields applied (models::with_overrides). Throws ConfigError for an unknown preset.
 models::ModelArch resolve_model_arch(const TrainingWorkload& t);
+// model_config's mlp_activation and gated_mlp against the preset's MLP: the activation they make, or
+// the reason it is not modelled (silu not gated, gelu (exact) or relu gated).
+struct MlpChoice {
+  std::optional<models::Activation> activation;
+  std::string error;
+};
+MlpChoice resolve_mlp(const ModelConfig& m, models::Activation preset);
 // The family of the workload's model (BERT for `custom`); null for an unknown preset.
 const models::Family* model_family(const TrainingWorkload& t);
 // Whether the workload's attention is flash attention (`attention`, auto resolved: flash for a

@@ -36,11 +36,36 @@ bool uses_flash_attention(const TrainingWorkload& t) {
   return t.framework == FrameworkKind::kJax && f && models::llama_like(f->id);
 }
 
+MlpChoice resolve_mlp(const ModelConfig& m, models::Activation preset) {
+  using models::Activation;
+  MlpChoice c;
+  if (m.mlp_activation == MlpActivation::kPreset && m.gated_mlp == Toggle::kPreset) return c;
+  const bool gated = m.gated_mlp == Toggle::kPreset ? models::gated(preset) : m.gated_mlp == Toggle::kTrue;
+  MlpActivation act = m.mlp_activation;
+  if (act == MlpActivation::kPreset)  // the preset's own activation function
+    act = preset == Activation::kSwiGlu ? MlpActivation::kSilu
+          : preset == Activation::kRelu ? MlpActivation::kRelu
+          : preset == Activation::kGelu ? MlpActivation::kGelu
+                                        : MlpActivation::kGeluTanh;
+  if (gated && act == MlpActivation::kSilu) c.activation = Activation::kSwiGlu;
+  else if (gated && act == MlpActivation::kGeluTanh) c.activation = Activation::kGeGlu;
+  else if (!gated && act == MlpActivation::kGelu) c.activation = Activation::kGelu;
+  else if (!gated && act == MlpActivation::kGeluTanh) c.activation = Activation::kGeluNew;
+  else if (!gated && act == MlpActivation::kRelu) c.activation = Activation::kRelu;
+  else
+    c.error = std::string("a ") + (gated ? "gated " : "non-gated ") + std::string(enum_name(act)) +
+              " MLP is not modelled (gated: silu (SwiGLU) or gelu_tanh (GeGLU); not gated: gelu, gelu_tanh or relu)";
+  return c;
+}
+
 models::ModelArch resolve_model_arch(const TrainingWorkload& t) {
   const ModelConfig& m = t.model_config;
-  return models::with_overrides(t.model == "custom" ? models::custom_arch() : models::find_preset(t.model),
-                                {.layers = m.layers, .hidden = m.hidden, .heads = m.heads,
-                                 .intermediate = m.intermediate, .vocab = m.vocab, .max_position = m.max_position, .kv_heads = m.kv_heads, .head_dim = m.head_dim});
+  const models::ModelArch preset = t.model == "custom" ? models::custom_arch() : models::find_preset(t.model);
+  models::ArchOverrides o{.layers = m.layers, .hidden = m.hidden, .heads = m.heads, .intermediate = m.intermediate,
+                          .vocab = m.vocab, .max_position = m.max_position, .kv_heads = m.kv_heads, .head_dim = m.head_dim};
+  o.activation = resolve_mlp(m, preset.activation).activation;
+  if (m.tie_word_embeddings != Toggle::kPreset) o.tied_embeddings = m.tie_word_embeddings == Toggle::kTrue;
+  return models::with_overrides(preset, o);
 }
 
 std::unique_ptr<models::Model> make_model(const TrainingWorkload& t) {
