@@ -61,11 +61,13 @@ void split_operand(const models::Graph& g, const Fusion& f, const VpuParams& vpu
   visit(dot.inputs[o]);
   const auto& opnd = g.node(dot.inputs[o]);
   if (models::is_quantized(dot.precision)) {
-    // AQT's quantization on the VPU, per operand vreg (in its own dtype): |x|, the running maximum
-    // for the scale, the multiply by 1/scale, the round-and-clip to the 8-bit range; the MXU-ready
-    // copy is 8-bit (half a bf16 copy's vregs).
+    // AQT's quantization on the VPU, once per operand element (XLA quantizes an operand once, not on
+    // every reload of its tiles): per vreg in its own dtype |x|, the running maximum for the scale,
+    // the multiply by 1/scale, the round-and-clip to the 8-bit range. Counted with the kernel's
+    // once-per-output work (the epilogue's total), spread over its output tiles. Each load stores
+    // the 8-bit tile the MXU reads (half a bf16 copy's vregs).
     const uint64_t v = vregs(opnd.shape, opnd.dtype);
-    load.prep.alu_vregs += 4 * v;
+    parts.problem.epilogue.alu_vregs += 4 * v;
     load.prep.vst_vregs += (vregs(opnd.shape, DType::kBF16) + 1) / 2;
     return;
   }
