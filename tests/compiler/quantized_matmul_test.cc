@@ -41,8 +41,8 @@ TEST(QuantizedMatmul, Int8RunsAtTheChipsRate) {
   const Timed fp8 = run(v6e, models::DotPrecision::kFp8);
   EXPECT_EQ(int8.flops, bf16.flops);            // the matmul's flops, whatever the format
   EXPECT_EQ(int8.row_slots * 2, bf16.row_slots);  // two int8 rows per bf16 row slot
-  // The MXU's time halves; the quantization's VPU work (each operand tile quantized as it is loaded,
-  // once per reuse) takes part of the gain back: between half and three quarters of the bf16 time.
+  // The MXU's time halves; the quantization's VPU work (each operand quantized once, the result
+  // dequantized) takes part of the gain back: between half and three quarters of the bf16 time (0.73).
   EXPECT_LT(int8.s, 0.75 * bf16.s);
   EXPECT_GT(int8.s, 0.5 * bf16.s);
   EXPECT_EQ(fp8.s, int8.s);                       // v6e: fp8 at the int8 rate
