@@ -135,17 +135,18 @@ void fail_at(const Node& at, const std::string& path, const std::string& rule, c
 namespace {
 
 // `rule()`: the rule's text, worked out only for an error (a hardware file has a hundred fields).
-template <class Rule>
-uint64_t parse_unsigned(const Node& n, const std::string& path, const Bounds& b, uint64_t type_max, const Rule& rule) {
+template <class T, class Rule>
+T parse_integer(const Node& n, const std::string& path, const Bounds& b, const Rule& rule) {
   if (n.kind != Node::Kind::Scalar) fail_at(n, path, rule());
   const std::string& s = n.scalar;
   const char* first = s.data();
   const char* last = s.data() + s.size();
   if (first != last && *first == '+') ++first;
-  uint64_t v = 0;
+  T v = 0;
   auto [p, ec] = std::from_chars(first, last, v);
   if (first == last || p != last || ec == std::errc::invalid_argument) fail_at(n, path, rule(), unit_hint(s));
-  if (ec == std::errc::result_out_of_range || v > type_max) fail_at(n, path, rule() + fmt::format(" (at most {})", type_max));
+  if (ec == std::errc::result_out_of_range)
+    fail_at(n, path, rule() + fmt::format(" (at most {})", std::numeric_limits<T>::max()));
   if (!b.contains(static_cast<double>(v))) fail_at(n, path, rule());
   return v;
 }
@@ -177,23 +178,15 @@ bool parse_bool(const Node& n, const std::string& path, const Rule& rule) {
 }  // namespace
 
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, uint32_t& out) {
-  out = static_cast<uint32_t>(parse_unsigned(n, path, f.bounds, std::numeric_limits<uint32_t>::max(), [&] { return f.rule(); }));
+  out = parse_integer<uint32_t>(n, path, f.bounds, [&] { return f.rule(); });
 }
 
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, int32_t& out) {
-  if (n.kind != Node::Kind::Scalar) fail_at(n, path, f.rule());
-  const std::string& s = n.scalar;
-  const char* first = s.data();
-  const char* last = s.data() + s.size();
-  if (first != last && *first == '+') ++first;
-  int32_t v = 0;
-  auto [p, ec] = std::from_chars(first, last, v);
-  if (first == last || p != last || ec != std::errc() || !f.bounds.contains(double(v))) fail_at(n, path, f.rule(), unit_hint(s));
-  out = v;
+  out = parse_integer<int32_t>(n, path, f.bounds, [&] { return f.rule(); });
 }
 
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, uint64_t& out) {
-  out = parse_unsigned(n, path, f.bounds, std::numeric_limits<uint64_t>::max(), [&] { return f.rule(); });
+  out = parse_integer<uint64_t>(n, path, f.bounds, [&] { return f.rule(); });
 }
 
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, double& out) {
@@ -223,8 +216,7 @@ void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std
   const auto elem_rule = [&] { return "must be " + integer_phrase(f.bounds); };
   out.clear();
   for (size_t i = 0; i < n.items.size(); ++i)
-    out.push_back(static_cast<uint32_t>(parse_unsigned(n.items[i], fmt::format("{}[{}]", path, i), f.bounds,
-                                                       std::numeric_limits<uint32_t>::max(), elem_rule)));
+    out.push_back(parse_integer<uint32_t>(n.items[i], fmt::format("{}[{}]", path, i), f.bounds, elem_rule));
 }
 
 void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std::vector<bool>& out) {
@@ -272,7 +264,7 @@ void parse_value(const Node& n, const FieldInfo& f, const std::string& path, std
   const auto elem_rule = [&] { return "must be " + integer_phrase(f.bounds); };
   out.clear();
   for (const auto& e : n.entries)
-    out[e.key] = parse_unsigned(e.value, join_path(path, e.key), f.bounds, std::numeric_limits<uint64_t>::max(), elem_rule);
+    out[e.key] = parse_integer<uint64_t>(e.value, join_path(path, e.key), f.bounds, elem_rule);
 }
 
 std::string yaml_value(uint32_t v) { return std::to_string(v); }

@@ -67,28 +67,20 @@ class LlamaBuilder final : public StackBuilder {
     return g().ew(EwOp::kAdd, a, b, name);
   }
 
-  // Under tensor parallelism, `x` [B, S, heads, ...] split along the tensor axis in its heads (MaxText's
-  // `activation_heads` constraint): with one head per replica the local shape alone cannot tell the
-  // heads' dimension from the head size's, so the builder says it, as MaxText's model code does.
-  int heads(int x) {
-    if (shape_.tensor > 1) g().set_sharding(x, TensorSharding::split_along(2, MeshAxis::kTensor));
-    return x;
-  }
-
   // LlamaAttention (eager) on h [B*S, H]. Groups G = heads / kv_heads.
   int attention(size_t, int h, int, const std::string& p, bool) override {
     const std::string at = p + ".self_attn";
     const int64_t G = nh_ / kvh_, hd = head_dim_;
-    int q = heads(g().reshape(dense(h, H_, nh_ * hd, at + ".q_proj"), {B_, S_, nh_, hd}));
-    int k = heads(g().reshape(dense(h, H_, kvh_ * hd, at + ".k_proj"), {B_, S_, kvh_, hd}));
-    int v = heads(g().reshape(dense(h, H_, kvh_ * hd, at + ".v_proj"), {B_, S_, kvh_, hd}));
+    int q = g().reshape(dense(h, H_, nh_ * hd, at + ".q_proj"), {B_, S_, nh_, hd});
+    int k = g().reshape(dense(h, H_, kvh_ * hd, at + ".k_proj"), {B_, S_, kvh_, hd});
+    int v = g().reshape(dense(h, H_, kvh_ * hd, at + ".v_proj"), {B_, S_, kvh_, hd});
     q = rotary(q, at + ".rotary_q");
     k = rotary(k, at + ".rotary_k");
     // Query head h = kv * G + g: [B, S, kvh, G, hd] -> [B, kvh, G*S, hd], the G query heads of a key/value
     // head one after another as rows of its dots (the lane dim stays minor; the statistics of the
     // softmax are [B, kvh, G*S], not padded along a G of 1 to the sublanes).
     if (shape_.flash_attention) return flash_attention(q, k, v, at);
-    int qg = g().reshape(g().transpose(heads(g().reshape(q, {B_, S_, kvh_, G, hd})), {0, 2, 3, 1, 4}), {B_, kvh_, G * S_, hd});
+    int qg = g().reshape(g().transpose(g().reshape(q, {B_, S_, kvh_, G, hd}), {0, 2, 3, 1, 4}), {B_, kvh_, G * S_, hd});
     // scores[b, kv, (g, i), j] = q·k / sqrt(hd) + causal[i, j] + padding[b, j]
     int s = g().dot(qg, k, {{0, 1}, {0, 2}, {3}, {3}}, shape_.precision, at + ".scores");
     s = g().reshape(g().ew(EwOp::kMul, s, c(1.0 / std::sqrt(double(hd))), at + ".scale"), {B_, kvh_, G, S_, S_});
@@ -221,75 +213,64 @@ ModelArch gemma_preset(const std::string& name, LlamaShape x) {
   return a;
 }
 
-// The module classes of a Llama-shaped decoder whose Hugging Face classes are named `prefix`...
-ModuleClassTable decoder_modules(const std::string& prefix) {
-  return {{{Head::kCausalLm, prefix + "ForCausalLM"}},
-          {{"model", prefix + "Model"},
-           {"model.layers", "ModuleList"},
-           {"model.layers.*", prefix + "DecoderLayer"},
-           {"model.embed_tokens", "Embedding"},
-           {"**.input_layernorm", prefix + "RMSNorm"},
-           {"**.post_attention_layernorm", prefix + "RMSNorm"},
-           {"model.norm", prefix + "RMSNorm"},
-           {"**.self_attn", prefix + "Attention"},
-           {"**.mlp", prefix + "MLP"},
-           {"**.rotary_emb", prefix + "RotaryEmbedding"}},
-          "Linear"};  // q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, lm_head
+// A family of Llama-shaped decoders on this builder whose Hugging Face classes are named `prefix`...
+// (LlamaForCausalLM, LlamaDecoderLayer, ...): head causal_lm, the decoder parameter count.
+Family decoder_family(ModelFamily id, std::string name, const std::string& prefix, std::vector<ModelArch> presets,
+                      bool own_head_dim = false) {
+  return {.id = id,
+          .name = std::move(name),
+          .presets = std::move(presets),
+          .heads = {Head::kCausalLm},
+          .modules = {{{Head::kCausalLm, prefix + "ForCausalLM"}},
+                      {{"model", prefix + "Model"},
+                       {"model.layers", "ModuleList"},
+                       {"model.layers.*", prefix + "DecoderLayer"},
+                       {"model.embed_tokens", "Embedding"},
+                       {"**.input_layernorm", prefix + "RMSNorm"},
+                       {"**.post_attention_layernorm", prefix + "RMSNorm"},
+                       {"model.norm", prefix + "RMSNorm"},
+                       {"**.self_attn", prefix + "Attention"},
+                       {"**.mlp", prefix + "MLP"},
+                       {"**.rotary_emb", prefix + "RotaryEmbedding"}},
+                      "Linear"},  // q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, lm_head
+          .own_head_dim = own_head_dim,
+          .parameters = decoder_only_parameters,
+          .build = build_llama};
 }
 
 }  // namespace
 
 const Family& llama_family() {
-  static const Family f{
-      .id = ModelFamily::kLlama,
-      .name = "llama",
-      // Hugging Face hub config.json of each (num_hidden_layers, hidden_size, num_attention_heads,
-      // num_key_value_heads: grouped-query attention below num_attention_heads, intermediate_size,
-      // vocab_size, max_position_embeddings). Llama-3.1's rope_scaling (rope_type llama3, factor 8,
-      // original_max_position_embeddings 8192) rescales the rotary frequencies for its 131,072
-      // positions: it changes the cos/sin tables' values, which the host computes (models/llama.h),
-      // not the work of a step.
-      .presets = {llama_preset("meta-llama/Llama-2-7b-hf", {32, 4096, 32, 32, 11008, 32000, 4096}),
-                  llama_preset("meta-llama/Llama-2-13b-hf", {40, 5120, 40, 40, 13824, 32000, 4096}),
-                  llama_preset("meta-llama/Llama-2-70b-hf", {80, 8192, 64, 8, 28672, 32000, 4096}),
-                  llama_preset("meta-llama/Meta-Llama-3-8B", {32, 4096, 32, 8, 14336, 128256, 8192}),
-                  llama_preset("meta-llama/Llama-3.1-8B", {32, 4096, 32, 8, 14336, 128256, 131072}),
-                  llama_preset("meta-llama/Llama-3.1-70B", {80, 8192, 64, 8, 28672, 128256, 131072})},
-      .heads = {Head::kCausalLm},
-      .modules = decoder_modules("Llama"),
-      .parameters = decoder_only_parameters,
-      .build = build_llama,
-  };
+  // Hugging Face hub config.json of each (num_hidden_layers, hidden_size, num_attention_heads,
+  // num_key_value_heads: grouped-query attention below num_attention_heads, intermediate_size,
+  // vocab_size, max_position_embeddings). Llama-3.1's rope_scaling (rope_type llama3, factor 8,
+  // original_max_position_embeddings 8192) rescales the rotary frequencies for its 131,072
+  // positions: it changes the cos/sin tables' values, which the host computes (models/llama.h),
+  // not the work of a step.
+  static const Family f =
+      decoder_family(ModelFamily::kLlama, "llama", "Llama",
+                     {llama_preset("meta-llama/Llama-2-7b-hf", {32, 4096, 32, 32, 11008, 32000, 4096}),
+                      llama_preset("meta-llama/Llama-2-13b-hf", {40, 5120, 40, 40, 13824, 32000, 4096}),
+                      llama_preset("meta-llama/Llama-2-70b-hf", {80, 8192, 64, 8, 28672, 32000, 4096}),
+                      llama_preset("meta-llama/Meta-Llama-3-8B", {32, 4096, 32, 8, 14336, 128256, 8192}),
+                      llama_preset("meta-llama/Llama-3.1-8B", {32, 4096, 32, 8, 14336, 128256, 131072}),
+                      llama_preset("meta-llama/Llama-3.1-70B", {80, 8192, 64, 8, 28672, 128256, 131072})});
   return f;
 }
 
 const Family& mistral_family() {
-  static const Family f{
-      .id = ModelFamily::kMistral,
-      .name = "mistral",
-      .organisations = {},
-      .presets = {mistral_preset("mistralai/Mistral-7B-v0.1", {32, 4096, 32, 8, 14336, 32000, 32768}, 4096)},
-      .heads = {Head::kCausalLm},
-      .modules = decoder_modules("Mistral"),
-      .parameters = decoder_only_parameters,
-      .build = build_llama,
-  };
+  static const Family f = decoder_family(
+      ModelFamily::kMistral, "mistral", "Mistral",
+      {mistral_preset("mistralai/Mistral-7B-v0.1", {32, 4096, 32, 8, 14336, 32000, 32768}, 4096)});
   return f;
 }
 
 const Family& gemma_family() {
-  static const Family f{
-      .id = ModelFamily::kGemma,
-      .name = "gemma",
-      .organisations = {},
-      .presets = {gemma_preset("google/gemma-2b", {18, 2048, 8, 1, 16384, 256000, 8192}),
-                  gemma_preset("google/gemma-7b", {28, 3072, 16, 16, 24576, 256000, 8192})},
-      .heads = {Head::kCausalLm},
-      .modules = decoder_modules("Gemma"),
-      .own_head_dim = true,  // 256, not hidden / heads (gemma-7b: 3072 / 16 = 192)
-      .parameters = decoder_only_parameters,
-      .build = build_llama,
-  };
+  // own_head_dim: 256, not hidden / heads (gemma-7b: 3072 / 16 = 192).
+  static const Family f = decoder_family(ModelFamily::kGemma, "gemma", "Gemma",
+                                         {gemma_preset("google/gemma-2b", {18, 2048, 8, 1, 16384, 256000, 8192}),
+                                          gemma_preset("google/gemma-7b", {28, 3072, 16, 16, 24576, 256000, 8192})},
+                                         /*own_head_dim=*/true);
   return f;
 }
 

@@ -161,12 +161,9 @@ OpSharding op_sharding(const models::Graph& g, const Node& n) {
       Axes a = axes_of(r.operands[0], g.node(n.inputs[0]).shape.size());
       const size_t d = size_t(n.reduce_dim);
       uint8_t out_partial = partial;
-      if (a[d] >= 0 && n.reduce == models::ReduceOp::kSum) out_partial |= bit(a[d]);
-      if (a[d] >= 0 && n.reduce == models::ReduceOp::kMax && partial == 0) out_partial |= max_bit(a[d]);
-      else if (a[d] >= 0 && n.reduce != models::ReduceOp::kSum) {  // another reduction over blocks: read it whole
-        a[d] = -1;
-        r.operands[0] = make(a, 0);
-      }
+      // A split reduced dimension: each replica reduces its block, the result a partial sum or
+      // maximum over the axis (a maximum reads its operand reduced: carried_partial gives it none).
+      if (a[d] >= 0) out_partial |= n.reduce == models::ReduceOp::kSum ? bit(a[d]) : max_bit(a[d]);
       a.erase(a.begin() + long(d));
       r.out = make(a, out_partial);
       return r;

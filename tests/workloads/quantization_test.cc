@@ -8,31 +8,22 @@
 #include "base/config_error.h"
 #include "config/hw_loader.h"
 #include "workloads/config/workload_config.h"
+#include "tests/workloads/tiny_decoder.h"
 #include "workloads/loop/step_builder.h"
 #include "workloads/loop/training_run.h"
 
 namespace tpusim {
 namespace {
 
-WorkloadConfig tiny(const std::string& extra) {
-  return load_workload_config_text(
-      "kind: training\nmodel: meta-llama/Llama-2-7b-hf\ntask: causal_lm\n"
-      "model_config: {layers: 2, hidden: 256, heads: 8, kv_heads: 4, intermediate: 512, vocab: 1024}\n"
-      "max_length: 256\nper_device_batch_size: 2\ndataset: {train: 'fixed:256:64'}\nsteps: 2\nprecision: bf16\n"
-      "framework: jax\n" + extra,
-      "tiny_llama_int8.yaml");
-}
+using test::hw_named;
+using test::train_step_graph;
 
-HwConfig hw_named(const std::string& name) { return load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/" + name + ".yaml"); }
+WorkloadConfig tiny(const std::string& extra) { return test::tiny_decoder(extra); }
 
 TEST(Quantization, Int8QuantizesTheLayersProjectionsForwardAndBackward) {
   const HwConfig hw = hw_named("v6e-8");
   const WorkloadConfig w = tiny("quantization: int8\nattention: eager\n");
-  const std::unique_ptr<models::Model> model = make_model(w.training());
-  StepVariant v;
-  v.batch = 2;
-  v.seq = 256;
-  const std::unique_ptr<StepGraph> sg = build_step_graph(*model, w.training(), hw, v);
+  const std::unique_ptr<StepGraph> sg = train_step_graph(w, hw);
   int quantized = 0, plain = 0;
   for (const models::Node& n : sg->fwd.graph.nodes()) {
     if (n.kind != models::OpKind::kDot) continue;

@@ -10,33 +10,21 @@
 #include "config/hw_loader.h"
 #include "models/remat_policy.h"
 #include "workloads/config/workload_config.h"
+#include "tests/workloads/tiny_decoder.h"
 #include "workloads/loop/step_builder.h"
 #include "workloads/loop/training_run.h"
 
 namespace tpusim {
 namespace {
 
-WorkloadConfig tiny(const std::string& extra) {
-  return load_workload_config_text(
-      "kind: training\nhw: v6e-8\nmodel: meta-llama/Llama-2-7b-hf\ntask: causal_lm\n"
-      "model_config: {layers: 2, hidden: 256, heads: 8, kv_heads: 4, intermediate: 512, vocab: 1024}\n"
-      "max_length: 256\nper_device_batch_size: 2\ndataset: {train: 'fixed:256:64'}\nsteps: 2\nprecision: bf16\n"
-      "framework: jax\n" + extra,
-      "tiny_llama_remat.yaml");
-}
+using test::tiny_decoder;
+using test::train_step_graph;
+using test::v6e8;
 
-const HwConfig& v6e8() {
-  static const HwConfig hw = load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v6e-8.yaml");
-  return hw;
-}
+WorkloadConfig tiny(const std::string& extra) { return tiny_decoder(extra); }
 
 std::unique_ptr<StepGraph> step(const std::string& extra) {
-  const WorkloadConfig w = tiny(extra);
-  const std::unique_ptr<models::Model> model = make_model(w.training());
-  StepVariant v;
-  v.batch = 2;
-  v.seq = 256;
-  return build_step_graph(*model, w.training(), v6e8(), v);
+  return train_step_graph(tiny(extra));
 }
 
 // The forward's matmul flops inside the decoder layers that policy `p` does not keep, but for

@@ -12,21 +12,18 @@
 #include "models/families.h"
 #include "workloads/config/workload_config.h"
 #include "compiler/step/fsdp.h"
+#include "tests/workloads/tiny_decoder.h"
 #include "workloads/loop/step_builder.h"
 #include "workloads/loop/training_run.h"
 
 namespace tpusim {
 namespace {
 
-// An inline Llama: 8 query heads of 32, 4 key/value heads, MLP 512, vocabulary 1024, 2 layers.
-WorkloadConfig tiny(const std::string& extra) {
-  return load_workload_config_text(
-      "kind: training\nhw: v6e-8\nmodel: meta-llama/Llama-2-7b-hf\ntask: causal_lm\n"
-      "model_config: {layers: 2, hidden: 256, heads: 8, kv_heads: 4, intermediate: 512, vocab: 1024}\n"
-      "max_length: 256\nper_device_batch_size: 2\ndataset: {train: 'fixed:256:64'}\nsteps: 2\nprecision: bf16\n"
-      "framework: jax\n" + extra,
-      "tiny_llama_tp.yaml");
-}
+using test::tiny_decoder;
+using test::train_step_graph;
+using test::v6e8;
+
+WorkloadConfig tiny(const std::string& extra) { return tiny_decoder(extra); }
 
 models::Mesh mesh_of(const std::string& mesh, uint32_t devices = 8, bool megacore = false) {
   return resolve_mesh(tiny(mesh).training(), devices, megacore);
@@ -69,20 +66,9 @@ TEST(Mesh, RefusesWhatDoesNotFitOrIsNotModelled) {
                ConfigError);
 }
 
-const HwConfig& v6e8() {
-  static const HwConfig hw = load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v6e-8.yaml");
-  return hw;
-}
-
 // The train step's graph on v6e-8 with mesh {data: 2, tensor: 4}.
 std::unique_ptr<StepGraph> tensor_step(const std::string& attention) {
-  const WorkloadConfig w = tiny("mesh: {tensor: 4}\nattention: " + attention + "\n");
-  const std::unique_ptr<models::Model> model = make_model(w.training());
-  StepVariant v;
-  v.kind = GraphKind::kTrain;
-  v.batch = 2;
-  v.seq = 256;
-  return build_step_graph(*model, w.training(), v6e8(), v);
+  return train_step_graph(tiny("mesh: {tensor: 4}\nattention: " + attention + "\n"));
 }
 
 TEST(TensorParallel, SplitsTheWeightsAndAllReducesAsMegatron) {
@@ -151,11 +137,7 @@ TEST(TensorParallel, FsdpTimesTensorMesh) {
   const WorkloadConfig w = tiny(fsdp + "mesh: {tensor: 4}\n");
   const models::Mesh mesh = resolve_mesh(w.training(), 8, false);
   EXPECT_EQ(mesh[models::MeshAxis::kFsdp], 2u);  // under sharding: fsdp the fsdp axis takes the rest
-  const std::unique_ptr<models::Model> model = make_model(w.training());
-  StepVariant v;
-  v.batch = 2;
-  v.seq = 256;
-  const std::unique_ptr<StepGraph> sg = build_step_graph(*model, w.training(), v6e8(), v);
+  const std::unique_ptr<StepGraph> sg = train_step_graph(w);
   ASSERT_TRUE(sg->fsdp);
   const compiler::SpmdStep step = compiler::fsdp_step(*sg->fsdp, v6e8());
   EXPECT_EQ(step.cores.size(), 8u);
