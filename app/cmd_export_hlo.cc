@@ -72,6 +72,10 @@ std::string export_training(const ExportHloArgs& a, const WorkloadConfig& w, con
   if (t.quantization != Quantization::kNone)
     throw input_error("quantization", "cannot be exported yet: AQT's quantize and dequantize ops and the 8-bit dots are not written as HLO",
                       std::string(enum_name(t.quantization)), "export with --set quantization=none");
+  if (hw.multislice.slices > 1)
+    throw input_error("multislice.slices", "cannot be exported: one HLO module's replica groups span one slice, and the "
+                      "sums across slices are XLA's multislice runtime's",
+                      std::to_string(hw.multislice.slices), "export with --set multislice.slices=1");
   const std::unique_ptr<models::Model> model = make_model(t);
   const std::unique_ptr<StepGraph> sg = build_step_graph(*model, t, hw, v);
 

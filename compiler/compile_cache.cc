@@ -108,6 +108,7 @@ CacheKey graph_cache_key(const models::Graph& g, const std::vector<int>& donated
         h.pod(uint8_t(c.async));
         if (c.combine >= 0) h.pod(c.combine);
         if (c.flat) h.pod(uint8_t(0xF1));
+        if (c.slices > 1) h.pod(c.slices);  // absent on one slice: keys unchanged
         h.pod(uint64_t(c.groups.size()));
         for (const auto& grp : c.groups) h.vec(grp);
         h.pod(uint64_t(c.pairs.size()));

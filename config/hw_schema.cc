@@ -250,6 +250,40 @@ const Schema<PcieParams>& pcie_schema() {
   return s;
 }
 
+const Schema<DcnParams>& dcn_schema() {
+  static const Schema<DcnParams> s = [] {
+    Schema<DcnParams> s("Data-center network (DCN)",
+                        "The network that joins the slices of a multislice run (Cloud TPU Multislice): the chip's share of "
+                        "its host's network interfaces. DCN traffic crosses PCIe to the host, the host's NICs, the "
+                        "network, and the other slice's host and PCIe. Absent: the chip's slices cannot be joined.");
+    s.field(&DcnParams::bandwidth_gbyte_per_s, "bandwidth_gbyte_per_s")
+        .unit("GB/s")
+        .greater_than(0)
+        .max(1e4)
+        .doc("per chip, one direction: the host's NIC bandwidth divided by its chips (10^9 bytes/s)");
+    s.field(&DcnParams::latency_us, "latency_us").unit("µs").range(0, 1e6).doc("host to host, one way, the hosts' network stacks included");
+    return s;
+  }();
+  return s;
+}
+
+const Schema<MultisliceParams>& multislice_schema() {
+  static const Schema<MultisliceParams> s = [] {
+    Schema<MultisliceParams> s("Multislice",
+                               "Several identical slices joined by the data-center network (Cloud TPU Multislice). The "
+                               "simulator runs one slice: the slices run the same program, and what crosses the DCN is "
+                               "timed per chip (chip.dcn).");
+    s.field(&MultisliceParams::slices, "slices")
+        .range(1, 1024)
+        .default_value(1)
+        .doc("slices of this shape joined by the DCN (1: one slice); also `--set multislice.slices=N`. Training "
+             "workloads run across them (data parallelism across slices); a kernel or an imported HLO module runs on "
+             "one slice");
+    return s;
+  }();
+  return s;
+}
+
 // docs/energy.md derives every value of the shipped chips; "calibrated" ones are fitted to the
 // published chip power (docs/calibration.md, "Energy").
 const Schema<PowerParams>& power_schema() {
@@ -409,6 +443,7 @@ const Schema<ChipParams>& chip_schema() {
     s.section(&ChipParams::noc, "noc", noc_schema());
     s.section(&ChipParams::ici, "ici", ici_schema());
     s.section(&ChipParams::pcie, "pcie", pcie_schema());
+    s.optional_section(&ChipParams::dcn, "dcn", dcn_schema());
     s.optional_section(&ChipParams::power, "power", power_schema());
     s.optional_section(&ChipParams::cost, "cost", cost_schema());
     s.check([](const ChipParams& c, const CheckContext& ctx) {
@@ -434,7 +469,14 @@ const Schema<HwConfig>& hw_schema() {
     s.section(&HwConfig::chip, "chip", chip_schema());
     s.section(&HwConfig::slice, "slice", slice_schema());
     s.section(&HwConfig::host, "host", host_schema());
+    s.section(&HwConfig::multislice, "multislice", multislice_schema());
     s.check([](const HwConfig& hw, const CheckContext& c) {
+      if (hw.multislice.slices > 1 && !hw.chip.dcn)
+        c.fail("multislice.slices",
+               fmt::format("is {}, but chip generation {} has no chip.dcn section (the network joining slices)",
+                           hw.multislice.slices, hw.chip.generation),
+               "run one slice, or give chip.dcn: {bandwidth_gbyte_per_s, latency_us} (Cloud TPU Multislice: v5e, "
+               "v5p, v6e)");
       uint32_t used = 0;  // a dimension longer than 1 needs at least one ICI port per chip
       for (uint32_t d : hw.slice.topology.dims) used += d > 1;
       if (hw.chip.ici.links < used)

@@ -125,6 +125,9 @@ struct CollectiveAttrs {
   // shard [S] and its result the tensor (Graph::flat_all_gather); a flat reduce-scatter is one node
   // whose operands are the tensors and whose result is the shard (Graph::flat_reduce_scatter).
   bool flat = false;
+  // Multislice: the collective also spans this many slices over the data-center network, the same
+  // groups in every slice (a sum over the data axes, which the slices extend). 1: within the slice.
+  int64_t slices = 1;
 
   int64_t group_size() const { return groups.empty() ? replicas : int64_t(groups.front().size()); }
   // The groups with the empty form spelled out: {{0, 1, ..., replicas-1}}.

@@ -36,6 +36,10 @@ inline const NameTable<MeshAxis>& enum_names(MeshAxis) {
 // (size 1: the axis is not used). Replica id = row-major index over the axes in MeshAxis order.
 struct Mesh {
   std::array<uint32_t, kMeshAxes> size{1, 1, 1, 1};
+  // Multislice (MaxText's dcn_data_parallelism): this mesh is one slice's, and `slices` slices run
+  // it side by side, each on its share of the batch; a sum over the batch axes (data, fsdp) spans
+  // them over the data-center network. Not counted in devices().
+  uint32_t slices = 1;
 
   uint32_t operator[](MeshAxis a) const { return size[size_t(a)]; }
   uint32_t devices() const {

@@ -50,6 +50,7 @@ CollectivePlan plan_collective(CollectiveKind kind, const std::vector<CoreId>& c
 CollectiveResult emit_collective(CollectiveKind kind, std::vector<ProgramBuilder*>& builders,
                                  const std::vector<CoreId>& cores, const HwConfig& hw, uint64_t bytes,
                                  const std::vector<std::vector<uint32_t>>& after, const CollectiveOptions& opt) {
+  if (opt.slices > 1) return emit_multislice_collective(kind, builders, cores, hw, bytes, after, opt);
   const CollectivePlan plan = plan_collective(kind, cores, hw, bytes, opt.algorithm, opt.per_device);
   return emit_plan(plan, builders, cores, after, opt.piece_bytes, opt.tag_base, opt.background);
 }

@@ -47,6 +47,9 @@ struct CollectiveOptions {
   // compiler/step/data_parallel.h). Needs `cores` to be whole chips; otherwise (or without megacore)
   // ignored.
   bool per_device = false;
+  // Multislice (hw.multislice): the collective also spans this many slices over the data-center
+  // network, the same groups in every slice (collectives_dcn.cc: run hierarchically). 1: one slice.
+  uint32_t slices = 1;
 };
 
 // The VMEM a collective with pieces of `piece_bytes` stages in (received and local piece, double
@@ -58,6 +61,7 @@ struct CollectiveResult {
   uint32_t tags_used = 0;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;  // the one used
   uint64_t bytes_sent_per_core = 0;
+  uint64_t dcn_bytes_per_core = 0;  // sent over the data-center network to other slices (multislice)
 };
 
 // builders[i] emits cores[i]'s stream (cores: any order, normally ring_order(hw)). bytes: the full
@@ -96,6 +100,15 @@ struct AllReduceOptions {
 std::vector<uint32_t> emit_all_reduce(std::vector<ProgramBuilder*>& builders, const std::vector<CoreId>& ring,
                                       uint64_t bytes, const std::vector<std::vector<uint32_t>>& after,
                                       const AllReduceOptions& opt, uint32_t* tags_used);
+
+// A collective that spans `opt.slices` > 1 slices (collectives_dcn.cc), as XLA runs one across the
+// data-center network: all-reduce = reduce-scatter within the slice, all-reduce of each core's
+// share across the slices, all-gather within the slice; reduce-scatter = the first two. Other kinds
+// stay within a slice (std::invalid_argument). emit_collective() calls it when opt.slices > 1.
+CollectiveResult emit_multislice_collective(CollectiveKind kind, std::vector<ProgramBuilder*>& builders,
+                                            const std::vector<CoreId>& cores, const HwConfig& hw, uint64_t bytes,
+                                            const std::vector<std::vector<uint32_t>>& after,
+                                            const CollectiveOptions& opt);
 
 // Emits `plan` (built for `cores`): the common back end of the functions above.
 CollectiveResult emit_plan(const CollectivePlan& plan, std::vector<ProgramBuilder*>& builders,

@@ -133,13 +133,14 @@ GraphCollective emit_graph_collective(ReplicaStreams& streams, LowerContext& cx,
   out.groups = uint32_t(groups.size());
   out.group_size = uint32_t(a.group_size());
   const bool permute = a.op == CollectiveOp::kCollectivePermute;
-  if ((!permute && out.group_size <= 1) || (permute && cores.size() <= 1)) {
+  if ((!permute && out.group_size <= 1 && a.slices <= 1) || (permute && cores.size() <= 1)) {
     lower_collective_alone(cx, f);
     return out;
   }
   const isa::Deps entry = streams.main().entry_deps();
   isa::Deps wait = entry;
   out.background = opt.background = a.async;
+  opt.slices = uint32_t(a.slices);
   if (a.async && previous != kNoInstr && std::find(wait.begin(), wait.end(), previous) == wait.end())
     wait.push_back(previous);
   std::vector<ProgramBuilder*> b = streams.begin_section();
@@ -168,11 +169,13 @@ GraphCollective emit_graph_collective(ReplicaStreams& streams, LowerContext& cx,
       tags = std::max(tags, r.tags_used);
       out.algorithm = r.algorithm;
       out.bytes_sent_per_core = std::max(out.bytes_sent_per_core, r.bytes_sent_per_core);
+      out.dcn_bytes_per_core = std::max(out.dcn_bytes_per_core, r.dcn_bytes_per_core);
     }
   }
   streams.end_section();
   opt.tag_base += tags;
   opt.background = false;
+  opt.slices = 1;
   if (a.async) streams.main().set_entry_deps(entry);  // the next kernel runs meanwhile
   return out;
 }

@@ -41,6 +41,7 @@ struct GraphCollective {
   uint32_t groups = 1;           // groups running at once
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;  // as emitted (all-reduce & co)
   uint64_t bytes_sent_per_core = 0;  // the busiest core's
+  uint64_t dcn_bytes_per_core = 0;   // of them, over the data-center network (multislice)
   bool background = false;           // run asynchronously (models::CollectiveAttrs::async)
   std::string after_kernel;          // the kernel whose end starts it ("" at the program's start)
   uint32_t done = kNoInstr;          // the stream index (every core's) of the instruction ending it

@@ -219,8 +219,8 @@ class ProgramBuilder {
     i.rows = rows;
     i.k = k;
     i.n = n;
-    i.passes = uint16_t(passes);
-    i.packing = uint16_t(packing);
+    i.passes = uint8_t(passes);
+    i.packing = uint8_t(packing);
     i.deps = deps;
     i.label = label("", "matmul");
     return emit(std::move(i));
@@ -239,6 +239,18 @@ class ProgramBuilder {
     i.peer_chip = peer_chip;
     i.peer_core = peer_core;
     i.tag = tag;
+    i.deps = deps;
+    i.label = label("", what);
+    return emit(std::move(i));
+  }
+
+  // A transfer with the host (kHostLoad or kHostStore); `dcn`: a store on over the data-center
+  // network to the next slice (isa::Instr::dcn).
+  uint32_t host_transfer(isa::Op op, uint64_t bytes, bool dcn, const isa::Deps& deps, std::string_view what) {
+    isa::Instr i;
+    i.op = op;
+    i.bytes = bytes;
+    i.dcn = dcn;
     i.deps = deps;
     i.label = label("", what);
     return emit(std::move(i));

@@ -115,7 +115,8 @@ SpmdStep write_step(const DataParallelStep& step, models::Graph* movable, const 
     grad_list.push_back(e.value);
     reduce = e.how;
   }
-  const models::Mesh mesh = step.mesh.devices() > 1 ? step.mesh : models::Mesh::along(models::MeshAxis::kData, n);
+  models::Mesh mesh = step.mesh.devices() > 1 ? step.mesh : models::Mesh::along(models::MeshAxis::kData, n);
+  mesh.slices = step.mesh.slices;
   if (mesh.devices() != n)
     throw std::invalid_argument("data_parallel_step: a mesh of " + std::to_string(mesh.devices()) + " devices on " +
                                 std::to_string(n) + " replicas");
@@ -138,7 +139,7 @@ SpmdStep write_step(const DataParallelStep& step, models::Graph* movable, const 
     for (int r : kernel_outputs(*pre[k])) producer[size_t(r)] = k;
   std::vector<std::vector<int>> buckets;
   std::vector<size_t> ready;
-  if (!grad_list.empty() && mesh[models::MeshAxis::kData] > 1) buckets = gradient_buckets(g, grad_list, producer, step.allreduce_bucket_bytes);
+  if (!grad_list.empty() && (mesh[models::MeshAxis::kData] > 1 || mesh.slices > 1)) buckets = gradient_buckets(g, grad_list, producer, step.allreduce_bucket_bytes);
   for (const auto& b : buckets) {
     size_t r = ready.empty() ? 0 : ready.back();
     for (int gr : b) r = std::max(r, producer[size_t(gr)]);

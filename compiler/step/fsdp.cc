@@ -22,7 +22,9 @@ using models::OpKind;
 enum Phase { kForward = 0, kBackward = 1 };
 
 models::Mesh fsdp_mesh(const FsdpStep& st) {
-  return st.mesh.devices() > 1 ? st.mesh : models::Mesh::along(models::MeshAxis::kFsdp, st.cores);
+  models::Mesh m = st.mesh.devices() > 1 ? st.mesh : models::Mesh::along(models::MeshAxis::kFsdp, st.cores);
+  m.slices = st.mesh.slices;
+  return m;
 }
 
 // Writes the step graph and the optimizer graph of an FSDP step into one graph, slot by slot of the

@@ -207,7 +207,7 @@ OpProfile OpProfileRecorder::profile(const CorePlan& cp, const HwConfig& hw, con
       stage[st] += send_estimate(hw, r, cp.chip, peer, in.bytes).stream_cycles;
     } else {
       const bool load = in.op == isa::Op::kHostLoad;
-      stage[ports + (load ? 1 : 2)] += host_transfer_estimate(hw, r, load, in.bytes).stream_cycles;
+      stage[ports + (load ? 1 : 2)] += host_transfer_estimate(hw, r, load, in.bytes, in.dcn).stream_cycles;
     }
   });
   close();

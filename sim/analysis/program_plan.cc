@@ -261,6 +261,7 @@ bool ProgramPlan::same_structure(const DecodedStream& d, const isa::CoreProgram&
     const isa::Instr& ins = w.instr();
     if (uint8_t(ins.op) != d.op[i] || collective_role(ins) != d.role[i]) return false;
     if (ins.mem == isa::MemSpace::kCmem && !cmem) return false;  // decoded afresh: rejected there
+    if (ins.dcn && !chip.dcn) return false;                        // likewise
     if (ins.async != UnitIndex::is_async(d.unit[i])) return false;  // a background DMA/VPU, or rejected
     if (ins.op == isa::Op::kMxuWeights || ins.op == isa::Op::kMxuMatmul) {
       const bool weights = ins.op == isa::Op::kMxuWeights;
@@ -348,6 +349,13 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
       case isa::Op::kSend: d.sends_recvs.push_back(i); [[fallthrough]];
       case isa::Op::kHostLoad:
       case isa::Op::kHostStore:
+        if (ins.dcn && (ins.op != isa::Op::kHostStore || !hw.chip.dcn)) {
+          invalid(describe_at(i) + (ins.op != isa::Op::kHostStore
+                                        ? " is marked dcn, which only a host store can be"
+                                        : " is a data-center-network store, but the chip (generation " +
+                                              hw.chip.generation + ") has no chip.dcn section: give its "
+                                              "network interfaces' bandwidth and latency, or run one slice"));
+        }
         d.unit[i] = UnitIndex::kXfer;
         d.has_transfers = true;
         break;

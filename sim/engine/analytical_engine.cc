@@ -589,7 +589,7 @@ class AnalyticalEngine final : public Engine {
     const bool send = ins.op == isa::Op::kSend, load = ins.op == isa::Op::kHostLoad;
     const uint32_t peer_chip = send ? cp.peer(i).chip : cp.chip;
     const Route* route = send ? &route_to(s, peer_chip, ins.bytes) : nullptr;
-    const TransferEstimate e = send ? route->estimate : host_transfer_estimate(hw_, r_, load, ins.bytes);
+    const TransferEstimate e = send ? route->estimate : host_transfer_estimate(hw_, r_, load, ins.bytes, ins.dcn);
     const UnitPool::Pick p = s.xfer_q.pick(0, ready);
     const uint64_t t0 = p.start + e.setup_cycles;
     uint64_t flow = t0;  // the first byte leaves the source
@@ -633,6 +633,10 @@ class AnalyticalEngine final : public Engine {
       ++s.host.host.loads;
       s.host.host.load_bytes += ins.bytes;
       if (ins.bytes > 0) s.hbm.account(ins.bytes);
+    } else if (ins.dcn) {
+      ++s.host.host.dcn_sends;
+      s.host.host.dcn_bytes += ins.bytes;
+      s.host.dcn_packets += network_packets(hw_.chip, ins.bytes);
     } else {
       ++s.host.host.stores;
       s.host.host.store_bytes += ins.bytes;

@@ -18,6 +18,8 @@ void NetworkCounts::reset(const HwConfig& hw, const ResolvedHw& r) {
   pcie_.assign(size_t(chips) * 2, LinkStats{});
   for (auto& l : pcie_) l.reset(r.pcie_bytes_per_cycle);
   hosts_.assign(hw.slice.hosts, HostStats{});
+  dcn_.assign(hw.slice.hosts, LinkStats{});
+  for (auto& l : dcn_) l.reset(r.dcn_host_bytes_per_cycle);
 }
 
 void NetworkCounts::count(const ProgramPlan& plan, const ReplicaClasses& classes,
@@ -54,14 +56,19 @@ void NetworkCounts::count(const ProgramPlan& plan, const ReplicaClasses& classes
     const HostTransfers& h = host_of(classes.rep_of[cp.slot]);
     for (uint32_t d = 0; d < 2; ++d) {
       LinkStats& l = pcie_[size_t(cp.chip) * 2 + d];
-      l.bytes += d == 0 ? h.host.load_bytes : h.host.store_bytes;
+      l.bytes += d == 0 ? h.host.load_bytes : h.host.store_bytes + h.host.dcn_bytes;
       l.packets += h.pcie_packets[d];
     }
-    HostStats& host = hosts_[cp.chip / hw.slice.chips_per_host];
+    const uint32_t host_id = cp.chip / hw.slice.chips_per_host;
+    HostStats& host = hosts_[host_id];
     host.loads += h.host.loads;
     host.stores += h.host.stores;
     host.load_bytes += h.host.load_bytes;
     host.store_bytes += h.host.store_bytes;
+    host.dcn_sends += h.host.dcn_sends;
+    host.dcn_bytes += h.host.dcn_bytes;
+    dcn_[host_id].bytes += h.host.dcn_bytes;
+    dcn_[host_id].packets += h.dcn_packets;
   }
 }
 
@@ -82,6 +89,7 @@ void NetworkCounts::dump(RunResult& r) {
     dump(chip + ".pcie.d2h", pcie_[size_t(c) * 2 + 1]);
   }
   for (uint32_t h = 0; h < hosts_.size(); ++h) {
+    dump("slice.host" + std::to_string(h) + ".dcn", dcn_[h]);
     if (!hosts_[h].used()) continue;
     StatGroup g("slice.host" + std::to_string(h));
     hosts_[h].declare(g);

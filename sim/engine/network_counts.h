@@ -1,5 +1,5 @@
 // What a run's transfers carried over the links, the NoC, PCIe and the hosts (the stats
-// slice.chipN.ici.x+, .noc, .pcie.h2d|d2h, slice.hostH), for the analytical engine. Bytes and
+// slice.chipN.ici.x+, .noc, .pcie.h2d|d2h, slice.hostH, slice.hostH.dcn), for the analytical engine. Bytes and
 // packets do not depend on timing, so they are counted once the run is over, for every core: a
 // send along its own route (sim/ici/ici_timing.h), a host transfer as its core's class
 // representative counted it (sim/engine/replica_classes.h).
@@ -21,7 +21,8 @@ namespace tpusim {
 // A core's host loads and stores, counted while it runs.
 struct HostTransfers {
   HostStats host;                     // its chip's host's share
-  uint64_t pcie_packets[2] = {0, 0};  // their packets on its chip's PCIe: h2d, d2h
+  uint64_t pcie_packets[2] = {0, 0};  // their packets on its chip's PCIe: h2d, d2h (DCN stores included)
+  uint64_t dcn_packets = 0;           // its DCN stores' packets through its host's network interface
   void reset() { *this = HostTransfers{}; }
 };
 
@@ -42,6 +43,7 @@ class NetworkCounts {
   std::vector<LinkStats> noc_;    // per chip
   std::vector<LinkStats> pcie_;   // per chip: h2d, d2h
   std::vector<HostStats> hosts_;
+  std::vector<LinkStats> dcn_;    // per host: its network interface (multislice)
   std::vector<uint64_t> to_bytes_, to_packets_;  // count() scratch, per peer chip
   std::vector<uint32_t> peers_;
 };

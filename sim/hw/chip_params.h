@@ -31,6 +31,14 @@ struct PcieParams {
   double latency_ns = 0;
 };
 
+// The data-center network (DCN) that joins the slices of a multislice run: the chip's share of its
+// host's network interfaces. DCN traffic goes HBM -> PCIe -> host -> NIC -> ... -> the other
+// slice's host -> PCIe -> HBM (sim/ici/ici_timing.h: dcn_store_estimate).
+struct DcnParams {
+  double bandwidth_gbyte_per_s = 0;  // per chip, one direction: the host's NIC bandwidth / its chips
+  double latency_us = 0;             // host to host, one way, including the hosts' network stacks
+};
+
 struct ChipParams {
   std::string generation;  // "v2", "v3", "v4", "v5e", "v5p", "v6e"
   uint32_t cores = 0;      // TensorCores per chip
@@ -44,6 +52,7 @@ struct ChipParams {
   NocParams noc;
   IciParams ici;
   PcieParams pcie;
+  std::optional<DcnParams> dcn;      // absent: the chip's slices cannot be joined (no multislice)
   std::optional<PowerParams> power;  // absent: no energy figures (sim/power/energy_model.h)
   std::optional<CostParams> cost;    // absent: no cost figures
 };

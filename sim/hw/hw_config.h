@@ -16,6 +16,10 @@ struct HwConfig {
   ChipParams chip;
   SliceParams slice;
   HostParams host;
+  MultisliceParams multislice;  // slices joined by the data-center network (1: one slice)
+
+  // Every chip of the run, across its slices (what per-chip figures and the cost divide by).
+  uint32_t run_chips() const { return slice.chips() * multislice.slices; }
 };
 
 }  // namespace tpusim

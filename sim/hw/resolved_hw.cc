@@ -39,6 +39,12 @@ ResolvedHw resolve_hw(const HwConfig& hw) {
   r.noc_latency_cycles = clock.cycles_from_ns(chip.noc.latency_ns);
   r.pcie_bytes_per_cycle = clock.bytes_per_cycle(chip.pcie.bandwidth_gbyte_per_s);
   r.pcie_latency_cycles = clock.cycles_from_ns(chip.pcie.latency_ns);
+  if (chip.dcn) {
+    const uint32_t chips = std::max<uint32_t>(hw.slice.chips_per_host, 1);
+    r.dcn_host_bytes_per_cycle = clock.bytes_per_cycle(chip.dcn->bandwidth_gbyte_per_s * chips);
+    r.dcn_core_bytes_per_cycle = r.dcn_host_bytes_per_cycle / (chips * std::max<uint32_t>(chip.cores, 1));
+    r.dcn_latency_cycles = clock.cycles_from_ns(chip.dcn->latency_us * 1e3);
+  }
   return r;
 }
 

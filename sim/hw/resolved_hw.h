@@ -42,6 +42,12 @@ struct ResolvedHw {
   uint64_t noc_latency_cycles = 0;
   double pcie_bytes_per_cycle = 0;           // one direction of the chip's host link
   uint64_t pcie_latency_cycles = 0;
+  // The data-center network (0 without chip.dcn): a host's network interfaces (its chips' shares
+  // together), and one core's share when every core of the host streams at once, as the cores of
+  // an SPMD collective do (the analytical engine's rate; SystemC shares the host's NIC as it goes).
+  double dcn_host_bytes_per_cycle = 0;
+  double dcn_core_bytes_per_cycle = 0;
+  uint64_t dcn_latency_cycles = 0;
 
   // The first HBM channel of core `core` (its channels: [first, first + hbm_core_channels)).
   uint32_t hbm_first_channel(uint32_t core) const { return hbm_per_core ? core * hbm_core_channels : 0; }

@@ -30,6 +30,13 @@ struct HostParams {
   double remote_input_latency_s = 0;    // s per batch (one RPC)
 };
 
+// Several identical slices joined by the data-center network (Cloud TPU Multislice). The simulator
+// runs one slice: the slices run the same program, and what crosses the DCN is modelled per chip
+// (ChipParams::dcn, isa::Instr::dcn).
+struct MultisliceParams {
+  uint32_t slices = 1;
+};
+
 struct SliceParams {
   TopologyParams topology;
   uint32_t hosts = 0;

@@ -19,6 +19,7 @@
 //            are cut through (forwarded while still arriving), so stages overlap and only the
 //            slowest one counts; latency adds once per stage, not per packet.
 //   path   = hops * ici.hop_latency (other chip) | noc.latency (same chip) | pcie.latency (host)
+//            | pcie.latency + dcn.latency (a data-center-network store, multislice)
 //   The queue is busy for setup + read + stream (the last byte has left the source); the
 //   transfer completes (send and its recv) after setup + read + stream + path (the last byte is
 //   in the destination). Writes into HBM are posted: they reserve HBM bandwidth but their latency
@@ -187,13 +188,19 @@ inline TransferEstimate send_estimate(const HwConfig& hw, const ResolvedHw& r, u
 }
 
 // kHostLoad (host RAM -> HBM, `load`) or kHostStore (HBM -> host RAM) over the chip's PCIe link.
-inline TransferEstimate host_transfer_estimate(const HwConfig& hw, const ResolvedHw& r, bool load, uint64_t bytes) {
+// `dcn`: a data-center-network store (isa::Instr::dcn, multislice): on from the host through its
+// network interface to the other slice's host RAM. Cut through like the others: the rate is the
+// slowest stage, here also the core's share of its host's NICs when every core of the host streams
+// at once (ResolvedHw::dcn_core_bytes_per_cycle), and the path adds the DCN's latency, host to host.
+inline TransferEstimate host_transfer_estimate(const HwConfig& hw, const ResolvedHw& r, bool load, uint64_t bytes,
+                                               bool dcn = false) {
   TransferEstimate e;
   e.bytes_per_cycle = std::min(r.hbm_core_bytes_per_cycle, r.pcie_bytes_per_cycle);
+  if (dcn) e.bytes_per_cycle = std::min(e.bytes_per_cycle, r.dcn_core_bytes_per_cycle);
   e.setup_cycles = hw.chip.core.dma.setup_cycles;
   e.read_cycles = load ? 0 : r.hbm_latency_cycles;
   e.stream_cycles = ceil_cycles(double(bytes) / e.bytes_per_cycle);
-  e.path_cycles = r.pcie_latency_cycles;
+  e.path_cycles = r.pcie_latency_cycles + (dcn ? r.dcn_latency_cycles : 0);
   return e;
 }
 

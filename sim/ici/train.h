@@ -33,6 +33,7 @@ struct Train {
   uint64_t flow = 0;        // the message's id within the run (trace spans of one message merge)
   std::string_view label;   // the instruction's label (trace event name)
   bool last = false;        // the message's last train
+  bool dcn = false;         // kHostStore: on through the host's network interface (isa::Instr::dcn)
 
   // Packets: `bytes` in `packets` packets of `packet_bytes` (the last one shorter). A zero-byte
   // message is one empty packet (it still crosses the path and pays its latency).

@@ -63,7 +63,8 @@ enum class Op : uint8_t {
   kRecv,        // completes when the matching kSend's `bytes` have fully arrived in this core's HBM
   kHostLoad,    // `bytes` from host RAM into this core's HBM over its chip's PCIe link (infeed,
                 // parameter upload)
-  kHostStore,   // `bytes` from this core's HBM to host RAM over PCIe (outfeed)
+  kHostStore,   // `bytes` from this core's HBM to host RAM over PCIe (outfeed); with `dcn`, on
+                // over the data-center network (multislice, below)
 };
 
 // The memory side of a DMA: the chip's HBM, or its CMEM (TPU v4's on-chip memory between HBM and
@@ -104,8 +105,14 @@ struct Instr {
   uint32_t rows = 0;    // kMxuMatmul: LHS rows streamed
   uint32_t k = 0;       // contraction depth used (<= mxu rows)
   uint32_t n = 0;       // output columns used (<= mxu cols)
-  uint16_t passes = 1;   // bf16 passes: 1 (default), 3 (high), 6 (highest) for fp32 operands
-  uint16_t packing = 1;  // LHS rows per row slot: 2 for an int8/fp8 matmul at twice the bf16 rate (MxuParams)
+  uint8_t passes = 1;   // bf16 passes: 1 (default), 3 (high), 6 (highest) for fp32 operands
+  uint8_t packing = 1;  // LHS rows per row slot: 2 for an int8/fp8 matmul at twice the bf16 rate (MxuParams)
+  // kHostStore: a data-center-network send (multislice). The bytes leave this core's HBM over PCIe
+  // to its host and go on through the host's network interface to the host of the same chip in the
+  // next slice; the store completes when they are in that host's RAM. The slices of a multislice
+  // run the same program, so the simulated slice stands for each: when the store completes, the
+  // previous slice's same bytes are in this host's RAM, for a kHostLoad to bring in.
+  bool dcn = false;
   // kBarrier
   uint32_t barrier_id = 0;
   // kSend / kRecv: the other end and the tag that pairs a send with its receive (a (sender,
@@ -128,7 +135,7 @@ static_assert(sizeof(Instr) == 120, "Instr layout: see the field order note");
 // another SPMD replica (compiler/collectives/replicas.cc). One list, beside the struct.
 inline bool same_work(const Instr& a, const Instr& b) {
   return a.op == b.op && a.mem == b.mem && a.async == b.async && a.collective == b.collective && a.mxu == b.mxu &&
-         a.rows == b.rows && a.k == b.k && a.n == b.n && a.passes == b.passes && a.packing == b.packing && a.barrier_id == b.barrier_id &&
+         a.rows == b.rows && a.k == b.k && a.n == b.n && a.passes == b.passes && a.packing == b.packing && a.dcn == b.dcn && a.barrier_id == b.barrier_id &&
          a.tag == b.tag && a.bytes == b.bytes && a.vpu == b.vpu && a.label == b.label;
 }
 
@@ -379,6 +386,7 @@ inline void to_json(nlohmann::json& j, const Instr& i) {
   if (i.async) j["async"] = true;
   if (i.collective != Collective::kNone) j["collective"] = i.collective;
   if (i.packing != 1) j["packing"] = i.packing;
+  if (i.dcn) j["dcn"] = true;
 }
 inline void from_json(const nlohmann::json& j, Instr& i) {
   const Instr d{};
@@ -388,6 +396,7 @@ inline void from_json(const nlohmann::json& j, Instr& i) {
   TPUSIM_FROM(async)
   TPUSIM_FROM(collective)
   TPUSIM_FROM(packing)
+  TPUSIM_FROM(dcn)
 #undef TPUSIM_FROM
 }
 #undef TPUSIM_INSTR_FIELDS

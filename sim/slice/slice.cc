@@ -20,15 +20,17 @@ Slice::Slice(sc_core::sc_module_name name, const HwConfig& hw) : sc_module(name)
 
 void Slice::configure(const HwConfig& hw, const ResolvedHw& r) {
   for (auto& c : chips_) c->configure(hw, r);
+  for (auto& h : hosts_) h->configure(r);
 }
 
 void Slice::begin_run(const RunContext* run) {
   for (auto& c : chips_) c->begin_run(run);
-  for (auto& h : hosts_) h->begin_run();
+  for (auto& h : hosts_) h->begin_run(run);
 }
 
 void Slice::end_run(uint64_t run_cycles) {
   for (auto& c : chips_) c->end_run(run_cycles);
+  for (auto& h : hosts_) h->end_run(run_cycles);
 }
 
 void Slice::dump_network_stats(nlohmann::json& out) const {

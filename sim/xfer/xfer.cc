@@ -143,6 +143,7 @@ void Xfer::begin(Channel& ch, uint32_t i, uint64_t now) {
   t.kind = ins.op == isa::Op::kSend ? TrainKind::kSend
            : ins.op == isa::Op::kHostLoad ? TrainKind::kHostLoad
                                           : TrainKind::kHostStore;
+  t.dcn = ins.dcn;
   t.src_chip = plan_->chip;
   t.src_core = plan_->core;
   const bool send = t.kind == TrainKind::kSend;

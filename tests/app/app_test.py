@@ -608,8 +608,9 @@ def check_training_report(rep, where):
 
 def test_training(tmp, workload):
     """A shipped training workload, capped at a few steps (evaluation still runs once), on the slice its
-    file name ends with (e.g. ..._v3-32.yaml runs on configs/hw/v3-32.yaml; v3-8 otherwise)."""
-    m = re.search(r"_(v\d+[a-z]*-\d+)(_|\.yaml$)", os.path.basename(workload))
+    file name ends with (e.g. ..._v3-32.yaml runs on configs/hw/v3-32.yaml, ..._v5litepod-256x2.yaml on two
+    v5e pods; v3-8 otherwise)."""
+    m = re.search(r"_(v\d+[a-z]*-\d+(?:x\d+)?)(_|\.yaml$)", os.path.basename(workload))
     hw = os.path.join(SRC, "configs", "hw", (m.group(1) if m else "v3-8") + ".yaml")
     check(os.path.exists(hw), "no hardware config " + hw, workload)
     out = os.path.join(tmp, "out")
@@ -779,6 +780,10 @@ def test_training_bad_input(tmp):
     expect_bad_input(tmp, ["run", "--set", "model=bert-bsae-cased"], ["model", "did you mean 'bert-base-cased'"])
     expect_bad_input(tmp, ["run", "--set", "framework=tf_kears"], ["framework", "did you mean 'tf_keras'"])
     expect_bad_input(tmp, ["run", "--set", "padding=multiple_of:0"], ["padding"])
+    # Multislice: a chip without a data-center network, a DCN mesh that is not the slices.
+    expect_bad_input(tmp, ["run", "--hw", "v3-8", "--set", "multislice.slices=2"], ["multislice.slices", "chip.dcn"])
+    expect_bad_input(tmp, ["run", "--hw", "v6e-8", "--set", "multislice.slices=2", "--set", "dcn_mesh.data=3"],
+                     ["dcn_mesh.data", "multislice.slices"])
 
 
 def test_models(tmp):

@@ -90,6 +90,14 @@ class Stream {
     i.bytes = bytes;
     return add(i, deps, label);
   }
+  // A data-center-network store (isa::Instr::dcn: on to the next slice's host).
+  uint32_t dcn_store(uint64_t bytes, std::initializer_list<uint32_t> deps = {}, std::string label = "dcn send") {
+    isa::Instr i;
+    i.op = isa::Op::kHostStore;
+    i.bytes = bytes;
+    i.dcn = true;
+    return add(i, deps, label);
+  }
   // Same, with deps from a vector (programs built in loops).
   uint32_t with_deps(uint32_t instr, const std::vector<uint32_t>& deps) {
     for (uint32_t d : deps) add_dep(instr, d);

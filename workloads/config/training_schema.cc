@@ -102,6 +102,20 @@ const Schema<MeshConfig>& mesh_schema() {
   return s;
 }
 
+const Schema<DcnMeshConfig>& dcn_mesh_schema() {
+  static const Schema<DcnMeshConfig> s = [] {
+    Schema<DcnMeshConfig> s("DCN mesh", "The mesh across the slices of a multislice run (hardware multislice.slices; "
+                                        "MaxText's dcn_*_parallelism): the slices joined by the data-center network. "
+                                        "docs/training.md, \"Multislice\".");
+    s.field(&DcnMeshConfig::data, "data").range(-1, 1024).default_value(0, "the slices")
+        .doc("data-parallel replicas across slices: each slice holds the whole model (as its own mesh shards it) and "
+             "a share of the batch; the gradients' sums cross the data-center network. Must equal the hardware's "
+             "multislice.slices (-1: all of them)");
+    return s;
+  }();
+  return s;
+}
+
 // remat_policy and remat_tensors against each other, the model and fsdp_grad_ckpt.
 void check_remat(const TrainingWorkload& t, const CheckContext& c, bool known_model) {
   using models::RematPolicy;
@@ -435,6 +449,7 @@ const Schema<WorkloadConfig>& training_schema() {
                  "its own slice.")
         .source("torch_xla FSDP docs; Xu et al., arXiv:2004.13336");
     s.section(&WorkloadConfig::spec, &TW::mesh, "mesh", mesh_schema());
+    s.section(&WorkloadConfig::spec, &TW::dcn_mesh, "dcn_mesh", dcn_mesh_schema());
     s.field(&WorkloadConfig::spec, &TW::remat_policy, "remat_policy").default_value(models::RematPolicy::kNone)
         .doc("which activations of each decoder layer the backward recomputes (MaxText remat_policy; docs/training.md, "
              "\"Rematerialization\")")

@@ -73,6 +73,13 @@ struct MeshConfig {
   bool given() const { return data || fsdp || sequence || tensor; }
 };
 
+// kind: training — the `dcn_mesh:` section (MaxText's dcn_*_parallelism): the mesh across the
+// slices of a multislice run (hw multislice.slices). Only data parallelism crosses slices here.
+// 0: not given (the slices), -1: the slices.
+struct DcnMeshConfig {
+  int32_t data = 0;
+};
+
 // kind: training — the `remat_tensors:` section (remat_policy: custom): per named tensor of a decoder
 // layer, kept on the device or recomputed (models/remat_policy.h).
 struct RematTensorsConfig {
@@ -109,6 +116,7 @@ struct TrainingWorkload {
   uint32_t gradient_accumulation_steps = 1;
   Sharding sharding = Sharding::kDataParallel;  // data_parallel | fsdp (compiler/step/fsdp_schedule.h)
   MeshConfig mesh;                         // the device mesh (resolve_mesh); not given: from `sharding`
+  DcnMeshConfig dcn_mesh;                  // the mesh across slices (multislice)
   bool fsdp_grad_ckpt = false;             // fsdp: recompute each encoder layer in its backward
   models::RematPolicy remat_policy = models::RematPolicy::kNone;  // MaxText's (models/remat_policy.h)
   RematTensorsConfig remat_tensors;        // remat_policy custom: per named tensor
@@ -219,7 +227,7 @@ models::RematTensors effective_remat_tensors(const TrainingWorkload& t);
 // it ({data: -1}, fsdp: {fsdp: -1}). ConfigError (at the mesh key) for a mesh whose axes do not
 // multiply to the devices, and for the meshes not modelled: sequence > 1, fsdp beside data, tensor on
 // a megacore chip.
-models::Mesh resolve_mesh(const TrainingWorkload& t, uint32_t devices, bool megacore);
+models::Mesh resolve_mesh(const TrainingWorkload& t, uint32_t devices, bool megacore, uint32_t slices = 1);
 // The model head of a training task (the same names).
 models::Head model_head(Task task);
 // The training workload's model behind the model interface (models/model.h): its architecture

@@ -106,7 +106,10 @@ models::RematTensors effective_remat_tensors(const TrainingWorkload& t) {
                                {c.query_proj, c.key_proj, c.value_proj, c.context, c.out_proj, c.mlpwi, c.mlpwo});
 }
 
-models::Mesh resolve_mesh(const TrainingWorkload& t, uint32_t devices, bool megacore) {
+namespace {
+
+// The mesh within one slice (resolve_mesh adds the slices).
+models::Mesh slice_mesh(const TrainingWorkload& t, uint32_t devices, bool megacore) {
   using models::MeshAxis;
   const MeshConfig& c = t.mesh;
   if (!c.given())
@@ -155,6 +158,19 @@ models::Mesh resolve_mesh(const TrainingWorkload& t, uint32_t devices, bool mega
     mesh_error(t, keys[3], std::to_string(m[MeshAxis::kTensor]),
                "tensor parallelism on a megacore chip (TPU v4, v5p) is not modelled yet",
                "use a v5e or v6e slice, or data parallelism");
+  return m;
+}
+
+}  // namespace
+
+models::Mesh resolve_mesh(const TrainingWorkload& t, uint32_t devices, bool megacore, uint32_t slices) {
+  if (t.dcn_mesh.data > 0 && uint32_t(t.dcn_mesh.data) != slices)
+    mesh_error(t, "dcn_mesh.data", std::to_string(t.dcn_mesh.data),
+               fmt::format("the data axis across slices must span the hardware's {} slice{} (multislice.slices)", slices,
+                           slices == 1 ? "" : "s"),
+               fmt::format("write dcn_mesh: {{data: {}}} (or -1), or set multislice.slices={}", slices, t.dcn_mesh.data));
+  models::Mesh m = slice_mesh(t, devices, megacore);
+  m.slices = slices;
   return m;
 }
 

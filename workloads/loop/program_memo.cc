@@ -20,7 +20,7 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 // The file format; a file of another format is a miss. Raise it with any change below.
-constexpr int kFormat = 2;
+constexpr int kFormat = 3;
 
 // Every field of what the memo keeps is written and read below: a field added to one of these
 // structs and not here would silently be lost for memo readers, so their sizes are pinned (x86-64).
@@ -28,7 +28,7 @@ static_assert(sizeof(DeviceRun) == 360, "DeviceRun changed: update program_memo.
 static_assert(sizeof(OpProfileEntry) == 128, "OpProfileEntry changed: update program_memo.cc, then this size");
 static_assert(sizeof(CollectiveKindStats) == 48, "CollectiveKindStats changed: update program_memo.cc, then this size");
 static_assert(sizeof(StepInfo) == 88, "StepInfo changed: update program_memo.cc, then this size");
-static_assert(sizeof(compiler::GraphCollective) == 120, "GraphCollective changed: update program_memo.cc, then this size");
+static_assert(sizeof(compiler::GraphCollective) == 128, "GraphCollective changed: update program_memo.cc, then this size");
 static_assert(sizeof(compiler::MemoryBreakdown) == 48, "MemoryBreakdown changed: update program_memo.cc, then this size");
 static_assert(sizeof(isa::ProgramInfo) == 48, "ProgramInfo changed: update program_memo.cc, then this size");
 
@@ -54,7 +54,7 @@ StepInfo info_of(const json& j) {
 
 json collective_json(const compiler::GraphCollective& c) {
   return {c.name, int(c.op), c.bytes, c.group_size, c.groups, int(c.algorithm), c.bytes_sent_per_core, c.background,
-          c.after_kernel, c.done};
+          c.after_kernel, c.done, c.dcn_bytes_per_core};
 }
 compiler::GraphCollective collective_of(const json& j) {
   compiler::GraphCollective c;
@@ -68,6 +68,7 @@ compiler::GraphCollective collective_of(const json& j) {
   c.background = j.at(7);
   c.after_kernel = j.at(8).get<std::string>();
   c.done = j.at(9);
+  c.dcn_bytes_per_core = j.at(10);
   return c;
 }
 

@@ -78,6 +78,7 @@ struct ProgramRecord {
   };
   std::vector<AllReduce> allreduces;
   uint64_t allgather_bytes = 0, reducescatter_bytes = 0;  // per core (sharding: fsdp)
+  uint64_t dcn_bytes = 0;        // per core: sent over the data-center network to other slices (multislice)
   CollectiveStats collectives;   // per execution (step_executor.h)
   compiler::MemoryBreakdown memory;  // per device, at the peak
   uint64_t flops = 0;            // per device and execution
@@ -163,6 +164,7 @@ struct LoopResult {
   // per core.
   CollectiveStats collective_time;
   uint64_t allreduce_bytes = 0, allgather_bytes = 0, reducescatter_bytes = 0;
+  uint64_t dcn_bytes = 0;  // per core: sent over the data-center network to other slices (multislice)
   double padding_waste = 0;  // fraction of padded tokens over the training steps run
   uint64_t global_batch = 0;  // examples per step over every device (0: not known, an imported module)
   MetricSamples compile_time, execute_time, transfer_to_device, transfer_from_device;

@@ -17,6 +17,14 @@ namespace tpusim {
 
 namespace {
 
+// The mesh a step builder is given without a tensor axis: none of its own (the step lays its replicas
+// along data, or fsdp), only the slices it spans (multislice).
+models::Mesh slices_only(const models::Mesh& m) {
+  models::Mesh out;
+  out.slices = m.slices;
+  return out;
+}
+
 // Compute dtype, stored-parameter dtype and optimizer-state dtype of a precision setting
 // (workload_config.cc documents them).
 models::DType activation_dtype(Precision precision) {
@@ -116,7 +124,7 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   o.flash_block_q = w.sa_block_q;
   o.flash_block_kv = w.sa_block_kv;
   const uint32_t devices = uint32_t(compiler::ring_order(hw).size()) / cores_per_device(hw.chip);
-  const models::Mesh mesh = resolve_mesh(w, devices, cores_per_device(hw.chip) > 1);
+  const models::Mesh mesh = resolve_mesh(w, devices, cores_per_device(hw.chip) > 1, hw.multislice.slices);
   // MaxText's batch: per_device_batch_size examples per device, the batch split over the data axes
   // only, so each tensor group of T devices runs T devices' examples (a tensor replica computes 1/T
   // of their work).
@@ -144,13 +152,13 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
     const uint32_t fsdp = o.tensor > 1 ? mesh[models::MeshAxis::kFsdp] : fsdp_cores(hw);
     sg->fsdp = compiler::build_fsdp_graphs(std::move(sg->fwd), fsdp, remat != models::RematPolicy::kNone, opt,
                                            v.kind != GraphKind::kEval, {w.fsdp_min_num_params, w.fsdp_wrap_layer_classes},
-                                           o.tensor > 1 ? mesh : models::Mesh{}, keep);
+                                           o.tensor > 1 ? mesh : slices_only(mesh), keep);
     sg->fsdp->step.overlap = w.overlap_collectives;
     return sg;
   }
   models::Graph& g = sg->fwd.graph;
   compiler::DataParallelStep& dp = sg->dp;
-  if (o.tensor > 1) dp.mesh = mesh;  // else the replicas' data axis (a megacore's cores, not its chips)
+  dp.mesh = o.tensor > 1 ? mesh : slices_only(mesh);  // else the replicas' data axis (a megacore's cores, not its chips)
   std::vector<int> synced;  // the gradients the update reads
   const int last_forward = int(g.nodes().size()) - 1;
   if (v.kind != GraphKind::kEval) {

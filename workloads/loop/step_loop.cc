@@ -13,11 +13,19 @@
 namespace tpusim {
 namespace {
 
+// Per core and execution: what the step's collectives send to other slices.
+uint64_t dcn_bytes(const compiler::CompiledStep& c) {
+  uint64_t b = 0;
+  for (const compiler::GraphCollective& g : c.collectives) b += g.dcn_bytes_per_core;
+  return b;
+}
+
 void add_collectives(LoopResult& r, const compiler::CompiledStep& c, const CollectiveStats& t) {
   r.collective_time += t;
   r.allreduce_bytes += c.allreduce_bytes;
   r.allgather_bytes += c.allgather_bytes;
   r.reducescatter_bytes += c.reducescatter_bytes;
+  r.dcn_bytes += dcn_bytes(c);
 }
 
 // A device's useful flops per execution: the per-core program's on each of its cores. A megacore
@@ -307,6 +315,7 @@ void StepLoop::record_program(const BuiltStep& prog, const StepRecord& rec, cons
         p.allreduces.push_back({c.bytes, compiler::algorithm_name(c.algorithm), c.after_kernel, c.background});
     p.allgather_bytes = prog.compiled.allgather_bytes;
     p.reducescatter_bytes = prog.compiled.reducescatter_bytes;
+    p.dcn_bytes = dcn_bytes(prog.compiled);
     p.collectives = rec.collectives;
     p.memory = prog.memory;
     if (p.peak_hbm_bytes > r_.peak_hbm_bytes) r_.peak_memory = p.memory;
@@ -417,7 +426,7 @@ void StepLoop::finish() {
   r_.steady_step_time_s = median(steady);
   r_.examples_per_s = r_.total_time_s > 0 ? double(r_.train_examples) / r_.total_time_s : 0;
   r_.steady_examples_per_s = r_.steady_step_time_s > 0 ? double(r_.global_batch) / r_.steady_step_time_s : 0;
-  r_.steady_tokens_per_s_per_chip = steady_time > 0 ? steady_tokens / steady_time / double(hw_.slice.chips()) : 0;
+  r_.steady_tokens_per_s_per_chip = steady_time > 0 ? steady_tokens / steady_time / double(hw_.run_chips()) : 0;
   const double peak_flop_per_s = device_peak;
   r_.mxu_utilization = device_sum_s_ > 0 ? double(flops_) / (device_sum_s_ * peak_flop_per_s) : 0;
 

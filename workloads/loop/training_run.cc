@@ -198,7 +198,7 @@ void TrainingDriver::run() {
                               "jit_compile: false has no effect under TPUStrategy: every step is XLA-compiled", 0});
 
   data::LoaderOptions lo;
-  lo.num_processes = processes;
+  lo.num_processes = processes * hw_.multislice.slices;  // the other slices' devices take their shares too
   lo.batch_size = t_.per_device_batch_size;
   lo.split_batches = t_.split_batches;
   lo.even_batches = t_.even_batches;

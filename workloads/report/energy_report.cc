@@ -62,7 +62,7 @@ const ProgramRecord* steady_train_program(const TrainingRunResult& r) {
 std::optional<TrainingEnergy> training_energy(const HwConfig& hw, const TrainingRunResult& r) {
   if (!hw.chip.power) return std::nullopt;
   const PowerParams& pw = *hw.chip.power;
-  const double chips = hw.slice.chips();
+  const double chips = hw.run_chips();
   const double cores = chips * hw.chip.cores;
   Activity run;
   for (const ProgramRecord& p : r.programs)
@@ -93,7 +93,7 @@ std::optional<RunCost> training_cost(const HwConfig& hw, const TrainingRunResult
   if (!hw.chip.cost) return std::nullopt;
   RunCost c;
   c.usd_per_chip_hour = hw.chip.cost->usd_per_chip_hour;
-  const double per_s = hw.slice.chips() * c.usd_per_chip_hour / kSecondsPerHour;
+  const double per_s = hw.run_chips() * c.usd_per_chip_hour / kSecondsPerHour;
   c.usd_total = r.total_time_s * per_s;
   c.usd_per_1k_steps = 1000 * r.steady_step_time_s * per_s;
   if (r.steady_tokens_per_s_per_chip > 0)

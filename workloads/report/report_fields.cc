@@ -115,6 +115,9 @@ std::vector<ReportField> training_fields() {
       {.kinds = kT, .path = "/summary/mesh/sequence", .unit = "count", .doc = "devices on the mesh's sequence axis"},
       {.kinds = kT, .path = "/summary/mesh/tensor", .unit = "count", .doc = "devices on the mesh's tensor axis",
        .column = "mesh_tensor"},
+      {.kinds = kT, .path = "/summary/mesh/dcn_data", .unit = "count",
+       .doc = "slices on the data axis across the data-center network (multislice; docs/training.md, \"Multislice\")",
+       .column = "mesh_dcn_data"},
       // The per-device HBM at the peak of the program with the highest peak.
       {.kinds = kT, .path = "/summary/memory/parameter_bytes", .unit = "bytes",
        .doc = "memory at the peak: parameters (FSDP: the slices)", .compare = {"memory", "parameters"},
@@ -142,6 +145,10 @@ std::vector<ReportField> training_fields() {
        .report_unit = "s (the profiled core, all train steps)"},
       {.kinds = kT, .path = "/summary/collectives/*/bytes", .unit = "bytes",
        .doc = "the compiler's bytes of that kind per core, summed over the train steps",
+       .report_unit = "bytes (per core, all train steps)"},
+      {.kinds = kT, .path = "/summary/dcn_bytes", .unit = "bytes",
+       .doc = "multislice: the bytes each core sent over the data-center network to the other slices, summed over the "
+              "train steps (the gradients' sums across slices; their time is in the all-reduce's); 0 on one slice",
        .report_unit = "bytes (per core, all train steps)"},
       {.kinds = kT, .path = "/summary/logging_syncs/count", .unit = "count",
        .doc = "logging syncs (loss.item() every logging_steps optimizer steps)",

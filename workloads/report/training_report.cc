@@ -43,9 +43,9 @@ double mfu_6nd(const HwConfig& hw, const TrainingWorkload& t, const TrainingRunR
 }
 
 // The run's mesh (an unset one on a run that stopped before its devices were known).
-models::Mesh run_mesh(const TrainingWorkload& t, const TrainingRunResult& r) {
+models::Mesh run_mesh(const TrainingWorkload& t, const TrainingRunResult& r, const HwConfig& hw) {
   try {
-    return resolve_mesh(t, r.replicas, r.megacore);
+    return resolve_mesh(t, r.replicas, r.megacore, hw.multislice.slices);
   } catch (const ConfigError&) {
     return {};
   }
@@ -120,7 +120,7 @@ json program_json(const ProgramRecord& p) {
             {"parameter_bytes", p.parameter_bytes}, {"optimizer_state_bytes", p.optimizer_state_bytes},
             {"cmem_bytes_per_chip", p.cmem_bytes_per_chip},
             {"allreduce_bytes", p.allreduce_bytes}, {"allgather_bytes", p.allgather_bytes},
-            {"reducescatter_bytes", p.reducescatter_bytes},
+            {"reducescatter_bytes", p.reducescatter_bytes}, {"dcn_bytes", p.dcn_bytes},
             {"collectives_s", collective_times_json(p.collectives)},
             {"collectives_exposed_s", collective_times_json(p.collectives, true)}, {"memory", memory_json(p.memory)},
             {"flops", p.flops}, {"compile_s", p.compile_s},
@@ -148,6 +148,7 @@ json step_program_units() {
           {"programs[].collectives_exposed_s", "s (the profiled core, per execution)"},
           {"programs[].allgather_bytes", "bytes (per core)"},
           {"programs[].reducescatter_bytes", "bytes (per core)"},
+          {"programs[].dcn_bytes", "bytes (per core, sent to other slices)"},
           {"programs[].memory.*", "bytes (per device, at the peak)"},
           {"steps[].step_time_s", "s"}, {"steps[].repeat", "steps"},
           {"programs[].batch", "examples (per device)"},
@@ -198,6 +199,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
   j["hw"] = {{"name", hw.name},
              {"generation", hw.chip.generation},
              {"chips", hw.slice.chips()},
+             {"slices", hw.multislice.slices},
              {"cores_per_chip", hw.chip.cores},
              {"megacore", hw.chip.megacore},
              {"device", hw.chip.megacore ? "chip" : "core"},  // what "per device" figures are per
@@ -254,9 +256,10 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                    {{"compile", b.compile}, {"warmup", b.warmup}, {"host", b.host}, {"device", b.device},
                     {"allreduce", b.allreduce}, {"eval", b.eval}}}};
   j["summary"]["sharding"] = enum_name(t.sharding);
-  const models::Mesh mesh = run_mesh(t, r);
+  const models::Mesh mesh = run_mesh(t, r, hw);
   j["summary"]["mesh"] = {{"data", mesh[models::MeshAxis::kData]}, {"fsdp", mesh[models::MeshAxis::kFsdp]},
-                          {"sequence", mesh[models::MeshAxis::kSequence]}, {"tensor", mesh[models::MeshAxis::kTensor]}};
+                          {"sequence", mesh[models::MeshAxis::kSequence]}, {"tensor", mesh[models::MeshAxis::kTensor]},
+                          {"dcn_data", mesh.slices}};
   j["summary"]["energy"] = training_energy_json(training_energy(hw, r));
   j["summary"]["cost"] = cost_json(training_cost(hw, r));
   // Trainer settings off by default: their fields appear only when set (earlier reports unchanged).
@@ -276,6 +279,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
   j["summary"]["collectives"] = {{"allreduce", kind_json(isa::Collective::kAllReduce, r.allreduce_bytes)},
                                  {"allgather", kind_json(isa::Collective::kAllGather, r.allgather_bytes)},
                                  {"reducescatter", kind_json(isa::Collective::kReduceScatter, r.reducescatter_bytes)}};
+  j["summary"]["dcn_bytes"] = r.dcn_bytes;
   j["metrics"] = {{"CompileTime", metric_json(r.compile_time)},
                   {"ExecuteTime", metric_json(r.execute_time)},
                   {"TransferToDeviceTime", metric_json(r.transfer_to_device)},
@@ -307,7 +311,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
   j["processes"] = procs;
   // Units of every numeric field, by path ([] = every element of an array); the summary's from the
   // field catalogue.
-  json u = {{"hw.chips", "count"}, {"hw.cores_per_chip", "count"}, {"hw.hbm_bytes_per_core", "bytes (per device: the chip's under megacore)"},
+  json u = {{"hw.chips", "count"}, {"hw.slices", "count (slices joined by the data-center network; chips is per slice)"},
+            {"hw.cores_per_chip", "count"}, {"hw.hbm_bytes_per_core", "bytes (per device: the chip's under megacore)"},
             {"hw.cores_per_device", "count"},
             {"hw.core_peak_tflop_per_s", "TFLOP/s"}, {"hw.host_cpus", "count"}, {"hw.host_cpu_ghz", "GHz"},
             {"hw.host_ram_gib", "GiB"}, {"run.simulations", "count"}, {"run.replays", "count"},
@@ -355,8 +360,12 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
   const std::string seq2seq = t.task == Task::kSeq2seq ? fmt::format(", max_target_length {}", t.max_target_length) : "";
   line("workload", fmt::format("{} {} on {}, {}, {}{}, precision {}, {}", t.model, enum_name(t.task), data, length,
                                shape, seq2seq, enum_name(t.precision), enum_name(t.optimizer)));
-  line("hardware", fmt::format("{} ({} chips x {} TensorCore{}{}), {}, {} host{} of {} CPUs at {} GHz",
-                               hw.name, hw.slice.chips(), hw.chip.cores, hw.chip.cores == 1 ? "" : "s",
+  line("hardware", fmt::format("{} ({}{} chips x {} TensorCore{}{}), {}, {} host{} of {} CPUs at {} GHz",
+                               hw.name,
+                               hw.multislice.slices > 1 ? fmt::format("{} slices joined by the data-center network, each ",
+                                                                      hw.multislice.slices)
+                                                        : "",
+                               hw.slice.chips(), hw.chip.cores, hw.chip.cores == 1 ? "" : "s",
                                r.megacore ? ", one megacore device per chip" : "",
                                r.framework, hw.slice.hosts,
                                hw.slice.hosts == 1 ? "" : "s", hw.host.cpus,
@@ -407,13 +416,14 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                              double(cmem_size_bytes(hw.chip)) / (1 << 20)));
   }
   const compiler::MemoryBreakdown& m = r.peak_memory;
-  const models::Mesh mesh = run_mesh(t, r);
+  const models::Mesh mesh = run_mesh(t, r, hw);
   std::string layout = std::string(enum_name(t.sharding));
-  if (mesh[models::MeshAxis::kTensor] > 1) {  // name the mesh's axes of more than one device
+  if (mesh[models::MeshAxis::kTensor] > 1 || mesh.slices > 1) {  // name the mesh's axes of more than one device
     layout = "mesh";
     for (int a = 0; a < models::kMeshAxes; ++a)
       if (mesh.size[size_t(a)] > 1)
         layout += fmt::format("{} {} {}", layout == "mesh" ? "" : " x", enum_name(models::MeshAxis(a)), mesh.size[size_t(a)]);
+    if (mesh.slices > 1) layout += fmt::format(" x dcn data {} (slices)", mesh.slices);
   }
   line("", fmt::format("{}: parameters {}{}, gradients {}, optimizer state {}, activations {}", layout,
                        gib(m.parameter_bytes),
@@ -428,6 +438,10 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                             ici(isa::Collective::kAllReduce, r.allreduce_bytes),
                             ici(isa::Collective::kAllGather, r.allgather_bytes),
                             ici(isa::Collective::kReduceScatter, r.reducescatter_bytes)));
+  if (r.dcn_bytes > 0)
+    line("DCN", fmt::format("over the train steps: {} per core sent to the other slices ({} slices, {:.2f} GB/s per "
+                            "chip; the time is in the all-reduce's)",
+                            gib(r.dcn_bytes), hw.multislice.slices, hw.chip.dcn ? hw.chip.dcn->bandwidth_gbyte_per_s : 0.0));
   line("MXU", fmt::format("{:.1f}% utilization while executing, MFU {:.1f}% of steady steps (6ND: {:.1f}%); padding "
                           "wastes {:.1f}% of tokens", 100 * r.mxu_utilization, 100 * r.mfu, 100 * mfu_6nd(hw, t, r),
                           100 * r.padding_waste));
