@@ -18,6 +18,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace tpusim {
@@ -37,6 +38,29 @@ class BusyCalendar {
     if (it != iv_.begin() + long(head_) && std::prev(it)->end > at) at = std::prev(it)->end;
     for (; it != iv_.end() && it->start < at + dur; ++it) at = std::max(at, it->end);
     return at;
+  }
+
+  // The start of the first busy interval after t (UINT64_MAX: none).
+  uint64_t next_start(uint64_t t) const {
+    const auto it = after(t);
+    return it == iv_.end() ? UINT64_MAX : it->start;
+  }
+
+  // Serves `dur` cycles of work from `at` on in the time idle both here and in `other`, piece by
+  // piece in the gaps (the unit interleaves requests: first come, first served at each idle moment,
+  // rather than waiting for one gap long enough for all of it), and marks the pieces busy here.
+  // Returns {the first piece's start, the last piece's end}.
+  std::pair<uint64_t, uint64_t> fill(uint64_t at, uint64_t dur, const BusyCalendar& other) {
+    uint64_t t = idle_from(at, other), begin = t;
+    for (uint64_t left = dur; left > 0;) {
+      const uint64_t gap = std::min(next_start(t), other.next_start(t)) - t;
+      const uint64_t piece = std::min(left, gap);
+      insert(t, piece);
+      left -= piece;
+      t += piece;
+      if (left > 0) t = idle_from(t, other);
+    }
+    return {begin, t};
   }
 
   // Marks [start, start + dur) busy; it must be idle (first_fit). Adjacent intervals merge.
@@ -118,6 +142,15 @@ class BusyCalendar {
     return std::upper_bound(lo, top, t, [](uint64_t x, const Interval& v) { return x < v.start; });
   }
   ConstIter after(uint64_t t) const { return after(iv_.cbegin() + long(head_), iv_.cend(), t); }
+  // The first t' >= t idle both here and in `other`.
+  uint64_t idle_from(uint64_t t, const BusyCalendar& other) const {
+    for (;;) {
+      const uint64_t a = first_fit(t, 0);
+      const uint64_t b = other.first_fit(a, 0);
+      if (b == a) return a;
+      t = b;
+    }
+  }
   Iter after(uint64_t t) { return after(iv_.begin() + long(head_), iv_.end(), t); }
   std::vector<Interval> iv_;
   size_t head_ = 0;  // intervals before it are pruned

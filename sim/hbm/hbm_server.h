@@ -15,13 +15,15 @@
 //    the engine delivers a round's sends at its end, not in time order with the destination's own
 //    placements. A host load's write is counted, not reserved.
 //  * With background DMAs (calendars), the engine places the core's two DMA queues out of time
-//    order, so the server is a calendar: a DMA takes the earliest idle interval at or after its
-//    request (the DMAs' reservations are exclusive, the reads' too against them), a read the
+//    order, so the server is a calendar: a DMA is served in the idle time from its request on,
+//    piece by piece in the gaps the DMAs and reads already placed leave (the HBM interleaves
+//    requests chunk by chunk: a DMA does not wait for one gap that holds all of it), a read the
 //    earliest interval without DMAs; a send's write at a destination with calendars is reserved
 //    (reserve_write).
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <tuple>
 
 #include "sim/base/busy_calendar.h"
 #include "sim/hbm/hbm_timing.h"
@@ -52,18 +54,11 @@ class HbmServer {
   // A DMA's request of `b` (> 0) bytes issued at `at`.
   Service serve_dma(uint64_t at, uint64_t b) {
     const uint64_t t = hbm_transfer_cycles(rate_, b);
-    uint64_t begin = std::max(at, free_);
-    if (calendars_) {
-      for (begin = at;;) {
-        const uint64_t a = dmas_.first_fit(begin, t);
-        begin = reads_.first_fit(a, t);
-        if (begin == a) break;
-      }
-      dmas_.insert(begin, t);
-    }
-    free_ = dma_free_ = std::max(free_, begin + t);
+    uint64_t begin = std::max(at, free_), end = begin + t;
+    if (calendars_) std::tie(begin, end) = dmas_.fill(at, t, reads_);
+    free_ = dma_free_ = std::max(free_, end);
     account(b);
-    return {begin, t};
+    return {begin, end - begin};
   }
   // A transfer's source read of `b` (> 0) bytes issued at `at`.
   Service serve_read(uint64_t at, uint64_t b) {

@@ -84,6 +84,25 @@ TEST(BusyCalendar, FirstFitIsTheEarliestIdleIntervalThatFits) {
   EXPECT_EQ(cal.first_fit(20, 0), 20u);
 }
 
+// fill() serves work in the gaps both calendars leave, piece by piece: 30 cycles from 0 with [10, 20)
+// busy here and [25, 40) busy in the other take [0, 10), [20, 25), [40, 55).
+TEST(BusyCalendar, FillServesWorkPieceByPieceInTheCommonGaps) {
+  BusyCalendar cal, other;
+  cal.insert(10, 10);
+  other.insert(25, 15);
+  const auto [begin, end] = cal.fill(0, 30, other);
+  EXPECT_EQ(begin, 0u);
+  EXPECT_EQ(end, 55u);
+  EXPECT_EQ(cal.first_fit(0, 1), 25u);   // [0, 25) busy here now; [25, 40) is idle here
+  EXPECT_EQ(cal.next_start(20), 40u);    // the last piece
+  // From inside a busy interval: it starts at the first idle moment; nothing busy after: one piece.
+  BusyCalendar a, none;
+  a.insert(0, 100);
+  const auto [b2, e2] = a.fill(50, 10, none);
+  EXPECT_EQ(b2, 100u);
+  EXPECT_EQ(e2, 110u);
+}
+
 TEST(BusyCalendar, InsertMergesAdjacentIntervals) {
   BusyCalendar cal;
   cal.insert(10, 10);  // [10, 20)

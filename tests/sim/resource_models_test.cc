@@ -148,13 +148,29 @@ TEST(HbmServer, OneSerialServerPerCore) {
   EXPECT_NEAR(h.busy_cycles, 4 * 2433.73, 0.01);
 }
 
+// A DMA larger than the gap it starts in is served piece by piece around what is placed: 2 MiB
+// (4868 cycles) from 8000 with [10000, 12434) taken: [8000, 10000), then [12434, 15302).
+TEST(HbmServer, CalendarsServeADmaInTheGapsAroundEarlierPlacements) {
+  const HwConfig hw = test::v3_8_like();
+  HbmServer h;
+  h.reset(resolve_hw(hw), hw.chip.core.dma.chunk_bytes, true);
+  h.serve_dma(10000, kMiB);
+  const HbmServer::Service d = h.serve_dma(8000, 2 * kMiB);
+  EXPECT_EQ(d.begin, 8000u);
+  EXPECT_EQ(d.begin + d.cycles, 15302u);
+  // A read's reservation is a gap's edge too: 1 MiB from 15302 with a read at [16000, 18434).
+  EXPECT_EQ(h.serve_read(16000, kMiB).begin, 16000u);
+  const HbmServer::Service e = h.serve_dma(15302, kMiB);
+  EXPECT_EQ(e.begin + e.cycles, 18434u + (2434u - 698u));
+}
+
 TEST(HbmServer, CalendarsServeTheEarliestIdleInterval) {
   const HwConfig hw = test::v3_8_like();
   HbmServer h;
   h.reset(resolve_hw(hw), hw.chip.core.dma.chunk_bytes, true);
   EXPECT_EQ(h.serve_dma(10000, kMiB).begin, 10000u);     // [10000, 12434)
   EXPECT_EQ(h.serve_dma(0, kMiB / 2).begin, 0u);         // before it: [0, 1217)
-  EXPECT_EQ(h.serve_dma(0, kMiB).begin, 1217u);          // the gap [1217, 10000) fits
+  EXPECT_EQ(h.serve_dma(0, kMiB).begin, 1217u);          // the gap [1217, 10000) holds it
   EXPECT_EQ(h.serve_read(8000, kMiB).begin, 12434u);     // a read avoids the DMAs
   EXPECT_EQ(h.serve_dma(3651, kMiB / 2).begin, 3651u);   // [3651, 4868): still a gap
   // A write of 1 MiB delivered at t must find 2434 cycles among the DMAs ([0, 4868) and
