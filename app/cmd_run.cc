@@ -25,6 +25,7 @@
 #include "sim/engine/engine.h"
 #include "traces/chrome_trace.h"
 #include "workloads/config/hf_arguments.h"
+#include "workloads/config/maxtext_args.h"
 #include "workloads/loop/hlo_module.h"
 #include "workloads/loop/hlo_run.h"
 #include "workloads/loop/kernel_run.h"
@@ -172,7 +173,11 @@ void check_workload_hw(const WorkloadConfig& workload) {
 WorkloadConfig load_workload(const RunArgs& a, const std::vector<Override>& overrides, std::string* origin) {
   if (!a.workload_file.empty()) {
     *origin = a.workload_file;
-    return load_workload_config(a.workload_file, overrides, a.training_args_file);
+    return load_workload_config(a.workload_file, overrides, a.training_args_file, a.maxtext_args);
+  }
+  if (!a.maxtext_args.empty()) {  // MaxText's defaults, not the embedded BERT run, under its arguments
+    *origin = "--maxtext-args";
+    return load_workload_config_text(maxtext_base_workload(), *origin, overrides, a.training_args_file, a.maxtext_args);
   }
   *origin = std::string(kEmbeddedPrefix) + kDefaultWorkloadFile;
   WorkloadConfig w = load_workload_config_text(embedded(kDefaultWorkloadFile), *origin, overrides, a.training_args_file);
@@ -378,9 +383,9 @@ HwConfig load_hw_text(const ConfigText& c, const std::vector<Override>& override
 }
 
 WorkloadConfig load_workload_text(const ConfigText& c, const std::vector<Override>& overrides, std::string* origin,
-                                  const std::string& training_args) {
+                                  const std::string& training_args, const std::string& maxtext_args) {
   *origin = c.origin;
-  return load_workload_config_text(c.text, c.origin, overrides, training_args);
+  return load_workload_config_text(c.text, c.origin, overrides, training_args, maxtext_args);
 }
 
 }  // namespace
@@ -394,7 +399,8 @@ RunOutput run_core(const RunArgs& a, const RunSources& sources, bool want_report
   RunOutput out;
   RunContext& ctx = out.ctx;
   WorkloadConfig workload = sources.workload
-                                ? load_workload_text(*sources.workload, split.workload, &ctx.workload_file, a.training_args_file)
+                                ? load_workload_text(*sources.workload, split.workload, &ctx.workload_file, a.training_args_file,
+                                                     a.maxtext_args)
                                 : load_workload(a, split.workload, &ctx.workload_file);
   HwConfig hw = sources.hw ? load_hw_text(*sources.hw, split.hw, &ctx.hw_file) : load_hw(a, split.hw, &ctx.hw_file, &workload);
   check_num_processes(hw, workload);

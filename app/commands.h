@@ -31,6 +31,7 @@ struct RunArgs {
   std::string hw_file;        // empty: the embedded default
   std::string workload_file;  // empty: the embedded default
   std::string training_args_file;  // --training-args: TrainingArguments/Accelerate file over the workload
+  std::string maxtext_args;        // --maxtext-args: MaxText key=value arguments (a file or inline)
   std::vector<std::string> sets;
   std::string out_dir;        // empty: no report.json (unless --trace, see run())
   bool trace = false;

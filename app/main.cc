@@ -52,6 +52,11 @@ int dispatch(int argc, char** argv) {
                       "Training: a Hugging Face TrainingArguments JSON/YAML (e.g. training_args.json) or an Accelerate "
                       "config file, applied on top of the workload (its settings override the workload's)")
       ->type_name("FILE");
+  run_cmd->add_option("--maxtext-args", ra.maxtext_args,
+                      "Training: MaxText's train.py arguments, inline ('model_name=llama3.1-8b per_device_batch_size=1 "
+                      "max_target_length=8192 ...') or a file of them (or base.yml-style key: value lines); without "
+                      "--workload they start from MaxText's defaults (docs/config-workload.md)")
+      ->type_name("ARGS|FILE");
   run_cmd->add_option("--set", ra.sets, "Override a config key: PATH=VALUE, PATH prefixed hw. or workload. "
                                         "where ambiguous (repeatable)")
       ->allow_extra_args(false)

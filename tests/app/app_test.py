@@ -780,6 +780,17 @@ def test_training_bad_input(tmp):
     expect_bad_input(tmp, ["run", "--set", "model=bert-bsae-cased"], ["model", "did you mean 'bert-base-cased'"])
     expect_bad_input(tmp, ["run", "--set", "framework=tf_kears"], ["framework", "did you mean 'tf_keras'"])
     expect_bad_input(tmp, ["run", "--set", "padding=multiple_of:0"], ["padding"])
+    # MaxText's command line: a model it has no preset for, a mesh axis across slices it does not model.
+    expect_bad_input(tmp, ["run", "--hw", "v6e-8", "--maxtext-args", "model_name=gpt3-175b"], ["model_name", "llama3.1-8b"])
+    expect_bad_input(tmp, ["run", "--hw", "v6e-8", "--maxtext-args", "model_name=llama2-7b dcn_fsdp_parallelism=2"],
+                     ["dcn_fsdp_parallelism", "only data parallelism"])
+    out = os.path.join(tmp, "maxtext")
+    _, where = run(["run", "--hw", "v6e-8", "--maxtext-args", "model_name=llama2-7b per_device_batch_size=1 "
+                    "max_target_length=1024 steps=2 run_name=smoke", "--out", out, "--quiet"], tmp)
+    rep, _ = load_report(out)
+    check(rep["workload"]["model"] == "meta-llama/Llama-2-7b-hf" and rep["workload"]["sharding"] == "fsdp",
+          "--maxtext-args did not give the Llama-2-7B FSDP workload", where)
+    check(rep["workload"]["ignored_keys"] == ["maxtext:run_name"], "ignored keys {}".format(rep["workload"]["ignored_keys"]), where)
     # Multislice: a chip without a data-center network, a DCN mesh that is not the slices.
     expect_bad_input(tmp, ["run", "--hw", "v3-8", "--set", "multislice.slices=2"], ["multislice.slices", "chip.dcn"])
     expect_bad_input(tmp, ["run", "--hw", "v6e-8", "--set", "multislice.slices=2", "--set", "dcn_mesh.data=3"],

@@ -19,6 +19,7 @@
 #include "workloads/data/dataset.h"
 #include "workloads/data/dataset_file.h"
 #include "workloads/config/hf_arguments.h"
+#include "workloads/config/maxtext_args.h"
 #include "workloads/config/workload_schemas.h"
 #include "workloads/config/xla_constructs.h"
 
@@ -213,7 +214,7 @@ void resolve_dataset_paths(config::Node& root, const std::string& origin, const 
 }
 
 WorkloadConfig finish(config::Node root, const std::string& origin, const std::vector<Override>& overrides,
-                      const std::string& training_args, const std::string& base_dir = {}) {
+                      const std::string& training_args, const std::string& maxtext_args, const std::string& base_dir = {}) {
   const KindSchema& kind = schema_of_kind(root, overrides);
   const Schema<WorkloadConfig>& schema = kind.schema();
   // `hw:` belongs to every kind and is not a schema key: taken out before anything checks the keys.
@@ -226,6 +227,13 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
     if (!training) throw ConfigError({"--training-args", "", 0, training_args, "applies to workloads of kind: training only", ""});
     const std::string text = config::read_file(training_args, "pass the path of a training_args.json or an Accelerate config file");
     apply_training_args(root, config::parse_yaml(text, training_args), schema.keys());
+  }
+  std::vector<std::string> maxtext_ignored;
+  if (!maxtext_args.empty()) {
+    if (!training) throw ConfigError({"--maxtext-args", "", 0, maxtext_args, "applies to workloads of kind: training only", ""});
+    std::string from;
+    const std::string text = read_maxtext_args(maxtext_args, &from);
+    maxtext_ignored = apply_maxtext_args(root, text, from);
   }
   if (training) hf = rewrite_hf_arguments(root, schema.keys());
   // `dataset.train: {source: X, target: Y}` (the seq2seq pair form) is `train: X` with `train_target: Y`.
@@ -263,6 +271,7 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
   }
   if (auto* t = std::get_if<TrainingWorkload>(&w.spec)) {
     t->ignored_keys = hf.ignored_keys;
+    t->ignored_keys.insert(t->ignored_keys.end(), maxtext_ignored.begin(), maxtext_ignored.end());
     if (const config::Node* n = root.find("num_processes")) t->num_processes_file = n->file, t->num_processes_line = n->line;
     for (const std::string path : {"dataset.train", "dataset.eval", "dataset.train_target", "dataset.eval_target",
                                     "compile_cache.persistent_dir", "epochs", "steps"}) {
@@ -296,17 +305,18 @@ WorkloadConfig finish(config::Node root, const std::string& origin, const std::v
 }  // namespace
 
 WorkloadConfig load_workload_config(const std::string& path, const std::vector<Override>& overrides,
-                                    const std::string& training_args) {
+                                    const std::string& training_args, const std::string& maxtext_args) {
   const std::string text = config::read_config_file(path, "workloads");
   config::Node root = config::parse_yaml(text, path);
   const std::string dir = std::filesystem::path(path).parent_path().string();
   config::resolve_includes(root, dir);
-  return finish(std::move(root), path, overrides, training_args, dir.empty() ? "." : dir);
+  return finish(std::move(root), path, overrides, training_args, maxtext_args, dir.empty() ? "." : dir);
 }
 
 WorkloadConfig load_workload_config_text(const std::string& yaml, const std::string& origin,
-                                         const std::vector<Override>& overrides, const std::string& training_args) {
-  return finish(config::parse_yaml(yaml, origin), origin, overrides, training_args);
+                                         const std::vector<Override>& overrides, const std::string& training_args,
+                                         const std::string& maxtext_args) {
+  return finish(config::parse_yaml(yaml, origin), origin, overrides, training_args, maxtext_args);
 }
 
 std::string dump_workload_config(const WorkloadConfig& w) {
@@ -319,7 +329,7 @@ std::string workload_schema_markdown() {
   std::string md = "### Every kind\n\n| Key | Type | Unit | Default | Allowed | Description |\n|---|---|---|---|---|---|\n"
                    "| `hw` | string |  | *none* |  | " + std::string(kHwKeyDoc) + " |\n\n";
   for (const auto& k : kinds()) md += k.schema().markdown();
-  return md + hf_arguments_markdown();
+  return md + hf_arguments_markdown() + maxtext_arguments_markdown();
 }
 
 SplitOverrides split_overrides(const std::vector<Override>& all) {

@@ -240,12 +240,14 @@ uint32_t image_tokens(const TrainingWorkload& t);
 uint64_t base_model_parameters(const TrainingWorkload& t);
 
 // `training_args`: a TrainingArguments-style YAML/JSON file applied on top of a training workload
-// (`tpusim run --training-args`, workloads/config/hf_arguments.h); empty: none.
+// (`tpusim run --training-args`, workloads/config/hf_arguments.h); `maxtext_args`: MaxText arguments
+// (a file or inline key=value tokens, `--maxtext-args`, workloads/config/maxtext_args.h), applied
+// before it; empty: none.
 WorkloadConfig load_workload_config(const std::string& path, const std::vector<Override>& overrides = {},
-                                    const std::string& training_args = {});
+                                    const std::string& training_args = {}, const std::string& maxtext_args = {});
 WorkloadConfig load_workload_config_text(const std::string& yaml, const std::string& origin,
                                          const std::vector<Override>& overrides = {},
-                                         const std::string& training_args = {});
+                                         const std::string& training_args = {}, const std::string& maxtext_args = {});
 std::string dump_workload_config(const WorkloadConfig& w);
 // The top-level keys of a `kind: training` workload (what Hugging Face names are rewritten to).
 std::vector<std::string> training_workload_keys();
