@@ -48,7 +48,7 @@ std::vector<uint32_t> emit_dcn_all_reduce(std::vector<ProgramBuilder*>& b, uint6
   *bytes_sent = uint64_t(steps) * pieces * piece;
   std::vector<uint32_t> done(b.size());
   for (ProgramBuilder* x : b) {
-    x->begin_kernel(kernel, isa::Collective::kAllReduce);
+    x->begin_kernel(kernel, isa::Collective::kDcnAllReduce);
     x->set_async(background);
   }
   std::vector<isa::PeerRef> no_peers;  // the kernel talks to hosts only

@@ -28,6 +28,7 @@ const char* collective_kind_name(isa::Collective k) {
     case isa::Collective::kReduceScatter: return "reduce-scatter";
     case isa::Collective::kAllToAll: return "all-to-all";
     case isa::Collective::kCollectivePermute: return "collective-permute";
+    case isa::Collective::kDcnAllReduce: return "all-reduce (DCN)";
   }
   return "?";
 }

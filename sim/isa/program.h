@@ -88,8 +88,10 @@ struct VpuWork {
 // what the engines' collective statistics (sim/analysis/collective_stats.h) are kept by. kNone: not
 // part of a collective (compute, infeed, barriers of the step).
 // kCollectivePermute: point-to-point sends of an imported module's collective-permute.
-enum class Collective : uint8_t { kNone, kAllReduce, kAllGather, kReduceScatter, kAllToAll, kCollectivePermute };
-inline constexpr uint32_t kCollectiveKinds = 6;  // including kNone
+// kDcnAllReduce: the part of a multislice collective that crosses the data-center network (the
+// all-reduce of each core's shard across the slices, compiler/collectives/collectives_dcn.cc).
+enum class Collective : uint8_t { kNone, kAllReduce, kAllGather, kReduceScatter, kAllToAll, kCollectivePermute, kDcnAllReduce };
+inline constexpr uint32_t kCollectiveKinds = 7;  // including kNone
 
 // Indices of earlier instructions in the same core stream (most instructions have 0-3).
 using Deps = SmallVector<uint32_t, 4>;
@@ -369,7 +371,8 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Collective, {{Collective::kNone, "none"},
                                           {Collective::kAllGather, "all-gather"},
                                           {Collective::kReduceScatter, "reduce-scatter"},
                                           {Collective::kAllToAll, "all-to-all"},
-                                          {Collective::kCollectivePermute, "collective-permute"}})
+                                          {Collective::kCollectivePermute, "collective-permute"},
+                                          {Collective::kDcnAllReduce, "all-reduce-dcn"}})
 NLOHMANN_JSON_SERIALIZE_ENUM(MemSpace, {{MemSpace::kHbm, "hbm"}, {MemSpace::kCmem, "cmem"}})
 
 // Instr: every field, missing keys keep their defaults; `mem` is written only when it is not HBM,

@@ -50,6 +50,12 @@ TEST(Multislice, DataParallelGradientsCrossTheNetworkOnceAndTheBatchGrows) {
   expect_dcn_share(four.programs[0].dcn_bytes, four.programs[0].allreduce_bytes, 8, 4);
   EXPECT_GT(two.programs[0].device_s, one.programs[0].device_s);
   EXPECT_GT(four.programs[0].device_s, two.programs[0].device_s);
+  // The part across the network is a collective kind of its own in the statistics; the step's
+  // all-reduce breakdown counts its exposed time with the within-slice parts'.
+  const CollectiveKindStats& dcn = two.programs[0].collectives[isa::Collective::kDcnAllReduce];
+  EXPECT_GT(dcn.busy_s, 0);
+  EXPECT_GE(dcn.busy_s, dcn.exposed_s);
+  EXPECT_EQ(one.programs[0].collectives[isa::Collective::kDcnAllReduce].busy_s, 0);
   // Per chip the work is the same: tokens per second per chip fall only by the longer step.
   EXPECT_EQ(two.programs[0].flops, one.programs[0].flops);
   EXPECT_NEAR(two.steady_tokens_per_s_per_chip * two.steady_step_time_s,

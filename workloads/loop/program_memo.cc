@@ -20,11 +20,11 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 // The file format; a file of another format is a miss. Raise it with any change below.
-constexpr int kFormat = 3;
+constexpr int kFormat = 4;
 
 // Every field of what the memo keeps is written and read below: a field added to one of these
 // structs and not here would silently be lost for memo readers, so their sizes are pinned (x86-64).
-static_assert(sizeof(DeviceRun) == 360, "DeviceRun changed: update program_memo.cc, then this size");
+static_assert(sizeof(DeviceRun) == 408, "DeviceRun changed: update program_memo.cc, then this size");
 static_assert(sizeof(OpProfileEntry) == 128, "OpProfileEntry changed: update program_memo.cc, then this size");
 static_assert(sizeof(CollectiveKindStats) == 48, "CollectiveKindStats changed: update program_memo.cc, then this size");
 static_assert(sizeof(StepInfo) == 88, "StepInfo changed: update program_memo.cc, then this size");

@@ -42,7 +42,8 @@ DeviceRun StepExecutor::execute(BuiltStep& s, TraceSink* trace) {
   r.cores = uint32_t(rr.cores.size());
   r.simulated_cores = rr.simulated_cores;
   r.collectives = rr.collectives;
-  r.allreduce_s = rr.collectives[isa::Collective::kAllReduce].exposed_s;
+  // The gradients' sums: within the slice, and across slices over the data-center network.
+  r.allreduce_s = rr.collectives[isa::Collective::kAllReduce].exposed_s + rr.collectives[isa::Collective::kDcnAllReduce].exposed_s;
   for (const CollectiveKindStats& k : rr.collectives.kinds) r.collective_s += k.exposed_s;
   r.op_profile = std::make_shared<const OpProfile>(std::move(rr.op_profile));
   replay_.emplace(s.compiled.key, r);

@@ -135,10 +135,11 @@ std::vector<ReportField> training_fields() {
        .report_unit = kAtPeak, .units_key = "summary.memory.*"},
       {.kinds = kT, .path = "/summary/memory/peak_bytes", .unit = "bytes", .doc = "memory at the peak: their sum, the per-device HBM at the peak of the program with the highest peak",
        .report_unit = kAtPeak, .units_key = "summary.memory.*"},
-      // `*`: allreduce, allgather, reducescatter.
+      // `*`: allreduce, allgather, reducescatter, dcn.
       {.kinds = kT, .path = "/summary/collectives/*/time_s", .unit = "s",
-       .doc = "per kind of collective (`*`: allreduce, allgather, reducescatter), the time the profiled core spent "
-              "inside it, hidden or not, summed over the train steps (the engines' collective statistics)",
+       .doc = "per kind of collective (`*`: allreduce, allgather, reducescatter; dcn: a multislice all-reduce's part "
+              "across the data-center network), the time the profiled core spent inside it, hidden or not, summed over "
+              "the train steps (the engines' collective statistics)",
        .report_unit = "s (the profiled core, all train steps)"},
       {.kinds = kT, .path = "/summary/collectives/*/exposed_s", .unit = "s",
        .doc = "the part of time_s during which the core ran no work of its own (steps[].allreduce_s for the all-reduce)",
@@ -148,7 +149,7 @@ std::vector<ReportField> training_fields() {
        .report_unit = "bytes (per core, all train steps)"},
       {.kinds = kT, .path = "/summary/dcn_bytes", .unit = "bytes",
        .doc = "multislice: the bytes each core sent over the data-center network to the other slices, summed over the "
-              "train steps (the gradients' sums across slices; their time is in the all-reduce's); 0 on one slice",
+              "train steps (the gradients' sums across slices; their time: summary.collectives.dcn); 0 on one slice",
        .report_unit = "bytes (per core, all train steps)"},
       {.kinds = kT, .path = "/summary/logging_syncs/count", .unit = "count",
        .doc = "logging syncs (loss.item() every logging_steps optimizer steps)",

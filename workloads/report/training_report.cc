@@ -57,12 +57,14 @@ json memory_json(const compiler::MemoryBreakdown& m) {
           {"activation_bytes", m.activation_bytes}, {"peak_bytes", m.peak_bytes}};
 }
 
-// The report's three kinds (sim/analysis/collective_stats.h): busy time, or exposed time.
+// The report's kinds (sim/analysis/collective_stats.h): busy time, or exposed time. `dcn`: the
+// multislice all-reduces' part across the data-center network (0 on one slice).
 json collective_times_json(const CollectiveStats& t, bool exposed = false) {
   auto time = [&](isa::Collective k) { return exposed ? t[k].exposed_s : t[k].busy_s; };
   return {{"allreduce", time(isa::Collective::kAllReduce)},
           {"allgather", time(isa::Collective::kAllGather)},
-          {"reducescatter", time(isa::Collective::kReduceScatter)}};
+          {"reducescatter", time(isa::Collective::kReduceScatter)},
+          {"dcn", time(isa::Collective::kDcnAllReduce)}};
 }
 
 }  // namespace
@@ -278,7 +280,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
   };
   j["summary"]["collectives"] = {{"allreduce", kind_json(isa::Collective::kAllReduce, r.allreduce_bytes)},
                                  {"allgather", kind_json(isa::Collective::kAllGather, r.allgather_bytes)},
-                                 {"reducescatter", kind_json(isa::Collective::kReduceScatter, r.reducescatter_bytes)}};
+                                 {"reducescatter", kind_json(isa::Collective::kReduceScatter, r.reducescatter_bytes)},
+                                 {"dcn", kind_json(isa::Collective::kDcnAllReduce, r.dcn_bytes)}};
   j["summary"]["dcn_bytes"] = r.dcn_bytes;
   j["metrics"] = {{"CompileTime", metric_json(r.compile_time)},
                   {"ExecuteTime", metric_json(r.execute_time)},
@@ -439,9 +442,11 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                             ici(isa::Collective::kAllGather, r.allgather_bytes),
                             ici(isa::Collective::kReduceScatter, r.reducescatter_bytes)));
   if (r.dcn_bytes > 0)
-    line("DCN", fmt::format("over the train steps: {} per core sent to the other slices ({} slices, {:.2f} GB/s per "
-                            "chip; the time is in the all-reduce's)",
-                            gib(r.dcn_bytes), hw.multislice.slices, hw.chip.dcn ? hw.chip.dcn->bandwidth_gbyte_per_s : 0.0));
+    line("DCN", fmt::format("over the train steps: {} ({} exposed) in the all-reduces across the {} slices, {} per "
+                            "core sent ({:.2f} GB/s per chip)",
+                            dur(ct[isa::Collective::kDcnAllReduce].busy_s), dur(ct[isa::Collective::kDcnAllReduce].exposed_s),
+                            hw.multislice.slices, gib(r.dcn_bytes),
+                            hw.chip.dcn ? hw.chip.dcn->bandwidth_gbyte_per_s : 0.0));
   line("MXU", fmt::format("{:.1f}% utilization while executing, MFU {:.1f}% of steady steps (6ND: {:.1f}%); padding "
                           "wastes {:.1f}% of tokens", 100 * r.mxu_utilization, 100 * r.mfu, 100 * mfu_6nd(hw, t, r),
                           100 * r.padding_waste));
