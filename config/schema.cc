@@ -499,30 +499,13 @@ void apply_overrides(Node& root, const SchemaBase& schema, const std::vector<Ove
       throw ConfigError({ov.origin, ov.path, 0, ov.value, e.info().rule, "quote it, or write a list as [a, b]"});
     }
     set_origin(value, ov.origin, 0);
-    if (root.kind != Node::Kind::Map) root.kind = Node::Kind::Map;
-    Node* cur = &root;
-    size_t start = 0;
-    while (true) {
-      const size_t dot = ov.path.find('.', start);
-      const std::string part = ov.path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-      if (dot == std::string::npos) {
-        Node* existing = cur->find(part);
-        if (existing && existing->is_map() && value.is_map() && target.field->kind == FieldKind::Section)
-          merge_into(*existing, value);
-        else
-          cur->set(part, std::move(value));
-        break;
-      }
-      Node* next = cur->find(part);
-      if (!next || !next->is_map()) {
-        Node m;  // a section the file omitted: the override creates it
-        m.kind = Node::Kind::Map;
-        m.file = ov.origin;
-        next = &cur->set(part, std::move(m));
-      }
-      cur = next;
-      start = dot + 1;
-    }
+    Node& parent = parent_of(root, ov.path, ov.origin);
+    const std::string leaf = ov.path.substr(ov.path.rfind('.') + 1);  // npos + 1 = 0: the whole path
+    Node* existing = parent.find(leaf);
+    if (existing && existing->is_map() && value.is_map() && target.field->kind == FieldKind::Section)
+      merge_into(*existing, value);
+    else
+      parent.set(leaf, std::move(value));
   }
 }
 

@@ -365,6 +365,24 @@ void merge_into(Node& base, const Node& over) {
   base.line = over.line;
 }
 
+Node& parent_of(Node& root, std::string_view path, const std::string& file, int line) {
+  if (root.kind != Node::Kind::Map) root.kind = Node::Kind::Map;
+  Node* cur = &root;
+  for (size_t start = 0, dot; (dot = path.find('.', start)) != std::string_view::npos; start = dot + 1) {
+    const std::string part(path.substr(start, dot - start));
+    Node* next = cur->find(part);
+    if (!next || !next->is_map()) {
+      Node m;  // a section the file omitted: the write creates it
+      m.kind = Node::Kind::Map;
+      m.file = file;
+      m.line = line;
+      next = &cur->set(part, std::move(m), line);
+    }
+    cur = next;
+  }
+  return *cur;
+}
+
 void set_origin(Node& n, const std::string& file, int line) {
   n.file = file;
   n.line = line;

@@ -72,6 +72,11 @@ void merge_into(Node& base, const Node& over);
 // Sets the file and line of every node of the tree (override values are all "written" at --set).
 void set_origin(Node& n, const std::string& file, int line);
 
+// The map that holds the last key of the dotted `path` ("a.b.c": the map at a.b; "c": `root`), the
+// maps on the way created where missing (written at `file`, `line`): where --set and the front ends'
+// rewrites (--maxtext-args) put a value.
+Node& parent_of(Node& root, std::string_view path, const std::string& file, int line = 0);
+
 // The suggestion for a config file that does not exist: the closest (by name) or all *.yaml files of
 // the path's directory, else of `configs/<configs_subdir>` (from the working directory or the source tree).
 std::string missing_file_hint(const std::string& path, const std::string& configs_subdir);

@@ -130,6 +130,9 @@ struct CollectiveAttrs {
   int64_t slices = 1;
 
   int64_t group_size() const { return groups.empty() ? replicas : int64_t(groups.front().size()); }
+  // Nothing to exchange: groups of one replica on one slice (the identity). A collective-permute's
+  // pairs decide for it, not its groups.
+  bool local() const { return op != CollectiveOp::kCollectivePermute && group_size() <= 1 && slices <= 1; }
   // The groups with the empty form spelled out: {{0, 1, ..., replicas-1}}.
   std::vector<std::vector<int64_t>> resolved_groups() const;
 };

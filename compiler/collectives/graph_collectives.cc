@@ -133,7 +133,7 @@ GraphCollective emit_graph_collective(ReplicaStreams& streams, LowerContext& cx,
   out.groups = uint32_t(groups.size());
   out.group_size = uint32_t(a.group_size());
   const bool permute = a.op == CollectiveOp::kCollectivePermute;
-  if ((!permute && out.group_size <= 1 && a.slices <= 1) || (permute && cores.size() <= 1)) {
+  if (a.local() || (permute && cores.size() <= 1)) {
     lower_collective_alone(cx, f);
     return out;
   }

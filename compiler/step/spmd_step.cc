@@ -267,9 +267,7 @@ CompiledStep compile_spmd_step(const SpmdStep& step, const HwConfig& hw, const s
     if (f.kind == FusionKind::kCollective) {
       const models::Node& n = g.node(f.root);
       const uint64_t bytes = kernel_collective_bytes(g, f);
-      const bool alone = n.collective.op != CollectiveOp::kCollectivePermute && n.collective.group_size() <= 1 &&
-                         n.collective.slices <= 1;
-      if (step.cores.size() <= 1 || alone) continue;
+      if (step.cores.size() <= 1 || n.collective.local()) continue;
       if (n.collective.op == CollectiveOp::kAllReduce) out.allreduce_bytes += bytes;
       if (n.collective.op == CollectiveOp::kAllGather) out.allgather_bytes += bytes;
       if (n.collective.op == CollectiveOp::kReduceScatter) out.reducescatter_bytes += bytes;

@@ -211,22 +211,8 @@ Node scalar(const std::string& v, const std::string& origin, int line) {
 
 // Sets `path` (dotted) in `root` to `value`, creating the maps on the way.
 void put(Node& root, const std::string& path, Node value) {
-  Node* at = &root;
-  size_t from = 0;
-  for (size_t dot; (dot = path.find('.', from)) != std::string::npos; from = dot + 1) {
-    const std::string key = path.substr(from, dot - from);
-    Node* next = at->find(key);
-    if (!next || !next->is_map()) {
-      Node m;
-      m.kind = Node::Kind::Map;
-      m.file = value.file;
-      m.line = value.line;
-      next = &at->set(key, m, value.line);
-    }
-    at = next;
-  }
   const int line = value.line;
-  at->set(path.substr(from), std::move(value), line);
+  config::parent_of(root, path, value.file, line).set(path.substr(path.rfind('.') + 1), std::move(value), line);
 }
 
 [[noreturn]] void bad(const std::string& origin, const Token& t, const std::string& rule, const std::string& hint) {
