@@ -125,15 +125,16 @@ const Schema<DmaParams>& dma_schema() {
 const Schema<XferParams>& xfer_schema() {
   static const Schema<XferParams> s = [] {
     Schema<XferParams> s("Transfer unit",
-                         "The TensorCore's transfer queue: sends to other cores (ICI, NoC) and host loads and stores "
-                         "(PCIe). It issues in stream order onto the first free channel; a channel carries one transfer "
-                         "from its start until its last byte has left the source.");
+                         "The TensorCore's transfer queue: sends to other cores (ICI, NoC), issued in stream order onto "
+                         "the first free channel; a channel carries one transfer from its start until its last byte has "
+                         "left the source. Host loads and stores (PCIe) have a queue of their own with two channels, one "
+                         "per PCIe direction, beside these.");
     s.field(&XferParams::channels, "channels")
         .range(1, 64)
         .default_value(1)
-        .doc("transfers in flight at once per TensorCore (concurrent ICI DMA streams); 1 = one at a time")
+        .doc("sends in flight at once per TensorCore (concurrent ICI DMA streams); 1 = one at a time")
         .source("assumption (no public figure): the shipped chips have one per ICI port of the chip plus one for the "
-                "NoC / PCIe, so that a core can drive all of its chip's links at once");
+                "NoC, so that a core can drive all of its chip's links at once");
     return s;
   }();
   return s;

@@ -190,10 +190,11 @@ OpProfile OpProfileRecorder::profile(const CorePlan& cp, const HwConfig& hw, con
   std::vector<uint64_t> stage(ports + 3, 0);
   uint32_t open = UINT32_MAX;  // the segment `stage` belongs to
   auto close = [&] {
-    if (open != UINT32_MAX) ici[open] = *std::max_element(stage.begin(), stage.end());
+    if (open != UINT32_MAX) ici[open] = std::max(ici[open], *std::max_element(stage.begin(), stage.end()));
     std::fill(stage.begin(), stage.end(), 0);
   };
-  walk(UnitIndex::kXfer, [&](uint32_t i, uint32_t s) {
+  // The transfer queue's and the host queue's (their first stages differ: the max over both).
+  const auto transfer = [&](uint32_t i, uint32_t s) {
     if (s != open) {
       close();
       open = s;
@@ -209,7 +210,11 @@ OpProfile OpProfileRecorder::profile(const CorePlan& cp, const HwConfig& hw, con
       const bool load = in.op == isa::Op::kHostLoad;
       stage[ports + (load ? 1 : 2)] += host_transfer_estimate(hw, r, load, in.bytes, in.dcn).stream_cycles;
     }
-  });
+  };
+  walk(UnitIndex::kXfer, transfer);
+  close();
+  open = UINT32_MAX;
+  walk(UnitIndex::kHost, transfer);
   close();
   for (size_t s = 0; s < segs; ++s) {
     timing[s].background = async[s] || transfers[s];

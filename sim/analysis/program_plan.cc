@@ -346,7 +346,11 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
         d.unit[i] = UnitIndex::kSync;
         d.barriers.push_back(i);
         break;
-      case isa::Op::kSend: d.sends_recvs.push_back(i); [[fallthrough]];
+      case isa::Op::kSend:
+        d.sends_recvs.push_back(i);
+        d.unit[i] = UnitIndex::kXfer;
+        d.has_transfers = true;
+        break;
       case isa::Op::kHostLoad:
       case isa::Op::kHostStore:
         if (ins.dcn && (ins.op != isa::Op::kHostStore || !hw.chip.dcn)) {
@@ -356,7 +360,7 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
                                               hw.chip.generation + ") has no chip.dcn section: give its "
                                               "network interfaces' bandwidth and latency, or run one slice"));
         }
-        d.unit[i] = UnitIndex::kXfer;
+        d.unit[i] = UnitIndex::kHost;
         d.has_transfers = true;
         break;
       case isa::Op::kRecv:

@@ -24,11 +24,12 @@
 namespace tpusim {
 
 // Unit queues of a TensorCore. Layout: 0 = DMA (all engines share one issue queue), 1 = VPU,
-// 2 = transfer queue (kSend, kHostLoad, kHostStore), 3 = sync (barriers, in order, served by the
-// slice), 4 = receives (no unit and not in order: each kRecv completes when its data arrived and
-// its deps completed), 5 = background DMA and 6 = background VPU (`async` instructions: their own
-// in-order queues on the same engines, see program.h), then per MXU m: 7 + 2m = weight-load path,
-// 8 + 2m = streaming path.
+// 2 = transfer queue (kSend), 3 = sync (barriers, in order, served by the slice), 4 = receives (no
+// unit and not in order: each kRecv completes when its data arrived and its deps completed), 5 =
+// background DMA and 6 = background VPU (`async` instructions: their own in-order queues on the
+// same engines, see program.h), 7 = host queue (kHostLoad, kHostStore: in order, on the transfer
+// channels beside the transfer queue's), then per MXU m: 8 + 2m = weight-load path, 9 + 2m =
+// streaming path.
 struct UnitIndex {
   static constexpr uint32_t kDma = 0;
   static constexpr uint32_t kVpu = 1;
@@ -37,10 +38,12 @@ struct UnitIndex {
   static constexpr uint32_t kRecv = 4;
   static constexpr uint32_t kDmaAsync = 5;
   static constexpr uint32_t kVpuAsync = 6;
-  static constexpr uint32_t mxu_weights(uint32_t m) { return 7 + 2 * m; }
-  static constexpr uint32_t mxu_stream(uint32_t m) { return 8 + 2 * m; }
-  static constexpr uint32_t count(uint32_t mxus) { return 7 + 2 * mxus; }
-  static constexpr bool is_mxu_weights(uint32_t u) { return u >= 7 && (u - 7) % 2 == 0; }
+  static constexpr uint32_t kHost = 7;
+  static constexpr uint32_t mxu_weights(uint32_t m) { return 8 + 2 * m; }
+  static constexpr uint32_t mxu_stream(uint32_t m) { return 9 + 2 * m; }
+  static constexpr uint32_t count(uint32_t mxus) { return 8 + 2 * mxus; }
+  static constexpr bool is_mxu_weights(uint32_t u) { return u >= 8 && (u - 8) % 2 == 0; }
+  static constexpr bool is_transfer(uint32_t u) { return u == kXfer || u == kHost; }
   static constexpr bool is_dma(uint32_t u) { return u == kDma || u == kDmaAsync; }
   static constexpr bool is_vpu(uint32_t u) { return u == kVpu || u == kVpuAsync; }
   static constexpr bool is_async(uint32_t u) { return u == kDmaAsync || u == kVpuAsync; }

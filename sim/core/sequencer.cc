@@ -17,7 +17,7 @@ TraceNames core_track(const std::string& sequencer, const char* suffix) {
 
 Sequencer::Sequencer(sc_core::sc_module_name name, uint32_t units)
     : sc_module(name),
-      issue("issue", 2),
+      issue("issue", kFifoPorts),
       direct("direct", direct_ports(units)),
       sync("sync"),
       wake_("wake"),
@@ -200,7 +200,7 @@ void Sequencer::dispatch_timed(uint64_t now) {
 // for room in its issue queue: wake up also when the unit takes an instruction out of it.
 void Sequencer::schedule_wake(uint64_t now) {
   uint64_t next = UINT64_MAX;
-  uint32_t full = 0;  // bit 0: the DMA queue, bit 1: the transfer queue
+  uint32_t full = 0;  // bit p: issue queue p
   for (uint32_t u : kTimedUnits) {
     uint32_t i;
     if (!head_ready(u, i)) continue;
@@ -220,9 +220,9 @@ void Sequencer::schedule_wake(uint64_t now) {
   }
   if (full) {
     if (!or_lists_built_) {
-      for (uint32_t m = 1; m < 4; ++m) {
+      for (uint32_t m = 1; m < (1u << kFifoPorts); ++m) {
         wake_or_read_[m] |= wake_;
-        for (uint32_t p = 0; p < 2; ++p)
+        for (uint32_t p = 0; p < kFifoPorts; ++p)
           if (m & (1u << p)) wake_or_read_[m] |= issue[p]->data_read_event();
       }
       or_lists_built_ = true;

@@ -45,7 +45,7 @@ namespace tpusim {
 class Sequencer : public sc_core::sc_module, public CompletionIf {
  public:
   // Queued units: port 0 = DMA (the main and the background DMA queue feed the same engines),
-  // port 1 = transfer queue (see fifo_port_of).
+  // port 1 = transfer queue, port 2 = host queue (see fifo_port_of).
   sc_core::sc_vector<sc_core::sc_fifo_out<uint32_t>> issue;
   // Directly issued units: port 0 = VPU (main and background queue), then per MXU m: 1 + 2m
   // weights, 2 + 2m stream.
@@ -55,7 +55,8 @@ class Sequencer : public sc_core::sc_module, public CompletionIf {
   Sequencer(sc_core::sc_module_name name, uint32_t units);
 
   static bool is_direct(uint32_t unit) { return UnitIndex::is_vpu(unit) || unit >= UnitIndex::mxu_weights(0); }
-  static uint32_t fifo_port_of(uint32_t unit) { return UnitIndex::is_dma(unit) ? 0 : 1; }
+  static constexpr uint32_t kFifoPorts = 3;
+  static uint32_t fifo_port_of(uint32_t unit) { return UnitIndex::is_dma(unit) ? 0 : unit == UnitIndex::kHost ? 2 : 1; }
   static uint32_t direct_port_of(uint32_t unit) { return UnitIndex::is_vpu(unit) ? 0 : unit - UnitIndex::mxu_weights(0) + 1; }
   // Direct ports for a core with `units` queues (UnitIndex::count): the VPU and the MXU paths.
   static uint32_t direct_ports(uint32_t units) { return units - UnitIndex::mxu_weights(0) + 1; }
@@ -88,7 +89,8 @@ class Sequencer : public sc_core::sc_module, public CompletionIf {
 
  private:
   // The units acting at simulation time, in the order they are dispatched within one step.
-  static constexpr uint32_t kTimedUnits[] = {UnitIndex::kDma, UnitIndex::kDmaAsync, UnitIndex::kXfer, UnitIndex::kSync};
+  static constexpr uint32_t kTimedUnits[] = {UnitIndex::kDma, UnitIndex::kDmaAsync, UnitIndex::kXfer, UnitIndex::kHost,
+                                             UnitIndex::kSync};
 
   void step();
   void resolve(uint32_t instr, uint64_t at_ps);  // the completion time of `instr` is known
@@ -129,7 +131,8 @@ class Sequencer : public sc_core::sc_module, public CompletionIf {
   // Dynamic sensitivity while a full issue queue blocks a ready head (built at first use: the
   // fifo events exist once the ports are bound).
   bool or_lists_built_ = false;
-  sc_core::sc_event_or_list wake_or_read_[4];  // index: bit 0 = DMA queue full, bit 1 = transfer queue full
+  // Index: bit p = issue queue p (fifo_port_of) full.
+  sc_core::sc_event_or_list wake_or_read_[1u << kFifoPorts];
   OpProfileRecorder op_rec_;
   CollectiveRecorder coll_rec_;
   SequencerStats stats_;

@@ -31,14 +31,15 @@ TensorCore::TensorCore(sc_core::sc_module_name name, uint32_t mxus)
 
   // A queue for each unit fed through one (DMA, transfer queue), named after it; the MXU paths
   // and the VPU are issued to directly.
-  for (uint32_t u : {UnitIndex::kDma, UnitIndex::kXfer}) {
-    const char* q = u == UnitIndex::kDma ? "dma_queue" : "xfer_queue";
+  for (uint32_t u : {UnitIndex::kDma, UnitIndex::kXfer, UnitIndex::kHost}) {
+    const char* q = u == UnitIndex::kDma ? "dma_queue" : u == UnitIndex::kXfer ? "xfer_queue" : "host_queue";
     queues_.push_back(std::make_unique<sc_core::sc_fifo<uint32_t>>(q, kIssueQueueDepth));
     seq_.issue[Sequencer::fifo_port_of(u)].bind(*queues_.back());
   }
   auto queue = [&](uint32_t unit) -> sc_core::sc_fifo<uint32_t>& { return *queues_[Sequencer::fifo_port_of(unit)]; };
   dma_.in.bind(queue(UnitIndex::kDma));
   xfer_.in.bind(queue(UnitIndex::kXfer));
+  xfer_.host_in.bind(queue(UnitIndex::kHost));
   seq_.direct[Sequencer::direct_port_of(UnitIndex::kVpu)].bind(vpu_.in);
   for (uint32_t m = 0; m < mxus; ++m) {
     seq_.direct[Sequencer::direct_port_of(UnitIndex::mxu_weights(m))].bind(mxus_[m]->weights_in);

@@ -167,7 +167,7 @@ class AnalyticalEngine final : public Engine {
     for (auto& m : s.mxu) m.reset(hw_.chip.core.mxu);
     s.vpu.reset();
     s.dma.reset(hw_.chip.core.dma.engines);
-    s.xfer.reset(hw_.chip.core.xfer.channels);
+    s.xfer.reset(s.xfer_q.channels());  // the transfer queue's and the host queue's
     s.host.reset();
     if (trace) {
       s.process = "slice.chip" + std::to_string(cp.chip);
@@ -549,7 +549,8 @@ class AnalyticalEngine final : public Engine {
     if (s.unscheduled[UnitIndex::kDma] > 0) frontier = std::min(frontier, s.engines.last_start(DmaEngines::kMain));
     if (s.unscheduled[UnitIndex::kDmaAsync] > 0)
       frontier = std::min(frontier, std::max(s.engines.last_start(DmaEngines::kBackground), floor(s)));
-    if (s.unscheduled[UnitIndex::kXfer] > 0) frontier = std::min(frontier, std::max(s.xfer_q.last_start(), floor(s)));
+    if (s.unscheduled[UnitIndex::kXfer] > 0) frontier = std::min(frontier, std::max(s.xfer_q.last_start(0), floor(s)));
+    if (s.unscheduled[UnitIndex::kHost] > 0) frontier = std::min(frontier, std::max(s.xfer_q.last_start(1), floor(s)));
     s.hbm.prune(frontier);
     s.engines.prune(frontier);
     s.pruned_at = size();
@@ -590,7 +591,8 @@ class AnalyticalEngine final : public Engine {
     const uint32_t peer_chip = send ? cp.peer(i).chip : cp.chip;
     const Route* route = send ? &route_to(s, peer_chip, ins.bytes) : nullptr;
     const TransferEstimate e = send ? route->estimate : host_transfer_estimate(hw_, r_, load, ins.bytes, ins.dcn);
-    const UnitPool::Pick p = s.xfer_q.pick(0, ready);
+    const uint32_t q = XferChannels::queue_of(ins.op);
+    const UnitPool::Pick p = s.xfer_q.pick(q, ready);
     const uint64_t t0 = p.start + e.setup_cycles;
     uint64_t flow = t0;  // the first byte leaves the source
     if (!load && ins.bytes > 0) {
@@ -603,7 +605,7 @@ class AnalyticalEngine final : public Engine {
     flow = s.xfer_q.stream_after(stage, flow);
     const uint64_t injected = flow + e.stream_cycles;
     const uint64_t delivered = injected + e.path_cycles;
-    s.xfer_q.injected(p, stage, injected);
+    s.xfer_q.injected(q, p, stage, injected);
     s.at = delivered;
     s.xfer.transfer(ins, injected - p.start);
     if (trace_) emit(s, s.prefix + ".xfer" + std::to_string(p.unit), ins, p.start, injected - p.start, ins.bytes);

@@ -17,9 +17,10 @@
 //  * With background DMAs (calendars), the engine places the core's two DMA queues out of time
 //    order, so the server is a calendar: a DMA is served in the idle time from its request on,
 //    piece by piece in the gaps the DMAs and reads already placed leave (the HBM interleaves
-//    requests chunk by chunk: a DMA does not wait for one gap that holds all of it), a read the
-//    earliest interval without DMAs; a send's write at a destination with calendars is reserved
-//    (reserve_write).
+//    requests chunk by chunk: a DMA does not wait for one gap that holds all of it), a read
+//    likewise in the gaps the DMAs leave (a transfer reads at its stream rate, far below the HBM's:
+//    a 64 MiB host copy must not wait for one DMA-free gap of its whole HBM time); a send's write
+//    at a destination with calendars is reserved (reserve_write).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -64,9 +65,14 @@ class HbmServer {
   Service serve_read(uint64_t at, uint64_t b) {
     const uint64_t t = hbm_transfer_cycles(rate_, b);
     uint64_t begin = std::max(at, dma_free_);
-    if (calendars_) {
-      begin = dmas_.first_fit(at, t);
-      reads_.add(begin, t);
+    if (calendars_) {  // piece by piece in the DMAs' gaps, as they are (reads may overlap reads)
+      begin = dmas_.first_fit(at, 0);
+      for (uint64_t left = t, x = begin; left > 0;) {
+        const uint64_t piece = std::min(left, dmas_.next_start(x) - x);
+        reads_.add(x, piece);
+        left -= piece;
+        x = left > 0 ? dmas_.first_fit(x + piece, 0) : x;
+      }
     }
     free_ = std::max(free_, begin) + t;  // the read delays later DMAs, not its own start
     account(b);

@@ -6,7 +6,7 @@
 namespace tpusim {
 
 struct XferParams {
-  uint32_t channels = 1;  // transfers in flight at once per core (DMA streams of the transfer queue)
+  uint32_t channels = 1;  // sends in flight at once per core (DMA streams of the transfer queue; the host queue has its own)
 };
 
 }  // namespace tpusim

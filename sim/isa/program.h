@@ -22,9 +22,11 @@
 //  * MXU weight double buffering is expressed by the compiler with deps (a weight load for tile
 //    i+2 depends on the last matmul that used tile i); the sim checks only that at most
 //    `mxu.weight_buffers` tiles are resident.
-//  * Transfers between cores (kSend/kRecv) and with the host (kHostLoad/kHostStore) run on the
-//    core's transfer queue (in order, separate from the HBM<->VMEM DMA engines); a kRecv occupies
-//    no unit: it completes when its data has arrived. See sim/ici/ici_timing.h for their timing.
+//  * Transfers between cores (kSend/kRecv) run on the core's transfer queue, transfers with the
+//    host (kHostLoad/kHostStore) on its host queue: each in order, independent of the other (the
+//    host's PCIe DMA does not wait behind the ICI's), both on the core's transfer channels and
+//    separate from the HBM<->VMEM DMA engines; a kRecv occupies no unit: it completes when its
+//    data has arrived. See sim/ici/ici_timing.h for their timing.
 //  * VMEM: `vmem_allocs` lists the core's VMEM buffers; the sim rejects a program whose
 //    allocations exceed the configured capacity or overlap while both live.
 //  * Repeats (optional, sim/isa/repeat.h): a tile loop's body stored once with its run count.

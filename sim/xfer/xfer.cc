@@ -55,6 +55,7 @@ uint64_t train_bytes(const HwConfig& hw, const ResolvedHw& r) {
 Xfer::Xfer(sc_core::sc_module_name name)
     : sc_module(name),
       in("in"),
+      host_in("host_in"),
       done("done"),
       hbm("hbm"),
       noc("noc"),
@@ -78,7 +79,8 @@ void Xfer::configure(const HwConfig& hw, const ResolvedHw& r) {
   chunk_bytes_ = hw.chip.core.dma.chunk_bytes;
   packet_bytes_ = std::max<uint32_t>(hw.chip.ici.packet_bytes, 1);
   train_bytes_ = train_bytes(hw, r);
-  channels_.resize(std::max<uint32_t>(hw.chip.core.xfer.channels, 1));
+  send_channels_ = std::max<uint32_t>(hw.chip.core.xfer.channels, 1);
+  channels_.resize(send_channels_ + XferChannels::kHostChannels);
   for (size_t c = 0; c < channels_.size(); ++c) {
     channels_[c].index = uint32_t(c);
     channels_[c].track = TraceNames::of(name(), std::to_string(c));
@@ -94,38 +96,54 @@ void Xfer::begin_run(const CorePlan* plan, const RunContext* run) {
     ch.act = Active{};
     ch.next = 0;
   }
-  pool_.reset(uint32_t(channels_.size()));
-  holding_ = false;
+  pool_.reset(send_channels_);
+  for (Head& h : heads_) h.holding = false;
   stats_.reset(uint32_t(channels_.size()));
 }
 
-// Each activation: hand on the trains that are due, then issue in stream order: the head
-// transfer starts on the channel the pool picks; when none is free, wake up when one frees (or
-// when a train is due, or the sequencer queues a transfer).
+// Each activation: hand on the trains that are due, then issue each queue (transfer, host) in
+// stream order: its head transfer starts on the channel the pool picks among the queue's; when
+// none is free, wake up when one frees (or when a train is due, or the sequencer queues a
+// transfer).
 void Xfer::step() {
-  if (!stream_) return next_trigger(in->data_written_event());
+  if (!or_built_) {  // the fifo events exist once the ports are bound
+    either_written_ = in->data_written_event() | host_in->data_written_event();
+    or_built_ = true;
+  }
+  if (!stream_) return next_trigger(either_written_);
   const uint64_t now = run_->now_cycle();  // the unit only waits whole cycles
   for (Channel& ch : channels_)
     if (ch.act.on && ch.next <= now) ch.next = send_train(ch, now);
-  for (;;) {
-    if (!holding_) {
-      if (!in->nb_read(held_)) break;
-      holding_ = true;
+  uint64_t wake = UINT64_MAX;
+  bool holding = false;
+  for (uint32_t q = 0; q < 2; ++q) {
+    Head& h = heads_[q];
+    sc_core::sc_fifo_in<uint32_t>& from = q == 0 ? in : host_in;
+    for (;;) {
+      if (!h.holding) {
+        if (!from->nb_read(h.held)) break;
+        h.holding = true;
+      }
+      const UnitPool::Pick p = pool_.pick(q, now);
+      if (p.start > now) break;
+      h.holding = false;
+      pool_.hold(q, p, UnitPool::kHeld);  // until finish()
+      Channel& ch = channels_[p.unit];
+      begin(ch, h.held, now);
+      ch.next = send_train(ch, now);
     }
-    const UnitPool::Pick p = pool_.pick(0, now);
-    if (p.start > now) break;
-    holding_ = false;
-    pool_.hold(0, p, UnitPool::kHeld);  // until finish()
-    Channel& ch = channels_[p.unit];
-    begin(ch, held_, now);
-    ch.next = send_train(ch, now);
+    if (h.holding) {
+      wake = std::min(wake, pool_.pick(q, now).start);  // an idle channel of the queue frees
+      holding = true;
+    }
   }
-  uint64_t wake = holding_ ? pool_.pick(0, now).start : UINT64_MAX;  // an idle channel frees
   for (const Channel& ch : channels_)
     if (ch.act.on) wake = std::min(wake, ch.next);
-  if (holding_) return next_trigger(run_->clock.cycles(wake - now));  // a channel is busy: wake < max
-  if (wake == UINT64_MAX) return next_trigger(in->data_written_event());
-  next_trigger(run_->clock.cycles(wake - now), in->data_written_event());
+  // A queue whose head waits for a channel reads nothing more until one frees (wake < max then);
+  // the other may still get an instruction.
+  if (wake == UINT64_MAX) return next_trigger(either_written_);
+  if (holding && heads_[0].holding && heads_[1].holding) return next_trigger(run_->clock.cycles(wake - now));
+  next_trigger(run_->clock.cycles(wake - now), either_written_);
 }
 
 void Xfer::begin(Channel& ch, uint32_t i, uint64_t now) {

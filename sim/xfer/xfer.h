@@ -55,7 +55,8 @@ uint64_t train_bytes(const HwConfig& hw, const ResolvedHw& r);
 
 class Xfer : public sc_core::sc_module, public TrainIf {
  public:
-  sc_core::sc_fifo_in<uint32_t> in;              // instruction indices from the sequencer
+  sc_core::sc_fifo_in<uint32_t> in;              // instruction indices from the sequencer: kSend
+  sc_core::sc_fifo_in<uint32_t> host_in;         // ... kHostLoad, kHostStore (the host queue)
   sc_core::sc_port<CompletionIf> done;           // to the core's sequencer (transfers and recvs)
   tlm_utils::simple_initiator_socket<Xfer> hbm;  // to the chip's HBM
   sc_core::sc_port<TrainIf> noc;                 // sends to a core of the same chip
@@ -109,10 +110,16 @@ class Xfer : public sc_core::sc_module, public TrainIf {
   isa::StreamView stream_;  // the core stream of the run (set by begin_run)
   const RunContext* run_ = nullptr;
   bool used_ = false;
-  std::vector<Channel> channels_;
+  std::vector<Channel> channels_;   // the transfer queue's, then the host queue's
+  uint32_t send_channels_ = 1;
   XferChannels pool_;               // which channel a transfer takes and when (cycles)
-  bool holding_ = false;            // `held_` was taken from the queue but no channel was free
-  uint32_t held_ = 0;
+  struct Head {
+    bool holding = false;           // `held` was taken from the queue but no channel was free
+    uint32_t held = 0;
+  };
+  Head heads_[2];                   // the transfer queue's, the host queue's
+  bool or_built_ = false;
+  sc_core::sc_event_or_list either_written_;
   tlm::tlm_generic_payload trans_;  // reused for every HBM request
   HbmRequestTag* tag_ = nullptr;    // owned by trans_
   XferStats stats_;

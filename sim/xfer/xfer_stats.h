@@ -54,7 +54,7 @@ struct XferStats {
     g.counter("host_store_bytes", &host_store_bytes, "bytes", "bytes stored to host RAM");
     g.counter("busy_cycles", &busy_cycles, "cycles",
               "channel occupancy summed over channels (start until the last byte left the source)");
-    g.counter("channels", &channels, "channels", "transfer channels of the core");
+    g.counter("channels", &channels, "channels", "transfer channels of the core: the transfer queue's and the host queue's");
     g.derived("utilization",
               [this] { return run_cycles && channels ? double(busy_cycles) / (double(channels) * double(run_cycles)) : 0.0; },
               "fraction", "busy_cycles / (channels * core cycles of the run)");

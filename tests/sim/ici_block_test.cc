@@ -7,6 +7,8 @@
 // 2000. A transfer taken at 2000 starts its stream at 2000 + 64 (+ 235 when it reads HBM).
 #include <gtest/gtest.h>
 
+#include "sim/xfer/xfer_channels.h"
+
 #include <algorithm>
 
 #include "sim/base/sim_error.h"
@@ -78,7 +80,7 @@ TEST(IciBlock, SendOneAndTwoHops) {
   EXPECT_FALSE(r.stats.contains("slice.chip0.ici.y+"));
   EXPECT_EQ(test::stat(r, "slice.chip0.core0.xfer", "sends"), 2);
   EXPECT_EQ(test::stat(r, "slice.chip0.core0.xfer", "busy_cycles"), 2 * (64 + 235 + 12021));
-  EXPECT_EQ(test::stat(r, "slice.chip0.core0.xfer", "channels"), 1);
+  EXPECT_EQ(test::stat(r, "slice.chip0.core0.xfer", "channels"), 1 + XferChannels::kHostChannels);  // + the host queue's
   EXPECT_EQ(trace.on("slice.chip0", "core0.xfer0").size(), 2u);
   EXPECT_EQ(test::stat(r, "slice.chip3.core1.xfer", "recvs"), 1);
   EXPECT_EQ(test::stat(r, "slice.chip3.core1.xfer", "recv_bytes"), kMiB);
@@ -122,8 +124,8 @@ TEST(IciBlock, ConcurrentSendsOnTheFirstFreeChannel) {
   EXPECT_EQ(ch0[1].name, "x_again");
   EXPECT_EQ(ch0[1].start, 14320u);
   EXPECT_EQ(test::stat(r, "slice.chip0.core0.xfer", "busy_cycles"), 3 * (64 + 235 + 12021));
-  EXPECT_EQ(test::stat(r, "slice.chip0.core0.xfer", "channels"), 2);
-  EXPECT_NEAR(test::stat(r, "slice.chip0.core0.xfer", "utilization"), 3.0 * 12320 / (2.0 * 27580), 1e-12);
+  EXPECT_EQ(test::stat(r, "slice.chip0.core0.xfer", "channels"), 2 + XferChannels::kHostChannels);  // + the host queue's
+  EXPECT_NEAR(test::stat(r, "slice.chip0.core0.xfer", "utilization"), 3.0 * 12320 / (4.0 * 27580), 1e-12);
 }
 
 // Two 4 MiB flows from both cores of chip0 to chip1 share chip0.ici.x+: the link is busy back to

@@ -118,12 +118,20 @@ TEST(XferChannels, FirstStagesAndStreamingBehindThem) {
   XferChannels x;
   x.reset(2, XferChannels::stage_count(hw));
   const UnitPool::Pick a = x.pick(0, 10);
-  x.injected(a, 0, 500);
+  x.injected(0, a, 0, 500);
   EXPECT_EQ(x.stream_after(0, 100), 500u);  // behind the transfer through the same stage
   EXPECT_EQ(x.stream_after(1, 100), 100u);
   const UnitPool::Pick b = x.pick(0, 20);  // the other channel is free
   EXPECT_EQ(b.unit, 1u);
   EXPECT_EQ(b.start, 20u);
+  // The host queue (1) starts in its own order on its own channels (after the 2 of queue 0): not
+  // after the transfer queue's last start (10), whatever queue 0's channels hold.
+  x.injected(0, b, 0, 900);
+  const UnitPool::Pick h = x.pick(1, 5);
+  EXPECT_EQ(h.start, 5u);
+  EXPECT_EQ(h.unit, 2u);
+  EXPECT_EQ(x.pick(0, 5).start, 500u);  // both of queue 0's channels busy until 500
+  EXPECT_EQ(x.channels(), 2u + XferChannels::kHostChannels);
 }
 
 TEST(HbmServer, OneSerialServerPerCore) {
@@ -171,7 +179,9 @@ TEST(HbmServer, CalendarsServeTheEarliestIdleInterval) {
   EXPECT_EQ(h.serve_dma(10000, kMiB).begin, 10000u);     // [10000, 12434)
   EXPECT_EQ(h.serve_dma(0, kMiB / 2).begin, 0u);         // before it: [0, 1217)
   EXPECT_EQ(h.serve_dma(0, kMiB).begin, 1217u);          // the gap [1217, 10000) holds it
-  EXPECT_EQ(h.serve_read(8000, kMiB).begin, 12434u);     // a read avoids the DMAs
+  // A read fills the DMAs' gaps too (a transfer reads at its stream rate): [8000, 10000), then
+  // the rest from 12434.
+  EXPECT_EQ(h.serve_read(8000, kMiB).begin, 8000u);
   EXPECT_EQ(h.serve_dma(3651, kMiB / 2).begin, 3651u);   // [3651, 4868): still a gap
   // A write of 1 MiB delivered at t must find 2434 cycles among the DMAs ([0, 4868) and
   // [10000, 12434) now) ending by t, else the delivery waits for the first room after.

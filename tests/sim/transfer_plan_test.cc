@@ -36,10 +36,11 @@ TEST(TransferPlan, UnitsAndPairs) {
   const CorePlan& ca = plan.cores()[0];
   const CorePlan& cb = plan.cores()[1];
   EXPECT_EQ(ca.unit[0], UnitIndex::kXfer);
-  EXPECT_EQ(ca.unit[1], UnitIndex::kXfer);
+  EXPECT_EQ(ca.unit[1], UnitIndex::kHost);  // host transfers: the host queue, beside the transfer queue
   EXPECT_EQ(ca.unit[2], UnitIndex::kRecv);
-  EXPECT_EQ(ca.unit[3], UnitIndex::kXfer);
-  EXPECT_EQ(ca.queues.size(UnitIndex::kXfer), 3u);
+  EXPECT_EQ(ca.unit[3], UnitIndex::kHost);
+  EXPECT_EQ(ca.queues.size(UnitIndex::kXfer), 1u);
+  EXPECT_EQ(ca.queues.size(UnitIndex::kHost), 2u);
   EXPECT_TRUE(ca.has_transfers);
   EXPECT_EQ(ca.match_instr(0), 0u);
   EXPECT_EQ(ca.match_slot(0), 1u);
