@@ -68,6 +68,8 @@ void lower_fusion(LowerContext& cx, const Fusion& f) {
     return;  // no work: where a core waits for its collective (compile_spmd_step)
   if (f.kind == FusionKind::kCollective)
     lower_collective_alone(cx, f);  // across replicas: compile_spmd_step
+  else if (f.kind == FusionKind::kHostCopy)
+    lower_host_copy(cx, f);
   else
     lower_kernel(cx, f);
   cx.pb.add_kernel_costs(cx.flops - flops, cx.hbm_bytes - hbm_bytes);

@@ -164,6 +164,9 @@ class Backward {
       case OpKind::kCollective:  // imported modules carry their own backward pass
       case OpKind::kCollectiveDone:
         throw std::invalid_argument("autodiff: no gradient of a collective (" + n.name + ")");
+      case OpKind::kHostOffload:  // written after the backward is built (models/recompute.h)
+      case OpKind::kHostReload:
+        throw std::invalid_argument("autodiff: no gradient of a host copy (" + n.name + ")");
     }
   }
 

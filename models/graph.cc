@@ -398,15 +398,46 @@ int Graph::collective(int x, CollectiveAttrs a, const std::string& name) {
 
 int Graph::collective_done(int x, const std::string& name) {
   const Node& in = node(x);
-  require(in.kind == OpKind::kCollective && in.collective.async,
-          "collective done: '" + in.name + "' is not an asynchronous collective");
+  require((in.kind == OpKind::kCollective && in.collective.async) || in.kind == OpKind::kHostOffload,
+          "collective done: '" + in.name + "' is not an asynchronous collective or a host offload");
   Node n;
   n.kind = OpKind::kCollectiveDone;
-  n.name = name.empty() ? std::string(collective_op_name(in.collective.op)) + "-done" : name;
+  n.name = !name.empty()                       ? name
+           : in.kind == OpKind::kHostOffload ? std::string("copy-done")
+                                             : std::string(collective_op_name(in.collective.op)) + "-done";
   n.shape = in.shape;
   n.dtype = in.dtype;
   n.inputs = {x};
   n.collective = in.collective;  // a combined collective's parts' dones are awaited as one
+  return add(std::move(n));
+}
+
+int Graph::host_offload(int x, const std::string& name) {
+  const Node& in = node(x);
+  require(in.kind != OpKind::kHostOffload && in.kind != OpKind::kHostReload && in.kind != OpKind::kCollectiveDone,
+          "host offload: '" + in.name + "' is already a host copy or a done");
+  Node n;
+  n.kind = OpKind::kHostOffload;
+  n.name = name.empty() ? in.name + ".offload" : name;
+  n.shape = in.shape;
+  n.dtype = in.dtype;
+  n.inputs = {x};
+  n.sharding = in.sharding;
+  return add(std::move(n));
+}
+
+int Graph::host_reload(int h, const std::string& name) {
+  const Node& in = node(h);
+  const bool offloaded = in.kind == OpKind::kHostOffload ||
+                         (in.kind == OpKind::kCollectiveDone && node(in.inputs.at(0)).kind == OpKind::kHostOffload);
+  require(offloaded, "host reload: '" + in.name + "' is not an offloaded value");
+  Node n;
+  n.kind = OpKind::kHostReload;
+  n.name = name.empty() ? in.name + ".reload" : name;
+  n.shape = in.shape;
+  n.dtype = in.dtype;
+  n.inputs = {h};
+  n.sharding = in.sharding;
   return add(std::move(n));
 }
 

@@ -69,11 +69,21 @@ enum class OpKind : uint8_t {
   // Where an asynchronous collective's result is awaited (XLA's all-reduce-done, all-gather-done,
   // ...): its one operand is an async kCollective, its value that collective's (the same buffer).
   // The kernels scheduled between the collective and its done run while it is under way; the
-  // kernels after the done wait for it. No work of its own.
+  // kernels after the done wait for it. No work of its own. Also where a kHostOffload is awaited
+  // (XLA's copy-done): its operand's HBM buffer is free after it.
   kCollectiveDone,
-  // One output of a fused attention kernel (flash attention: Node::attention). Last in the list so
-  // that the other kinds keep their values (compilation cache keys hash them).
+  // One output of a fused attention kernel (flash attention: Node::attention). After the kinds
+  // above so that they keep their values (compilation cache keys hash them); new kinds go last.
   kAttention,
+  // Host offload (XLA's copy-start/copy-done to and from pinned host memory, S(5)): out = operand.
+  // kHostOffload copies a value from HBM to the host's RAM over PCIe, in the background from where
+  // it is scheduled; its value lives in host memory, and the operand's HBM buffer is held until
+  // its kCollectiveDone. kHostReload copies an offloaded value (a kHostOffload or its done) back
+  // into HBM, in the background from where it is scheduled, awaited by its first reader. Each is a
+  // kernel of its own (compiler/plan/fusion.h); autodiff never sees them (models/recompute.h
+  // writes them after the backward is built).
+  kHostOffload,
+  kHostReload,
 };
 
 // XLA's cross-replica collectives. The graph is the program of one replica (SPMD: every replica
@@ -255,9 +265,13 @@ class Graph {
   // range or not divisible as the op needs, a permute pair outside the replicas or a source or
   // target named twice.
   int collective(int x, CollectiveAttrs attrs, const std::string& name = "");
-  // The point where the async collective `x` is awaited (OpKind::kCollectiveDone); refuses an `x`
-  // that is not an asynchronous collective.
+  // The point where the async collective or host offload `x` is awaited (OpKind::kCollectiveDone);
+  // refuses an `x` that is neither an asynchronous collective nor a kHostOffload.
   int collective_done(int x, const std::string& name = "");
+  // `x` copied to host memory (OpKind::kHostOffload), and an offloaded value `h` (a kHostOffload or
+  // its done) copied back into HBM (kHostReload). Both keep `x`'s shape, dtype and sharding.
+  int host_offload(int x, const std::string& name = "");
+  int host_reload(int h, const std::string& name = "");
   // A part of a flat all-gather (CollectiveAttrs::flat; attrs.op kAllGather, attrs.combine the
   // gather's id): the tensor of `shape` gathered from the 1-D shard `shard`. Refuses a `shape`
   // with more elements than the gathered buffer's group x shard.

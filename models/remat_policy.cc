@@ -13,7 +13,9 @@ const NameTable<RematPolicy>& enum_names(RematPolicy) {
                                            {RematPolicy::kSaveDotExceptMlpwi, "save_dot_except_mlpwi"},
                                            {RematPolicy::kSaveDotExceptMlp, "save_dot_except_mlp"},
                                            {RematPolicy::kSaveQkvProj, "save_qkv_proj"},
-                                           {RematPolicy::kCustom, "custom"}};
+                                           {RematPolicy::kCustom, "custom"},
+                                           {RematPolicy::kQkvProjOffloaded, "qkv_proj_offloaded"},
+                                           {RematPolicy::kMinimalOffloaded, "minimal_offloaded"}};
   return t;
 }
 
@@ -27,7 +29,7 @@ const NameTable<RematTensor>& enum_names(RematTensor) {
   static const NameTable<RematTensor> t = {{RematTensor::kQueryProj, "query_proj"}, {RematTensor::kKeyProj, "key_proj"},
                                            {RematTensor::kValueProj, "value_proj"}, {RematTensor::kContext, "context"},
                                            {RematTensor::kOutProj, "out_proj"},     {RematTensor::kMlpwi, "mlpwi"},
-                                           {RematTensor::kMlpwo, "mlpwo"}};
+                                           {RematTensor::kMlpwo, "mlpwo"},      {RematTensor::kDecoderLayerInput, "decoder_layer_input"}};
   return t;
 }
 
@@ -35,13 +37,18 @@ RematTensors remat_tensors(RematPolicy p, const RematTensors& custom) {
   using enum RematTensor;
   RematTensors t;
   t.fill(RematChoice::kRemat);
-  auto keep = [&](std::initializer_list<RematTensor> names) {
-    for (RematTensor x : names) t[size_t(x)] = RematChoice::kDevice;
+  t[size_t(kDecoderLayerInput)] = RematChoice::kDevice;
+  auto keep = [&](std::initializer_list<RematTensor> names, RematChoice where = RematChoice::kDevice) {
+    for (RematTensor x : names) t[size_t(x)] = where;
   };
   switch (p) {
     case RematPolicy::kNone:  // no recomputation at all: the caller does not recompute
     case RematPolicy::kFull: break;
     case RematPolicy::kMinimal: keep({kQueryProj, kKeyProj, kValueProj, kOutProj, kMlpwi, kMlpwo}); break;
+    case RematPolicy::kMinimalOffloaded:
+      keep({kQueryProj, kKeyProj, kValueProj, kOutProj, kMlpwi, kMlpwo}, RematChoice::kOffload);
+      break;
+    case RematPolicy::kQkvProjOffloaded: keep({kQueryProj, kKeyProj, kValueProj}, RematChoice::kOffload); break;
     case RematPolicy::kSaveDotExceptMlpwi: keep({kQueryProj, kKeyProj, kValueProj, kOutProj, kMlpwo}); break;
     case RematPolicy::kSaveDotExceptMlp: keep({kQueryProj, kKeyProj, kValueProj, kOutProj}); break;
     case RematPolicy::kSaveQkvProj: keep({kQueryProj, kKeyProj, kValueProj}); break;
@@ -66,9 +73,14 @@ std::optional<RematTensor> remat_tensor_of(const Node& n) {
   return std::nullopt;
 }
 
-bool remat_keeps(const RematTensors& t, const Node& n) {
-  const std::optional<RematTensor> x = remat_tensor_of(n);
-  return x && t[size_t(*x)] == RematChoice::kDevice;
+RematSpec remat_spec(const RematTensors& t) {
+  RematSpec s;
+  s.saved = [t](const Node& n) {
+    const std::optional<RematTensor> x = remat_tensor_of(n);
+    return x ? t[size_t(*x)] : RematChoice::kRemat;
+  };
+  s.input = t[size_t(RematTensor::kDecoderLayerInput)];
+  return s;
 }
 
 }  // namespace tpusim::models

@@ -283,6 +283,10 @@ class ComputationWriter {
         return;
       case OpKind::kAttention:  // XLA holds it as a custom-call to a Mosaic kernel, whose body HLO text does not carry
         throw std::invalid_argument("hlo export: flash attention (" + n.name + ") has no HLO form; export the step with attention: eager");
+      case OpKind::kHostOffload:
+      case OpKind::kHostReload:
+        throw std::invalid_argument("hlo export: host offload (" + n.name +
+                                    ") is not exported; export the step with remat_tensors device or remat");
     }
     throw std::logic_error("hlo export: unknown op kind");
   }

@@ -50,6 +50,11 @@ void lower_dot_kernel(LowerContext& cx, const Fusion& f);
 // Flash attention kernels (models::OpKind::kAttention): the forward or the backward of one call,
 // block by block in VMEM (compiler/lower/lower_attention.cc).
 void lower_attention_kernel(LowerContext& cx, const Fusion& f);
+// A host copy (FusionKind::kHostCopy: models::OpKind::kHostOffload or kHostReload): one kernel of
+// one transfer over the chip's PCIe link (isa::Op::kHostStore / kHostLoad) of the value's bytes,
+// after the kernels before it. Returns the transfer's stream index (compile_spmd_step runs it in
+// the background and awaits it at its done or first reader; alone, the next kernel waits for it).
+uint32_t lower_host_copy(LowerContext& cx, const Fusion& f);
 // One of these by the fusion's kind; records the kernel's share of cx.flops and cx.hbm_bytes
 // in its kernel table entry (ProgramBuilder::add_kernel_costs), so that the entries of a program
 // add up to its ProgramInfo.

@@ -160,6 +160,8 @@ class Materialize {
       case OpKind::kReduce: mat_[v] = true; break;
       case OpKind::kCollective:
       case OpKind::kCollectiveDone:
+      case OpKind::kHostOffload:
+      case OpKind::kHostReload:
       case OpKind::kGather:
       case OpKind::kScatterAdd:
       case OpKind::kAttention:
@@ -282,6 +284,8 @@ void classify_kernels(const PlanningGraph& pg, FusionPlan& plan) {
       f.kind = FusionKind::kAttention;
     else if (nodes[v].kind == OpKind::kCollectiveDone)
       f.kind = FusionKind::kCollectiveDone;
+    else if (nodes[v].kind == OpKind::kHostOffload || nodes[v].kind == OpKind::kHostReload)
+      f.kind = FusionKind::kHostCopy;
     else if (nodes[v].kind == OpKind::kReduce)
       f.kind = FusionKind::kReduce;
     else if (f.dot >= 0)
@@ -314,7 +318,7 @@ void merge_reductions(const PlanningGraph& pg, FusionPlan& plan) {
                                               pg.group[size_t(x)] == pg.group[size_t(f.root)]);
       if (producer != merged.end() && same_group && producer->kind != FusionKind::kReduce &&
           producer->kind != FusionKind::kCollective && producer->kind != FusionKind::kCollectiveDone &&
-          producer->kind != FusionKind::kAttention &&
+          producer->kind != FusionKind::kAttention && producer->kind != FusionKind::kHostCopy &&
           reduce_fits_producer(pg.g, *producer, pg.nodes[f.root])) {
         producer->merged_reduces.push_back(f.root);
         continue;
@@ -327,8 +331,9 @@ void merge_reductions(const PlanningGraph& pg, FusionPlan& plan) {
 
 // Pass 6: an asynchronous collective reads its operands until it ends: until its done, or until
 // the next asynchronous collective starts (they run one at a time on the background queues),
-// whichever comes first. That kernel lists them as inputs too, so that the memory plan keeps them
-// live until then.
+// whichever comes first. A host offload reads its operand until its done (the copies are not
+// serialized with the collectives: they take the PCIe link). That kernel lists them as inputs
+// too, so that the memory plan keeps them live until then.
 void async_operands_live_until_done(const models::Graph& g, FusionPlan& plan) {
   std::map<int, size_t> writer;
   for (size_t k = 0; k < plan.fusions.size(); ++k)
@@ -336,14 +341,18 @@ void async_operands_live_until_done(const models::Graph& g, FusionPlan& plan) {
   auto is_async = [&](const Fusion& f) {
     return f.kind == FusionKind::kCollective && g.node(f.root).collective.async;
   };
+  auto is_offload = [&](const Fusion& f) {
+    return f.kind == FusionKind::kHostCopy && g.node(f.root).kind == OpKind::kHostOffload;
+  };
   std::vector<std::vector<int>> operands;  // each kernel's own inputs, before any is added below
   for (const Fusion& f : plan.fusions) operands.push_back(f.inputs);
   for (size_t k = 0; k < plan.fusions.size(); ++k) {
-    if (!is_async(plan.fusions[k])) continue;
+    const bool offload = is_offload(plan.fusions[k]);
+    if (!is_async(plan.fusions[k]) && !offload) continue;
     size_t end = plan.fusions.size();
     for (size_t j = k + 1; j < plan.fusions.size() && end == plan.fusions.size(); ++j) {
       const Fusion& f = plan.fusions[j];
-      if (is_async(f)) end = j;
+      if (is_async(f) && !offload) end = j;
       if (f.kind == FusionKind::kCollectiveDone)
         for (int x : f.inputs)
           if (auto w = writer.find(x); w != writer.end() && w->second == k) end = j;

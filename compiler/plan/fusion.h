@@ -25,6 +25,9 @@
 //  * A collective's done (models::OpKind::kCollectiveDone) is a kernel of its own without work
 //    (FusionKind::kCollectiveDone): the point where the core waits for the collective; the dones of
 //    a combined collective's parts are one.
+//  * A host copy (models::OpKind::kHostOffload, kHostReload) is a kernel of its own
+//    (FusionKind::kHostCopy): one transfer over PCIe, its operand and result materialized (an
+//    offload's result in host memory: compiler/plan/memory_plan.h).
 //
 // Kernel order: a topological order of the graph; a scheduled graph's (models::Graph::scheduled)
 // is its node order (the kernels ordered by their roots' ids).
@@ -49,7 +52,7 @@ namespace tpusim::compiler {
 // The HLO-like module: the op graph as a Boost graph (edge u->v: v reads u).
 using HloGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
 
-enum class FusionKind { kLoop, kReduce, kDot, kCollective, kCollectiveDone, kAttention };
+enum class FusionKind { kLoop, kReduce, kDot, kCollective, kCollectiveDone, kAttention, kHostCopy };
 
 struct Fusion {
   FusionKind kind = FusionKind::kLoop;

@@ -16,6 +16,7 @@ const char* buffer_kind_name(BufferKind k) {
     case BufferKind::kOutput: return "output";
     case BufferKind::kGradient: return "gradient";
     case BufferKind::kGatheredParameter: return "gathered_parameter";
+    case BufferKind::kHost: return "host_offloaded";
   }
   return "?";
 }
@@ -28,6 +29,42 @@ BufferKind buffer_kind_of_role(models::ParamRole role) {
   }
   return BufferKind::kInput;
 }
+
+namespace {
+
+bool persistent(const HbmBuffer& b) { return b.kind == BufferKind::kParameter || b.kind == BufferKind::kOptimizerState; }
+
+// The persistent bytes, the peak over the kernel sequence of the other buffers (copies counted)
+// and the buffers live at it, largest first; host-offloaded buffers apart (host_peak_bytes).
+void sweep_peak(MemoryPlan& mp) {
+  int kernels = 1;
+  for (const HbmBuffer& b : mp.buffers) kernels = std::max(kernels, b.last_kernel + 1);
+  std::vector<uint64_t> live(size_t(kernels), 0), host(size_t(kernels), 0);
+  mp.persistent_bytes = 0;
+  for (const HbmBuffer& b : mp.buffers) {
+    const uint64_t bytes = b.bytes * b.copies;
+    if (persistent(b)) {
+      mp.persistent_bytes += bytes;
+      continue;
+    }
+    std::vector<uint64_t>& into = b.kind == BufferKind::kHost ? host : live;
+    for (int k = b.first_kernel; k <= b.last_kernel; ++k) into[size_t(k)] += bytes;
+  }
+  mp.peak_kernel = int(std::max_element(live.begin(), live.end()) - live.begin());
+  mp.peak_bytes = mp.persistent_bytes + live[size_t(mp.peak_kernel)];
+  mp.host_peak_bytes = *std::max_element(host.begin(), host.end());
+  mp.live_at_peak.clear();
+  for (size_t i = 0; i < mp.buffers.size(); ++i) {
+    const HbmBuffer& b = mp.buffers[i];
+    if (b.kind == BufferKind::kHost) continue;
+    if (persistent(b) || (b.first_kernel <= mp.peak_kernel && mp.peak_kernel <= b.last_kernel)) mp.live_at_peak.push_back(i);
+  }
+  std::sort(mp.live_at_peak.begin(), mp.live_at_peak.end(), [&](size_t a, size_t b) {
+    return mp.buffers[a].bytes * mp.buffers[a].copies > mp.buffers[b].bytes * mp.buffers[b].copies;
+  });
+}
+
+}  // namespace
 
 MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
                        const std::function<BufferKind(int)>& kind_of, const std::map<int, int>& donated,
@@ -81,7 +118,9 @@ MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
       if (b.kind != BufferKind::kInput) mp.persistent_bytes += b.bytes;
     } else if (producer.count(n.id)) {
       if (donated.count(n.id)) continue;  // written in place over its parameter
-      b.kind = outputs.count(n.id) ? BufferKind::kOutput : BufferKind::kTemporary;
+      b.kind = n.kind == models::OpKind::kHostOffload ? BufferKind::kHost
+               : outputs.count(n.id)                 ? BufferKind::kOutput
+                                                     : BufferKind::kTemporary;
       b.first_kernel = producer[n.id];
       b.last_kernel = outputs.count(n.id) ? last : (last_use.count(n.id) ? last_use[n.id] : b.first_kernel);
     } else {
@@ -91,21 +130,7 @@ MemoryPlan plan_memory(const models::Graph& g, const FusionPlan& plan,
     for (const auto& [out, param] : donated) b.accesses += param == n.id && producer.count(out);  // its update
     mp.buffers.push_back(std::move(b));
   }
-  // Sweep the kernel sequence for the peak of non-persistent buffers.
-  std::vector<uint64_t> live(kernels > 0 ? kernels : 1, 0);
-  for (const auto& b : mp.buffers) {
-    if (b.kind == BufferKind::kParameter || b.kind == BufferKind::kOptimizerState) continue;
-    for (int k = b.first_kernel; k <= b.last_kernel && k < int(live.size()); ++k) live[k] += b.bytes;
-  }
-  mp.peak_kernel = int(std::max_element(live.begin(), live.end()) - live.begin());
-  mp.peak_bytes = mp.persistent_bytes + live[mp.peak_kernel];
-  for (size_t i = 0; i < mp.buffers.size(); ++i) {
-    const auto& b = mp.buffers[i];
-    bool persistent = b.kind == BufferKind::kParameter || b.kind == BufferKind::kOptimizerState;
-    if (persistent || (b.first_kernel <= mp.peak_kernel && mp.peak_kernel <= b.last_kernel)) mp.live_at_peak.push_back(i);
-  }
-  std::sort(mp.live_at_peak.begin(), mp.live_at_peak.end(),
-            [&](size_t a, size_t b) { return mp.buffers[a].bytes > mp.buffers[b].bytes; });
+  sweep_peak(mp);
   return mp;
 }
 
@@ -116,34 +141,11 @@ void plan_device_memory(MemoryPlan& mp, uint32_t cores, const std::function<bool
     for (HbmBuffer& b : mp.buffers) b.copies = cores;
     mp.persistent_bytes *= cores;
     mp.peak_bytes *= cores;
+    mp.host_peak_bytes *= cores;
     return;
   }
-  auto persistent = [](const HbmBuffer& b) {
-    return b.kind == BufferKind::kParameter || b.kind == BufferKind::kOptimizerState;
-  };
-  int kernels = 1;
-  for (const HbmBuffer& b : mp.buffers) kernels = std::max(kernels, b.last_kernel + 1);
-  std::vector<uint64_t> live(size_t(kernels), 0);
-  mp.persistent_bytes = 0;
-  for (HbmBuffer& b : mp.buffers) {
-    b.copies = shared(b) ? 1 : cores;
-    const uint64_t bytes = b.bytes * b.copies;
-    if (persistent(b)) {
-      mp.persistent_bytes += bytes;
-      continue;
-    }
-    for (int k = b.first_kernel; k <= b.last_kernel; ++k) live[size_t(k)] += bytes;
-  }
-  mp.peak_kernel = int(std::max_element(live.begin(), live.end()) - live.begin());
-  mp.peak_bytes = mp.persistent_bytes + live[size_t(mp.peak_kernel)];
-  mp.live_at_peak.clear();
-  for (size_t i = 0; i < mp.buffers.size(); ++i) {
-    const HbmBuffer& b = mp.buffers[i];
-    if (persistent(b) || (b.first_kernel <= mp.peak_kernel && mp.peak_kernel <= b.last_kernel)) mp.live_at_peak.push_back(i);
-  }
-  std::sort(mp.live_at_peak.begin(), mp.live_at_peak.end(), [&](size_t a, size_t b) {
-    return mp.buffers[a].bytes * mp.buffers[a].copies > mp.buffers[b].bytes * mp.buffers[b].copies;
-  });
+  for (HbmBuffer& b : mp.buffers) b.copies = shared(b) ? 1 : cores;
+  sweep_peak(mp);
 }
 
 void place_in_cmem(MemoryPlan& mp, size_t graph_nodes, const ChipParams& chip, uint32_t sharers, bool inputs_in_hbm,
@@ -159,7 +161,7 @@ void place_in_cmem(MemoryPlan& mp, size_t graph_nodes, const ChipParams& chip, u
   std::vector<size_t> order;
   for (size_t i = 0; i < mp.buffers.size(); ++i) {
     const HbmBuffer& b = mp.buffers[i];
-    if (b.bytes == 0 || b.bytes > budget_bytes || b.accesses == 0) continue;
+    if (b.bytes == 0 || b.bytes > budget_bytes || b.accesses == 0 || b.kind == BufferKind::kHost) continue;
     if ((inputs_in_hbm && b.kind == BufferKind::kInput) || keep.count(b.node)) continue;
     order.push_back(i);
   }

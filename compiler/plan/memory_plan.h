@@ -22,7 +22,8 @@ namespace tpusim::compiler {
 
 // kGradient and kGatheredParameter are what the step compiler marks (compiler/step/spmd_step.h): a
 // reduce-scattered gradient slice or a unit's all-gathered parameters, live only around their use.
-enum class BufferKind { kParameter, kOptimizerState, kInput, kTemporary, kOutput, kGradient, kGatheredParameter };
+// kHost: a value offloaded to the host's memory (models::OpKind::kHostOffload): no HBM.
+enum class BufferKind { kParameter, kOptimizerState, kInput, kTemporary, kOutput, kGradient, kGatheredParameter, kHost };
 const char* buffer_kind_name(BufferKind k);
 // The buffer kind of a graph parameter of `role`.
 BufferKind buffer_kind_of_role(models::ParamRole role);
@@ -47,7 +48,10 @@ struct MemoryPlan {
   uint64_t persistent_bytes = 0;  // parameters + optimizer state (+ non-donated outputs' aliases)
   uint64_t peak_bytes = 0;        // persistent + the largest simultaneous set of other buffers
   int peak_kernel = 0;            // kernel index where the peak occurs
-  std::vector<size_t> live_at_peak;  // indices into `buffers`, largest first
+  std::vector<size_t> live_at_peak;  // indices into `buffers`, largest first (none in host memory)
+  // Host memory (BufferKind::kHost): the most offloaded bytes held at once for this device. Not in
+  // peak_bytes: the host's RAM holds them, the PCIe link carries them.
+  uint64_t host_peak_bytes = 0;
   // CMEM (per core; zero without CMEM). peak_bytes above still counts every buffer: HBM capacity
   // is not reduced by what CMEM holds (XLA keeps an HBM home for alternate-memory buffers).
   uint64_t cmem_budget_bytes = 0;  // this core's share of its chip's CMEM

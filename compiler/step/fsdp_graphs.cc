@@ -34,7 +34,7 @@ void write_tensor_collectives(FsdpGraphs& f, const models::Mesh& mesh, std::vect
 std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::ModelGraph fwd, uint32_t n, bool grad_ckpt,
                                               const models::OptimizerConfig& opt, bool training,
                                               const FsdpWrapPolicy& wrap, const models::Mesh& mesh,
-                                              const std::function<bool(const models::Node&)>& keep) {
+                                              const models::RematSpec& remat) {
   auto out = std::make_unique<FsdpGraphs>();
   models::Graph& g = fwd.graph;
   // The units as lists of parameter nodes of the forward graph.
@@ -63,9 +63,10 @@ std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::ModelGraph fwd, uint32_t n
     std::vector<models::ModuleRange> layers;
     for (const auto& u : fwd.units)
       if (u.layer) layers.push_back(u);
-    models::Recomputed r = models::recompute_in_backward(g, last_forward, layers, keep);
+    models::Recomputed r = models::recompute_in_backward(g, last_forward, layers, remat);
     out->graph = std::move(r.graph);
     new_id = std::move(r.new_id);
+    last_forward = r.last_forward;  // host offloads add forward nodes
     out->recomputed_nodes = r.recomputed_nodes;
     out->recomputed_layer = std::move(r.module_of);
     out->recompute_flops = r.flops;
@@ -77,7 +78,7 @@ std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::ModelGraph fwd, uint32_t n
 
   FsdpStep& s = out->step;
   s.graph = &out->graph;
-  s.last_forward = last_forward;  // forward ids are unchanged by the recomputation
+  s.last_forward = last_forward;
   s.cores = n;
   s.mesh = mesh;
   std::vector<std::string> names;

@@ -12,6 +12,7 @@
 #include "compiler/step/fsdp_wrap.h"
 #include "models/model.h"
 #include "models/optimizers.h"
+#include "models/remat_policy.h"
 #include "models/sharded_optimizer.h"
 
 namespace tpusim::compiler {
@@ -35,13 +36,14 @@ std::vector<std::pair<std::string, uint64_t>> fsdp_unit_sizes(const FsdpGraphs& 
 // evaluation step (the forward with its all-gathers only). `wrap`: the units of a wrapping policy
 // (fsdp_wrap.h) over the model's module tree; none given: ModelGraph::units. Gradient
 // checkpointing stays per layer either way.
-// `keep`: with grad_ckpt, the values of a layer its forward keeps (a remat policy's saved tensors).
+// `remat`: with grad_ckpt, what the forward keeps of a layer (a remat policy's saved tensors, in HBM
+// or host memory: models/recompute.h).
 // `mesh`: unset, {fsdp: n}; fsdp (= n) x tensor: `fwd` is one tensor replica's share with its split
 // weights annotated (models/model.h, StepShape::tensor), and the tensor axis's all-reduces are
 // written into the step graph after the backward and the recomputation (partition.h).
 std::unique_ptr<FsdpGraphs> build_fsdp_graphs(models::ModelGraph fwd, uint32_t n, bool grad_ckpt,
                                               const models::OptimizerConfig& opt, bool training = true,
                                               const FsdpWrapPolicy& wrap = {}, const models::Mesh& mesh = {},
-                                              const std::function<bool(const models::Node&)>& keep = {});
+                                              const models::RematSpec& remat = {});
 
 }  // namespace tpusim::compiler

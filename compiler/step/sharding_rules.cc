@@ -40,7 +40,9 @@ uint8_t carried_partial(const Node& n, const std::vector<TensorSharding>& in) {
   switch (n.kind) {
     case OpKind::kConvert:
     case OpKind::kReshape:
-    case OpKind::kTranspose: return in.at(0).partial;
+    case OpKind::kTranspose:
+    case OpKind::kHostOffload:
+    case OpKind::kHostReload: return in.at(0).partial;
     case OpKind::kReduce: return n.reduce == models::ReduceOp::kSum && !(in.at(0).partial & ~kSumBits) ? in.at(0).partial : 0;
     case OpKind::kElementwise:
       if (in.at(0).partial & ~kSumBits) return 0;
@@ -130,6 +132,11 @@ OpSharding op_sharding(const models::Graph& g, const Node& n) {
     case OpKind::kCollectiveDone:
       for (size_t i = 0; i < n.inputs.size(); ++i) r.operands[i] = g.node(n.inputs[i]).sharding;  // as they are
       r.out = n.sharding;
+      return r;
+    case OpKind::kHostOffload:  // a copy: the value as it is, in host memory or back
+    case OpKind::kHostReload:
+      r.operands[0] = g.node(n.inputs[0]).sharding;
+      r.out = r.operands[0];
       return r;
     case OpKind::kDot: dot_rule(g, n, r); return r;
     case OpKind::kAttention: {  // per (batch, head): batch and head splits carry; sequence and head size read whole

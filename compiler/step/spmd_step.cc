@@ -103,10 +103,11 @@ MemoryPlan plan_step_memory(const SpmdStep& step, const FusionPlan& plan, const 
     if (grads.count(b.node)) b.kind = BufferKind::kGradient;
     if (gathered.count(b.node)) b.kind = BufferKind::kGatheredParameter;
   }
-  // A collective's operand and result stay in HBM, where its transfers read and write them.
+  // A collective's or host copy's operand and result stay in HBM, where its transfers read and
+  // write them.
   std::vector<int> transferred;
   for (const Fusion& f : plan.fusions)
-    if (f.kind == FusionKind::kCollective) {
+    if (f.kind == FusionKind::kCollective || f.kind == FusionKind::kHostCopy) {
       for (int x : kernel_outputs(f)) transferred.push_back(x);
       transferred.insert(transferred.end(), f.inputs.begin(), f.inputs.end());
     }
@@ -171,6 +172,10 @@ class StepLowering {
         collective(f);
         continue;
       }
+      if (f.kind == FusionKind::kHostCopy) {
+        host_copy(f, entry);
+        continue;
+      }
       lower_fusion(split_[k] ? scx_ : cx_, f);
       last_kernel_ = f.name;
     }
@@ -180,6 +185,8 @@ class StepLowering {
   uint64_t flops() const { return cx_.flops + scx_.flops; }
   uint64_t hbm_bytes() const { return cx_.hbm_bytes + scx_.hbm_bytes; }
   uint64_t cmem_bytes() const { return cx_.cmem_bytes + scx_.cmem_bytes; }
+  uint64_t offloaded_bytes() const { return offloaded_bytes_; }
+  uint64_t reloaded_bytes() const { return reloaded_bytes_; }
 
  private:
   void collective(const Fusion& f) {
@@ -196,6 +203,17 @@ class StepLowering {
       in_flight_.insert(c.done);
       b0_.reserve_vmem_top(staging_bytes(copt_.piece_bytes));
     }
+  }
+
+  // A host copy runs in the background on the transfer queue: the next kernel does not wait for
+  // it; its done (an offload) or its first reader (a reload) does.
+  void host_copy(const Fusion& f, const isa::Deps& entry) {
+    lower_fusion(cx_, f);
+    const uint32_t x = b0_.size() - 1;  // the kernel's one transfer
+    async_done_[size_t(f.root)] = x;
+    b0_.set_entry_deps(entry);
+    const bool offload = step_.graph.node(f.root).kind == OpKind::kHostOffload;
+    (offload ? offloaded_bytes_ : reloaded_bytes_) += stored_bytes(step_.graph, f.root);
   }
 
   // A done: the next kernel waits for its collective, which is no longer under way after it.
@@ -231,6 +249,7 @@ class StepLowering {
   isa::Deps pending_;                 // what the next kernel waits for (dones)
   std::string last_kernel_;
   std::vector<GraphCollective> collectives_;
+  uint64_t offloaded_bytes_ = 0, reloaded_bytes_ = 0;
 };
 
 }  // namespace
@@ -288,6 +307,8 @@ CompiledStep compile_spmd_step(const SpmdStep& step, const HwConfig& hw, const s
   prog.info.hbm_bytes = lowering.hbm_bytes();
   prog.info.cmem_bytes = lowering.cmem_bytes();
   prog.info.cmem_resident_bytes = out.memory.cmem_peak_bytes;
+  out.host_offload_bytes = lowering.offloaded_bytes();
+  out.host_reload_bytes = lowering.reloaded_bytes();
   prog.info.fusions = out.kernels;
   uint64_t min_bytes = 0;
   for (const auto& node : g.nodes())

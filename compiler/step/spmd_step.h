@@ -14,6 +14,14 @@
 //     kernel waits for it) or, without one, by the first kernel that reads its result. While one
 //     is under way the kernels are compiled with its staging VMEM (staging_bytes) reserved.
 //
+// Host copies (models::OpKind::kHostOffload, kHostReload): one transfer each on the core's
+// transfer queue (PCIe), issued where scheduled, not waited for by the next kernel; an offload is
+// awaited at its done (its operand's HBM buffer is held until then), a reload by its first reader.
+//
+// Host copies (models::OpKind::kHostOffload, kHostReload): one transfer each on the core's
+// transfer queue (PCIe), issued where scheduled, not waited for by the next kernel; an offload is
+// awaited at its done (its operand's HBM buffer is held until then), a reload by its first reader.
+//
 // Memory (compiler/plan/memory_plan.h): one plan over the kernel sequence. A done is its collective's
 // buffer; an all-reduce writes over its operand when nothing else reads that (XLA shares an
 // element-wise op's operand buffer); collective operands and results stay in HBM (transfers read
@@ -71,6 +79,9 @@ struct CompiledStep {
   // Per core and step: the collectives' bytes by kind (graph_collective_bytes; FSDP's all-gathers:
   // the gathered bytes, its reduce-scatters: the full gradients).
   uint64_t allreduce_bytes = 0, allgather_bytes = 0, reducescatter_bytes = 0;
+  // Per core and step: activations copied to host memory and back (models::OpKind::kHostOffload,
+  // kHostReload) over PCIe.
+  uint64_t host_offload_bytes = 0, host_reload_bytes = 0;
   // False when the memory plan's peak exceeds the device's HBM: such a program cannot run (the
   // runtime's allocation fails), so it is not lowered and `program` has no instructions; the rest
   // (memory, key, ops, kernels, collectives' bytes) is filled in.

@@ -231,8 +231,15 @@ inline std::vector<Tensor> evaluate(const models::Graph& g, const std::map<int, 
         }
         break;
       }
-      case OpKind::kCollective:  // one replica's values alone cannot give another's
+      case OpKind::kHostOffload:  // copies: the value unchanged
+      case OpKind::kHostReload: out.v = in(0).v; break;
       case OpKind::kCollectiveDone:
+        if (g.node(n.inputs.at(0)).kind == OpKind::kHostOffload) {
+          out.v = in(0).v;
+          break;
+        }
+        [[fallthrough]];
+      case OpKind::kCollective:  // one replica's values alone cannot give another's
         throw std::runtime_error("evaluate: collectives are not evaluated (" + n.name + ")");
       case OpKind::kConcatenate: {
         int64_t offset = 0;

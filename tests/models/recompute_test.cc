@@ -3,7 +3,9 @@
 // outputs (and parameters).
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "models/bert.h"
@@ -74,6 +76,103 @@ TEST(Recompute, SameGradientsFromLayerInputsOnly) {
       }
     }
   }
+}
+
+// Host offload (RematSpec kOffload): every matmul output of the layers and each layer's input kept
+// in host memory. The gradients are the same; each offloaded value is copied out once, its HBM
+// buffer released (the copy's done) after its last forward reader, and copied back one layer ahead:
+// a layer's values are back before the first recomputation of the layer after it (in backward
+// order) begins; no backward node reads an offloaded value but through its copy back.
+TEST(Recompute, OffloadedValuesComeBackOneLayerAhead) {
+  ModelArch cfg = find_preset("bert-tiny");
+  cfg.layers = 3;
+  cfg.hidden = 8;
+  cfg.heads = 2;
+  cfg.intermediate = 16;
+  cfg.vocab = 11;
+  cfg.max_position = 8;
+  BertGraphOptions o;
+  o.batch = 2;
+  o.seq = 4;
+  BertGraph fwd = build_bert(cfg, o);
+  Graph& g = fwd.graph;
+  const int last_forward = int(g.nodes().size()) - 1;
+  const Gradients grads = build_backward(g, fwd.loss, fwd.params);
+  for (int gr : grads.grads) g.mark_output(gr);
+  std::vector<ModuleRange> layers;
+  for (const auto& u : fwd.units)
+    if (u.name.rfind("bert.encoder.layer.", 0) == 0) layers.push_back(u);
+  ASSERT_EQ(layers.size(), 3u);
+  RematSpec spec;
+  spec.saved = [](const Node& n) { return n.kind == OpKind::kDot ? RematChoice::kOffload : RematChoice::kRemat; };
+  spec.input = RematChoice::kOffload;
+  const Recomputed r = recompute_in_backward(g, last_forward, layers, spec);
+  const Graph& h = r.graph;
+
+  std::map<int, test::Tensor> in, in_r;
+  for (const auto& n : g.nodes()) {
+    if (n.kind != OpKind::kParameter) continue;
+    test::Tensor t{n.shape, std::vector<double>(size_t(num_elements(n.shape)))};
+    for (size_t i = 0; i < t.v.size(); ++i)
+      t.v[i] = n.dtype == DType::kS32 ? double((i * 5 + n.id) % 2) + (n.name == "attention_mask" ? 1 : 0)
+                                      : 0.1 * std::cos(0.3 * double(i) + double(n.id));
+    in[n.id] = t;
+    in_r[r.new_id[n.id]] = t;
+  }
+  const auto a = test::evaluate(g, in);
+  const auto b = test::evaluate(h, in_r);
+  for (int gr : grads.grads)
+    for (size_t i = 0; i < a[gr].v.size(); ++i) EXPECT_DOUBLE_EQ(a[gr].v[i], b[r.new_id[gr]].v[i]) << g.node(gr).name;
+
+  // Old forward id of each new forward node; the layer an original forward value belongs to (its
+  // input: the layer that reads it first).
+  std::map<int, int> old_of;
+  for (int v = 0; v <= last_forward; ++v) old_of[r.new_id[v]] = v;
+  auto layer_of = [&](int old) {
+    for (size_t l = 0; l < layers.size(); ++l)
+      if (old <= layers[l].last) return int(l);
+    return -1;
+  };
+  std::vector<int> first_clone(layers.size(), INT32_MAX);
+  for (size_t v = 0; v < h.nodes().size(); ++v)
+    if (r.module_of[v] >= 0) first_clone[size_t(r.module_of[v])] = std::min(first_clone[size_t(r.module_of[v])], int(v));
+  int offloads = 0, reloads = 0;
+  uint64_t bytes = 0;
+  std::set<int> offloaded;  // new ids of the values copied out
+  for (const Node& n : h.nodes()) {
+    if (n.kind == OpKind::kHostOffload) {
+      ++offloads;
+      EXPECT_LE(n.id, r.last_forward);
+      offloaded.insert(n.inputs[0]);
+      bytes += uint64_t(num_elements(n.shape)) * dtype_bytes(n.dtype);
+      int done = -1;
+      for (const Node& d : h.nodes())
+        if (d.kind == OpKind::kCollectiveDone && d.inputs[0] == n.id) done = d.id;
+      ASSERT_GE(done, 0) << n.name;
+      for (int v = 0; v <= r.last_forward; ++v)
+        for (int x : h.node(v).inputs)
+          if (x == n.inputs[0] && h.node(v).kind != OpKind::kHostOffload) {
+            EXPECT_LT(v, done) << h.node(v).name;
+          }
+    }
+    if (n.kind == OpKind::kHostReload) {
+      ++reloads;
+      EXPECT_GT(n.id, r.last_forward);
+      const int value = h.node(h.node(n.inputs[0]).inputs[0]).inputs[0];  // reload <- done <- offload <- value
+      const int l = layer_of(old_of.at(value));
+      ASSERT_GE(l, 0);
+      if (l + 1 < int(layers.size())) {
+        EXPECT_LT(n.id, first_clone[size_t(l + 1)]) << n.name;
+      }
+    }
+  }
+  EXPECT_GT(offloads, 3 * 2);  // at least two matmuls and the input per layer
+  EXPECT_EQ(offloads, reloads);
+  EXPECT_EQ(bytes, r.offloaded_bytes);
+  for (size_t v = size_t(r.last_forward) + 1; v < h.nodes().size(); ++v)
+    if (h.node(int(v)).kind != OpKind::kHostOffload) {
+      for (int x : h.node(int(v)).inputs) EXPECT_FALSE(offloaded.count(x)) << h.node(int(v)).name << " reads an offloaded value";
+    }
 }
 
 }  // namespace

@@ -121,12 +121,11 @@ void check_remat(const TrainingWorkload& t, const CheckContext& c, bool known_mo
   using models::RematPolicy;
   const RematTensorsConfig& r = t.remat_tensors;
   const models::RematChoice choices[] = {r.query_proj, r.key_proj, r.value_proj, r.context, r.out_proj, r.mlpwi, r.mlpwo};
-  bool any = false;
-  for (models::RematChoice x : choices) {
-    any = any || x != models::RematChoice::kRemat;
-    if (x == models::RematChoice::kOffload)
-      c.fail("remat_tensors", "offload (saved activations in host memory) is not modelled yet", "use device or remat");
-  }
+  bool any = r.decoder_layer_input != models::RematChoice::kDevice;
+  for (models::RematChoice x : choices) any = any || x != models::RematChoice::kRemat;
+  if (r.decoder_layer_input == models::RematChoice::kRemat)
+    c.fail("remat_tensors.decoder_layer_input", "the recomputation starts from the layer's input: it cannot be recomputed",
+           "use device (kept in HBM) or offload (kept in host memory)");
   if (any && t.remat_policy != RematPolicy::kCustom)
     c.fail("remat_tensors", "applies to remat_policy: custom only", "add remat_policy: custom, or remove remat_tensors");
   const bool named = t.remat_policy != RematPolicy::kNone && t.remat_policy != RematPolicy::kFull;
@@ -141,9 +140,10 @@ void check_remat(const TrainingWorkload& t, const CheckContext& c, bool known_mo
 const Schema<RematTensorsConfig>& remat_tensors_schema() {
   static const Schema<RematTensorsConfig> s = [] {
     Schema<RematTensorsConfig> s("Remat tensors", "remat_policy: custom: for each named tensor of a decoder layer, "
-                                                  "`device` (kept in HBM from the forward to the backward) or `remat` "
-                                                  "(recomputed in the backward from the layer's input); MaxText's "
-                                                  "`offload` (to host memory) is not modelled yet.");
+                                                  "`device` (kept in HBM from the forward to the backward), `offload` "
+                                                  "(copied to the host's memory over PCIe after the forward computes "
+                                                  "it, and back into HBM one layer before the backward reads it) or "
+                                                  "`remat` (recomputed in the backward from the layer's input).");
     using R = RematTensorsConfig;
     const std::pair<models::RematChoice R::*, const char*> fields[] = {
         {&R::query_proj, "query_proj"}, {&R::key_proj, "key_proj"}, {&R::value_proj, "value_proj"},
@@ -153,6 +153,8 @@ const Schema<RematTensorsConfig>& remat_tensors_schema() {
                           "gate_proj's and up_proj's outputs (MaxText wi_0, wi_1)", "down_proj's output (MaxText wo)"};
     for (size_t i = 0; i < std::size(fields); ++i)
       s.field(fields[i].first, fields[i].second).default_value(models::RematChoice::kRemat).doc(docs[i]);
+    s.field(&R::decoder_layer_input, "decoder_layer_input").default_value(models::RematChoice::kDevice)
+        .doc("the layer's input (the residual stream), where the recomputation starts: device or offload");
     return s;
   }();
   return s;
@@ -455,8 +457,11 @@ const Schema<WorkloadConfig>& training_schema() {
              "\"Rematerialization\")")
         .details("`none`: every activation is kept. `full`: only each layer's input (Hugging Face "
                  "gradient_checkpointing, fsdp_grad_ckpt). `minimal`: the layer's matmul outputs are kept, the rest "
-                 "recomputed. `save_dot_except_mlpwi`, `save_dot_except_mlp`, `save_qkv_proj`: fewer of them. `custom`: "
-                 "per tensor, `remat_tensors`. Policies other than none and full name Llama's tensors (Llama family).")
+                 "recomputed. `save_dot_except_mlpwi`, `save_dot_except_mlp`, `save_qkv_proj`: fewer of them. "
+                 "`qkv_proj_offloaded`: q, k and v kept in host memory; `minimal_offloaded`: minimal's tensors in host "
+                 "memory (copied over PCIe after the forward computes them, back one layer before the backward reads "
+                 "them). `custom`: per tensor, `remat_tensors`. Policies other than none and full name Llama's "
+                 "tensors (Llama family).")
         .source("MaxText base.yml remat_policy; jax.checkpoint_policies");
     s.section(&WorkloadConfig::spec, &TW::remat_tensors, "remat_tensors", remat_tensors_schema());
     s.field(&WorkloadConfig::spec, &TW::quantization, "quantization").default_value(Quantization::kNone)

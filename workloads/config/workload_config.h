@@ -81,12 +81,12 @@ struct DcnMeshConfig {
 };
 
 // kind: training — the `remat_tensors:` section (remat_policy: custom): per named tensor of a decoder
-// layer, kept on the device or recomputed (models/remat_policy.h).
+// layer, kept on the device, kept in host memory or recomputed (models/remat_policy.h).
 struct RematTensorsConfig {
   models::RematChoice query_proj = models::RematChoice::kRemat, key_proj = models::RematChoice::kRemat,
                       value_proj = models::RematChoice::kRemat, context = models::RematChoice::kRemat,
                       out_proj = models::RematChoice::kRemat, mlpwi = models::RematChoice::kRemat,
-                      mlpwo = models::RematChoice::kRemat;
+                      mlpwo = models::RematChoice::kRemat, decoder_layer_input = models::RematChoice::kDevice;
 };
 
 // kind: training — the `compile_cache:` section (torch_xla's in-memory LRU and persistent cache).

@@ -103,7 +103,8 @@ models::RematPolicy effective_remat_policy(const TrainingWorkload& t) {
 models::RematTensors effective_remat_tensors(const TrainingWorkload& t) {
   const RematTensorsConfig& c = t.remat_tensors;
   return models::remat_tensors(effective_remat_policy(t),
-                               {c.query_proj, c.key_proj, c.value_proj, c.context, c.out_proj, c.mlpwi, c.mlpwo});
+                               {c.query_proj, c.key_proj, c.value_proj, c.context, c.out_proj, c.mlpwi, c.mlpwo,
+                                c.decoder_layer_input});
 }
 
 namespace {

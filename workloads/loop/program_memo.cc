@@ -20,7 +20,7 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 // The file format; a file of another format is a miss. Raise it with any change below.
-constexpr int kFormat = 4;
+constexpr int kFormat = 5;
 
 // Every field of what the memo keeps is written and read below: a field added to one of these
 // structs and not here would silently be lost for memo readers, so their sizes are pinned (x86-64).
@@ -96,7 +96,8 @@ json step_json(const BuiltStep& s) {
           s.parameter_bytes,
           s.optimizer_state_bytes,
           s.recompute_flops,
-          c.program.name};
+          c.program.name,
+          {m.host_peak_bytes, c.host_offload_bytes, c.host_reload_bytes}};
 }
 BuiltStep step_of(const StepVariant& v, const json& j) {
   BuiltStep s;
@@ -128,6 +129,9 @@ BuiltStep step_of(const StepVariant& v, const json& j) {
   s.optimizer_state_bytes = j.at(12);
   s.recompute_flops = j.at(13);
   c.program.name = j.at(14).get<std::string>();
+  c.memory.host_peak_bytes = j.at(15).at(0);
+  c.host_offload_bytes = j.at(15).at(1);
+  c.host_reload_bytes = j.at(15).at(2);
   c.lowered = false;  // no instructions here: the executor returns memo_run
   return s;
 }

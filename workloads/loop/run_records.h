@@ -79,6 +79,9 @@ struct ProgramRecord {
   std::vector<AllReduce> allreduces;
   uint64_t allgather_bytes = 0, reducescatter_bytes = 0;  // per core (sharding: fsdp)
   uint64_t dcn_bytes = 0;        // per core: sent over the data-center network to other slices (multislice)
+  // Host offload (remat_tensors offload): per core and execution, the bytes copied to host memory
+  // (and the same back); per device, the most held in host memory at once.
+  uint64_t host_offload_bytes = 0, host_memory_bytes = 0;
   CollectiveStats collectives;   // per execution (step_executor.h)
   compiler::MemoryBreakdown memory;  // per device, at the peak
   uint64_t flops = 0;            // per device and execution
@@ -159,6 +162,7 @@ struct LoopResult {
   // Per device: a core's on v2/v3, the chip's on a megacore (hbm_bytes_per_core keeps its name in
   // report.json).
   uint64_t peak_hbm_bytes = 0, hbm_bytes_per_core = 0;
+  uint64_t host_memory_bytes = 0;  // per device: offloaded activations held in host memory (largest program)
   compiler::MemoryBreakdown peak_memory;  // per device: the breakdown of the program with the highest peak
   // Over all train steps: the collective statistics (the profiled core's) and the compiler's bytes
   // per core.

@@ -75,12 +75,11 @@ models::DotPrecision quantized_precision(const TrainingWorkload& w, const HwConf
 // Rematerialization (remat_policy): each decoder layer's activations the policy does not keep are
 // recomputed in its backward (models/recompute.h). The caller plans the kernels in trace order then,
 // so that a layer's recomputation runs at its backward (compiler/step/fsdp_schedule.h, plan_fsdp_fusions).
-void recompute_layers(StepGraph& sg, int last_forward, const std::function<bool(const models::Node&)>& keep,
-                      std::vector<int>& grads) {
+void recompute_layers(StepGraph& sg, int last_forward, const models::RematSpec& remat, std::vector<int>& grads) {
   std::vector<models::ModuleRange> layers;
   for (const auto& u : sg.fwd.units)
     if (u.layer) layers.push_back(u);
-  models::Recomputed r = models::recompute_in_backward(sg.fwd.graph, last_forward, layers, keep);
+  models::Recomputed r = models::recompute_in_backward(sg.fwd.graph, last_forward, layers, remat);
   sg.fwd.graph = std::move(r.graph);
   sg.recompute_flops = r.flops;
   for (int& gr : grads) gr = r.new_id[size_t(gr)];
@@ -145,14 +144,13 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   auto sg = std::make_unique<StepGraph>();
   sg->fwd = model.build_forward(o);
   const models::RematPolicy remat = effective_remat_policy(w);
-  const models::RematTensors kept = effective_remat_tensors(w);
-  const auto keep = [kept](const models::Node& n) { return models::remat_keeps(kept, n); };
+  const models::RematSpec spec = models::remat_spec(effective_remat_tensors(w));
   if (w.sharding == Sharding::kFsdp) {  // accumulation micro-steps are rejected by the config check
     // FSDP over every core, or over the fsdp axis of an fsdp x tensor mesh.
     const uint32_t fsdp = o.tensor > 1 ? mesh[models::MeshAxis::kFsdp] : fsdp_cores(hw);
     sg->fsdp = compiler::build_fsdp_graphs(std::move(sg->fwd), fsdp, remat != models::RematPolicy::kNone, opt,
                                            v.kind != GraphKind::kEval, {w.fsdp_min_num_params, w.fsdp_wrap_layer_classes},
-                                           o.tensor > 1 ? mesh : slices_only(mesh), keep);
+                                           o.tensor > 1 ? mesh : slices_only(mesh), spec);
     sg->fsdp->step.overlap = w.overlap_collectives;
     return sg;
   }
@@ -175,7 +173,7 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
     }
   }
   const bool recompute = remat != models::RematPolicy::kNone && v.kind != GraphKind::kEval;
-  if (recompute) recompute_layers(*sg, last_forward, keep, synced);
+  if (recompute) recompute_layers(*sg, last_forward, spec, synced);
   if (o.tensor > 1) partition_tensor_axis(g, synced, dp);
   if (recompute) sg->fusions = compiler::plan_fsdp_fusions(g);
   compiler::shard_data_parallel(g, synced);

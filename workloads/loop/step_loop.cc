@@ -316,6 +316,8 @@ void StepLoop::record_program(const BuiltStep& prog, const StepRecord& rec, cons
     p.allgather_bytes = prog.compiled.allgather_bytes;
     p.reducescatter_bytes = prog.compiled.reducescatter_bytes;
     p.dcn_bytes = dcn_bytes(prog.compiled);
+    p.host_offload_bytes = prog.compiled.host_offload_bytes;
+    p.host_memory_bytes = prog.compiled.memory.host_peak_bytes;
     p.collectives = rec.collectives;
     p.memory = prog.memory;
     if (p.peak_hbm_bytes > r_.peak_hbm_bytes) r_.peak_memory = p.memory;
@@ -328,6 +330,7 @@ void StepLoop::record_program(const BuiltStep& prog, const StepRecord& rec, cons
     p.op_profile = run.op_profile;
     r_.programs.push_back(p);
     r_.peak_hbm_bytes = std::max(r_.peak_hbm_bytes, p.peak_hbm_bytes);
+    r_.host_memory_bytes = std::max(r_.host_memory_bytes, p.host_memory_bytes);
   }
   ++r_.programs[it->second].executions;
 }

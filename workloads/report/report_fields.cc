@@ -151,6 +151,12 @@ std::vector<ReportField> training_fields() {
        .doc = "multislice: the bytes each core sent over the data-center network to the other slices, summed over the "
               "train steps (the gradients' sums across slices; their time: summary.collectives.dcn); 0 on one slice",
        .report_unit = "bytes (per core, all train steps)"},
+      {.kinds = kT, .path = "/summary/host_offload/host_memory_bytes", .unit = "bytes",
+       .doc = "activations offloaded to host memory (remat_tensors offload), the most held at once per device; 0: none",
+       .report_unit = "bytes (per device)"},
+      {.kinds = kT, .path = "/summary/host_offload/host_memory_bytes_per_host", .unit = "bytes",
+       .doc = "the same for every device of one host together (the host's RAM holds them)",
+       .report_unit = "bytes (per host)"},
       {.kinds = kT, .path = "/summary/logging_syncs/count", .unit = "count",
        .doc = "logging syncs (loss.item() every logging_steps optimizer steps)",
        .report_unit = "count, s (sync + copy; the lost overlap is host time)", .units_key = "summary.logging_syncs",

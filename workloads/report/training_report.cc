@@ -111,6 +111,11 @@ json step_json(const StepRecord& s) {
   return j;
 }
 
+// The offloaded activations every device of one host holds in its memory at once.
+uint64_t host_memory_per_host(const HwConfig& hw, const TrainingRunResult& r) {
+  return r.host_memory_bytes * devices_per_chip(hw.chip) * std::max<uint32_t>(hw.slice.chips_per_host, 1);
+}
+
 json program_json(const ProgramRecord& p) {
   json allreduces = json::array();
   for (const auto& a : p.allreduces)
@@ -130,6 +135,8 @@ json program_json(const ProgramRecord& p) {
             {"cores", p.cores}, {"simulated_cores", p.simulated_cores},
             {"op_profile", p.op_profile ? op_profile_json(*p.op_profile) : json::array()}};
   if (p.op_profile) j["op_profile_core"] = {{"chip", p.op_profile->chip}, {"core", p.op_profile->core}};
+  if (p.host_memory_bytes > 0)  // host offload: only then (earlier reports unchanged)
+    j["host_offload"] = {{"bytes_per_step", p.host_offload_bytes}, {"host_memory_bytes", p.host_memory_bytes}};
   return j;
 }
 
@@ -151,6 +158,8 @@ json step_program_units() {
           {"programs[].allgather_bytes", "bytes (per core)"},
           {"programs[].reducescatter_bytes", "bytes (per core)"},
           {"programs[].dcn_bytes", "bytes (per core, sent to other slices)"},
+          {"programs[].host_offload.bytes_per_step", "bytes (per core and execution, each way over PCIe)"},
+          {"programs[].host_offload.host_memory_bytes", "bytes (per device, held at once)"},
           {"programs[].memory.*", "bytes (per device, at the peak)"},
           {"steps[].step_time_s", "s"}, {"steps[].repeat", "steps"},
           {"programs[].batch", "examples (per device)"},
@@ -283,6 +292,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                                  {"reducescatter", kind_json(isa::Collective::kReduceScatter, r.reducescatter_bytes)},
                                  {"dcn", kind_json(isa::Collective::kDcnAllReduce, r.dcn_bytes)}};
   j["summary"]["dcn_bytes"] = r.dcn_bytes;
+  j["summary"]["host_offload"] = {{"host_memory_bytes", r.host_memory_bytes},
+                                  {"host_memory_bytes_per_host", host_memory_per_host(hw, r)}};
   j["metrics"] = {{"CompileTime", metric_json(r.compile_time)},
                   {"ExecuteTime", metric_json(r.execute_time)},
                   {"TransferToDeviceTime", metric_json(r.transfer_to_device)},
@@ -412,6 +423,13 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                                  r.compiles, r.busiest_process, dur(r.compile_time_s), r.processes));
   line("warm-up", fmt::format("{} until the first step without a compile or an allocation", dur(r.warmup_time_s)));
   line("HBM", fmt::format("peak {} of {} per {}", gib(r.peak_hbm_bytes), gib(r.hbm_bytes_per_core), device));
+  if (r.host_memory_bytes > 0) {
+    uint64_t pcie = 0;
+    for (const ProgramRecord& p : r.programs) pcie = std::max(pcie, p.host_offload_bytes);
+    line("host", fmt::format("{} of offloaded activations per {} in host memory ({} per host); {} per core over PCIe "
+                             "each way per step", gib(r.host_memory_bytes), device, gib(host_memory_per_host(hw, r)),
+                             gib(pcie)));
+  }
   if (has_cmem(hw.chip)) {
     uint64_t cmem = 0;
     for (const ProgramRecord& p : r.programs) cmem = std::max(cmem, p.cmem_bytes_per_chip);
