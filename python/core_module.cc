@@ -99,7 +99,7 @@ py::object to_python(const nlohmann::json& j) {
 // Returns (report.json's content, what `tpusim run` would print).
 py::tuple py_run(const py::object& hw, const py::object& workload, const std::vector<std::string>& sets,
               const std::string& engine, const std::string& out_dir, bool trace, bool full_sim, bool verbose,
-              const std::string& training_args) {
+              const std::string& training_args, const std::string& maxtext_args) {
   RunArgs a;
   RunSources sources;
   const Source h = source(hw, "hw"), w = source(workload, "workload");
@@ -114,6 +114,7 @@ py::tuple py_run(const py::object& hw, const py::object& workload, const std::ve
   a.full_sim = full_sim;
   a.quiet = !verbose;
   a.training_args_file = training_args;
+  a.maxtext_args = maxtext_args;
   RunOutput out;
   std::optional<Failure> failure;
   {

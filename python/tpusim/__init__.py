@@ -112,7 +112,7 @@ def _path(p):
 
 
 def run(hw=None, workload=None, overrides=None, engine=None, out=None, trace=False, full_sim=False,
-        verbose=False, training_args=None):
+        verbose=False, training_args=None, maxtext_args=None):
     """Runs one simulation, like `tpusim run`; returns its report.json as a dict.
 
     hw, workload: a path, an embedded name (hw_names(), workload_names()) or a dict (the YAML's
@@ -124,11 +124,14 @@ def run(hw=None, workload=None, overrides=None, engine=None, out=None, trace=Fal
     verbose: print the summary `tpusim run` prints; otherwise nothing is printed.
     training_args: a Hugging Face training_args.json / Accelerate config file applied on top of the
         workload, as --training-args (docs/config-workload.md).
+    maxtext_args: MaxText's train.py arguments, inline ("model_name=llama3.1-8b per_device_batch_size=1
+        ...") or a file of them, as --maxtext-args; without a workload they start from MaxText's
+        defaults.
     Raises tpusim.Error (InputError, SimulationError, InternalError) where the CLI exits non-zero.
     """
     report, text = _core.run(_source(hw, "hw"), _source(workload, "workload"), _sets(overrides),
                              engine or "", _path(out), bool(trace), bool(full_sim), bool(verbose),
-                             _path(training_args))
+                             _path(training_args), _path(maxtext_args))
     if verbose and text:
         sys.stdout.write(text)
     return report

@@ -74,6 +74,15 @@ class Run(unittest.TestCase):
                          without_wall_times(cli_report("--workload", wl, "--training-args", args,
                                                        "--set", "workload.steps=2")))
 
+    def test_maxtext_args_is_the_cli_flag(self):
+        args = ("model_name=llama3.1-8b per_device_batch_size=1 max_target_length=2048 ici_fsdp_parallelism=-1 "
+                "remat_policy=custom decoder_layer_input=offload query_proj=offload steps=2 base_num_decoder_layers=2")
+        api = tpusim.run(hw="v6e-8", maxtext_args=args)
+        self.assertIn("remat_policy: custom", api["config"]["workload_yaml"])
+        self.assertGreater(api["summary"]["host_offload"]["host_memory_bytes"], 0)
+        self.assertEqual(without_wall_times(api),
+                         without_wall_times(cli_report("--hw", "v6e-8", "--maxtext-args", args)))
+
     def test_dict_and_embedded_name_equal_the_file(self):
         # The same run apart from where the configs came from (a dict's workload name defaults to
         # "<workload dict>", as a file's to its stem: name it to compare).
