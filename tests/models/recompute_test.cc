@@ -16,9 +16,16 @@
 namespace tpusim::models {
 namespace {
 
-TEST(Recompute, SameGradientsFromLayerInputsOnly) {
+// A miniature BERT of `layers` encoder layers with its backward, every gradient an output.
+struct TinyBert {
+  BertGraph fwd;
+  int last_forward = -1;
+  Gradients grads;
+  std::vector<ModuleRange> layers;
+};
+TinyBert tiny_bert(int layers) {
   ModelArch cfg = find_preset("bert-tiny");
-  cfg.layers = 2;
+  cfg.layers = layers;
   cfg.hidden = 8;
   cfg.heads = 2;
   cfg.intermediate = 16;
@@ -27,38 +34,51 @@ TEST(Recompute, SameGradientsFromLayerInputsOnly) {
   BertGraphOptions o;
   o.batch = 2;
   o.seq = 4;
-  BertGraph fwd = build_bert(cfg, o);
-  Graph& g = fwd.graph;
-  const int last_forward = int(g.nodes().size()) - 1;
-  const Gradients grads = build_backward(g, fwd.loss, fwd.params);
-  for (int gr : grads.grads) g.mark_output(gr);
-  std::vector<ModuleRange> layers;
-  for (const auto& u : fwd.units)
-    if (u.name.rfind("bert.encoder.layer.", 0) == 0) layers.push_back(u);
-  ASSERT_EQ(layers.size(), 2u);
-  const Recomputed r = recompute_in_backward(g, last_forward, layers);
-  EXPECT_GT(r.recomputed_nodes, 0u);
+  TinyBert t;
+  t.fwd = build_bert(cfg, o);
+  Graph& g = t.fwd.graph;
+  t.last_forward = int(g.nodes().size()) - 1;
+  t.grads = build_backward(g, t.fwd.loss, t.fwd.params);
+  for (int gr : t.grads.grads) g.mark_output(gr);
+  for (const auto& u : t.fwd.units)
+    if (u.name.rfind("bert.encoder.layer.", 0) == 0) t.layers.push_back(u);
+  return t;
+}
 
-  // Values: parameters a smooth pattern, token ids and labels small integers, the mask all ones.
+// The gradients of `t` and of its rewrite `r` are equal. Values: parameters a smooth pattern,
+// token ids and labels small integers, the mask all ones.
+void expect_same_gradients(const TinyBert& t, const Recomputed& r) {
+  const Graph& g = t.fwd.graph;
   std::map<int, test::Tensor> in, in_r;
   for (const auto& n : g.nodes()) {
     if (n.kind != OpKind::kParameter) continue;
-    test::Tensor t{n.shape, std::vector<double>(size_t(num_elements(n.shape)))};
-    for (size_t i = 0; i < t.v.size(); ++i)
-      t.v[i] = n.dtype == DType::kS32 ? double((i * 7 + n.id) % (n.name == "attention_mask" ? 1 : 2)) +
+    test::Tensor x{n.shape, std::vector<double>(size_t(num_elements(n.shape)))};
+    for (size_t i = 0; i < x.v.size(); ++i)
+      x.v[i] = n.dtype == DType::kS32 ? double((i * 7 + n.id) % (n.name == "attention_mask" ? 1 : 2)) +
                                             (n.name == "attention_mask" ? 1 : 0)
                                       : 0.1 * std::sin(0.7 * double(i) + double(n.id));
-    in[n.id] = t;
-    in_r[r.new_id[n.id]] = t;
+    in[n.id] = x;
+    in_r[r.new_id[n.id]] = x;
   }
   const auto a = test::evaluate(g, in);
   const auto b = test::evaluate(r.graph, in_r);
-  for (int gr : grads.grads) {
+  for (int gr : t.grads.grads) {
     const auto& x = a[gr].v;
     const auto& y = b[r.new_id[gr]].v;
     ASSERT_EQ(x.size(), y.size());
     for (size_t i = 0; i < x.size(); ++i) EXPECT_DOUBLE_EQ(x[i], y[i]) << g.node(gr).name;
   }
+}
+
+TEST(Recompute, SameGradientsFromLayerInputsOnly) {
+  const TinyBert t = tiny_bert(2);
+  const Graph& g = t.fwd.graph;
+  const int last_forward = t.last_forward;
+  const std::vector<ModuleRange>& layers = t.layers;
+  ASSERT_EQ(layers.size(), 2u);
+  const Recomputed r = recompute_in_backward(g, last_forward, layers);
+  EXPECT_GT(r.recomputed_nodes, 0u);
+  expect_same_gradients(t, r);
   // The backward (outside the clones) reads, from inside a layer's forward range, only parameters,
   // constants and values the forward reads outside the layer (its output).
   for (const auto& l : layers) {
@@ -84,45 +104,16 @@ TEST(Recompute, SameGradientsFromLayerInputsOnly) {
 // a layer's values are back before the first recomputation of the layer after it (in backward
 // order) begins; no backward node reads an offloaded value but through its copy back.
 TEST(Recompute, OffloadedValuesComeBackOneLayerAhead) {
-  ModelArch cfg = find_preset("bert-tiny");
-  cfg.layers = 3;
-  cfg.hidden = 8;
-  cfg.heads = 2;
-  cfg.intermediate = 16;
-  cfg.vocab = 11;
-  cfg.max_position = 8;
-  BertGraphOptions o;
-  o.batch = 2;
-  o.seq = 4;
-  BertGraph fwd = build_bert(cfg, o);
-  Graph& g = fwd.graph;
-  const int last_forward = int(g.nodes().size()) - 1;
-  const Gradients grads = build_backward(g, fwd.loss, fwd.params);
-  for (int gr : grads.grads) g.mark_output(gr);
-  std::vector<ModuleRange> layers;
-  for (const auto& u : fwd.units)
-    if (u.name.rfind("bert.encoder.layer.", 0) == 0) layers.push_back(u);
+  const TinyBert t = tiny_bert(3);
+  const int last_forward = t.last_forward;
+  const std::vector<ModuleRange>& layers = t.layers;
   ASSERT_EQ(layers.size(), 3u);
   RematSpec spec;
   spec.saved = [](const Node& n) { return n.kind == OpKind::kDot ? RematChoice::kOffload : RematChoice::kRemat; };
   spec.input = RematChoice::kOffload;
-  const Recomputed r = recompute_in_backward(g, last_forward, layers, spec);
+  const Recomputed r = recompute_in_backward(t.fwd.graph, last_forward, layers, spec);
   const Graph& h = r.graph;
-
-  std::map<int, test::Tensor> in, in_r;
-  for (const auto& n : g.nodes()) {
-    if (n.kind != OpKind::kParameter) continue;
-    test::Tensor t{n.shape, std::vector<double>(size_t(num_elements(n.shape)))};
-    for (size_t i = 0; i < t.v.size(); ++i)
-      t.v[i] = n.dtype == DType::kS32 ? double((i * 5 + n.id) % 2) + (n.name == "attention_mask" ? 1 : 0)
-                                      : 0.1 * std::cos(0.3 * double(i) + double(n.id));
-    in[n.id] = t;
-    in_r[r.new_id[n.id]] = t;
-  }
-  const auto a = test::evaluate(g, in);
-  const auto b = test::evaluate(h, in_r);
-  for (int gr : grads.grads)
-    for (size_t i = 0; i < a[gr].v.size(); ++i) EXPECT_DOUBLE_EQ(a[gr].v[i], b[r.new_id[gr]].v[i]) << g.node(gr).name;
+  expect_same_gradients(t, r);
 
   // Old forward id of each new forward node; the layer an original forward value belongs to (its
   // input: the layer that reads it first).
