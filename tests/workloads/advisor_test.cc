@@ -99,5 +99,37 @@ TEST(Advisor, SuggestsThePersistentCacheWhenCompilationDominates) {
   std::filesystem::remove_all(cached.training().compile_cache.persistent_dir);
 }
 
+// A Llama-family model: MaxText's remat policies are a dimension of the search, and a batch that does
+// not fit keeping every activation is tried with policies that keep less. A miniature decoder of 8
+// layers on a v6e-8 whose chips have 1 GiB of HBM: 16 sequences per chip need 0.52 GiB without
+// recomputation, 32 need 1.01 GiB (0.19 GiB with full remat), 64 need 1.99 GiB (0.36).
+TEST(Advisor, SearchesRematPoliciesForLlamaModels) {
+  HwConfig hw = load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v6e-8.yaml");
+  hw.chip.hbm.size_gib = 1;
+  const WorkloadConfig w = load_workload_config_text(
+      "kind: training\nhw: v6e-8\nmodel: meta-llama/Llama-2-7b-hf\ntask: causal_lm\n"
+      "model_config: {layers: 8, hidden: 256, heads: 8, kv_heads: 4, intermediate: 512, vocab: 1024}\n"
+      "max_length: 256\nper_device_batch_size: 16\ndataset: {train: 'fixed:256:4096'}\nsteps: 2\nprecision: bf16\n"
+      "framework: jax\n",
+      "deep_decoder.yaml");
+  AdviceOptions o;
+  o.batches = {32, 64};
+  const std::vector<AdviceRow> rows = advise(hw, w, o);
+  std::set<std::string> policies_at_16;
+  bool misfit_32 = false, fit_32 = false, larger_fits = false;
+  for (const AdviceRow& r : rows) {
+    if (r.batch == 16) policies_at_16.insert(enum_name(r.remat));
+    if (r.batch == 32) (r.fits ? fit_32 : misfit_32) = true;
+    if (r.batch == 64 && r.fits) larger_fits = true;
+  }
+  EXPECT_EQ(policies_at_16, (std::set<std::string>{"none", "minimal", "save_dot_except_mlp", "save_qkv_proj",
+                                                   "qkv_proj_offloaded", "full"}));
+  EXPECT_TRUE(misfit_32);    // keeping as much as at 16
+  EXPECT_TRUE(fit_32);       // with a policy that keeps less
+  EXPECT_TRUE(larger_fits);
+  ASSERT_TRUE(rows.front().fits);
+  EXPECT_NE(format_advice(rows, w).find("remat_policy " + std::string(enum_name(rows.front().remat))), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tpusim

@@ -10,14 +10,21 @@
 #include <fmt/format.h>
 
 #include "base/config_error.h"
+#include "models/families.h"
 #include "sim/base/sim_error.h"
 #include "workloads/loop/training_run.h"
 
 namespace tpusim {
 namespace {
 
-// padding, precision (by name: the ranking's ties keep this order), batch
-using Key = std::tuple<std::string, std::string, uint32_t>;
+// padding, precision (by name: the ranking's ties keep this order), batch, remat policy
+using Key = std::tuple<std::string, std::string, uint32_t, std::string>;
+
+// The remat policies the search tries for a Llama-family model, from the one that keeps most to
+// the one that keeps least in HBM.
+constexpr models::RematPolicy kRematOrder[] = {
+    models::RematPolicy::kNone,          models::RematPolicy::kMinimal,          models::RematPolicy::kSaveDotExceptMlp,
+    models::RematPolicy::kSaveQkvProj,   models::RematPolicy::kQkvProjOffloaded, models::RematPolicy::kFull};
 
 // The ranking: settings that fit first, then shorter time-to-train.
 bool ranks_before(const AdviceRow& a, const AdviceRow& b) {
@@ -29,22 +36,22 @@ class Search {
  public:
   Search(const HwConfig& hw, const WorkloadConfig& w, const AdviceOptions& o) : hw_(hw), w_(w), o_(o) {}
 
-  const AdviceRow& run(const data::PaddingSpec& padding, Precision precision, uint32_t batch) {
-    const Key key{padding.to_string(), enum_name(precision), batch};
+  const AdviceRow& run(const data::PaddingSpec& padding, Precision precision, uint32_t batch,
+                       models::RematPolicy remat) {
+    const Key key{padding.to_string(), enum_name(precision), batch, enum_name(remat)};
     if (auto it = rows_.find(key); it != rows_.end()) return it->second;
     AdviceRow r;
     r.padding = padding;
     r.precision = precision;
     r.batch = batch;
+    r.remat = remat;
     r.is_base = padding == w_.training().padding && precision == w_.training().precision &&
-                batch == w_.training().per_device_batch_size;
-    WorkloadConfig w = w_;
-    w.training().padding = padding;
-    w.training().precision = precision;
-    w.training().per_device_batch_size = batch;
-    if (o_.on_run) o_.on_run(fmt::format("padding {}, precision {}, batch {}", padding.to_string(), enum_name(precision), batch));
+                batch == w_.training().per_device_batch_size && remat == effective_remat_policy(w_.training());
+    if (o_.on_run)
+      o_.on_run(fmt::format("padding {}, precision {}, batch {}, remat {}", padding.to_string(), enum_name(precision), batch,
+                            enum_name(remat)));
     try {
-      const TrainingRunResult t = run_training(hw_, w, options());
+      const TrainingRunResult t = run_training(hw_, setting(r), options());
       r.total_time_s = t.total_time_s;
       r.steady_step_time_s = t.steady_step_time_s;
       r.compile_time_s = t.compile_time_s;
@@ -76,10 +83,7 @@ class Search {
   double rerun_with_cache(const AdviceRow& r) const {
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / fmt::format("tpusim-advise-cache-{}", ::getpid());
-    WorkloadConfig w = w_;
-    w.training().padding = r.padding;
-    w.training().precision = r.precision;
-    w.training().per_device_batch_size = r.batch;
+    WorkloadConfig w = setting(r);
     w.training().compile_cache.persistent_dir = dir.string();
     if (o_.on_run) o_.on_run("the recommended setting, run twice with a persistent compile cache");
     double s = -1;
@@ -91,6 +95,22 @@ class Search {
     std::error_code ec;
     fs::remove_all(dir, ec);
     return s;
+  }
+
+  // The workload with `r`'s setting. A policy other than the workload's own custom one replaces
+  // its remat settings (fsdp_grad_ckpt is remat_policy full).
+  WorkloadConfig setting(const AdviceRow& r) const {
+    WorkloadConfig w = w_;
+    TrainingWorkload& t = w.training();
+    t.padding = r.padding;
+    t.precision = r.precision;
+    t.per_device_batch_size = r.batch;
+    if (r.remat != effective_remat_policy(w_.training())) {
+      t.remat_policy = r.remat;
+      t.remat_tensors = {};
+      t.fsdp_grad_ckpt = false;
+    }
+    return w;
   }
 
   std::vector<AdviceRow> ranked() const {
@@ -118,18 +138,29 @@ std::vector<AdviceRow> advise(const HwConfig& hw, const WorkloadConfig& w, const
   if (w.kind() != WorkloadKind::kTraining) throw ConfigError({"", "kind", 0, enum_name(w.kind()), "tpusim advise needs a workload of kind: training", ""});
   Search s(hw, w, o);
   const TrainingWorkload& t = w.training();
-  const AdviceRow* best = &s.run(t.padding, t.precision, t.per_device_batch_size);
+  const models::RematPolicy remat0 = effective_remat_policy(t);
+  const AdviceRow* best = &s.run(t.padding, t.precision, t.per_device_batch_size, remat0);
   if (image_tokens(t) == 0)  // an image task has no padding to choose: one sequence fixed by the image
     for (const data::PaddingSpec& p : {data::PaddingSpec::max_length(), data::PaddingSpec::longest(), data::PaddingSpec::multiple_of(8),
                                        data::PaddingSpec::multiple_of(16), data::PaddingSpec::multiple_of(32), data::PaddingSpec::multiple_of(64)})
-      best = better(best, &s.run(p, t.precision, t.per_device_batch_size));
+      best = better(best, &s.run(p, t.precision, t.per_device_batch_size, remat0));
   const data::PaddingSpec padding = best->padding;
-  for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kMixedBf16}) best = better(best, &s.run(padding, p, t.per_device_batch_size));
+  for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kMixedBf16})
+    best = better(best, &s.run(padding, p, t.per_device_batch_size, remat0));
   const Precision precision = best->precision;
+  const models::Family* family = model_family(t);
+  const bool named_policies = family && models::llama_like(family->id);
+  if (named_policies)
+    for (models::RematPolicy p : kRematOrder) best = better(best, &s.run(padding, precision, t.per_device_batch_size, p));
+  const models::RematPolicy remat = best->remat;
   for (uint32_t b : o.batches) {
-    const AdviceRow& r = s.run(padding, precision, b);
-    if (!r.fits) break;  // larger batches do not fit either
-    best = better(best, &r);
+    const AdviceRow* r = &s.run(padding, precision, b, remat);
+    // A batch that does not fit keeping as much: the policies that keep less (Llama family).
+    const auto* p = std::find(std::begin(kRematOrder), std::end(kRematOrder), remat);
+    while (named_policies && !r->fits && p != std::end(kRematOrder) && ++p != std::end(kRematOrder))
+      r = &s.run(padding, precision, b, *p);
+    if (!r->fits) break;  // larger batches do not fit either
+    best = better(best, r);
   }
   std::vector<AdviceRow> rows = s.ranked();
   AdviceRow& top = rows.front();
@@ -139,18 +170,19 @@ std::vector<AdviceRow> advise(const HwConfig& hw, const WorkloadConfig& w, const
 }
 
 std::string format_advice(const std::vector<AdviceRow>& rows, const WorkloadConfig& w) {
-  std::string o = fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6}  {:>13} {:>10} {:>9} {:>13} {:>10}\n", "rank", "padding",
-                              "precision", "batch", "global", "time to train", "steady", "compiles", "compile time",
-                              "peak HBM");
+  std::string o = fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6} {:<18}  {:>13} {:>10} {:>9} {:>13} {:>10}\n", "rank",
+                              "padding", "precision", "batch", "global", "remat", "time to train", "steady", "compiles",
+                              "compile time", "peak HBM");
   int rank = 0;
   for (const AdviceRow& r : rows) {
     if (!r.fits) {
-      o += fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6}  does not fit: {}\n", "-", r.padding.to_string(), enum_name(r.precision), r.batch, "",
-                       r.error.substr(0, 90));
+      o += fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6} {:<18}  does not fit: {}\n", "-", r.padding.to_string(),
+                       enum_name(r.precision), r.batch, "", enum_name(r.remat), r.error.substr(0, 90));
       continue;
     }
-    o += fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6}  {:>11.1f} s {:>7.1f} ms {:>9} {:>11.1f} s {:>10}{}\n", ++rank,
-                     r.padding.to_string(), enum_name(r.precision), r.batch, r.global_batch, r.total_time_s, r.steady_step_time_s * 1e3,
+    o += fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6} {:<18}  {:>11.1f} s {:>7.1f} ms {:>9} {:>11.1f} s {:>10}{}\n", ++rank,
+                     r.padding.to_string(), enum_name(r.precision), r.batch, r.global_batch, enum_name(r.remat),
+                     r.total_time_s, r.steady_step_time_s * 1e3,
                      r.compiles, r.compile_time_s, gib(r.peak_hbm_bytes), r.is_base ? "  (as given)" : "");
   }
   const AdviceRow* base = nullptr;
@@ -158,7 +190,8 @@ std::string format_advice(const std::vector<AdviceRow>& rows, const WorkloadConf
     if (r.is_base) base = &r;
   if (!rows.empty() && rows.front().fits) {
     const AdviceRow& b = rows.front();
-    o += fmt::format("\nrecommendation: padding {}, precision {}, per_device_batch_size {}", b.padding.to_string(), enum_name(b.precision), b.batch);
+    o += fmt::format("\nrecommendation: padding {}, precision {}, per_device_batch_size {}, remat_policy {}",
+                     b.padding.to_string(), enum_name(b.precision), b.batch, enum_name(b.remat));
     if (base && base->fits && !b.is_base)
       o += fmt::format(": {:.1f} s to train instead of {:.1f} s ({:.1f}x)", b.total_time_s, base->total_time_s,
                        base->total_time_s / b.total_time_s);

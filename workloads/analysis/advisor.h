@@ -1,12 +1,16 @@
 // `tpusim advise`: "what should I set?" for a training workload on a slice. Runs the small set of
 // settings that matter on TPU — padding strategies (max_length, longest, multiple_of 8/16/32/64),
-// precisions (fp32, bf16, mixed_bf16) and per-core batch sizes that fit in HBM — and ranks them by
+// precisions (fp32, bf16, mixed_bf16), remat policies (Llama family) and per-core batch sizes that
+// fit in HBM — and ranks them by
 // simulated time-to-train (the whole run: compiles, warm-up, steps, evaluation), with compile counts
 // and peak memory as the evidence.
 //
 // The search is coordinate-wise, not a full cross product (which would be ~100 runs): paddings at
-// the workload's batch and precision, then precisions at the best padding, then batch sizes at the
-// best padding and precision. Every run is a normal training run (analytical engine, replay on).
+// the workload's batch and precision, then precisions at the best padding, then (Llama-family
+// models) MaxText's remat policies at the best of both, then batch sizes at the best padding,
+// precision and policy; a batch that does not fit with that policy is tried with the policies
+// that keep less (down to `full`) before the search stops. Every run is a normal training run
+// (analytical engine, replay on).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -25,6 +29,7 @@ struct AdviceRow {
   data::PaddingSpec padding;
   Precision precision = Precision::kFp32;
   uint32_t batch = 0;        // per device
+  models::RematPolicy remat = models::RematPolicy::kNone;  // kCustom: the workload's remat_tensors
   bool is_base = false;      // the workload as given
   bool fits = true;          // false: the run failed (out of HBM, ...); `error` says why
   std::string error;
