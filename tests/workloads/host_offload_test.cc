@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/config_error.h"
+#include "sim/base/sim_error.h"
 #include "tests/workloads/tiny_decoder.h"  // v6e8()
 #include "workloads/loop/step_builder.h"
 #include "workloads/loop/training_run.h"
@@ -88,6 +89,23 @@ TEST(HostOffload, EnginesAgreeAndFsdpHoldsTheSame) {
   const TrainingRunResult f = run("sharding: fsdp\nfsdp_wrap_layer_classes: [LlamaDecoderLayer]\n" + policy);
   EXPECT_EQ(f.host_memory_bytes, a.host_memory_bytes);
   EXPECT_EQ(train_program(f).host_offload_bytes, kLayers * kQkvBytes);
+}
+
+// The offloaded activations are pinned in the host's RAM beside its processes': a host of 1 GiB
+// whose process takes 0.9 GiB has room for the run without offload, not for 8 devices' 32 MiB each.
+TEST(HostOffload, OutOfHostRamWhenThePinnedActivationsDoNotFit) {
+  HwConfig hw = v6e8();
+  hw.host.ram_gib = 1;
+  hw.host.process_ram_gib = 0.9;
+  TrainingRunOptions o;
+  o.engine = "analytical";
+  EXPECT_NO_THROW(run_training(hw, deep("remat_policy: save_qkv_proj\n"), o));
+  try {
+    run_training(hw, deep("remat_policy: qkv_proj_offloaded\n"), o);
+    ADD_FAILURE() << "no error";
+  } catch (const SimError& e) {
+    EXPECT_NE(std::string(e.what()).find("out of host RAM"), std::string::npos) << e.what();
+  }
 }
 
 TEST(HostOffload, RefusesWhatCannotBe) {

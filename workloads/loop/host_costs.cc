@@ -59,4 +59,8 @@ HostRamNeed host_ram_need(const HostParams& host, uint32_t processes, uint64_t m
   return r;
 }
 
+uint64_t pinned_host_bytes(const HwConfig& hw, uint64_t per_device) {
+  return per_device * devices_per_chip(hw.chip) * std::max<uint32_t>(hw.slice.chips_per_host, 1);
+}
+
 }  // namespace tpusim

@@ -38,4 +38,8 @@ struct HostRamNeed {
 HostRamNeed host_ram_need(const HostParams& host, uint32_t processes, uint64_t model_param_bytes,
                           bool model_in_each_process);
 
+// Activations offloaded to host memory (remat_tensors offload) are pinned in the host's RAM: the
+// peak of one device (compiler::MemoryPlan::host_peak_bytes) times the devices of one host.
+uint64_t pinned_host_bytes(const HwConfig& hw, uint64_t per_device);
+
 }  // namespace tpusim

@@ -208,6 +208,18 @@ void StepLoop::step(const LoopStep& ls) {
     throw OutOfHbmError(out_of_hbm_message(prog.compiled.memory, prog.name, r_.hbm_bytes_per_core, hw_.chip.megacore,
                                            setup_.out_of_hbm_advice(prog.compiled.memory.persistent_bytes > r_.hbm_bytes_per_core)),
                         std::max(host_ready, dev_t_));
+  // Offloaded activations are pinned in each host's RAM beside its processes' (the host allocation
+  // fails as the device's would).
+  if (const uint64_t pinned = pinned_host_bytes(hw_, prog.compiled.memory.host_peak_bytes); pinned > 0) {
+    const HostRamNeed ram = host_ram_need(hw_.host, clients_per_host(), 0, false);
+    if (ram.need_bytes + pinned > ram.have_bytes)
+      throw SimError(fmt::format(
+          "out of host RAM running program '{}': its offloaded activations need {:.2f} GiB of pinned memory on "
+          "each host ({} devices) beside its processes' {:.2f} GiB, of {} GiB of host RAM. Offload fewer tensors "
+          "(remat_tensors: device or remat) or run more hosts",
+          prog.name, double(pinned) / (1 << 30), pinned / std::max<uint64_t>(prog.compiled.memory.host_peak_bytes, 1),
+          double(ram.need_bytes) / (1 << 30), hw_.host.ram_gib));
+  }
 
   rec.start_s = std::max(host_ready, dev_t_);
   if (executed_.insert(key).second) {

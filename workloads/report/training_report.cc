@@ -8,6 +8,7 @@
 
 #include "models/families.h"
 #include "sim/hw/resolved_hw.h"
+#include "workloads/loop/host_costs.h"
 #include "workloads/report/energy_report.h"
 #include "workloads/report/report_fields.h"
 
@@ -113,7 +114,7 @@ json step_json(const StepRecord& s) {
 
 // The offloaded activations every device of one host holds in its memory at once.
 uint64_t host_memory_per_host(const HwConfig& hw, const TrainingRunResult& r) {
-  return r.host_memory_bytes * devices_per_chip(hw.chip) * std::max<uint32_t>(hw.slice.chips_per_host, 1);
+  return pinned_host_bytes(hw, r.host_memory_bytes);
 }
 
 json program_json(const ProgramRecord& p) {
