@@ -412,18 +412,27 @@ int Graph::collective_done(int x, const std::string& name) {
   return add(std::move(n));
 }
 
+namespace {
+
+// A host copy (kHostOffload or kHostReload) of `in`: its shape, type and sharding.
+Node host_copy_of(const Node& in, OpKind kind, std::string name) {
+  Node n;
+  n.kind = kind;
+  n.name = std::move(name);
+  n.shape = in.shape;
+  n.dtype = in.dtype;
+  n.inputs = {in.id};
+  n.sharding = in.sharding;
+  return n;
+}
+
+}  // namespace
+
 int Graph::host_offload(int x, const std::string& name) {
   const Node& in = node(x);
   require(in.kind != OpKind::kHostOffload && in.kind != OpKind::kHostReload && in.kind != OpKind::kCollectiveDone,
           "host offload: '" + in.name + "' is already a host copy or a done");
-  Node n;
-  n.kind = OpKind::kHostOffload;
-  n.name = name.empty() ? in.name + ".offload" : name;
-  n.shape = in.shape;
-  n.dtype = in.dtype;
-  n.inputs = {x};
-  n.sharding = in.sharding;
-  return add(std::move(n));
+  return add(host_copy_of(in, OpKind::kHostOffload, name.empty() ? in.name + ".offload" : name));
 }
 
 int Graph::host_reload(int h, const std::string& name) {
@@ -431,14 +440,7 @@ int Graph::host_reload(int h, const std::string& name) {
   const bool offloaded = in.kind == OpKind::kHostOffload ||
                          (in.kind == OpKind::kCollectiveDone && node(in.inputs.at(0)).kind == OpKind::kHostOffload);
   require(offloaded, "host reload: '" + in.name + "' is not an offloaded value");
-  Node n;
-  n.kind = OpKind::kHostReload;
-  n.name = name.empty() ? in.name + ".reload" : name;
-  n.shape = in.shape;
-  n.dtype = in.dtype;
-  n.inputs = {h};
-  n.sharding = in.sharding;
-  return add(std::move(n));
+  return add(host_copy_of(in, OpKind::kHostReload, name.empty() ? in.name + ".reload" : name));
 }
 
 int Graph::flat_all_gather(int shard, Dims shape, CollectiveAttrs a, const std::string& name) {

@@ -115,7 +115,6 @@ void Xfer::step() {
   for (Channel& ch : channels_)
     if (ch.act.on && ch.next <= now) ch.next = send_train(ch, now);
   uint64_t wake = UINT64_MAX;
-  bool holding = false;
   for (uint32_t q = 0; q < 2; ++q) {
     Head& h = heads_[q];
     sc_core::sc_fifo_in<uint32_t>& from = q == 0 ? in : host_in;
@@ -132,17 +131,14 @@ void Xfer::step() {
       begin(ch, h.held, now);
       ch.next = send_train(ch, now);
     }
-    if (h.holding) {
-      wake = std::min(wake, pool_.pick(q, now).start);  // an idle channel of the queue frees
-      holding = true;
-    }
+    if (h.holding) wake = std::min(wake, pool_.pick(q, now).start);  // an idle channel of the queue frees
   }
   for (const Channel& ch : channels_)
     if (ch.act.on) wake = std::min(wake, ch.next);
   // A queue whose head waits for a channel reads nothing more until one frees (wake < max then);
   // the other may still get an instruction.
   if (wake == UINT64_MAX) return next_trigger(either_written_);
-  if (holding && heads_[0].holding && heads_[1].holding) return next_trigger(run_->clock.cycles(wake - now));
+  if (heads_[0].holding && heads_[1].holding) return next_trigger(run_->clock.cycles(wake - now));
   next_trigger(run_->clock.cycles(wake - now), either_written_);
 }
 
