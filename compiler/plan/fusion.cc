@@ -172,7 +172,7 @@ class Materialize {
         break;
       case OpKind::kDot: {
         bool epilogue = eu.size() == 1 && nodes_[eu[0]].kind == OpKind::kElementwise && !pg_.outputs.count(v);
-        mat_[v] = !epilogue;
+        mat_[v] = !epilogue || node.materialize;
         cone_dot_[v] = !mat_[v];
         break;
       }

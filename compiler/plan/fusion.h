@@ -3,8 +3,9 @@
 // Rules (after XLA's instruction fusion on TPU):
 //  * Parameters, reductions, graph outputs and values marked `materialize` (results of ops XLA
 //    computes with their own emitter) are materialized (a reduction ends its fusion).
-//  * A dot is materialized unless its single user is element-wise: then that user joins the dot's
-//    kernel as an output ("epilogue") fusion (bias add, scale, ReLU, residual add).
+//  * A dot is materialized unless its single user is element-wise and it is not marked
+//    `materialize`: then that user joins the dot's kernel as an output ("epilogue") fusion (bias
+//    add, scale, ReLU, residual add).
 //  * An element-wise value whose kernel contains a dot is materialized when it has more than one
 //    user or its user is a reduction or another dot.
 //  * An element-wise value that feeds a dot operand and has other users is materialized.

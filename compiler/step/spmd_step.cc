@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -252,6 +253,50 @@ class StepLowering {
   uint64_t offloaded_bytes_ = 0, reloaded_bytes_ = 0;
 };
 
+// The step with values recomputed (compiler/plan/rematerialize.h) until its plan fits the device's
+// HBM or nothing more helps, in rounds (each round's estimate re-planned); nullopt when the first
+// round finds nothing. `stats`: what was recomputed, over all rounds.
+std::optional<SpmdStep> rematerialized(const SpmdStep& step, const FusionPlan& plan, const MemoryPlan& mp,
+                                       const HwConfig& hw, Rematerialization* stats) {
+  constexpr int kRounds = 4;
+  const ResolvedHw r = resolve_hw(hw);
+  std::optional<SpmdStep> cur;
+  FusionPlan p = plan;
+  MemoryPlan m = mp;
+  *stats = {};
+  stats->peak_bytes_before = mp.peak_bytes;
+  for (int round = 0; round < kRounds && m.peak_bytes > r.device_hbm_bytes; ++round) {
+    const SpmdStep& from = cur ? *cur : step;
+    const std::set<int> fixed(from.device_split.begin(), from.device_split.end());
+    std::optional<RematRewrite> rw = rematerialize(from.graph, p, m, r.device_hbm_bytes, r, fixed);
+    if (!rw) break;
+    SpmdStep next;
+    next.cores = from.cores;
+    next.prefetch_next_batch = from.prefetch_next_batch;
+    next.piece_bytes = from.piece_bytes;
+    next.algorithm = from.algorithm;
+    next.device_update = from.device_update;
+    next.cmem_sharers = from.cmem_sharers;
+    next.key = from.key;
+    next.rematerialize = false;
+    const std::vector<int>& id = rw->new_id;
+    for (const auto& [o, in] : from.donated) next.donated[id[size_t(o)]] = id[size_t(in)];
+    for (int x : from.device_split) next.device_split.push_back(id[size_t(x)]);
+    for (int x : from.gradients) next.gradients.push_back(id[size_t(x)]);
+    for (int x : from.gathered_parameters) next.gathered_parameters.push_back(id[size_t(x)]);
+    next.graph = std::move(rw->graph);
+    MemoryPlan planned = step_memory_plan(next, hw);
+    if (planned.peak_bytes >= m.peak_bytes) break;  // the estimate did not hold: keep the last
+    stats->values += rw->stats.values;
+    stats->bytes += rw->stats.bytes;
+    stats->flops += rw->stats.flops;
+    m = std::move(planned);
+    p = plan_fusions(next.graph);
+    cur = std::move(next);
+  }
+  return cur;
+}
+
 }  // namespace
 
 CompiledStep compile_spmd_step(const SpmdStep& step, const HwConfig& hw, const std::string& name) {
@@ -282,6 +327,14 @@ CompiledStep compile_spmd_step(const SpmdStep& step, const HwConfig& hw, const s
   const uint64_t infeed = emit_next_batch_infeed(streams.main(), g, step.prefetch_next_batch);
   out.infeed_bytes = step.prefetch_next_batch ? infeed : 0;
   out.memory = plan_step_memory(step, plan, hw, sharers, split_kernels);
+  if (step.rematerialize && out.memory.peak_bytes > resolve_hw(hw).device_hbm_bytes) {
+    Rematerialization stats;
+    if (std::optional<SpmdStep> fitted = rematerialized(step, plan, out.memory, hw, &stats)) {
+      CompiledStep c = compile_spmd_step(*fitted, hw, name);
+      c.remat = stats;
+      return c;
+    }
+  }
   for (const Fusion& f : plan.fusions)
     if (f.kind == FusionKind::kCollective) {
       const models::Node& n = g.node(f.root);

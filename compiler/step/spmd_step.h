@@ -36,6 +36,7 @@
 #include "compiler/collectives/graph_collectives.h"
 #include "compiler/compile_cache.h"
 #include "compiler/plan/memory_plan.h"
+#include "compiler/plan/rematerialize.h"
 #include "models/graph.h"
 #include "sim/hw/hw_config.h"
 #include "sim/isa/program.h"
@@ -66,6 +67,9 @@ struct SpmdStep {
   std::vector<int> gradients;            // nodes holding gradients (the memory breakdown's categories)
   std::vector<int> gathered_parameters;  // nodes holding all-gathered parameters (FSDP)
   CacheKey key;  // the step's compilation cache key, as its builder computes it
+  // When the memory plan exceeds the device's HBM, recompute values live across the peak as XLA's
+  // rematerialization pass does (compiler/plan/rematerialize.h) before giving up.
+  bool rematerialize = true;
 };
 
 struct CompiledStep {
@@ -82,6 +86,8 @@ struct CompiledStep {
   // Per core and step: activations copied to host memory and back (models::OpKind::kHostOffload,
   // kHostReload) over PCIe.
   uint64_t host_offload_bytes = 0, host_reload_bytes = 0;
+  // What the rematerialization pass recomputed to fit HBM (SpmdStep::rematerialize; zero: nothing).
+  Rematerialization remat;
   // False when the memory plan's peak exceeds the device's HBM: such a program cannot run (the
   // runtime's allocation fails), so it is not lowered and `program` has no instructions; the rest
   // (memory, key, ops, kernels, collectives' bytes) is filled in.

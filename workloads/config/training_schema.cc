@@ -502,6 +502,17 @@ const Schema<WorkloadConfig>& training_schema() {
                  "live at once, which the memory plan counts), each kernel waiting only for the gathers it reads.")
         .source("XLA latency-hiding scheduler (xla/service/latency_hiding_scheduler.h); async collectives "
                 "(all-reduce-start / all-reduce-done in XLA's HLO)");
+    s.field(&WorkloadConfig::spec, &TW::rematerialization, "rematerialization").default_value(true)
+        .doc("when a step's buffers exceed the device's HBM, recompute values live across the memory peak before "
+             "declaring out of HBM, as XLA's rematerialization pass does (docs/training.md, \"Automatic "
+             "rematerialization\")")
+        .details("The compiler walks the memory peaks and recomputes, one at a time, the values live across the "
+                 "peak whose recomputation costs the least time per byte it frees (a dropout's or GELU's output "
+                 "before a matmul's), each with a kernel of its own right before its first reader after the peak, "
+                 "until the program fits. What it recomputed is reported (programs[].rematerialization, the "
+                 "`remat` line). `false`: a program over HBM fails as it is planned.")
+        .source("XLA HloRematerialization (xla/service/hlo_rematerialization.h), run by the TPU compiler with the "
+                "device's memory as its limit");
     s.field(&WorkloadConfig::spec, &TW::framework, "framework").default_value(FrameworkKind::kTorchXla)
         .doc("framework personality (docs/training.md, \"Frameworks\")")
         .details("`torch_xla` (PyTorch/XLA + Accelerate: a process per device, lazy tracing every step), `tf_keras` "

@@ -124,6 +124,7 @@ struct TrainingWorkload {
   uint32_t sa_block_q = 512, sa_block_kv = 512;
   Quantization quantization = Quantization::kNone;  // none | int8 | fp8 (MaxText AQT)  // flash attention's query and key block rows (MaxText's names)
   bool overlap_collectives = true;         // gradient all-reduces overlap the backward pass (XLA async collectives)
+  bool rematerialization = true;           // over HBM: recompute as XLA's rematerialization pass (compiler/plan/rematerialize.h)
   FrameworkKind framework = FrameworkKind::kTorchXla;  // torch_xla | tf_keras | jax (workloads/loop/framework.h)
   uint32_t steps_per_execution = 1;        // tf_keras: steps per host dispatch (Model.compile)
   bool jit_compile = true;                 // tf_keras: Model.compile(jit_compile=...)

@@ -18,7 +18,10 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 
 // A megacore device's program is compiled per core at ceil(B/cores) examples; its cache key also
 // holds the device's batch B (XLA compiles the device program, whose shapes differ for B = 3 and 4).
-compiler::CacheKey device_key(compiler::CacheKey k, const HwConfig& hw, uint32_t batch) {
+// A program over HBM compiles differently without rematerialization (nothing is recomputed to fit):
+// its key has a bit of its own.
+compiler::CacheKey device_key(compiler::CacheKey k, const HwConfig& hw, const TrainingWorkload& w, uint32_t batch) {
+  if (!w.rematerialization) k.hi ^= 0x52454d4154ull * 0x9e3779b97f4a7c15ull;  // "REMAT"
   if (cores_per_device(hw.chip) == 1) return k;
   k.hi ^= (uint64_t(batch) + 0x4d43ull) * 0x9e3779b97f4a7c15ull;  // "MC"
   k.lo ^= (uint64_t(batch) << 17) * 0x100000001b3ull;
@@ -51,7 +54,7 @@ const StepInfo& NativeSteps::remember_info(const StepVariant& v, StepGraph& sg) 
   if (sg.fsdp) {
     const compiler::FsdpGraphs& f = *sg.fsdp;
     i.graph_nodes = f.graph.nodes().size() + f.optimizer.graph.nodes().size();
-    i.key = device_key(compiler::fsdp_step_cache_key(f.step), hw_, v.batch);
+    i.key = device_key(compiler::fsdp_step_cache_key(f.step), hw_, w_, v.batch);
     i.hlo_ops = i.graph_nodes;
     i.kernels = uint32_t(compiler::plan_fusions(f.graph).fusions.size() +
                          compiler::plan_fusions(f.optimizer.graph).fusions.size());
@@ -61,7 +64,7 @@ const StepInfo& NativeSteps::remember_info(const StepVariant& v, StepGraph& sg) 
   }
   const models::Graph& g = sg.fwd.graph;
   i.graph_nodes = g.nodes().size();
-  i.key = device_key(compiler::step_cache_key(sg.dp), hw_, v.batch);
+  i.key = device_key(compiler::step_cache_key(sg.dp), hw_, w_, v.batch);
   i.hlo_ops = g.nodes().size();
   if (!sg.fusions) sg.fusions = compiler::plan_fusions(g);  // the step compile reads it too
   i.kernels = uint32_t(sg.fusions->fusions.size());
@@ -106,8 +109,10 @@ BuiltStep& NativeSteps::get(const StepVariant& v) {
     spmd = compiler::data_parallel_step(sg->dp, std::move(sg->fwd.graph), hw_);  // sg is discarded below
   }
   sg.reset();  // the SPMD step holds its own graph: the model's is not needed while it compiles
+  spmd.rematerialize = w_.rematerialization;
   for (const models::Node& n : spmd.graph.nodes()) s.recompute_flops += models::attention_recompute_flops(spmd.graph, n);
   s.compiled = compiler::compile_spmd_step(spmd, hw_, s.name);
+  s.recompute_flops += s.compiled.remat.flops;  // what XLA's rematerialization recomputes to fit HBM
   s.memory = compiler::breakdown_at_peak(s.compiled.memory);
   // As the host counts them for its compile: the step graph's ops and kernels, before the
   // partitioner adds its collectives; the key with the device's batch on a megacore.

@@ -10,6 +10,7 @@
 
 #include "compiler/plan/memory_breakdown.h"
 #include "compiler/plan/memory_plan.h"
+#include "compiler/plan/rematerialize.h"
 #include "sim/analysis/collective_stats.h"
 #include "sim/analysis/op_profile.h"
 #include "sim/base/sim_error.h"
@@ -82,6 +83,8 @@ struct ProgramRecord {
   // Host offload (remat_tensors offload): per core and execution, the bytes copied to host memory
   // (and the same back); per device, the most held in host memory at once.
   uint64_t host_offload_bytes = 0, host_memory_bytes = 0;
+  // What XLA's rematerialization recomputed for the program to fit HBM (compiler/plan/rematerialize.h).
+  compiler::Rematerialization remat;
   CollectiveStats collectives;   // per execution (step_executor.h)
   compiler::MemoryBreakdown memory;  // per device, at the peak
   uint64_t flops = 0;            // per device and execution

@@ -204,10 +204,17 @@ void StepLoop::step(const LoopStep& ls) {
   double host_ready = 0;
   for (const Process& pr : procs_) host_ready = std::max(host_ready, pr.host_t);
   // The program was compiled (the host paid for it); allocating its buffers fails.
-  if (prog.compiled.memory.peak_bytes > r_.hbm_bytes_per_core)
+  if (prog.compiled.memory.peak_bytes > r_.hbm_bytes_per_core) {
+    const compiler::Rematerialization& rm = prog.compiled.remat;
+    const std::string tried =
+        rm.values ? fmt::format("Rematerialization recomputed {} values ({:.2f} GiB; the plan needed {:.2f} GiB before) "
+                                "and found nothing more to recompute. ",
+                                rm.values, double(rm.bytes) / (1 << 30), double(rm.peak_bytes_before) / (1 << 30))
+                  : std::string();
     throw OutOfHbmError(out_of_hbm_message(prog.compiled.memory, prog.name, r_.hbm_bytes_per_core, hw_.chip.megacore,
-                                           setup_.out_of_hbm_advice(prog.compiled.memory.persistent_bytes > r_.hbm_bytes_per_core)),
+                                           tried + setup_.out_of_hbm_advice(prog.compiled.memory.persistent_bytes > r_.hbm_bytes_per_core)),
                         std::max(host_ready, dev_t_));
+  }
   // Offloaded activations are pinned in each host's RAM beside its processes' (the host allocation
   // fails as the device's would).
   if (const uint64_t pinned = pinned_host_bytes(hw_, prog.compiled.memory.host_peak_bytes); pinned > 0) {
@@ -330,6 +337,7 @@ void StepLoop::record_program(const BuiltStep& prog, const StepRecord& rec, cons
     p.dcn_bytes = dcn_bytes(prog.compiled);
     p.host_offload_bytes = prog.compiled.host_offload_bytes;
     p.host_memory_bytes = prog.compiled.memory.host_peak_bytes;
+    p.remat = prog.compiled.remat;
     p.collectives = rec.collectives;
     p.memory = prog.memory;
     if (p.peak_hbm_bytes > r_.peak_hbm_bytes) r_.peak_memory = p.memory;

@@ -138,6 +138,9 @@ json program_json(const ProgramRecord& p) {
   if (p.op_profile) j["op_profile_core"] = {{"chip", p.op_profile->chip}, {"core", p.op_profile->core}};
   if (p.host_memory_bytes > 0)  // host offload: only then (earlier reports unchanged)
     j["host_offload"] = {{"bytes_per_step", p.host_offload_bytes}, {"host_memory_bytes", p.host_memory_bytes}};
+  if (p.remat.values > 0)  // XLA's rematerialization ran: only then
+    j["rematerialization"] = {{"values", p.remat.values}, {"bytes", p.remat.bytes},
+                              {"recomputed_flops", p.remat.flops}, {"peak_hbm_bytes_before", p.remat.peak_bytes_before}};
   return j;
 }
 
@@ -161,6 +164,10 @@ json step_program_units() {
           {"programs[].dcn_bytes", "bytes (per core, sent to other slices)"},
           {"programs[].host_offload.bytes_per_step", "bytes (per core and execution, each way over PCIe)"},
           {"programs[].host_offload.host_memory_bytes", "bytes (per device, held at once)"},
+          {"programs[].rematerialization.values", "count (values recomputed to fit HBM)"},
+          {"programs[].rematerialization.bytes", "bytes (per device: the recomputed values' buffers)"},
+          {"programs[].rematerialization.recomputed_flops", "flop (per core and execution)"},
+          {"programs[].rematerialization.peak_hbm_bytes_before", "bytes (per device, the plan before recomputing)"},
           {"programs[].memory.*", "bytes (per device, at the peak)"},
           {"steps[].step_time_s", "s"}, {"steps[].repeat", "steps"},
           {"programs[].batch", "examples (per device)"},
@@ -431,6 +438,12 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                              "each way per step", gib(r.host_memory_bytes), device, gib(host_memory_per_host(hw, r)),
                              gib(pcie)));
   }
+  for (const ProgramRecord& p : r.programs)
+    if (p.remat.values > 0)
+      line("remat", fmt::format("'{}': {} values recomputed ({}) to fit HBM, as XLA's rematerialization does "
+                                "(its plan needed {}); {:.2f} TFLOP more per core and step",
+                                p.name, p.remat.values, gib(p.remat.bytes), gib(p.remat.peak_bytes_before),
+                                double(p.remat.flops) * 1e-12));
   if (has_cmem(hw.chip)) {
     uint64_t cmem = 0;
     for (const ProgramRecord& p : r.programs) cmem = std::max(cmem, p.cmem_bytes_per_chip);
