@@ -45,7 +45,8 @@ int advise(const RunArgs& a) {
     nlohmann::json j = nlohmann::json::array();
     for (const AdviceRow& r : rows)
       j.push_back({{"padding", r.padding.to_string()}, {"precision", enum_name(r.precision)}, {"per_device_batch_size", r.batch},
-                   {"remat_policy", enum_name(r.remat)},
+                   {"remat_policy", enum_name(r.remat)}, {"sharding", enum_name(r.sharding)}, {"tensor", r.tensor},
+                   {"mesh", r.mesh},
                    {"global_batch", r.global_batch}, {"as_given", r.is_base}, {"fits", r.fits}, {"error", r.error},
                    {"total_time_s", r.total_time_s}, {"steady_step_time_s", r.steady_step_time_s},
                    {"examples_per_s", r.examples_per_s}, {"compiles", r.compiles},

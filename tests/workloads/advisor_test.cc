@@ -116,6 +116,7 @@ TEST(Advisor, SearchesRematPoliciesForLlamaModels) {
       "deep_decoder.yaml");
   AdviceOptions o;
   o.batches = {32, 64};
+  o.meshes = false;  // the policies alone (SearchesMeshesForLlamaModels has the meshes)
   const std::vector<AdviceRow> rows = advise(hw, w, o);
   std::set<std::string> policies_at_16;
   bool misfit_32 = false, fit_32 = false, larger_fits = false;
@@ -131,6 +132,47 @@ TEST(Advisor, SearchesRematPoliciesForLlamaModels) {
   EXPECT_TRUE(larger_fits);
   ASSERT_TRUE(rows.front().fits);
   EXPECT_NE(format_advice(rows, w).find("remat_policy " + std::string(enum_name(rows.front().remat))), std::string::npos);
+}
+
+// Llama family: the meshes, at the best padding, precision and policy: FSDP or data parallel over
+// what a tensor axis of 1, 2 or 4 leaves (8 would split the 4 key/value heads unevenly); the
+// recommendation names the mesh of the best. On a megacore chip (v5p) the tensor axis is not tried.
+WorkloadConfig small_decoder(const std::string& hw) {
+  return load_workload_config_text(
+      "kind: training\nhw: " + hw + "\nmodel: meta-llama/Llama-2-7b-hf\ntask: causal_lm\n"
+      "model_config: {layers: 2, hidden: 256, heads: 8, kv_heads: 4, intermediate: 512, vocab: 1024}\n"
+      "max_length: 128\nper_device_batch_size: 4\ndataset: {train: 'fixed:128:512'}\nsteps: 2\nprecision: bf16\n"
+      "framework: jax\nsharding: fsdp\n",
+      "small_decoder.yaml");
+}
+
+TEST(Advisor, SearchesMeshesForLlamaModels) {
+  const HwConfig hw = load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v6e-8.yaml");
+  AdviceOptions o;
+  o.batches = {};
+  const WorkloadConfig w = small_decoder("v6e-8");
+  const std::vector<AdviceRow> rows = advise(hw, w, o);
+  std::set<std::string> meshes;
+  for (const AdviceRow& r : rows) {
+    meshes.insert(r.mesh);
+    if (r.mesh == "fsdp 4 x tensor 2") {
+      EXPECT_EQ(r.sharding, Sharding::kFsdp);
+      EXPECT_EQ(r.tensor, 2u);
+      EXPECT_TRUE(r.fits) << r.error;
+    }
+    if (r.is_base) EXPECT_EQ(r.mesh, "fsdp 8");
+  }
+  EXPECT_EQ(meshes, (std::set<std::string>{"fsdp 8", "fsdp 4 x tensor 2", "fsdp 2 x tensor 4", "data 8",
+                                           "data 4 x tensor 2", "data 2 x tensor 4"}));
+  ASSERT_TRUE(rows.front().fits);
+  const std::string text = format_advice(rows, w);
+  EXPECT_NE(text.find("sharding " + std::string(enum_name(rows.front().sharding))), std::string::npos) << text;
+  if (rows.front().tensor > 1) EXPECT_NE(text.find("tensor: " + std::to_string(rows.front().tensor)), std::string::npos);
+
+  const HwConfig v5p = load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v5p-8.yaml");
+  std::set<std::string> megacore;
+  for (const AdviceRow& r : advise(v5p, small_decoder("v5p-8"), o)) megacore.insert(r.mesh);
+  EXPECT_EQ(megacore, (std::set<std::string>{"fsdp 4", "data 4"}));
 }
 
 }  // namespace

@@ -12,13 +12,29 @@
 #include "base/config_error.h"
 #include "models/families.h"
 #include "sim/base/sim_error.h"
+#include "workloads/loop/framework.h"
 #include "workloads/loop/training_run.h"
 
 namespace tpusim {
 namespace {
 
-// padding, precision (by name: the ranking's ties keep this order), batch, remat policy
-using Key = std::tuple<std::string, std::string, uint32_t, std::string>;
+// padding, precision (by name: the ranking's ties keep this order), batch, remat policy, mesh
+using Key = std::tuple<std::string, std::string, uint32_t, std::string, std::string>;
+
+// A parallel layout: data parallel or FSDP over the devices `tensor` leaves.
+struct Layout {
+  Sharding sharding = Sharding::kDataParallel;
+  uint32_t tensor = 1;
+  bool operator==(const Layout&) const = default;
+};
+
+// The workload's own layout: its sharding, and the tensor axis its mesh gives (1 without one).
+Layout layout_of(const TrainingWorkload& t) { return {t.sharding, t.mesh.tensor > 1 ? uint32_t(t.mesh.tensor) : 1u}; }
+
+std::string mesh_name(const Layout& l, uint32_t devices) {
+  const std::string rest = fmt::format("{} {}", l.sharding == Sharding::kFsdp ? "fsdp" : "data", devices / l.tensor);
+  return l.tensor > 1 ? fmt::format("{} x tensor {}", rest, l.tensor) : rest;
+}
 
 // The remat policies the search tries for a Llama-family model, from the one that keeps most to
 // the one that keeps least in HBM.
@@ -37,19 +53,24 @@ class Search {
   Search(const HwConfig& hw, const WorkloadConfig& w, const AdviceOptions& o) : hw_(hw), w_(w), o_(o) {}
 
   const AdviceRow& run(const data::PaddingSpec& padding, Precision precision, uint32_t batch,
-                       models::RematPolicy remat) {
-    const Key key{padding.to_string(), enum_name(precision), batch, enum_name(remat)};
+                       models::RematPolicy remat, const Layout& layout) {
+    const std::string mesh = mesh_name(layout, slice_devices(hw_));
+    const Key key{padding.to_string(), enum_name(precision), batch, enum_name(remat), mesh};
     if (auto it = rows_.find(key); it != rows_.end()) return it->second;
     AdviceRow r;
     r.padding = padding;
     r.precision = precision;
     r.batch = batch;
     r.remat = remat;
+    r.sharding = layout.sharding;
+    r.tensor = layout.tensor;
+    r.mesh = mesh;
     r.is_base = padding == w_.training().padding && precision == w_.training().precision &&
-                batch == w_.training().per_device_batch_size && remat == effective_remat_policy(w_.training());
+                batch == w_.training().per_device_batch_size && remat == effective_remat_policy(w_.training()) &&
+                layout == layout_of(w_.training());
     if (o_.on_run)
-      o_.on_run(fmt::format("padding {}, precision {}, batch {}, remat {}", padding.to_string(), enum_name(precision), batch,
-                            enum_name(remat)));
+      o_.on_run(fmt::format("padding {}, precision {}, batch {}, remat {}, mesh {}", padding.to_string(), enum_name(precision),
+                            batch, enum_name(remat), mesh));
     try {
       const TrainingRunResult t = run_training(hw_, setting(r), options());
       r.total_time_s = t.total_time_s;
@@ -110,6 +131,17 @@ class Search {
       t.remat_tensors = {};
       t.fsdp_grad_ckpt = false;
     }
+    const Layout layout{r.sharding, r.tensor};
+    if (!(layout == layout_of(w_.training()))) {  // the mesh MaxText's ici_* settings would give
+      if (t.fsdp_grad_ckpt) t.remat_policy = models::RematPolicy::kFull;
+      t.fsdp_grad_ckpt = false;
+      t.sharding = r.sharding;
+      t.mesh = {};
+      if (r.tensor > 1) {
+        (r.sharding == Sharding::kFsdp ? t.mesh.fsdp : t.mesh.data) = -1;
+        t.mesh.tensor = int32_t(r.tensor);
+      }
+    }
     return w;
   }
 
@@ -139,26 +171,44 @@ std::vector<AdviceRow> advise(const HwConfig& hw, const WorkloadConfig& w, const
   Search s(hw, w, o);
   const TrainingWorkload& t = w.training();
   const models::RematPolicy remat0 = effective_remat_policy(t);
-  const AdviceRow* best = &s.run(t.padding, t.precision, t.per_device_batch_size, remat0);
+  const Layout layout0 = layout_of(t);
+  const AdviceRow* best = &s.run(t.padding, t.precision, t.per_device_batch_size, remat0, layout0);
   if (image_tokens(t) == 0)  // an image task has no padding to choose: one sequence fixed by the image
     for (const data::PaddingSpec& p : {data::PaddingSpec::max_length(), data::PaddingSpec::longest(), data::PaddingSpec::multiple_of(8),
                                        data::PaddingSpec::multiple_of(16), data::PaddingSpec::multiple_of(32), data::PaddingSpec::multiple_of(64)})
-      best = better(best, &s.run(p, t.precision, t.per_device_batch_size, remat0));
+      best = better(best, &s.run(p, t.precision, t.per_device_batch_size, remat0, layout0));
   const data::PaddingSpec padding = best->padding;
   for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kMixedBf16})
-    best = better(best, &s.run(padding, p, t.per_device_batch_size, remat0));
+    best = better(best, &s.run(padding, p, t.per_device_batch_size, remat0, layout0));
   const Precision precision = best->precision;
   const models::Family* family = model_family(t);
   const bool named_policies = family && models::llama_like(family->id);
   if (named_policies)
-    for (models::RematPolicy p : kRematOrder) best = better(best, &s.run(padding, precision, t.per_device_batch_size, p));
+    for (models::RematPolicy p : kRematOrder)
+      best = better(best, &s.run(padding, precision, t.per_device_batch_size, p, layout0));
   const models::RematPolicy remat = best->remat;
+  // The meshes (Llama family: its layers carry the tensor splits): FSDP or data parallel over what a
+  // tensor axis leaves; the tensor sizes that divide the devices and the key/value heads, not on a
+  // megacore chip (tensor parallelism there is not modelled). A tensor axis over every device is one
+  // mesh, tried once (as fsdp 1 x tensor T).
+  if (named_policies && o.meshes) {
+    const uint32_t devices = slice_devices(hw);
+    const models::ModelArch arch = resolve_model_arch(t);
+    const int64_t kv = arch.kv_heads > 0 ? arch.kv_heads : arch.heads;
+    for (Sharding sh : {Sharding::kFsdp, Sharding::kDataParallel})
+      for (uint32_t tp : {1u, 2u, 4u, 8u}) {
+        if (tp > 1 && (hw.chip.megacore || devices % tp != 0 || kv % tp != 0)) continue;
+        if (sh == Sharding::kDataParallel && tp == devices) continue;  // the same mesh as fsdp 1 x tensor T
+        best = better(best, &s.run(padding, precision, t.per_device_batch_size, remat, {sh, tp}));
+      }
+  }
+  const Layout layout{best->sharding, best->tensor};
   for (uint32_t b : o.batches) {
-    const AdviceRow* r = &s.run(padding, precision, b, remat);
+    const AdviceRow* r = &s.run(padding, precision, b, remat, layout);
     // A batch that does not fit keeping as much: the policies that keep less (Llama family).
     const auto* p = std::find(std::begin(kRematOrder), std::end(kRematOrder), remat);
     while (named_policies && !r->fits && p != std::end(kRematOrder) && ++p != std::end(kRematOrder))
-      r = &s.run(padding, precision, b, *p);
+      r = &s.run(padding, precision, b, *p, layout);
     if (!r->fits) break;  // larger batches do not fit either
     best = better(best, r);
   }
@@ -170,28 +220,32 @@ std::vector<AdviceRow> advise(const HwConfig& hw, const WorkloadConfig& w, const
 }
 
 std::string format_advice(const std::vector<AdviceRow>& rows, const WorkloadConfig& w) {
-  std::string o = fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6} {:<18}  {:>13} {:>10} {:>9} {:>13} {:>10}\n", "rank",
-                              "padding", "precision", "batch", "global", "remat", "time to train", "steady", "compiles",
-                              "compile time", "peak HBM");
+  std::string o = fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6} {:<18} {:<18}  {:>13} {:>10} {:>9} {:>13} {:>10}\n", "rank",
+                              "padding", "precision", "batch", "global", "remat", "mesh", "time to train", "steady",
+                              "compiles", "compile time", "peak HBM");
   int rank = 0;
   for (const AdviceRow& r : rows) {
     if (!r.fits) {
-      o += fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6} {:<18}  does not fit: {}\n", "-", r.padding.to_string(),
-                       enum_name(r.precision), r.batch, "", enum_name(r.remat), r.error.substr(0, 90));
+      o += fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6} {:<18} {:<18}  does not fit: {}\n", "-", r.padding.to_string(),
+                       enum_name(r.precision), r.batch, "", enum_name(r.remat), r.mesh, r.error.substr(0, 90));
       continue;
     }
-    o += fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6} {:<18}  {:>11.1f} s {:>7.1f} ms {:>9} {:>11.1f} s {:>10}{}\n", ++rank,
-                     r.padding.to_string(), enum_name(r.precision), r.batch, r.global_batch, enum_name(r.remat),
-                     r.total_time_s, r.steady_step_time_s * 1e3,
-                     r.compiles, r.compile_time_s, gib(r.peak_hbm_bytes), r.is_base ? "  (as given)" : "");
+    o += fmt::format("{:>4}  {:<16} {:<11} {:>5} {:>6} {:<18} {:<18}  {:>11.1f} s {:>7.1f} ms {:>9} {:>11.1f} s {:>10}{}\n",
+                     ++rank, r.padding.to_string(), enum_name(r.precision), r.batch, r.global_batch, enum_name(r.remat),
+                     r.mesh, r.total_time_s, r.steady_step_time_s * 1e3, r.compiles, r.compile_time_s,
+                     gib(r.peak_hbm_bytes), r.is_base ? "  (as given)" : "");
   }
   const AdviceRow* base = nullptr;
   for (const AdviceRow& r : rows)
     if (r.is_base) base = &r;
   if (!rows.empty() && rows.front().fits) {
     const AdviceRow& b = rows.front();
-    o += fmt::format("\nrecommendation: padding {}, precision {}, per_device_batch_size {}, remat_policy {}",
-                     b.padding.to_string(), enum_name(b.precision), b.batch, enum_name(b.remat));
+    o += fmt::format("\nrecommendation: padding {}, precision {}, per_device_batch_size {}, remat_policy {}, "
+                     "sharding {}{}",
+                     b.padding.to_string(), enum_name(b.precision), b.batch, enum_name(b.remat), enum_name(b.sharding),
+                     b.tensor > 1 ? fmt::format(", mesh {{{}: -1, tensor: {}}}",
+                                                b.sharding == Sharding::kFsdp ? "fsdp" : "data", b.tensor)
+                                  : std::string());
     if (base && base->fits && !b.is_base)
       o += fmt::format(": {:.1f} s to train instead of {:.1f} s ({:.1f}x)", b.total_time_s, base->total_time_s,
                        base->total_time_s / b.total_time_s);
