@@ -138,6 +138,8 @@ struct CollectiveAttrs {
   // Multislice: the collective also spans this many slices over the data-center network, the same
   // groups in every slice (a sum over the data axes, which the slices extend). 1: within the slice.
   int64_t slices = 1;
+  // The mesh axis it runs along (the partitioner's; none for an imported module's): reports only.
+  std::optional<MeshAxis> axis;
 
   int64_t group_size() const { return groups.empty() ? replicas : int64_t(groups.front().size()); }
   // Nothing to exchange: groups of one replica on one slice (the identity). A collective-permute's

@@ -144,6 +144,9 @@ GraphCollective emit_graph_collective(ReplicaStreams& streams, LowerContext& cx,
   if (a.async && previous != kNoInstr && std::find(wait.begin(), wait.end(), previous) == wait.end())
     wait.push_back(previous);
   std::vector<ProgramBuilder*> b = streams.begin_section();
+  // The mesh axis it runs along, for the engines' statistics per axis (none for an imported module's).
+  const uint8_t axis = a.axis ? uint8_t(1 + uint8_t(*a.axis)) : 0;
+  for (ProgramBuilder* x : b) x->set_collective_axis(axis);
   uint32_t tags = 0;
   if (permute) {
     out.done = emit_permute(b, cores, a.pairs, out.bytes, wait, f.name, opt.piece_bytes, opt.tag_base, a.async, &tags)[0];
@@ -172,6 +175,7 @@ GraphCollective emit_graph_collective(ReplicaStreams& streams, LowerContext& cx,
       out.dcn_bytes_per_core = std::max(out.dcn_bytes_per_core, r.dcn_bytes_per_core);
     }
   }
+  for (ProgramBuilder* x : b) x->set_collective_axis(0);
   streams.end_section();
   opt.tag_base += tags;
   opt.background = false;

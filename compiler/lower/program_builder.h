@@ -41,10 +41,14 @@ class ProgramBuilder {
       : core_(core), vmem_bytes_(vmem_bytes), base_(first_index) {}
 
   // `collective`: the kernel is (part of) a collective of that kind; it and its instructions are
-  // marked so (isa::Collective, what the engines' collective statistics are kept by).
+  // marked so (isa::Collective, what the engines' collective statistics are kept by), with the mesh
+  // axis set_collective_axis() gave (a DCN part's: isa::kDcnAxis).
   void begin_kernel(const std::string& name, isa::Collective collective = isa::Collective::kNone) {
     kernel_ = name;
     collective_ = collective;
+    collective_axis_ = collective == isa::Collective::kNone           ? 0
+                       : collective == isa::Collective::kDcnAllReduce ? isa::kDcnAxis
+                                                                      : axis_;
     labels_.clear();
     kernel_first_ = size();
     vmem_top_ = 0;
@@ -78,6 +82,7 @@ class ProgramBuilder {
       extra_ += reroll_tail(core_, stored_first);
     in_kernel_ = false;
     collective_ = isa::Collective::kNone;
+    collective_axis_ = 0;
     if (!core_.kernels.empty() && core_.kernels.back().first_instr == kernel_first_) {
       if (end > kernel_first_)
         core_.kernels.back().last_instr = end - 1;
@@ -119,6 +124,7 @@ class ProgramBuilder {
     entry_deps_ = sinks;
     in_kernel_ = false;
     collective_ = isa::Collective::kNone;
+    collective_axis_ = 0;
     return true;
   }
   // Between kernels: forgets the instructions, VMEM allocations and kernels recorded so far (their stream
@@ -166,12 +172,15 @@ class ProgramBuilder {
 
   // While on, DMAs and VPU blocks are emitted on the core's background queues (isa::Instr::async).
   void set_async(bool on) { async_ = on; }
+  // The mesh axis of the collective kernels begun from now on (isa::Instr::collective_axis; 0: none).
+  void set_collective_axis(uint8_t axis) { axis_ = axis; }
 
   uint32_t emit(isa::Instr in) {
     if (in.deps.empty()) in.deps = entry_deps_;
     if (async_ && (in.op == isa::Op::kDmaLoad || in.op == isa::Op::kDmaStore || in.op == isa::Op::kVpu)) in.async = true;
     if (in.label.empty()) in.label = label_of_kernel();
     in.collective = collective_;
+    in.collective_axis = collective_axis_;
     if (in.op == isa::Op::kVpu && in_kernel_ && !core_.kernels.empty()) {
       isa::VpuWork& w = core_.kernels.back().vpu;
       w.alu_vregs += in.vpu.alu_vregs;
@@ -358,6 +367,7 @@ class ProgramBuilder {
     vmem_top_ = r.vmem_top;
     in_kernel_ = false;
     collective_ = isa::Collective::kNone;
+    collective_axis_ = 0;
   }
   // What the next kernel's first instructions will wait for (the previous kernel's sinks).
   const isa::Deps& entry_deps() const { return entry_deps_; }
@@ -411,6 +421,8 @@ class ProgramBuilder {
   uint64_t vmem_reserved_ = 0;  // top of VMEM kept for background work
   bool async_ = false;
   isa::Collective collective_ = isa::Collective::kNone;  // of the current kernel
+  uint8_t collective_axis_ = 0;                          // ... and its mesh axis
+  uint8_t axis_ = 0;                                     // set_collective_axis
   bool in_kernel_ = false;  // between begin_kernel and end_kernel
   size_t first_alloc_ = 0;
   isa::Deps entry_deps_;

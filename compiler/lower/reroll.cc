@@ -32,7 +32,7 @@ uint64_t signature(const isa::Instr& a) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (uint64_t v : {uint64_t(a.op) | uint64_t(a.mem) << 8 | uint64_t(a.async) << 16 | uint64_t(a.collective) << 24 |
                          uint64_t(a.deps.size()) << 32,
-                     uint64_t(a.mxu) | uint64_t(a.rows) << 32, uint64_t(a.k) | uint64_t(a.n) << 32, uint64_t(a.passes) | uint64_t(a.packing) << 16,
+                     uint64_t(a.mxu) | uint64_t(a.rows) << 32, uint64_t(a.k) | uint64_t(a.n) << 32, uint64_t(a.passes) | uint64_t(a.packing) << 16 | uint64_t(a.collective_axis) << 24,
                      a.bytes, a.vpu.alu_vregs, a.vpu.eup_vregs, a.vpu.xlu_vregs, a.vpu.vld_vregs, a.vpu.vst_vregs,
                      uint64_t(reinterpret_cast<uintptr_t>(a.label.empty() ? nullptr : &a.label.str()))})  // interned: one string per label
     h = mix(h, v);

@@ -88,6 +88,7 @@ models::CollectiveAttrs collective_attrs(const Reshard& r, const models::Mesh& m
   a.groups = axis_groups(mesh, r.axis);
   a.dim = r.dim;
   a.reduce = r.reduce;
+  a.axis = r.axis;
   // The slices split the batch further (Mesh::slices): a sum over a batch axis spans them too.
   const bool reduces = r.op == models::CollectiveOp::kAllReduce || r.op == models::CollectiveOp::kReduceScatter;
   if (reduces && r.reduce == models::ReduceOp::kSum && (r.axis == MeshAxis::kData || r.axis == MeshAxis::kFsdp))

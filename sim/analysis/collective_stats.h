@@ -5,7 +5,7 @@
 // CollectiveRecorder, which keeps, per kind and for the core's other work, the union of the
 // intervals [ready, completion).
 //
-// Per kind:
+// Per kind, and likewise per mesh axis (the collectives along it, whatever their kind):
 //   instructions  the core's instructions of that kind;
 //   bytes         what the core sends in them (its kSend bytes);
 //   busy          the length of the union of their intervals: the time the core is inside such a
@@ -44,6 +44,8 @@ struct CollectiveKindStats {
 struct CollectiveStats {
   uint32_t chip = 0, core = 0;  // the core the statistics are of
   std::array<CollectiveKindStats, isa::kCollectiveKinds> kinds{};  // indexed by isa::Collective (kNone: unused)
+  // The same figures per mesh axis (isa::Instr::collective_axis; [0]: collectives of no known axis).
+  std::array<CollectiveKindStats, isa::kCollectiveAxes> axes{};
 
   const CollectiveKindStats& operator[](isa::Collective k) const { return kinds[size_t(k)]; }
   CollectiveKindStats& operator[](isa::Collective k) { return kinds[size_t(k)]; }
@@ -70,6 +72,11 @@ inline uint8_t collective_role(const isa::Instr& in) {
   }
 }
 
+// The mesh axis the recorder counts a collective's instruction under (0: none or not known).
+inline uint8_t collective_axis(const isa::Instr& in) {
+  return in.collective != isa::Collective::kNone && in.collective_axis < isa::kCollectiveAxes ? in.collective_axis : 0;
+}
+
 // Collects the unions of one core's run, in any time unit (SystemC: ps; analytical: cycles),
 // converted when the statistics are taken. O(1) per instruction when instructions come roughly in
 // time order.
@@ -77,15 +84,19 @@ class CollectiveRecorder {
  public:
   void reset(const CorePlan& cp);
   void record(uint32_t instr, uint64_t ready, uint64_t complete) {
-    if (const uint8_t r = role_[instr]) unions_[r - 1].add(ready, complete);
+    if (const uint8_t r = role_[instr]) {
+      unions_[r - 1].add(ready, complete);
+      if (r > 1) axis_unions_[axis_[instr]].add(ready, complete);
+    }
   }
   // The statistics of the recorded run; recorded times convert to core cycles as t / period.
   CollectiveStats stats(const CorePlan& cp, const HwConfig& hw, uint64_t period = 1) const;
 
  private:
-  std::span<const uint8_t> role_;
+  std::span<const uint8_t> role_, axis_;
   // [0]: the core's own work; [k]: collective kind k.
   std::array<IntervalUnion, isa::kCollectiveKinds> unions_;
+  std::array<IntervalUnion, isa::kCollectiveAxes> axis_unions_;  // [a]: the collectives along axis a
 };
 
 }  // namespace tpusim

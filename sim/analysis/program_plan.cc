@@ -198,6 +198,7 @@ void ProgramPlan::decode(CorePlan& cp, const isa::CoreProgram& prog, const HwCon
   cp.succs = d->succs;
   cp.queues = d->queues;
   cp.role = d->role;
+  cp.axis = d->axis;
   cp.op = d->op;
   cp.barriers = d->barriers;
   cp.sends_recvs = d->sends_recvs;
@@ -259,7 +260,7 @@ bool ProgramPlan::same_structure(const DecodedStream& d, const isa::CoreProgram&
   for (isa::StreamWalk w(prog); !w.done(); w.next()) {
     const uint32_t i = w.index();
     const isa::Instr& ins = w.instr();
-    if (uint8_t(ins.op) != d.op[i] || collective_role(ins) != d.role[i]) return false;
+    if (uint8_t(ins.op) != d.op[i] || collective_role(ins) != d.role[i] || collective_axis(ins) != d.axis[i]) return false;
     if (ins.mem == isa::MemSpace::kCmem && !cmem) return false;  // decoded afresh: rejected there
     if (ins.dcn && !chip.dcn) return false;                        // likewise
     if (ins.async != UnitIndex::is_async(d.unit[i])) return false;  // a background DMA/VPU, or rejected
@@ -288,6 +289,7 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
   d.unit.resize(n);
   d.op.resize(n);
   d.role.resize(n);
+  d.axis.resize(n);
   d.implicit.assign(n, 0);
   d.has_transfers = false;
   d.barriers.clear();
@@ -312,6 +314,7 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
     if (!d.stored.empty()) d.stored[i] = w.stored();
     d.op[i] = uint8_t(ins.op);
     d.role[i] = collective_role(ins);
+    d.axis[i] = collective_axis(ins);
     for (size_t k = 0; k < ins.deps.size(); ++k) {
       const uint32_t dep = w.dep(k);
       if (dep >= i) invalid(describe_at(i) + " depends on #" + std::to_string(dep) + ", which is not earlier in the stream");

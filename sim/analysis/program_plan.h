@@ -105,6 +105,7 @@ struct DecodedStream {
   Csr queues;                         // per unit: its instructions in stream order
   std::vector<uint8_t> op;            // per instruction: isa::Op
   std::vector<uint8_t> role;          // per instruction: collective_role() (collective_stats.h)
+  std::vector<uint8_t> axis;          // per instruction: collective_axis() (collective_stats.h)
   std::vector<uint8_t> implicit;      // per instruction: its last dep is the implicit weight dep
   // The few instructions later passes look at, so that they need not read the stream again
   // (decoding is bound by reading the instructions from memory).
@@ -137,6 +138,7 @@ struct CorePlan {
   CsrView queues;                       // per unit: its instructions in stream order
   std::span<const uint8_t> op;          // per instruction: isa::Op
   std::span<const uint8_t> role;        // per instruction: collective_role() (collective_stats.h)
+  std::span<const uint8_t> axis;        // per instruction: collective_axis() (collective_stats.h)
   std::span<const uint32_t> barriers;   // kBarrier instructions, stream order
   std::span<const uint32_t> sends_recvs;  // kSend and kRecv instructions, stream order
   PositionView position;                  // DecodedStream::position

@@ -95,6 +95,13 @@ struct VpuWork {
 enum class Collective : uint8_t { kNone, kAllReduce, kAllGather, kReduceScatter, kAllToAll, kCollectivePermute, kDcnAllReduce };
 inline constexpr uint32_t kCollectiveKinds = 7;  // including kNone
 
+// The mesh axis a collective runs along (Instr::collective_axis), for the engines' statistics per
+// axis: 0 none or not known (an imported module's), 1 + the compiler's mesh axis within a slice
+// (1 data, 2 fsdp, 3 sequence, 4 tensor: models::MeshAxis), kDcnAxis across slices (a multislice
+// collective's data-center-network part).
+inline constexpr uint8_t kDcnAxis = 5;
+inline constexpr uint32_t kCollectiveAxes = 6;  // including 0
+
 // Indices of earlier instructions in the same core stream (most instructions have 0-3).
 using Deps = SmallVector<uint32_t, 4>;
 
@@ -117,6 +124,7 @@ struct Instr {
   // run the same program, so the simulated slice stands for each: when the store completes, the
   // previous slice's same bytes are in this host's RAM, for a kHostLoad to bring in.
   bool dcn = false;
+  uint8_t collective_axis = 0;  // any op of a collective: its mesh axis (kCollectiveAxes above; in the padding)
   // kBarrier
   uint32_t barrier_id = 0;
   // kSend / kRecv: the other end and the tag that pairs a send with its receive (a (sender,
@@ -139,7 +147,8 @@ static_assert(sizeof(Instr) == 120, "Instr layout: see the field order note");
 // another SPMD replica (compiler/collectives/replicas.cc). One list, beside the struct.
 inline bool same_work(const Instr& a, const Instr& b) {
   return a.op == b.op && a.mem == b.mem && a.async == b.async && a.collective == b.collective && a.mxu == b.mxu &&
-         a.rows == b.rows && a.k == b.k && a.n == b.n && a.passes == b.passes && a.packing == b.packing && a.dcn == b.dcn && a.barrier_id == b.barrier_id &&
+         a.rows == b.rows && a.k == b.k && a.n == b.n && a.passes == b.passes && a.packing == b.packing && a.dcn == b.dcn && a.collective_axis == b.collective_axis &&
+         a.barrier_id == b.barrier_id &&
          a.tag == b.tag && a.bytes == b.bytes && a.vpu == b.vpu && a.label == b.label;
 }
 
@@ -392,6 +401,7 @@ inline void to_json(nlohmann::json& j, const Instr& i) {
   if (i.collective != Collective::kNone) j["collective"] = i.collective;
   if (i.packing != 1) j["packing"] = i.packing;
   if (i.dcn) j["dcn"] = true;
+  if (i.collective_axis) j["collective_axis"] = i.collective_axis;
 }
 inline void from_json(const nlohmann::json& j, Instr& i) {
   const Instr d{};
@@ -402,6 +412,7 @@ inline void from_json(const nlohmann::json& j, Instr& i) {
   TPUSIM_FROM(collective)
   TPUSIM_FROM(packing)
   TPUSIM_FROM(dcn)
+  TPUSIM_FROM(collective_axis)
 #undef TPUSIM_FROM
 }
 #undef TPUSIM_INSTR_FIELDS

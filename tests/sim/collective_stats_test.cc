@@ -117,6 +117,29 @@ TEST_P(CollectiveStatsEngines, BackgroundWorkDoesNotHideACollective) {
   EXPECT_EQ(ar.exposed_cycles, ar.busy_cycles - block_cycles(hw, 200));
 }
 
+// Per mesh axis: two all-reduces, one after the other, along two axes (isa::Instr::collective_axis):
+// each axis has its own's figures, the kind both's, and an axis nothing runs along nothing.
+TEST_P(CollectiveStatsEngines, EachMeshAxisHasItsCollectivesTime) {
+  const HwConfig hw = test::v3_8_like();
+  isa::Program p = test::make_program("two axes");
+  test::Stream s(p.cores[0]);
+  const uint32_t d1 = s.dma_load(4ull << 20, {}, "all-reduce.1:load");
+  const uint32_t d2 = s.dma_load(1ull << 20, {d1}, "all-reduce.2:load");
+  p.cores[0].instrs[d1].collective = p.cores[0].instrs[d2].collective = isa::Collective::kAllReduce;
+  p.cores[0].instrs[d1].collective_axis = 1;  // data
+  p.cores[0].instrs[d2].collective_axis = 4;  // tensor
+  const RunResult r = make_engine(GetParam(), hw)->run(p, nullptr);
+  const CollectiveStats& c = r.collectives;
+  const CollectiveKindStats& ar = c[isa::Collective::kAllReduce];
+  EXPECT_EQ(c.axes[1].instructions, 1u);
+  EXPECT_EQ(c.axes[4].instructions, 1u);
+  EXPECT_GT(c.axes[1].busy_cycles, 2 * c.axes[4].busy_cycles);  // four times the bytes
+  EXPECT_GT(c.axes[4].busy_cycles, 0u);
+  EXPECT_EQ(c.axes[1].busy_cycles + c.axes[4].busy_cycles, ar.busy_cycles);  // one after the other
+  EXPECT_EQ(c.axes[1].exposed_cycles + c.axes[4].exposed_cycles, ar.exposed_cycles);
+  for (size_t a : {size_t(0), size_t(2), size_t(3), size_t(isa::kDcnAxis)}) EXPECT_EQ(c.axes[a].busy_cycles, 0u) << a;
+}
+
 INSTANTIATE_TEST_SUITE_P(BothEngines, CollectiveStatsEngines, ::testing::Values("systemc", "analytical"));
 
 }  // namespace

@@ -126,6 +126,22 @@ TEST(TensorParallel, SameWorkPerDeviceAsDataParallelAndAQuarterOfTheSplitWeights
   // The all-reduces of the activations cost time data parallelism does not spend.
   EXPECT_GT(tp.programs[0].device_s, dp.programs[0].device_s);
   EXPECT_GT(tp.programs[0].allreduce_bytes, dp.programs[0].allreduce_bytes);
+  // Both are all-reduces; per mesh axis they come apart: the gradients' along data, the
+  // activations' along tensor (1 + models::MeshAxis), nothing else.
+  const CollectiveStats& t = tp.collective_time;
+  const auto axis = [](models::MeshAxis a) { return size_t(1 + int(a)); };
+  EXPECT_GT(t.axes[axis(models::MeshAxis::kData)].busy_s, 0);
+  EXPECT_GT(t.axes[axis(models::MeshAxis::kTensor)].busy_s, 0);
+  EXPECT_GT(t.axes[axis(models::MeshAxis::kTensor)].instructions, t.axes[axis(models::MeshAxis::kData)].instructions);
+  EXPECT_EQ(t.axes[0].instructions + t.axes[axis(models::MeshAxis::kFsdp)].instructions, 0u);
+  EXPECT_EQ(t.axes[axis(models::MeshAxis::kData)].instructions + t.axes[axis(models::MeshAxis::kTensor)].instructions,
+            t[isa::Collective::kAllReduce].instructions);
+  EXPECT_LE(t[isa::Collective::kAllReduce].busy_s,
+            t.axes[axis(models::MeshAxis::kData)].busy_s + t.axes[axis(models::MeshAxis::kTensor)].busy_s + 1e-12);
+  // Data parallelism alone: all along data.
+  EXPECT_EQ(dp.collective_time.axes[axis(models::MeshAxis::kData)].instructions,
+            dp.collective_time[isa::Collective::kAllReduce].instructions);
+  EXPECT_EQ(dp.collective_time.axes[axis(models::MeshAxis::kTensor)].instructions, 0u);
 }
 
 // FSDP x tensor (MaxText's 2-D mesh for large models): the units' flat shards cut over the fsdp axis
@@ -171,6 +187,13 @@ TEST(TensorParallel, FsdpTimesTensorMesh) {
   // The tensor replica's 623,872 parameters (the embedding table and norms whole, the rest a quarter)
   // in bf16 over 2 fsdp shards, plus the 1-D shards' tile padding in HBM (FSDP alone: 11,968 bytes).
   EXPECT_NEAR(double(ft.programs[0].parameter_bytes), 623872.0, 16384.0);
+  // Per mesh axis: the all-gathers and reduce-scatters along fsdp, the all-reduces along tensor.
+  const CollectiveStats& c = ft.collective_time;
+  const size_t fsdp_axis = 1 + size_t(models::MeshAxis::kFsdp), tensor_axis = 1 + size_t(models::MeshAxis::kTensor);
+  EXPECT_EQ(c.axes[fsdp_axis].instructions,
+            c[isa::Collective::kAllGather].instructions + c[isa::Collective::kReduceScatter].instructions);
+  EXPECT_EQ(c.axes[tensor_axis].instructions, c[isa::Collective::kAllReduce].instructions);
+  EXPECT_GT(c.axes[tensor_axis].busy_s, 0);
   EXPECT_NEAR(double(f.programs[0].parameter_bytes), 1705216.0 * 2 / 8, 16384.0);
 }
 

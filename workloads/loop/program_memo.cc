@@ -20,11 +20,11 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 // The file format; a file of another format is a miss. Raise it with any change below.
-constexpr int kFormat = 6;
+constexpr int kFormat = 7;
 
 // Every field of what the memo keeps is written and read below: a field added to one of these
 // structs and not here would silently be lost for memo readers, so their sizes are pinned (x86-64).
-static_assert(sizeof(DeviceRun) == 408, "DeviceRun changed: update program_memo.cc, then this size");
+static_assert(sizeof(DeviceRun) == 696, "DeviceRun changed: update program_memo.cc, then this size");
 static_assert(sizeof(OpProfileEntry) == 128, "OpProfileEntry changed: update program_memo.cc, then this size");
 static_assert(sizeof(CollectiveKindStats) == 48, "CollectiveKindStats changed: update program_memo.cc, then this size");
 static_assert(sizeof(StepInfo) == 88, "StepInfo changed: update program_memo.cc, then this size");
@@ -172,6 +172,8 @@ OpProfileEntry entry_of(const json& j) {
 json run_json(const DeviceRun& r) {
   json kinds = json::array();
   for (const CollectiveKindStats& k : r.collectives.kinds) kinds.push_back(kind_json(k));
+  json axes = json::array();
+  for (const CollectiveKindStats& k : r.collectives.axes) axes.push_back(kind_json(k));
   json entries = json::array();
   const OpProfile empty;
   const OpProfile& p = r.op_profile ? *r.op_profile : empty;
@@ -182,7 +184,7 @@ json run_json(const DeviceRun& r) {
           r.collective_s,
           r.cores,
           r.simulated_cores,
-          {r.collectives.chip, r.collectives.core, kinds},
+          {r.collectives.chip, r.collectives.core, kinds, axes},
           {bool(r.op_profile), p.chip, p.core, p.cycles, p.time_s, entries}};
 }
 DeviceRun run_of(const json& j) {
@@ -198,6 +200,8 @@ DeviceRun run_of(const json& j) {
   r.collectives.core = c.at(1);
   if (c.at(2).size() != r.collectives.kinds.size()) throw std::runtime_error("collective kinds");
   for (size_t k = 0; k < r.collectives.kinds.size(); ++k) r.collectives.kinds[k] = kind_of(c.at(2).at(k));
+  if (c.at(3).size() != r.collectives.axes.size()) throw std::runtime_error("collective axes");
+  for (size_t a = 0; a < r.collectives.axes.size(); ++a) r.collectives.axes[a] = kind_of(c.at(3).at(a));
   const json& p = j.at(7);
   if (p.at(0).get<bool>()) {
     auto prof = std::make_shared<OpProfile>();

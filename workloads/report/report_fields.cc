@@ -147,6 +147,18 @@ std::vector<ReportField> training_fields() {
       {.kinds = kT, .path = "/summary/collectives/*/bytes", .unit = "bytes",
        .doc = "the compiler's bytes of that kind per core, summed over the train steps",
        .report_unit = "bytes (per core, all train steps)"},
+      // `*`: data, fsdp, sequence, tensor, dcn.
+      {.kinds = kT, .path = "/summary/collectives_by_axis/*/time_s", .unit = "s",
+       .doc = "per mesh axis (`*`: data, fsdp, sequence, tensor: the collectives along it within a slice, "
+              "whatever their kind; dcn: the parts across slices), the time the profiled core spent inside them, "
+              "hidden or not, summed over the train steps; 0 for an axis nothing ran along",
+       .report_unit = "s (the profiled core, all train steps)"},
+      {.kinds = kT, .path = "/summary/collectives_by_axis/*/exposed_s", .unit = "s",
+       .doc = "the part of time_s during which the core ran no work of its own",
+       .report_unit = "s (the profiled core, all train steps)"},
+      {.kinds = kT, .path = "/summary/collectives_by_axis/*/bytes_sent", .unit = "bytes",
+       .doc = "what the profiled core sent in those collectives (its transfers' bytes), summed over the train steps",
+       .report_unit = "bytes (the profiled core, all train steps)"},
       {.kinds = kT, .path = "/summary/dcn_bytes", .unit = "bytes",
        .doc = "multislice: the bytes each core sent over the data-center network to the other slices, summed over the "
               "train steps (the gradients' sums across slices; their time: summary.collectives.dcn); 0 on one slice",

@@ -68,6 +68,14 @@ json collective_times_json(const CollectiveStats& t, bool exposed = false) {
           {"dcn", time(isa::Collective::kDcnAllReduce)}};
 }
 
+// The name of a collective's mesh axis (isa::Instr::collective_axis): models::MeshAxis within a
+// slice, `dcn` across slices; `none` for collectives of no known axis (an imported module's).
+std::string axis_name(size_t a) {
+  if (a == isa::kDcnAxis) return "dcn";
+  if (a == 0 || a > size_t(models::kMeshAxes)) return "none";
+  return std::string(enum_name(models::MeshAxis(a - 1)));
+}
+
 }  // namespace
 
 json metric_json(const MetricSamples& m, const std::string& unit) {
@@ -299,6 +307,11 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                                  {"allgather", kind_json(isa::Collective::kAllGather, r.allgather_bytes)},
                                  {"reducescatter", kind_json(isa::Collective::kReduceScatter, r.reducescatter_bytes)},
                                  {"dcn", kind_json(isa::Collective::kDcnAllReduce, r.dcn_bytes)}};
+  json by_axis = json::object();  // every axis, 0 where nothing ran along it
+  for (size_t a = 1; a < ct.axes.size(); ++a)
+    by_axis[axis_name(a)] = {{"time_s", ct.axes[a].busy_s}, {"exposed_s", ct.axes[a].exposed_s},
+                             {"bytes_sent", ct.axes[a].bytes}};
+  j["summary"]["collectives_by_axis"] = by_axis;
   j["summary"]["dcn_bytes"] = r.dcn_bytes;
   j["summary"]["host_offload"] = {{"host_memory_bytes", r.host_memory_bytes},
                                   {"host_memory_bytes_per_host", host_memory_per_host(hw, r)}};
@@ -473,6 +486,14 @@ std::string format_training_summary(const HwConfig& hw, const WorkloadConfig& w,
                             ici(isa::Collective::kAllReduce, r.allreduce_bytes),
                             ici(isa::Collective::kAllGather, r.allgather_bytes),
                             ici(isa::Collective::kReduceScatter, r.reducescatter_bytes)));
+  std::string axes;  // the mesh axes collectives ran along, when more than one did
+  int along = 0;
+  for (size_t a = 1; a < ct.axes.size(); ++a)
+    if (ct.axes[a].busy_s > 0) {
+      axes += fmt::format("{}{} {} ({} exposed)", along++ ? ", " : "", axis_name(a), dur(ct.axes[a].busy_s),
+                          dur(ct.axes[a].exposed_s));
+    }
+  if (along > 1) line("mesh axes", "collective time along each, over the train steps: " + axes);
   if (r.dcn_bytes > 0)
     line("DCN", fmt::format("over the train steps: {} ({} exposed) in the all-reduces across the {} slices, {} per "
                             "core sent ({:.2f} GB/s per chip)",
