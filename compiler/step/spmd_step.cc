@@ -253,6 +253,10 @@ class StepLowering {
   uint64_t offloaded_bytes_ = 0, reloaded_bytes_ = 0;
 };
 
+// rematerialized() copies every field of a step but its graph: a field added to SpmdStep must be
+// copied there too (x86-64 size).
+static_assert(sizeof(SpmdStep) == 288, "SpmdStep changed: copy the new field in rematerialized(), then this size");
+
 // The step with values recomputed (compiler/plan/rematerialize.h) until its plan fits the device's
 // HBM or nothing more helps, in rounds (each round's estimate re-planned); nullopt when the first
 // round finds nothing. `stats`: what was recomputed, over all rounds.
