@@ -169,6 +169,9 @@ std::string format_hlo_summary(const HwConfig& hw, const WorkloadConfig& w, cons
   line("device", fmt::format("{} per step, MXU {:.1f}% utilization", format_duration(r.device_time_s), 100 * r.mxu_utilization));
   line("steady", fmt::format("{} per step", format_duration(r.steady_step_time_s)));
   line("compile", fmt::format("{} (XLA, first step)", format_duration(r.compile_time_s)));
+  if (p.remat.values > 0)  // the module's buffers exceeded HBM (compiler/plan/rematerialize.h)
+    line("remat", fmt::format("{} values recomputed ({:.2f} GiB) to fit HBM (its plan needed {:.2f} GiB)", p.remat.values,
+                              double(p.remat.bytes) / (1 << 30), double(p.remat.peak_bytes_before) / (1 << 30)));
   line("total", format_duration(r.total_time_s));
   o += "\nwhere did the time go\n";
   const TimeBreakdown& b = r.breakdown;
