@@ -155,6 +155,12 @@ TEST(HfArguments, Fsdp) {
   EXPECT_TRUE(contains(what, "xla: true")) << what;
   EXPECT_EQ(rewrite_error("fsdp: full_shard\nfsdp_config: {xla: false}\n").yaml_path, "fsdp_config.xla");
   EXPECT_EQ(rewrite_error("fsdp: shard_grad_op\nfsdp_config: {xla: true}\n").yaml_path, "fsdp");
+  // FSDPv2: torch_xla's SPMD mode with sharding fsdp.
+  const auto v2 = rewrite("fsdp: full_shard\nfsdp_config: {xla: true, xla_fsdp_v2: true, xla_fsdp_grad_ckpt: true}\n");
+  EXPECT_EQ(v2.get("sharding"), "fsdp");
+  EXPECT_EQ(v2.get("spmd"), "true");
+  EXPECT_EQ(v2.get("fsdp_grad_ckpt"), "true");
+  EXPECT_EQ(rewrite("fsdp: full_shard\nfsdp_config: {xla: true, xla_fsdp_v2: false}\n").get("spmd"), "<absent>");
   // Off: fsdp_config is listed as ignored.
   const auto off = rewrite("fsdp: ''\nfsdp_config: {xla: true}\n");
   EXPECT_EQ(off.get("sharding"), "<absent>");

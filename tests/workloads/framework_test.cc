@@ -86,6 +86,29 @@ TEST(Framework, JaxCompilesOnEveryHostAtOnce) {
   EXPECT_NEAR(r.steps[0].compile_s, one.steps[0].compile_s, 1e-9);
 }
 
+// torch_xla's SPMD mode (spmd: true; Trainer's FSDPv2): a process per host, compiling the global
+// program once per host, but still tracing every step and building the optimizer state in the
+// first step (lazy tensors, torch.optim): three programs, not jax's two.
+TEST(Framework, TorchXlaSpmdModeRunsAProcessPerHost) {
+  const TrainingRunResult per_device = run(tiny("torch_xla"), "v3-32");
+  const TrainingRunResult r = run(tiny("torch_xla", "spmd: true\n"), "v3-32");
+  EXPECT_EQ(r.processes, 4u);  // one per host
+  EXPECT_EQ(r.replicas, 32u);
+  EXPECT_EQ(r.train_examples, per_device.train_examples);
+  for (const ProcessRecord& p : r.process_records) {
+    EXPECT_EQ(p.compiles, 3u);  // train_first_step, train, eval
+    EXPECT_EQ(p.cores, 8u);
+    EXPECT_EQ(p.host, p.index);
+  }
+  EXPECT_GT(last_train(r).host_s, 0.01);  // re-traced every step
+  const TrainingRunResult jax = run(tiny("jax"), "v3-32");
+  EXPECT_GT(last_train(r).host_s, last_train(jax).host_s);
+  // FSDPv2: the same with sharding: fsdp.
+  const TrainingRunResult v2 = run(tiny("torch_xla", "spmd: true\nsharding: fsdp\n"), "v3-32");
+  EXPECT_EQ(v2.processes, 4u);
+  EXPECT_GT(v2.allgather_bytes, 0u);
+}
+
 TEST(Framework, TpuNodeCannotReadLocalFiles) {
   try {
     run(tiny("tf_keras", "tpu_runtime: node\n"));
@@ -110,6 +133,8 @@ TEST(Framework, PersonalitySettingsAreCheckedAgainstTheFramework) {
   EXPECT_THROW(tiny("jax", "tpu_runtime: node\n"), ConfigError);
   EXPECT_THROW(tiny("tf_keras", "launcher: notebook_fork\n"), ConfigError);
   EXPECT_THROW(tiny("pytorch"), ConfigError);
+  EXPECT_THROW(tiny("jax", "spmd: true\n"), ConfigError);
+  EXPECT_THROW(tiny("torch_xla", "spmd: true\nlauncher: notebook_fork\n"), ConfigError);
 }
 
 }  // namespace

@@ -411,9 +411,8 @@ void handle_fsdp(Rewriter& r, const Entry& e) {
       Node list = x.value;
       if (x.value.kind == Node::Kind::Scalar) list = Node{Node::Kind::Sequence, "", {x.value}, {}, x.value.file, x.value.line};
       r.put("fsdp_wrap_layer_classes", list, as, x.value);
-    } else if (k == "xla_fsdp_v2" && !is_off(x.value)) {
-      r.fail(as, x.value, "FSDPv2 (torch_xla SPMD sharding) is not modelled; tpusim builds XlaFullyShardedDataParallel",
-             "remove it (xla_fsdp_v2: false)");
+    } else if (k == "xla_fsdp_v2") {
+      if (!is_off(x.value)) r.put("spmd", x.value, as, x.value);  // FSDPv2: torch_xla's SPMD mode, fsdp over the mesh
     } else {
       r.ignore(as);
     }
@@ -540,12 +539,12 @@ const std::vector<Row>& rows() {
         alias("optim", "optimizer", "adamw_torch, adamw_hf, adamw_torch_fused, adamw_torch_xla, adamw_apex_fused: "
               "`adamw`; adafactor: `adafactor`; sgd: `sgd`; lamb, Lamb, FusedLamb, fused_lamb: `lamb`; others an error", T, handle_optim),
         alias("adafactor", "optimizer", "true: `adafactor` (Trainer's deprecated flag)", T, handle_adafactor),
-        alias("fsdp", "sharding, fsdp_grad_ckpt, fsdp_min_num_params, fsdp_wrap_layer_classes",
+        alias("fsdp", "sharding, fsdp_grad_ckpt, fsdp_min_num_params, fsdp_wrap_layer_classes, spmd",
               "full_shard / auto_wrap (a string, words separated by spaces, or a list) with fsdp_config.xla: true -> "
               "`sharding: fsdp`; without xla an error; \"\" / [] off. From fsdp_config (inline or a JSON file; "
               "an `fsdp_` prefix is dropped): xla_fsdp_grad_ckpt -> fsdp_grad_ckpt, min_num_params -> "
-              "fsdp_min_num_params, transformer_layer_cls_to_wrap -> fsdp_wrap_layer_classes, xla_fsdp_v2: true an "
-              "error; other fsdp_config keys (xla_fsdp_settings, backward_prefetch, ...) ignored", T, handle_fsdp),
+              "fsdp_min_num_params, transformer_layer_cls_to_wrap -> fsdp_wrap_layer_classes, xla_fsdp_v2 -> `spmd` "
+              "(FSDPv2: torch_xla's SPMD mode); other fsdp_config keys (xla_fsdp_settings, backward_prefetch, ...) ignored", T, handle_fsdp),
         alias("fsdp_config", "(see fsdp)", "read with fsdp; ignored when fsdp is off", T, handle_fsdp_part),
         alias("fsdp_min_num_params", "fsdp_min_num_params", "with Trainer's `fsdp` key: its deprecated top-level "
               "spelling, read with fsdp; without it: tpusim's own key", T, handle_fsdp_part),

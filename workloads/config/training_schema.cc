@@ -342,6 +342,12 @@ void check_training(const WorkloadConfig& w, const CheckContext& c) {
   if (t.steps_per_execution > 1 && t.framework != FrameworkKind::kTfKeras)
     c.fail("steps_per_execution", "is a Keras Model.compile setting: only framework tf_keras runs several steps "
            "per dispatch", "remove it, or use framework: tf_keras");
+  if (t.spmd && t.framework != FrameworkKind::kTorchXla)
+    c.fail("spmd", "is PyTorch/XLA's SPMD mode; framework " + std::string(enum_name(t.framework)) +
+                       " runs SPMD programs already", "remove it");
+  if (t.spmd && t.launcher != Launcher::kXlaSpawn)
+    c.fail("spmd", "SPMD mode runs one process per host; a notebook's forked processes are one per device",
+           "remove launcher: notebook_fork");
   if (t.tpu_runtime == TpuRuntime::kNode && t.framework != FrameworkKind::kTfKeras)
     c.fail("tpu_runtime", "TPU Nodes are modelled for framework tf_keras only (JAX and current PyTorch/XLA run on "
            "TPU VMs)", "use tpu_runtime: vm");
@@ -518,6 +524,17 @@ const Schema<WorkloadConfig>& training_schema() {
         .details("`torch_xla` (PyTorch/XLA + Accelerate: a process per device, lazy tracing every step), `tf_keras` "
                  "(TPUStrategy: one client, one SPMD compile per input signature, `steps_per_execution`), `jax` "
                  "(pjit: a process per host, one compile per signature on each).");
+    s.field(&WorkloadConfig::spec, &TW::spmd, "spmd").default_value(false)
+        .doc("torch_xla: SPMD mode (torch_xla.runtime.use_spmd(); what Trainer's fsdp_config xla_fsdp_v2 runs): one "
+             "process per host drives its devices as one SPMD program")
+        .details("Without it PyTorch/XLA runs a process per device (xla_spawn), each compiling its own program. In "
+                 "SPMD mode one process per host traces the step every step (lazy tensors, as before) and compiles "
+                 "one program for the global batch shape, which XLA's partitioner splits over the devices; "
+                 "torch.optim still builds its state in the first step. With `sharding: fsdp` this is FSDPv2 "
+                 "(SpmdFullyShardedDataParallel, parameters sharded over the mesh's fsdp axis, gathered per wrapped "
+                 "layer): tpusim gathers each unit's parameters as one flat buffer, the same bytes.")
+        .source("PyTorch/XLA SPMD user guide (torch_xla.runtime.use_spmd, FSDPv2); transformers Trainer fsdp_config "
+                "xla_fsdp_v2");
     s.field(&WorkloadConfig::spec, &TW::steps_per_execution, "steps_per_execution").range(1, 1 << 20)
         .default_value(1).doc("tf_keras: training steps per host dispatch (Model.compile(steps_per_execution=N))");
     s.field(&WorkloadConfig::spec, &TW::jit_compile, "jit_compile").default_value(true)

@@ -126,6 +126,7 @@ struct TrainingWorkload {
   bool overlap_collectives = true;         // gradient all-reduces overlap the backward pass (XLA async collectives)
   bool rematerialization = true;           // over HBM: recompute as XLA's rematerialization pass (compiler/plan/rematerialize.h)
   FrameworkKind framework = FrameworkKind::kTorchXla;  // torch_xla | tf_keras | jax (workloads/loop/framework.h)
+  bool spmd = false;  // torch_xla's SPMD mode (xr.use_spmd(); Trainer's FSDPv2): one process per host (framework.h)
   uint32_t steps_per_execution = 1;        // tf_keras: steps per host dispatch (Model.compile)
   bool jit_compile = true;                 // tf_keras: Model.compile(jit_compile=...)
   TpuRuntime tpu_runtime = TpuRuntime::kVm;        // vm | node (tf_keras): where the input pipeline runs

@@ -25,7 +25,13 @@ FrameworkPersonality framework_personality(FrameworkKind kind, uint32_t steps_pe
 }
 
 FrameworkPersonality framework_personality(const TrainingWorkload& t) {
-  return framework_personality(t.framework, t.steps_per_execution);
+  FrameworkPersonality p = framework_personality(t.framework, t.steps_per_execution);
+  if (t.framework == FrameworkKind::kTorchXla && t.spmd) {  // xr.use_spmd(): a process per host, global shapes
+    p.clients = FrameworkPersonality::Clients::kPerHost;
+    p.per_client_shapes = false;
+    p.spmd = true;
+  }
+  return p;
 }
 
 uint32_t slice_devices(const HwConfig& hw) { return hw.slice.chips() * devices_per_chip(hw.chip); }
@@ -66,7 +72,9 @@ std::string FrameworkPersonality::describe(const HwConfig& hw, uint32_t devices,
   const uint32_t n = client_count(hw, devices);
   switch (clients) {
     case Clients::kPerDevice: return fmt::format("{} process{} ({})", n, n == 1 ? "" : "es", launcher);
-    case Clients::kPerHost: return fmt::format("{} process{} (one per host, jax.distributed)", n, n == 1 ? "" : "es");
+    case Clients::kPerHost:
+      return fmt::format("{} process{} (one per host, {})", n, n == 1 ? "" : "es",
+                         spmd ? "torch_xla SPMD mode" : "jax.distributed");
     case Clients::kOne: return "1 client (TPUStrategy)";
   }
   return "";

@@ -14,6 +14,9 @@
 //              loops over them on the device). Keras builds the optimizer's slots before the first
 //              step: no second train graph. On a TPU Node the input pipeline runs on the user's VM
 //              and reaches the TPU host over the network, and it cannot read the VM's local disk.
+//   torch_xla with `spmd` (xr.use_spmd(), Trainer's FSDPv2): one process per host, still tracing
+//              every step and building the optimizer state in the first, compiling one program for
+//              the global batch shape, partitioned over the devices.
 //   jax        one process per host (jax.distributed), each tracing (jax.jit) and compiling the
 //              global SPMD program (pjit) once per input signature; a step costs a Python dispatch.
 //              optax's state is initialized outside the step: one train graph.
@@ -38,6 +41,7 @@ struct FrameworkPersonality {
   bool lazy_optimizer_state = true;  // the first optimizer step is its own graph
   bool per_client_shapes = true;     // a client compiles its own batch's shape (else the global SPMD shape)
   uint32_t steps_per_execution = 1;  // steps per host dispatch (tf_keras)
+  bool spmd = false;                 // torch_xla in SPMD mode (a process per host; traces every step)
 
   // The clients driving `devices` devices of the slice (the first ones in process order; a training
   // run drives every device: slice_devices).

@@ -297,6 +297,7 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
   }
   if (t.logging_steps) j["summary"]["logging_syncs"] = {{"count", r.logging_syncs}, {"time_s", r.logging_sync_s}};
   if (t.eval_strategy != EvalStrategy::kEpoch) j["workload"]["eval_strategy"] = enum_name(t.eval_strategy);
+  if (t.spmd) j["workload"]["spmd"] = true;  // torch_xla's SPMD mode (earlier reports unchanged)
   if (t.eval_precision != EvalPrecision::kSame) j["workload"]["eval_precision"] = enum_name(t.eval_precision);
   j["summary"]["memory"] = memory_json(r.peak_memory);
   const CollectiveStats& ct = r.collective_time;
