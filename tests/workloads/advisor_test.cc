@@ -160,14 +160,18 @@ TEST(Advisor, SearchesMeshesForLlamaModels) {
       EXPECT_EQ(r.tensor, 2u);
       EXPECT_TRUE(r.fits) << r.error;
     }
-    if (r.is_base) EXPECT_EQ(r.mesh, "fsdp 8");
+    if (r.is_base) {
+      EXPECT_EQ(r.mesh, "fsdp 8");
+    }
   }
   EXPECT_EQ(meshes, (std::set<std::string>{"fsdp 8", "fsdp 4 x tensor 2", "fsdp 2 x tensor 4", "data 8",
                                            "data 4 x tensor 2", "data 2 x tensor 4"}));
   ASSERT_TRUE(rows.front().fits);
   const std::string text = format_advice(rows, w);
   EXPECT_NE(text.find("sharding " + std::string(enum_name(rows.front().sharding))), std::string::npos) << text;
-  if (rows.front().tensor > 1) EXPECT_NE(text.find("tensor: " + std::to_string(rows.front().tensor)), std::string::npos);
+  if (rows.front().tensor > 1) {
+    EXPECT_NE(text.find("tensor: " + std::to_string(rows.front().tensor)), std::string::npos);
+  }
 
   const HwConfig v5p = load_hw_config(std::string(TPUSIM_SOURCE_DIR) + "/configs/hw/v5p-8.yaml");
   std::set<std::string> megacore;
