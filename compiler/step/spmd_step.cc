@@ -253,6 +253,18 @@ class StepLowering {
   uint64_t offloaded_bytes_ = 0, reloaded_bytes_ = 0;
 };
 
+// step_memory_plan() of a step whose fusions are planned already.
+MemoryPlan planned_step_memory(const SpmdStep& step, const FusionPlan& plan, const HwConfig& hw) {
+  const uint32_t on_one_chip = most_on_one_chip(step.cores);
+  const std::set<int> split_nodes(step.device_split.begin(), step.device_split.end());
+  std::vector<const Fusion*> split;
+  if (step.device_update && cores_per_device(hw.chip) > 1)
+    for (const Fusion& f : plan.fusions)
+      if (f.kind != FusionKind::kCollective && f.kind != FusionKind::kCollectiveDone && split_nodes.count(f.root))
+        split.push_back(&f);
+  return plan_step_memory(step, plan, hw, step.cmem_sharers ? step.cmem_sharers : on_one_chip, split);
+}
+
 // rematerialized() copies every field of a step but its graph: a field added to SpmdStep must be
 // copied there too (x86-64 size).
 static_assert(sizeof(SpmdStep) == 288, "SpmdStep changed: copy the new field in rematerialized(), then this size");
@@ -289,13 +301,14 @@ std::optional<SpmdStep> rematerialized(const SpmdStep& step, const FusionPlan& p
     for (int x : from.gradients) next.gradients.push_back(id[size_t(x)]);
     for (int x : from.gathered_parameters) next.gathered_parameters.push_back(id[size_t(x)]);
     next.graph = std::move(rw->graph);
-    MemoryPlan planned = step_memory_plan(next, hw);
+    FusionPlan fusions = plan_fusions(next.graph);
+    MemoryPlan planned = planned_step_memory(next, fusions, hw);
     if (planned.peak_bytes >= m.peak_bytes) break;  // the estimate did not hold: keep the last
     stats->values += rw->stats.values;
     stats->bytes += rw->stats.bytes;
     stats->flops += rw->stats.flops;
     m = std::move(planned);
-    p = plan_fusions(next.graph);
+    p = std::move(fusions);
     cur = std::move(next);
   }
   return cur;
@@ -376,15 +389,7 @@ CompiledStep compile_spmd_step(const SpmdStep& step, const HwConfig& hw, const s
 }
 
 MemoryPlan step_memory_plan(const SpmdStep& step, const HwConfig& hw) {
-  const uint32_t on_one_chip = most_on_one_chip(step.cores);
-  const FusionPlan plan = plan_fusions(step.graph);
-  const std::set<int> split_nodes(step.device_split.begin(), step.device_split.end());
-  std::vector<const Fusion*> split;
-  if (step.device_update && cores_per_device(hw.chip) > 1)
-    for (const Fusion& f : plan.fusions)
-      if (f.kind != FusionKind::kCollective && f.kind != FusionKind::kCollectiveDone && split_nodes.count(f.root))
-        split.push_back(&f);
-  return plan_step_memory(step, plan, hw, step.cmem_sharers ? step.cmem_sharers : on_one_chip, split);
+  return planned_step_memory(step, plan_fusions(step.graph), hw);
 }
 
 CompiledStep compile_spmd_graph(models::Graph g, const HwConfig& hw, const std::string& name, std::vector<CoreId> cores,
