@@ -131,9 +131,14 @@ class Backward {
         break;
       }
       case OpKind::kConvert: contribute(n.inputs[0], g_.convert(G, g_.node(n.inputs[0]).dtype)); break;
-      case OpKind::kGather:
-        contribute(n.inputs[0], g_.scatter_add(G, n.inputs[1], g_.node(n.inputs[0]).shape.at(0), nm));
+      case OpKind::kGather: {
+        // A table split over a mesh axis (vocabulary-parallel embedding) gets its gradient with the
+        // same split: each replica adds the rows it holds (compiler/step/sharding_rules.h).
+        const int s = g_.scatter_add(G, n.inputs[1], g_.node(n.inputs[0]).shape.at(0), nm);
+        if (const TensorSharding t = g_.node(n.inputs[0]).sharding; !t.is_whole()) g_.set_sharding(s, t);
+        contribute(n.inputs[0], s);
         break;
+      }
       case OpKind::kScatterAdd: contribute(n.inputs[0], g_.gather(G, n.inputs[1], nm)); break;
       case OpKind::kSlice: {  // the gradient in the sliced range, zeros around it (XLA pads it)
         const Node& in = g_.node(n.inputs[0]);

@@ -17,7 +17,7 @@ namespace tpusim::models {
 const std::vector<const Family*>& families() {
   static const std::vector<const Family*> f = {&bert_family(), &roberta_family(), &distilbert_family(),
                                                &albert_family(), &gpt2_family(), &llama_family(),
-                                               &mistral_family(), &gemma_family(), &t5_family(),
+                                               &mistral_family(), &gemma_family(), &gpt3_family(), &t5_family(),
                                                &bart_family(),    &vit_family()};
   return f;
 }

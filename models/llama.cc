@@ -33,25 +33,38 @@ class LlamaBuilder final : public StackBuilder {
     stacks_ = {{.embed_unit = "model.embed_tokens", .layer_prefix = "model.layers.", .layers = a.layers, .length = S_,
                 .final_norm = "model.norm"}};
     blocks_ = {llama_block()};
+    if (a.biases) blocks_[0].projection = layers::Projection::kLinear;  // GPT-3: every projection has a bias
   }
 
  private:
   // embed_tokens(input_ids) -> [B*S, H]; the score biases (finfo.min where key j > query i, and where
   // attention_mask is 0: transformers' causal mask for eager attention) and LlamaRotaryEmbedding's cos
   // and sin [S, hd] (see models/llama.h for why they are inputs).
+  // Under tensor parallelism the table is this replica's rows of the vocabulary (MaxText: `vocab` on
+  // the tensor axis): the lookup a partial sum over the axis, all-reduced (compiler/step/sharding_rules.h).
+  // Learned positions (GPT-3: MaxText's trainable_position_size) are added to the rows; rotary ones
+  // are applied in attention.
   int embed(size_t) override {
     const int ids = input("input_ids", {B_, S_}, DType::kS32);
     const int mask = input("attention_mask", {B_, S_}, DType::kS32);
-    wte_ = weight("model.embed_tokens.weight", {arch_.vocab, H_});
+    wte_ = weight("model.embed_tokens.weight", {arch_.vocab / shape_.tensor, H_});
     int x = g().reshape(g().gather(wte_, ids, "model.embed_tokens"), {B_ * S_, H_});
+    if (arch_.positions == PositionKind::kLearned) {
+      const int wpe = weight("model.embed_positions.weight", {arch_.max_position, H_});
+      const int pos = g().gather(wpe, g().iota({S_}, 0, DType::kS32), "model.embed_positions");  // [S, H]
+      x = g().reshape(g().ew_bcast(EwOp::kAdd, g().reshape(x, {B_, S_, H_}), pos, {1, 2}, "model.add_positions"),
+                      {B_ * S_, H_});
+    }
     // Gemma: hidden_states * normalizer, normalizer = sqrt(hidden_size) in the activations' dtype.
     if (arch_.scaled_embeddings) x = g().ew(EwOp::kMul, x, c(std::sqrt(double(H_))), "model.embed_scale");
     if (!shape_.flash_attention) {  // flash attention masks inside its kernel
       causal_ = layers::causal_bias(cx(), S_, "model", window());
       padding_ = layers::padding_bias(cx(), mask, "model");
     }
-    cos_ = input("rope.cos", {S_, head_dim_}, t_);
-    sin_ = input("rope.sin", {S_, head_dim_}, t_);
+    if (rotary_positions()) {
+      cos_ = input("rope.cos", {S_, head_dim_}, t_);
+      sin_ = input("rope.sin", {S_, head_dim_}, t_);
+    }
     return x;
   }
 
@@ -74,8 +87,10 @@ class LlamaBuilder final : public StackBuilder {
     int q = g().reshape(dense(h, H_, nh_ * hd, at + ".q_proj"), {B_, S_, nh_, hd});
     int k = g().reshape(dense(h, H_, kvh_ * hd, at + ".k_proj"), {B_, S_, kvh_, hd});
     int v = g().reshape(dense(h, H_, kvh_ * hd, at + ".v_proj"), {B_, S_, kvh_, hd});
-    q = rotary(q, at + ".rotary_q");
-    k = rotary(k, at + ".rotary_k");
+    if (rotary_positions()) {
+      q = rotary(q, at + ".rotary_q");
+      k = rotary(k, at + ".rotary_k");
+    }
     // Query head h = kv * G + g: [B, S, kvh, G, hd] -> [B, kvh, G*S, hd], the G query heads of a key/value
     // head one after another as rows of its dots (the lane dim stays minor; the statistics of the
     // softmax are [B, kvh, G*S], not padded along a G of 1 to the sublanes).
@@ -115,13 +130,15 @@ class LlamaBuilder final : public StackBuilder {
   // Under tensor parallelism the logits are this replica's share of the vocabulary (MaxText: `vocab`
   // on the tensor axis): the loss's row maximum and sums become partial over it (models/losses.h).
   void head(int x) override {
-    // Tied (Gemma): the logits are x times the embedding table, transposed.
+    // Tied (Gemma, GPT-3): the logits are x times the embedding table, transposed (under tensor
+    // parallelism this replica's rows: its share of the vocabulary, as untied).
     out_.logits = arch_.tied_embeddings ? g().dot(x, wte_, {{}, {}, {1}, {1}}, shape_.precision, "lm_head")
                                         : layers::project(cx(), x, H_, arch_.vocab / shape_.tensor,
                                                           layers::Projection::kLinearNoBias, "lm_head");
     token_loss(S_, {"loss.ignored", "loss.neg_ignored", "loss.weights"});
   }
 
+  bool rotary_positions() const { return arch_.positions == PositionKind::kRotary; }
   // Mistral's sliding window where it masks anything at this length (0: none).
   int64_t window() const { return arch_.sliding_window > 0 && arch_.sliding_window < S_ ? arch_.sliding_window : 0; }
 
@@ -134,12 +151,16 @@ class LlamaBuilder final : public StackBuilder {
 // [out, in]): the column-parallel projections split their outputs (query and key/value heads, the
 // MLP width, the vocabulary), the row-parallel ones (o_proj, down_proj) their inputs, whose products
 // are then partial sums over the axis (all-reduced where the residual stream reads them whole:
-// Megatron-LM's two all-reduces per layer forward and two backward). Norms and the embedding table
-// stay whole on every tensor replica.
+// Megatron-LM's two all-reduces per layer forward and two backward); the column-parallel biases
+// split with their outputs, the row-parallel ones whole (added after the sum). The embedding table's
+// rows are split over the vocabulary (its lookup all-reduced once), norms and learned positions stay
+// whole on every tensor replica.
 void shard_over_tensor(ModelGraph& m) {
   static const std::pair<std::string_view, int> kSplits[] = {
       {".q_proj.weight", 0}, {".k_proj.weight", 0},    {".v_proj.weight", 0},   {".o_proj.weight", 1},
-      {".gate_proj.weight", 0}, {".up_proj.weight", 0}, {".down_proj.weight", 1}, {"lm_head.weight", 0}};
+      {".gate_proj.weight", 0}, {".up_proj.weight", 0}, {".down_proj.weight", 1}, {"lm_head.weight", 0},
+      {".q_proj.bias", 0},   {".k_proj.bias", 0},      {".v_proj.bias", 0},     {".gate_proj.bias", 0},
+      {".up_proj.bias", 0},  {"model.embed_tokens.weight", 0}};
   for (int p : m.params) {
     const std::string& name = m.graph.node(p).name;
     for (const auto& [suffix, dim] : kSplits)
@@ -160,8 +181,6 @@ ModelGraph build_llama(const ModelArch& a, const HeadOptions&, const StepShape& 
   if (s.tensor <= 1) return LlamaBuilder(a, s).build();
   // One tensor replica's share: the heads, key/value heads, MLP width and logits divided by T.
   const int64_t T = s.tensor;
-  require(!a.tied_embeddings, "mesh.tensor", T,
-          "tensor parallelism with tied embeddings (" + a.name + ": the LM head is the embedding table) is not modelled yet");
   auto divides = [&](const char* key, int64_t v, const char* what) {
     require(v % T == 0, key, v, "must be divisible by the mesh's tensor axis (" + std::to_string(T) + "): " + what);
   };
@@ -169,7 +188,7 @@ ModelGraph build_llama(const ModelArch& a, const HeadOptions&, const StepShape& 
   divides("kv_heads", a.kv_heads, "each tensor replica holds whole key/value heads (fewer key/value heads than the "
                                   "tensor axis, replicated as MaxText does, are not modelled)");
   divides("intermediate", a.intermediate, "the MLP is split column- and row-wise");
-  divides("vocab", a.vocab, "the logits are split over the vocabulary");
+  divides("vocab", a.vocab, "the embedding table and the logits are split over the vocabulary");
   ModelArch local = a;
   local.heads /= T;
   local.kv_heads /= T;
@@ -213,10 +232,28 @@ ModelArch gemma_preset(const std::string& name, LlamaShape x) {
   return a;
 }
 
-// A family of Llama-shaped decoders on this builder whose Hugging Face classes are named `prefix`...
-// (LlamaForCausalLM, LlamaDecoderLayer, ...): head causal_lm, the decoder parameter count.
+// MaxText's gpt3-175b (MaxText/configs/models/gpt3-175b.yml; decoder_block gpt3): 96 layers,
+// base_emb_dim 12288, 96 query and key/value heads of head_dim 128, base_mlp_dim 49152 with one gelu
+// (jax.nn.gelu: the tanh approximation; not gated), vocab_size 50304, learned positions
+// (trainable_position_size 16384), logits_via_embedding (tied), LayerNorm (epsilon 1e-5) and
+// projections with biases (Gpt3LayerNorm, DenseGeneral use_bias), enable_dropout false. Its fused
+// query/key/value projection is the three projections here (the same FLOPs). 174,780,997,632 parameters.
+ModelArch gpt3_preset(const std::string& name, LlamaShape x) {
+  ModelArch a = llama_preset(name, x, ModelFamily::kGpt3, "Gpt3ForCausalLM");
+  a.tied_embeddings = true;
+  a.biases = true;
+  a.norm = NormKind::kLayerNorm;
+  a.activation = Activation::kGeluNew;
+  a.positions = PositionKind::kLearned;
+  return a;
+}
+
+// A family of Llama-shaped decoders on this builder whose classes are named `prefix`... (LlamaForCausalLM,
+// LlamaDecoderLayer, ...; norms `norm_class`, default prefix + "RMSNorm"): head causal_lm, the decoder
+// parameter count.
 Family decoder_family(ModelFamily id, std::string name, const std::string& prefix, std::vector<ModelArch> presets,
-                      bool own_head_dim = false) {
+                      bool own_head_dim = false, std::string norm_class = "") {
+  if (norm_class.empty()) norm_class = prefix + "RMSNorm";
   return {.id = id,
           .name = std::move(name),
           .presets = std::move(presets),
@@ -226,9 +263,9 @@ Family decoder_family(ModelFamily id, std::string name, const std::string& prefi
                        {"model.layers", "ModuleList"},
                        {"model.layers.*", prefix + "DecoderLayer"},
                        {"model.embed_tokens", "Embedding"},
-                       {"**.input_layernorm", prefix + "RMSNorm"},
-                       {"**.post_attention_layernorm", prefix + "RMSNorm"},
-                       {"model.norm", prefix + "RMSNorm"},
+                       {"**.input_layernorm", norm_class},
+                       {"**.post_attention_layernorm", norm_class},
+                       {"model.norm", norm_class},
                        {"**.self_attn", prefix + "Attention"},
                        {"**.mlp", prefix + "MLP"},
                        {"**.rotary_emb", prefix + "RotaryEmbedding"}},
@@ -271,6 +308,16 @@ const Family& gemma_family() {
                                          {gemma_preset("google/gemma-2b", {18, 2048, 8, 1, 16384, 256000, 8192}),
                                           gemma_preset("google/gemma-7b", {28, 3072, 16, 16, 24576, 256000, 8192})},
                                          /*own_head_dim=*/true);
+  return f;
+}
+
+const Family& gpt3_family() {
+  // MaxText's GPT-3 (no Hugging Face class): its decoder block on this builder, with the Llama
+  // builder's module names (model.layers.L.self_attn.q_proj, ...; the MLP's in-projection is
+  // mlp.gate_proj, its out-projection mlp.down_proj) and classes Gpt3DecoderLayer, ..., LayerNorm.
+  static const Family f = decoder_family(ModelFamily::kGpt3, "gpt3", "Gpt3",
+                                         {gpt3_preset("gpt3-175b", {96, 12288, 96, 96, 49152, 50304, 16384})},
+                                         /*own_head_dim=*/false, "LayerNorm");
   return f;
 }
 

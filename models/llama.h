@@ -35,6 +35,9 @@ namespace tpusim::models {
 // and the loss). Throws ConfigError for B or S < 1, S > max_position, heads not dividing hidden,
 // kv_heads not dividing heads, or an odd head dimension (rotate_half splits it in halves).
 const Family& llama_family();
+// MaxText's gpt3-175b (decoder_block gpt3: LayerNorm, biases, learned positions, a plain gelu MLP, tied
+// embeddings, no dropout) on the same builder, classes Gpt3ForCausalLM, Gpt3DecoderLayer, ...
+const Family& gpt3_family();
 // Mistral (mistralai/Mistral-7B-v0.1: Llama's architecture with a 4,096-key sliding window) and Gemma
 // (google/gemma-2b, gemma-7b: head size 256, GeGLU, tied and scaled embeddings) on the same builder,
 // with their own module classes (MistralDecoderLayer, GemmaDecoderLayer, ...).

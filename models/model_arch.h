@@ -9,10 +9,12 @@
 
 namespace tpusim::models {
 
-enum class ModelFamily { kBert, kRoberta, kDistilBert, kAlbert, kGpt2, kLlama, kT5, kBart, kVit, kMistral, kGemma };
+enum class ModelFamily { kBert, kRoberta, kDistilBert, kAlbert, kGpt2, kLlama, kT5, kBart, kVit, kMistral, kGemma, kGpt3 };
 // The decoders built by the Llama builder, with Llama's module names (q_proj, ..., down_proj): what
 // flash attention, tensor parallelism, remat policies and quantization are modelled for.
-inline bool llama_like(ModelFamily f) { return f == ModelFamily::kLlama || f == ModelFamily::kMistral || f == ModelFamily::kGemma; }
+inline bool llama_like(ModelFamily f) {
+  return f == ModelFamily::kLlama || f == ModelFamily::kMistral || f == ModelFamily::kGemma || f == ModelFamily::kGpt3;
+}
 enum class NormKind { kLayerNorm, kRmsNorm };  // RMSNorm (T5LayerNorm, LlamaRMSNorm): a weight, no bias
 // kSwiGlu: gated MLP, silu(x W_gate) * (x W_up); kGeGlu: the same with gelu (tanh approximation, Gemma).
 enum class Activation { kGelu, kGeluNew, kRelu, kSwiGlu, kGeGlu };

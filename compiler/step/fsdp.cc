@@ -61,11 +61,14 @@ class StepWriter {
     for (int x : kernel_outputs(f)) ocopy(x);
   }
 
-  // Unit u's flat all-gather for phase `ph` (parts: its parameters, whole where the kernels read
-  // them, from the shard split along the fsdp axis).
+  // Unit u's flat all-gather for phase `ph` (parts: its parameters, whole along fsdp where the
+  // kernels read them — a tensor replica's share under fsdp x tensor —, from the shard split along
+  // the fsdp axis).
   void all_gather(int u, Phase ph, bool async) {
     const FsdpUnit& unit = st_.units[size_t(u)];
-    CollectiveAttrs a = attrs(og_.node(unit.shard), g_.node(unit.params.front()), CollectiveOp::kAllGather);
+    models::Node whole = g_.node(unit.params.front());
+    whole.sharding = models::TensorSharding::whole();
+    CollectiveAttrs a = attrs(og_.node(unit.shard), whole, CollectiveOp::kAllGather);
     a.async = async_ = async;
     a.combine = next_combine_++;
     for (int p : unit.params) {
@@ -175,10 +178,9 @@ SpmdStep fsdp_step(const FsdpGraphs& f, const HwConfig& hw) {
   if (st.cores < 1 || mesh[models::MeshAxis::kFsdp] != st.cores || mesh.devices() > ring.size())
     throw std::invalid_argument("fsdp_step: the slices were cut for " + std::to_string(st.cores) + " cores of a mesh of " +
                                 std::to_string(mesh.devices()) + "; the slice has " + std::to_string(ring.size()));
-  ring.resize(mesh.devices());
   const uint32_t n = st.cores;
   SpmdStep s;
-  s.cores = ring;
+  s.cores = replica_cores(hw, mesh);  // the first of the ring, or a megacore's tensor groups
   s.key = fsdp_step_cache_key(st);
   s.prefetch_next_batch = st.prefetch_next_batch;
   s.piece_bytes = st.piece_bytes;

@@ -178,10 +178,13 @@ OpSharding op_sharding(const models::Graph& g, const Node& n) {
     case OpKind::kGather: {  // (table, ids)
       Axes t = axes_of(r.operands[0], g.node(n.inputs[0]).shape.size());
       Axes out = axes_of(r.operands[1], g.node(n.inputs[1]).shape.size());
-      t[0] = -1;
+      // Rows split along an axis: each replica looks up the rows it holds, zeros for the others,
+      // and the result is a partial sum over the axis (XLA's partitioner on a gather whose operand
+      // is sharded along the indexed dimension: a masked local gather, then an all-reduce).
+      const uint8_t out_partial = t[0] >= 0 ? bit(t[0]) : 0;
       out.insert(out.end(), t.begin() + 1, t.end());
       r.operands[0] = make(t, 0);
-      r.out = make(out, 0);
+      r.out = make(out, out_partial);
       return r;
     }
     case OpKind::kScatterAdd: {  // (updates, ids): rows summed into a table
@@ -210,6 +213,13 @@ OpSharding op_sharding(const models::Graph& g, const Node& n) {
 }
 
 void propagate_shardings(models::Graph& g) {
+  // An add of partial sums stays one (its operands' all-reduces become the sum's: XLA's
+  // AllReduceReassociate) only where each partial operand is read by it alone; one that other
+  // readers need reduced is all-reduced once, and the add reads that (a vocabulary-parallel
+  // embedding's lookup, read by the first norm and the first residual add).
+  std::vector<uint32_t> readers(g.nodes().size(), 0);
+  for (const Node& n : g.nodes())
+    for (int x : n.inputs) ++readers[size_t(x)];
   for (const Node& n : g.nodes()) {
     if (!n.sharding.is_whole()) continue;
     switch (n.kind) {
@@ -222,7 +232,12 @@ void propagate_shardings(models::Graph& g) {
     }
     bool any = false;
     for (int x : n.inputs) any = any || !g.node(x).sharding.is_whole();
-    if (any) g.set_sharding(n.id, op_sharding(g, n).out);
+    if (!any) continue;
+    TensorSharding out = op_sharding(g, n).out;
+    if (n.kind == OpKind::kElementwise && n.inputs.size() == 2 && (out.partial & kSumBits))
+      for (int x : n.inputs)
+        if (g.node(x).sharding.partial && readers[size_t(x)] > 1) out.partial = 0;
+    g.set_sharding(n.id, out);
   }
 }
 

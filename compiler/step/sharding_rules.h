@@ -15,11 +15,16 @@
 //       maximum (Megatron's vocabulary-parallel cross-entropy: the row maximum all-reduced with max);
 //   broadcast, transpose, reshape: splits follow the dimensions (a reshape keeps a split on the
 //       dimension that starts the same block of elements, else reads it whole);
-//   gather: the ids' splits are the result's leading dimensions, the table's rows read whole;
-//   scatter-add: the updates' split batch dimensions make the result a partial sum;
+//   gather: the ids' splits are the result's leading dimensions; rows split along an axis make the
+//       result a partial sum over it (each replica looks up the rows it holds: Megatron's
+//       vocabulary-parallel embedding);
+//   scatter-add: the updates' split batch dimensions make the result a partial sum (a table's
+//       gradient is annotated with the table's sharding by the backward pass: each replica adds
+//       into the rows it holds);
 //   parameters, constants, iotas, collectives: as annotated (whole unless set).
 // Partial sums: carried by a convert, reshape, transpose, negation, and by an add or subtract of
-// partial sums over the same axes; any other op reads them reduced (an all-reduce, as XLA's
+// partial sums over the same axes that it alone reads (propagate_shardings; XLA's all-reduce
+// reassociation); any other op reads them reduced (an all-reduce, as XLA's
 // partitioner inserts after a partial dot unless its user keeps the sum; a broadcast reads its
 // operand reduced, before the expansion). A partial maximum: carried by convert, reshape, transpose.
 #pragma once

@@ -781,7 +781,7 @@ def test_training_bad_input(tmp):
     expect_bad_input(tmp, ["run", "--set", "framework=tf_kears"], ["framework", "did you mean 'tf_keras'"])
     expect_bad_input(tmp, ["run", "--set", "padding=multiple_of:0"], ["padding"])
     # MaxText's command line: a model it has no preset for, a mesh axis across slices it does not model.
-    expect_bad_input(tmp, ["run", "--hw", "v6e-8", "--maxtext-args", "model_name=gpt3-175b"], ["model_name", "llama3.1-8b"])
+    expect_bad_input(tmp, ["run", "--hw", "v6e-8", "--maxtext-args", "model_name=gpt3-6b"], ["model_name", "gpt3-175b"])
     expect_bad_input(tmp, ["run", "--hw", "v6e-8", "--maxtext-args", "model_name=llama2-7b dcn_fsdp_parallelism=2"],
                      ["dcn_fsdp_parallelism", "only data parallelism"])
     out = os.path.join(tmp, "maxtext")
@@ -803,7 +803,7 @@ def test_models(tmp):
     as `tpusim models` does."""
     proc, where = run(["models"], tmp)
     for needle in ("bert-base-uncased", "roberta-base", "meta-llama/Llama-2-7b-hf", "t5-small", "6,738,415,616",
-                   "simulated families today: bert, roberta, distilbert, albert, gpt2, llama, mistral, gemma, t5, bart, vit"):
+                   "simulated families today: bert, roberta, distilbert, albert, gpt2, llama, mistral, gemma, gpt3, t5, bart, vit"):
         check(needle in proc.stdout, "table lacks {!r}".format(needle), where)
     proc, where = run(["models", "--json"], tmp)
     presets = {p["name"]: p for p in json.loads(proc.stdout)}

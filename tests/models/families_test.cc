@@ -36,6 +36,7 @@ TEST(ModelPresets, PublishedParameterCountsExact) {
       {"meta-llama/Llama-2-70b-hf", 68976648192},
       {"meta-llama/Llama-3.1-8B", 8030261248},
       {"meta-llama/Llama-3.1-70B", 70553706496},
+      {"gpt3-175b", 174780997632},  // MaxText's gpt3-175b.yml (tests/models/mistral_gemma_test.cc derives it)
       {"t5-small", 60506624},                    // T5ForConditionalGeneration, tied head
       {"bert-base-uncased", 109482240},          // BertModel
       {"roberta-large", 355359744},
@@ -117,7 +118,7 @@ TEST(ModelPresets, RegistryIsConsistent) {
     }
   }
   EXPECT_EQ(simulated_family_names(), (std::vector<std::string>{"bert", "roberta", "distilbert", "albert", "gpt2", "llama",
-                                                                "mistral", "gemma", "t5", "bart", "vit"}));
+                                                                "mistral", "gemma", "gpt3", "t5", "bart", "vit"}));
 }
 
 TEST(ModelPresets, NamesWithHubOrganisation) {

@@ -2,7 +2,7 @@
 // published parameter counts (Gemma's LM head tied to the embedding table); Mistral's sliding window
 // masks key j for query i >= j + 4096 (eager: in the score bias, checked on its values; flash: in the
 // kernel's attributes) and only where it masks anything; Gemma scales its embeddings by sqrt(hidden)
-// and gates its MLP with the tanh GELU.
+// and gates its MLP with the tanh GELU; MaxText's GPT-3 adds learned positions, biases and LayerNorm.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -80,6 +80,27 @@ TEST(MistralGemma, GemmaTiesScalesAndGates) {
   EXPECT_TRUE(tanh);
   // The LM head is the table: tensor parallelism over the vocabulary is not modelled for it.
   EXPECT_THROW(make_model(a)->build_forward({.batch = 1, .seq = 8, .dtype = DType::kBF16, .tensor = 2}), ConfigError);
+}
+
+// MaxText's gpt3-175b: per layer 3 (H H + H) query/key/value, H H + H out, H I + I and I H + H MLP, two
+// LayerNorms (4 H): 1,812,099,072; 96 layers, the tied table (50,304 H), learned positions (16,384 H)
+// and the final LayerNorm (2 H): 174,780,997,632.
+TEST(Gpt3, ParameterCountLearnedPositionsBiasesLayerNorm) {
+  const ModelArch p = preset("gpt3-175b");
+  EXPECT_EQ(model_parameters(p), 174780997632u);
+  ModelArch a = p;
+  a.layers = 1;
+  const ModelGraph m = make_model(a)->build_forward({.batch = 1, .seq = 16, .dtype = DType::kBF16});
+  EXPECT_EQ(count_parameters(m.graph), model_parameters(a));
+  EXPECT_NE(named(m.graph, "model.embed_positions.weight"), nullptr);
+  EXPECT_NE(named(m.graph, "model.layers.0.self_attn.q_proj.bias"), nullptr);
+  EXPECT_NE(named(m.graph, "model.layers.0.mlp.down_proj.bias"), nullptr);
+  EXPECT_NE(named(m.graph, "model.norm.bias"), nullptr);  // LayerNorm, not RMSNorm
+  EXPECT_EQ(named(m.graph, "rope.cos"), nullptr);         // no rotary tables
+  EXPECT_EQ(named(m.graph, "model.layers.0.mlp.up_proj.weight"), nullptr);  // one gelu, not gated
+  const Node* head = named(m.graph, "lm_head");
+  ASSERT_NE(head, nullptr);
+  EXPECT_EQ(m.graph.node(head->inputs[1]).name, "model.embed_tokens.weight");  // logits_via_embedding
 }
 
 }  // namespace

@@ -103,7 +103,8 @@ void expect_refused(const std::string& args, const std::string& key, const std::
 
 TEST(MaxTextArgs, SettingsNotModelledAreRefusedAtTheKey) {
   expect_refused("model_name=llama3.1-8b dcn_fsdp_parallelism=2", "dcn_fsdp_parallelism", "only data parallelism");
-  expect_refused("model_name=gpt3-175b", "model_name", "llama3.1-8b");
+  expect_refused("model_name=gpt3-6b", "model_name", "gpt3-175b");
+  EXPECT_EQ(from_maxtext("model_name=gpt3-175b").training().model, "gpt3-175b");
   expect_refused("model_name=llama2-7b per_device_batch_size=0.5", "per_device_batch_size", "fraction");
   expect_refused("model_name=llama2-7b quantization=intmp", "quantization", "int8");
   expect_refused("model_name=llama2-7b steps", "steps", "key=value");

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "base/config_error.h"
@@ -25,13 +26,13 @@ using test::v6e8;
 
 WorkloadConfig tiny(const std::string& extra) { return tiny_decoder(extra); }
 
-models::Mesh mesh_of(const std::string& mesh, uint32_t devices = 8, bool megacore = false) {
-  return resolve_mesh(tiny(mesh).training(), devices, megacore);
+models::Mesh mesh_of(const std::string& mesh, uint32_t devices = 8) {
+  return resolve_mesh(tiny(mesh).training(), devices);
 }
 
-std::string error_of(const std::string& mesh, uint32_t devices = 8, bool megacore = false) {
+std::string error_of(const std::string& mesh, uint32_t devices = 8) {
   try {
-    mesh_of(mesh, devices, megacore);
+    mesh_of(mesh, devices);
   } catch (const ConfigError& e) {
     return e.what();
   }
@@ -45,10 +46,10 @@ TEST(Mesh, ResolvesTheRestAndDefaultsFromSharding) {
   EXPECT_EQ(mesh_of("mesh: {tensor: 4}")[MeshAxis::kTensor], 4u);
   EXPECT_EQ(mesh_of("mesh: {data: 2, tensor: -1}")[MeshAxis::kTensor], 4u);
   EXPECT_EQ(mesh_of("mesh: {data: 1, tensor: -1}")[MeshAxis::kTensor], 8u);
-  const models::Mesh f = resolve_mesh(tiny("sharding: fsdp\nmesh: {fsdp: -1}\n").training(), 8, false);
+  const models::Mesh f = resolve_mesh(tiny("sharding: fsdp\nmesh: {fsdp: -1}\n").training(), 8);
   EXPECT_EQ(f[MeshAxis::kFsdp], 8u);
   EXPECT_EQ(f[MeshAxis::kData], 1u);
-  EXPECT_EQ(resolve_mesh(tiny("sharding: fsdp\n").training(), 8, false)[MeshAxis::kFsdp], 8u);
+  EXPECT_EQ(resolve_mesh(tiny("sharding: fsdp\n").training(), 8)[MeshAxis::kFsdp], 8u);
 }
 
 TEST(Mesh, RefusesWhatDoesNotFitOrIsNotModelled) {
@@ -56,7 +57,6 @@ TEST(Mesh, RefusesWhatDoesNotFitOrIsNotModelled) {
   EXPECT_NE(error_of("mesh: {data: 2, tensor: 2}").find("the slice has 8"), std::string::npos);
   EXPECT_NE(error_of("mesh: {tensor: 3}").find("must divide the slice's 8 devices"), std::string::npos);
   EXPECT_NE(error_of("mesh: {sequence: 2}").find("sequence parallelism is not modelled"), std::string::npos);
-  EXPECT_NE(error_of("mesh: {tensor: 2}", 8, true).find("megacore"), std::string::npos);
   // Checked with the workload, before any hardware is known: fsdp is sharding: fsdp; tensor is for Llama.
   EXPECT_THROW(tiny("mesh: {fsdp: 8}\n"), ConfigError);
   EXPECT_NE(error_of("sharding: fsdp\nmesh: {data: 2, tensor: 2}").find("hybrid sharding"), std::string::npos);
@@ -79,13 +79,14 @@ TEST(TensorParallel, SplitsTheWeightsAndAllReducesAsMegatron) {
     std::map<std::string, models::Dims> shape;
     for (const models::Node& n : g.nodes())
       if (n.kind == models::OpKind::kParameter) shape[n.name] = n.shape;
-    // Column-parallel weights [out / 4, in], row-parallel [out, in / 4]; norms and the table whole.
+    // Column-parallel weights [out / 4, in], row-parallel [out, in / 4], the table's rows a quarter of
+    // the vocabulary; norms whole.
     EXPECT_EQ(shape["model.layers.0.self_attn.q_proj.weight"], (models::Dims{64, 256}));
     EXPECT_EQ(shape["model.layers.0.self_attn.k_proj.weight"], (models::Dims{32, 256}));
     EXPECT_EQ(shape["model.layers.0.self_attn.o_proj.weight"], (models::Dims{256, 64}));
     EXPECT_EQ(shape["model.layers.1.mlp.down_proj.weight"], (models::Dims{256, 128}));
     EXPECT_EQ(shape["lm_head.weight"], (models::Dims{256, 256}));
-    EXPECT_EQ(shape["model.embed_tokens.weight"], (models::Dims{1024, 256}));
+    EXPECT_EQ(shape["model.embed_tokens.weight"], (models::Dims{256, 256}));
     EXPECT_EQ(shape["model.norm.weight"], (models::Dims{256}));
 
     // Tensor groups are 4 consecutive devices; data groups pair device i with i + 4.
@@ -103,8 +104,8 @@ TEST(TensorParallel, SplitsTheWeightsAndAllReducesAsMegatron) {
       else ++other;
     }
     // Per layer: o_proj and down_proj forward, the inputs' gradients of q/k/v and gate/up backward;
-    // the lm_head's input gradient.
-    EXPECT_EQ(residual, 2 * 4 + 1);
+    // the lm_head's input gradient; the embedding lookup (each replica's rows).
+    EXPECT_EQ(residual, 2 * 4 + 1 + 1);
     EXPECT_GE(loss, 3);
     EXPECT_EQ(other, 0);
   }
@@ -120,9 +121,9 @@ TEST(TensorParallel, SameWorkPerDeviceAsDataParallelAndAQuarterOfTheSplitWeights
   EXPECT_EQ(tp.global_batch, dp.global_batch);  // MaxText: per_device_batch_size x devices
   // Every matmul, attention included, is split 4 ways over a 4x larger batch.
   EXPECT_EQ(tp.programs[0].flops, dp.programs[0].flops);
-  // 1,705,216 parameters: the embedding table (262,144) and norms (1,280) on every device, the rest a quarter.
+  // 1,705,216 parameters: the norms (1,280) on every device, the rest (the embedding table's rows too) a quarter.
   EXPECT_EQ(dp.programs[0].parameter_bytes, 1705216u * 2);
-  EXPECT_EQ(tp.programs[0].parameter_bytes, (262144u + 1280u + (1705216u - 262144u - 1280u) / 4) * 2);
+  EXPECT_EQ(tp.programs[0].parameter_bytes, (1280u + (1705216u - 1280u) / 4) * 2);
   // The all-reduces of the activations cost time data parallelism does not spend.
   EXPECT_GT(tp.programs[0].device_s, dp.programs[0].device_s);
   EXPECT_GT(tp.programs[0].allreduce_bytes, dp.programs[0].allreduce_bytes);
@@ -151,7 +152,7 @@ TEST(TensorParallel, SameWorkPerDeviceAsDataParallelAndAQuarterOfTheSplitWeights
 TEST(TensorParallel, FsdpTimesTensorMesh) {
   const std::string fsdp = "sharding: fsdp\nfsdp_wrap_layer_classes: [LlamaDecoderLayer]\nfsdp_grad_ckpt: true\n";
   const WorkloadConfig w = tiny(fsdp + "mesh: {tensor: 4}\n");
-  const models::Mesh mesh = resolve_mesh(w.training(), 8, false);
+  const models::Mesh mesh = resolve_mesh(w.training(), 8);
   EXPECT_EQ(mesh[models::MeshAxis::kFsdp], 2u);  // under sharding: fsdp the fsdp axis takes the rest
   const std::unique_ptr<StepGraph> sg = train_step_graph(w);
   ASSERT_TRUE(sg->fsdp);
@@ -173,9 +174,9 @@ TEST(TensorParallel, FsdpTimesTensorMesh) {
   }
   EXPECT_GT(gathers, 0);
   EXPECT_GT(scatters, 0);
-  // The 9 of data x tensor, the loss's 3 and each recomputed layer's o_proj sum (its down_proj sum
+  // The 10 of data x tensor, the loss's 3 and each recomputed layer's o_proj sum (its down_proj sum
   // feeds only the layer's output, which the backward does not need: not recomputed).
-  EXPECT_EQ(reduces - recomputed, 9 + 3);
+  EXPECT_EQ(reduces - recomputed, 10 + 3);
   EXPECT_EQ(recomputed, 2);
 
   TrainingRunOptions o;
@@ -184,9 +185,9 @@ TEST(TensorParallel, FsdpTimesTensorMesh) {
   const TrainingRunResult f = run_training(v6e8(), tiny(fsdp), o);
   ASSERT_FALSE(ft.programs.empty());
   EXPECT_EQ(ft.programs[0].flops, f.programs[0].flops);
-  // The tensor replica's 623,872 parameters (the embedding table and norms whole, the rest a quarter)
-  // in bf16 over 2 fsdp shards, plus the 1-D shards' tile padding in HBM (FSDP alone: 11,968 bytes).
-  EXPECT_NEAR(double(ft.programs[0].parameter_bytes), 623872.0, 16384.0);
+  // The tensor replica's 427,264 parameters (the norms whole, the rest a quarter) in bf16 over 2 fsdp
+  // shards, plus the 1-D shards' tile padding in HBM (FSDP alone: 11,968 bytes).
+  EXPECT_NEAR(double(ft.programs[0].parameter_bytes), 427264.0, 16384.0);
   // Per mesh axis: the all-gathers and reduce-scatters along fsdp, the all-reduces along tensor.
   const CollectiveStats& c = ft.collective_time;
   const size_t fsdp_axis = 1 + size_t(models::MeshAxis::kFsdp), tensor_axis = 1 + size_t(models::MeshAxis::kTensor);
@@ -195,6 +196,59 @@ TEST(TensorParallel, FsdpTimesTensorMesh) {
   EXPECT_EQ(c.axes[tensor_axis].instructions, c[isa::Collective::kAllReduce].instructions);
   EXPECT_GT(c.axes[tensor_axis].busy_s, 0);
   EXPECT_NEAR(double(f.programs[0].parameter_bytes), 1705216.0 * 2 / 8, 16384.0);
+}
+
+// Tensor parallelism on a megacore chip (v5p: XLA's device is the chip, whose two cores each compute
+// half of its batch): the mesh is over chips, the replicas are cores. A tensor group is the cores
+// of one index on T consecutive chips (each core sums its half of the batch's activations with its
+// counterparts), a data group holds whole chips (the gradients' device all-reduce); a chip does what
+// a v6e chip of the same mesh does.
+TEST(TensorParallel, OnMegacoreChipsTheCoresSplitTheBatch) {
+  const HwConfig v5p8 = test::hw_named("v5p-8");  // 4 chips of 2 cores
+  for (const std::string sharding : {"", "sharding: fsdp\n"}) {
+    SCOPED_TRACE(sharding);
+    const WorkloadConfig w = tiny(sharding + "mesh: {tensor: 2}\n");
+    const std::unique_ptr<StepGraph> sg = train_step_graph(w, v5p8);
+    const compiler::SpmdStep step =
+        sg->fsdp ? compiler::fsdp_step(*sg->fsdp, v5p8) : compiler::data_parallel_step(sg->dp, v5p8);
+    ASSERT_EQ(step.cores.size(), 8u);
+    int reduces = 0;
+    for (const models::Node& n : step.graph.nodes()) {
+      if (n.kind != models::OpKind::kCollective) continue;
+      ASSERT_EQ(n.collective.replicas, 8) << n.name;
+      const bool tensor = n.collective.axis == models::MeshAxis::kTensor;
+      reduces += tensor;
+      for (const std::vector<int64_t>& grp : n.collective.resolved_groups()) {
+        std::set<uint32_t> chips, core_index;
+        for (int64_t r : grp) chips.insert(step.cores[size_t(r)].chip), core_index.insert(step.cores[size_t(r)].core);
+        if (tensor) {  // 2 chips, one core index
+          EXPECT_EQ(grp.size(), 2u) << n.name;
+          EXPECT_EQ(chips.size(), 2u) << n.name;
+          EXPECT_EQ(core_index.size(), 1u) << n.name;
+        } else {  // data or fsdp: the 2 chips of the other tensor coordinate, both cores each
+          EXPECT_EQ(grp.size(), 4u) << n.name;
+          EXPECT_EQ(chips.size(), 2u) << n.name;
+          EXPECT_EQ(core_index.size(), 2u) << n.name;
+        }
+      }
+    }
+    EXPECT_GT(reduces, 0);
+  }
+
+  // Per device (chip): the same matmul work as data parallelism at the same per-device batch, and as a
+  // v6e chip's under the same mesh (each of its cores computes half of it).
+  TrainingRunOptions o;
+  o.engine = "analytical";
+  const TrainingRunResult tp = run_training(v5p8, tiny("mesh: {tensor: 2}\n"), o);
+  const TrainingRunResult dp = run_training(v5p8, tiny(""), o);
+  const TrainingRunResult v6e = run_training(v6e8(), tiny("mesh: {tensor: 2}\n"), o);
+  ASSERT_FALSE(tp.programs.empty());
+  EXPECT_EQ(tp.global_batch, dp.global_batch);
+  EXPECT_EQ(tp.global_batch, 8u);  // 2 per device, 4 devices
+  EXPECT_EQ(tp.programs[0].flops, dp.programs[0].flops);
+  EXPECT_EQ(tp.programs[0].flops, v6e.programs[0].flops);
+  EXPECT_GT(tp.programs[0].device_s, dp.programs[0].device_s);  // the activations' all-reduces
+  EXPECT_GT(tp.collective_time.axes[1 + size_t(models::MeshAxis::kTensor)].busy_s, 0);
 }
 
 }  // namespace

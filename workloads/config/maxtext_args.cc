@@ -30,6 +30,7 @@ const std::map<std::string, std::pair<std::string, std::string>>& model_names() 
       {"mistral-7b", {"mistralai/Mistral-7B-v0.1", "MistralDecoderLayer"}},
       {"gemma-2b", {"google/gemma-2b", "GemmaDecoderLayer"}},
       {"gemma-7b", {"google/gemma-7b", "GemmaDecoderLayer"}},
+      {"gpt3-175b", {"gpt3-175b", "Gpt3DecoderLayer"}},
   };
   return m;
 }

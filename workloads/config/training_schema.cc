@@ -95,7 +95,7 @@ const Schema<MeshConfig>& mesh_schema() {
         .doc("sequence (context) parallelism: activations split along the sequence (not modelled yet: 1); " + axes);
     s.field(&MeshConfig::tensor, "tensor").range(-1, 1 << 20).default_value(0, "1")
         .doc("tensor (Megatron) parallelism: attention heads, the MLP width and the vocabulary split over these "
-             "devices, two all-reduces per layer forward and two backward (Llama family); " + axes)
+             "devices, two all-reduces per layer forward and two backward (Llama family: Llama, Mistral, Gemma, GPT-3); " + axes)
         .source("Shoeybi et al., Megatron-LM, arXiv:1909.08053; MaxText logical axis rules");
     return s;
   }();
@@ -287,7 +287,7 @@ void check_training(const WorkloadConfig& w, const CheckContext& c) {
                               mc.tie_word_embeddings != Toggle::kPreset;
   if (decoder_fields && known_model && !models::llama_like(model_family(t)->id))
     c.fail("model_config", "mlp_activation, gated_mlp and tie_word_embeddings apply to Llama-family models (Llama, Mistral, "
-           "Gemma)", "remove them");
+           "Gemma, GPT-3)", "remove them");
   else if (decoder_fields && known_model) {
     const MlpChoice mlp = resolve_mlp(mc, models::find_preset(t.model).activation);
     if (!mlp.error.empty()) c.fail(mc.gated_mlp != Toggle::kPreset ? "model_config.gated_mlp" : "model_config.mlp_activation", mlp.error);

@@ -110,7 +110,7 @@ models::RematTensors effective_remat_tensors(const TrainingWorkload& t) {
 namespace {
 
 // The mesh within one slice (resolve_mesh adds the slices).
-models::Mesh slice_mesh(const TrainingWorkload& t, uint32_t devices, bool megacore) {
+models::Mesh slice_mesh(const TrainingWorkload& t, uint32_t devices) {
   using models::MeshAxis;
   const MeshConfig& c = t.mesh;
   if (!c.given())
@@ -155,22 +155,18 @@ models::Mesh slice_mesh(const TrainingWorkload& t, uint32_t devices, bool megaco
     mesh_error(t, keys[1], std::to_string(m[MeshAxis::kFsdp]),
                "sharding: fsdp needs the fsdp axis over the devices the tensor axis leaves",
                "use mesh: {fsdp: -1, tensor: T}");
-  if (m[MeshAxis::kTensor] > 1 && megacore)
-    mesh_error(t, keys[3], std::to_string(m[MeshAxis::kTensor]),
-               "tensor parallelism on a megacore chip (TPU v4, v5p) is not modelled yet",
-               "use a v5e or v6e slice, or data parallelism");
   return m;
 }
 
 }  // namespace
 
-models::Mesh resolve_mesh(const TrainingWorkload& t, uint32_t devices, bool megacore, uint32_t slices) {
+models::Mesh resolve_mesh(const TrainingWorkload& t, uint32_t devices, uint32_t slices) {
   if (t.dcn_mesh.data > 0 && uint32_t(t.dcn_mesh.data) != slices)
     mesh_error(t, "dcn_mesh.data", std::to_string(t.dcn_mesh.data),
                fmt::format("the data axis across slices must span the hardware's {} slice{} (multislice.slices)", slices,
                            slices == 1 ? "" : "s"),
                fmt::format("write dcn_mesh: {{data: {}}} (or -1), or set multislice.slices={}", slices, t.dcn_mesh.data));
-  models::Mesh m = slice_mesh(t, devices, megacore);
+  models::Mesh m = slice_mesh(t, devices);
   m.slices = slices;
   return m;
 }

@@ -111,9 +111,7 @@ bool bf16_eval(const TrainingWorkload& w, const StepVariant& v) {
 std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const TrainingWorkload& w, const HwConfig& hw,
                                             const StepVariant& v) {
   models::StepShape o;
-  // A megacore device's cores each compute half of its batch (compiler/step/data_parallel.h); an odd
-  // batch gives both cores the larger half (SPMD: one program shape).
-  o.batch = (v.batch + cores_per_device(hw.chip) - 1) / cores_per_device(hw.chip);
+  const uint32_t per_device = cores_per_device(hw.chip);
   o.seq = v.seq;
   o.target = v.target;
   o.dtype = activation_dtype(w.precision);
@@ -122,14 +120,18 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   o.flash_attention = uses_flash_attention(w);
   o.flash_block_q = w.sa_block_q;
   o.flash_block_kv = w.sa_block_kv;
-  const uint32_t devices = uint32_t(compiler::ring_order(hw).size()) / cores_per_device(hw.chip);
-  const models::Mesh mesh = resolve_mesh(w, devices, cores_per_device(hw.chip) > 1, hw.multislice.slices);
+  const uint32_t devices = uint32_t(compiler::ring_order(hw).size()) / per_device;
+  const models::Mesh device_mesh = resolve_mesh(w, devices, hw.multislice.slices);
   // MaxText's batch: per_device_batch_size examples per device, the batch split over the data axes
   // only, so each tensor group of T devices runs T devices' examples (a tensor replica computes 1/T
-  // of their work).
-  o.tensor = mesh[models::MeshAxis::kTensor];
+  // of their work). A megacore device's cores each compute half of its examples
+  // (compiler/step/data_parallel.h); an odd count gives both cores the larger half (SPMD: one program
+  // shape). The replicas are the cores then: the batch axis takes the chip's cores (core_mesh).
+  o.tensor = device_mesh[models::MeshAxis::kTensor];
+  o.batch = (v.batch * o.tensor + per_device - 1) / per_device;
+  const models::Mesh mesh = compiler::core_mesh(
+      device_mesh, per_device, w.sharding == Sharding::kFsdp ? models::MeshAxis::kFsdp : models::MeshAxis::kData);
   o.quantization = quantized_precision(w, hw);
-  o.batch *= o.tensor;
   if (bf16_eval(w, v)) {
     // bf16_full_eval: bf16 activations; the stored f32 weights are converted where the eval step
     // uses them (fused into the consumer, as under autocast), see eval_bf16 in docs/training.md.

@@ -46,7 +46,7 @@ double mfu_6nd(const HwConfig& hw, const TrainingWorkload& t, const TrainingRunR
 // The run's mesh (an unset one on a run that stopped before its devices were known).
 models::Mesh run_mesh(const TrainingWorkload& t, const TrainingRunResult& r, const HwConfig& hw) {
   try {
-    return resolve_mesh(t, r.replicas, r.megacore, hw.multislice.slices);
+    return resolve_mesh(t, r.replicas, hw.multislice.slices);
   } catch (const ConfigError&) {
     return {};
   }
