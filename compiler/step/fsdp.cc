@@ -85,19 +85,31 @@ class StepWriter {
       part_[ph][size_t(p)] = out_.collective_done(part_[ph][size_t(p)], "all-gather-done");
   }
   // Unit u's flat reduce-scatter of its gradients (partial sums) into its slice (split along the
-  // fsdp axis).
+  // fsdp axis). With a data axis beside fsdp (hybrid sharding: PyTorch's HYBRID_SHARD, MaxText's
+  // ici_data x ici_fsdp) the slice is a partial sum over the data axis still: an all-reduce of it
+  // over the data group follows (right after, on the background queue when async), and it is the
+  // one that spans the slices (multislice) instead of the reduce-scatter.
   void reduce_scatter(int u, bool async) {
     const FsdpUnit& unit = st_.units[size_t(u)];
     std::vector<int> grads;
     for (int gr : unit.grads) grads.push_back(copy(gr, kBackward));
     CollectiveAttrs a = attrs(g_.node(unit.grads.front()), og_.node(unit.grad_shard), CollectiveOp::kReduceScatter);
     a.async = async;
+    const bool hybrid = mesh_[models::MeshAxis::kData] > 1;
+    if (hybrid) a.slices = 1;
     rs_value_[size_t(u)] = out_.flat_reduce_scatter(grads, og_.node(unit.grad_shard).shape.at(0), a, "reduce-scatter");
     gradients_.insert(gradients_.end(), grads.begin(), grads.end());
     gradients_.push_back(rs_value_[size_t(u)]);
+    if (hybrid) {
+      CollectiveAttrs d = collective_attrs(Reshard{CollectiveOp::kAllReduce, models::MeshAxis::kData}, mesh_);
+      d.async = async;
+      rs_value_[size_t(u)] = out_.collective(rs_value_[size_t(u)], d, "all-reduce");
+      gradients_.push_back(rs_value_[size_t(u)]);
+    }
   }
   void await_reduce_scatter(int u) {
-    rs_value_[size_t(u)] = out_.collective_done(rs_value_[size_t(u)], "reduce-scatter-done");
+    const bool hybrid = mesh_[models::MeshAxis::kData] > 1;
+    rs_value_[size_t(u)] = out_.collective_done(rs_value_[size_t(u)], hybrid ? "all-reduce-done" : "reduce-scatter-done");
   }
 
   // The outputs (the step graph's but its gradients, which the reduce-scatters take; the update's)

@@ -162,10 +162,13 @@ class StepLowering {
       };
       for (uint32_t x : pending_) wait(x);
       pending_.clear();
-      // An async collective without a done is awaited by its first reader.
+      // An async collective without a done is awaited by its first reader; the next asynchronous
+      // collective reads it without a wait of the main stream (the background queues run them one
+      // after another: FSDP's hybrid all-reduce of a reduce-scatter's result).
+      const bool chained = f.kind == FusionKind::kCollective && step_.graph.node(f.root).collective.async;
       for (int in : f.inputs)
         if (async_done_[size_t(in)] != kNoInstr) {
-          wait(async_done_[size_t(in)]);
+          if (!(chained && async_done_[size_t(in)] == previous_)) wait(async_done_[size_t(in)]);
           settle(async_done_[size_t(in)]);
         }
       b0_.set_entry_deps(entry);

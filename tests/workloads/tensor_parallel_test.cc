@@ -59,7 +59,7 @@ TEST(Mesh, RefusesWhatDoesNotFitOrIsNotModelled) {
   EXPECT_NE(error_of("mesh: {sequence: 2}").find("sequence parallelism is not modelled"), std::string::npos);
   // Checked with the workload, before any hardware is known: fsdp is sharding: fsdp; tensor is for Llama.
   EXPECT_THROW(tiny("mesh: {fsdp: 8}\n"), ConfigError);
-  EXPECT_NE(error_of("sharding: fsdp\nmesh: {data: 2, tensor: 2}").find("hybrid sharding"), std::string::npos);
+  EXPECT_EQ(mesh_of("sharding: fsdp\nmesh: {data: 2, tensor: 2}")[models::MeshAxis::kFsdp], 2u);  // hybrid: fsdp the rest
   EXPECT_THROW(load_workload_config_text("kind: training\nmodel: bert-base-uncased\nper_device_batch_size: 1\n"
                                          "dataset: {train: 'fixed:128:8'}\nmesh: {tensor: 2}\n",
                                          "bert_tp.yaml"),
@@ -249,6 +249,53 @@ TEST(TensorParallel, OnMegacoreChipsTheCoresSplitTheBatch) {
   EXPECT_EQ(tp.programs[0].flops, v6e.programs[0].flops);
   EXPECT_GT(tp.programs[0].device_s, dp.programs[0].device_s);  // the activations' all-reduces
   EXPECT_GT(tp.collective_time.axes[1 + size_t(models::MeshAxis::kTensor)].busy_s, 0);
+}
+
+// FSDP beside a data axis (hybrid sharding; MaxText ici_data_parallelism x ici_fsdp_parallelism): the
+// units sharded over fsdp groups of 4 (gathered and reduce-scattered there), each gradient slice then
+// all-reduced over the data group of 2; per device the matmul work of FSDP alone and twice its
+// parameter shard.
+TEST(TensorParallel, HybridFsdpBesideData) {
+  const std::string fsdp = "sharding: fsdp\nfsdp_wrap_layer_classes: [LlamaDecoderLayer]\n";
+  const WorkloadConfig w = tiny(fsdp + "mesh: {data: 2}\n");
+  const models::Mesh mesh = resolve_mesh(w.training(), 8);
+  EXPECT_EQ(mesh[models::MeshAxis::kFsdp], 4u);
+  const std::unique_ptr<StepGraph> sg = train_step_graph(w);
+  ASSERT_TRUE(sg->fsdp);
+  const compiler::SpmdStep step = compiler::fsdp_step(*sg->fsdp, v6e8());
+  const std::vector<std::vector<int64_t>> fsdp_groups = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+  const std::vector<std::vector<int64_t>> data_groups = {{0, 4}, {1, 5}, {2, 6}, {3, 7}};
+  int gathers = 0, scatters = 0, reduces = 0;
+  for (const models::Node& n : step.graph.nodes()) {
+    if (n.kind != models::OpKind::kCollective) continue;
+    if (n.collective.op == models::CollectiveOp::kAllReduce) {
+      EXPECT_EQ(n.collective.groups, data_groups) << n.name;
+      EXPECT_EQ(step.graph.node(n.inputs[0]).collective.op, models::CollectiveOp::kReduceScatter) << n.name;
+      ++reduces;
+    } else {
+      EXPECT_EQ(n.collective.groups, fsdp_groups) << n.name;
+      (n.collective.op == models::CollectiveOp::kAllGather ? gathers : scatters) += 1;
+    }
+  }
+  EXPECT_GT(gathers, 0);
+  EXPECT_GT(scatters, 0);
+  EXPECT_EQ(reduces, scatters);  // one per unit's gradient slice
+
+  TrainingRunOptions o;
+  o.engine = "analytical";
+  for (const bool overlap : {true, false}) {
+    SCOPED_TRACE(overlap);
+    const std::string ov = overlap ? "" : "overlap_collectives: false\n";
+    const TrainingRunResult h = run_training(v6e8(), tiny(fsdp + ov + "mesh: {data: 2}\n"), o);
+    const TrainingRunResult f = run_training(v6e8(), tiny(fsdp + ov), o);
+    ASSERT_FALSE(h.programs.empty());
+    EXPECT_EQ(h.global_batch, f.global_batch);
+    EXPECT_EQ(h.programs[0].flops, f.programs[0].flops);
+    EXPECT_NEAR(double(h.programs[0].parameter_bytes), 2.0 * double(f.programs[0].parameter_bytes), 16384.0);
+    const CollectiveStats& c = h.collective_time;
+    EXPECT_GT(c.axes[1 + size_t(models::MeshAxis::kData)].busy_s, 0);
+    EXPECT_EQ(c.axes[1 + size_t(models::MeshAxis::kData)].instructions, c[isa::Collective::kAllReduce].instructions);
+  }
 }
 
 }  // namespace

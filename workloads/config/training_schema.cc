@@ -86,11 +86,12 @@ const Schema<MeshConfig>& mesh_schema() {
                                  "-1: the devices the others leave. docs/training.md, \"Meshes\".");
     const std::string axes = "not given: 1; -1: the devices the other axes leave";
     s.field(&MeshConfig::data, "data").range(-1, 1 << 20).default_value(0, "the rest")
-        .doc("data-parallel replicas: each holds the whole model and a share of the batch; not given, it takes the "
-             "devices the other axes leave (1 when another axis is -1, or under sharding: fsdp)");
+        .doc("data-parallel replicas: each holds the whole model (under sharding: fsdp, its fsdp group's shards: "
+             "hybrid sharding) and a share of the batch; not given, it takes the devices the other axes leave (1 when "
+             "another axis is -1, or under sharding: fsdp)");
     s.field(&MeshConfig::fsdp, "fsdp").range(-1, 1 << 20).default_value(0, "1")
         .doc("FSDP (sharding: fsdp): parameters, gradients and optimizer state split over these devices; under "
-             "sharding: fsdp, not given, it takes the devices the tensor axis leaves; else 1. -1: the rest");
+             "sharding: fsdp, not given, it takes the devices the data and tensor axes leave; else 1. -1: the rest");
     s.field(&MeshConfig::sequence, "sequence").range(-1, 1 << 20).default_value(0, "1")
         .doc("sequence (context) parallelism: activations split along the sequence (not modelled yet: 1); " + axes);
     s.field(&MeshConfig::tensor, "tensor").range(-1, 1 << 20).default_value(0, "1")

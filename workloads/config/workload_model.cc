@@ -146,15 +146,6 @@ models::Mesh slice_mesh(const TrainingWorkload& t, uint32_t devices) {
   if (m[MeshAxis::kSequence] > 1)
     mesh_error(t, keys[2], std::to_string(m[MeshAxis::kSequence]), "sequence parallelism is not modelled yet",
                "use the data, fsdp or tensor axes");
-  if (m[MeshAxis::kFsdp] > 1 && m[MeshAxis::kData] > 1)
-    mesh_error(t, keys[0], std::to_string(m[MeshAxis::kData]),
-               "FSDP with a data axis beside it (hybrid sharding) is not modelled yet: fsdp spans the devices the "
-               "tensor axis leaves",
-               "use mesh: {fsdp: -1, tensor: T}");
-  if (t.sharding == Sharding::kFsdp && m[MeshAxis::kFsdp] * m[MeshAxis::kTensor] != devices)
-    mesh_error(t, keys[1], std::to_string(m[MeshAxis::kFsdp]),
-               "sharding: fsdp needs the fsdp axis over the devices the tensor axis leaves",
-               "use mesh: {fsdp: -1, tensor: T}");
   return m;
 }
 

@@ -148,11 +148,12 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   const models::RematPolicy remat = effective_remat_policy(w);
   const models::RematSpec spec = models::remat_spec(effective_remat_tensors(w));
   if (w.sharding == Sharding::kFsdp) {  // accumulation micro-steps are rejected by the config check
-    // FSDP over every core, or over the fsdp axis of an fsdp x tensor mesh.
-    const uint32_t fsdp = o.tensor > 1 ? mesh[models::MeshAxis::kFsdp] : fsdp_cores(hw);
+    // FSDP over every core, or over the fsdp axis of an fsdp x tensor or data x fsdp (hybrid) mesh.
+    const bool own_mesh = o.tensor > 1 || mesh[models::MeshAxis::kData] > 1;
+    const uint32_t fsdp = own_mesh ? mesh[models::MeshAxis::kFsdp] : fsdp_cores(hw);
     sg->fsdp = compiler::build_fsdp_graphs(std::move(sg->fwd), fsdp, remat != models::RematPolicy::kNone, opt,
                                            v.kind != GraphKind::kEval, {w.fsdp_min_num_params, w.fsdp_wrap_layer_classes},
-                                           o.tensor > 1 ? mesh : slices_only(mesh), spec);
+                                           own_mesh ? mesh : slices_only(mesh), spec);
     sg->fsdp->step.overlap = w.overlap_collectives;
     return sg;
   }

@@ -207,9 +207,10 @@ void StepLoop::step(const LoopStep& ls) {
   if (prog.compiled.memory.peak_bytes > r_.hbm_bytes_per_core) {
     const compiler::Rematerialization& rm = prog.compiled.remat;
     const std::string tried =
-        rm.values ? fmt::format("Rematerialization recomputed {} values ({:.2f} GiB; the plan needed {:.2f} GiB before) "
+        rm.values ? fmt::format("Rematerialization recomputed {} value{} ({:.2f} GiB; the plan needed {:.2f} GiB before) "
                                 "and found nothing more to recompute. ",
-                                rm.values, double(rm.bytes) / (1 << 30), double(rm.peak_bytes_before) / (1 << 30))
+                                rm.values, rm.values == 1 ? "" : "s", double(rm.bytes) / (1 << 30),
+                                double(rm.peak_bytes_before) / (1 << 30))
                   : std::string();
     throw OutOfHbmError(out_of_hbm_message(prog.compiled.memory, prog.name, r_.hbm_bytes_per_core, hw_.chip.megacore,
                                            tried + setup_.out_of_hbm_advice(prog.compiled.memory.persistent_bytes > r_.hbm_bytes_per_core)),
