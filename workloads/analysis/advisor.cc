@@ -188,16 +188,15 @@ std::vector<AdviceRow> advise(const HwConfig& hw, const WorkloadConfig& w, const
       best = better(best, &s.run(padding, precision, t.per_device_batch_size, p, layout0));
   const models::RematPolicy remat = best->remat;
   // The meshes (Llama family: its layers carry the tensor splits): FSDP or data parallel over what a
-  // tensor axis leaves; the tensor sizes that divide the devices and the key/value heads, not on a
-  // megacore chip (tensor parallelism there is not modelled). A tensor axis over every device is one
-  // mesh, tried once (as fsdp 1 x tensor T).
+  // tensor axis leaves; the tensor sizes that divide the devices (chips on a megacore) and the
+  // key/value heads. A tensor axis over every device is one mesh, tried once (as fsdp 1 x tensor T).
   if (named_policies && o.meshes) {
     const uint32_t devices = slice_devices(hw);
     const models::ModelArch arch = resolve_model_arch(t);
     const int64_t kv = arch.kv_heads > 0 ? arch.kv_heads : arch.heads;
     for (Sharding sh : {Sharding::kFsdp, Sharding::kDataParallel})
       for (uint32_t tp : {1u, 2u, 4u, 8u}) {
-        if (tp > 1 && (hw.chip.megacore || devices % tp != 0 || kv % tp != 0)) continue;
+        if (tp > 1 && (devices % tp != 0 || kv % tp != 0)) continue;
         if (sh == Sharding::kDataParallel && tp == devices) continue;  // the same mesh as fsdp 1 x tensor T
         best = better(best, &s.run(padding, precision, t.per_device_batch_size, remat, {sh, tp}));
       }

@@ -7,8 +7,7 @@
 //
 // The search is coordinate-wise, not a full cross product (which would be ~100 runs): paddings at
 // the workload's batch and precision, then precisions at the best padding, then (Llama-family
-// models) MaxText's remat policies at the best of both, then (Llama family, chips without megacore)
-// the meshes: FSDP or data parallel over the devices a tensor axis of 1, 2, 4 or 8 leaves (the
+// models) MaxText's remat policies at the best of both, then (Llama family) the meshes: FSDP or data parallel over the devices a tensor axis of 1, 2, 4 or 8 leaves (the
 // sizes that divide the devices and the key/value heads), then batch sizes at the best of all
 // those; a batch that does not fit with that policy is tried with the policies that keep less
 // (down to `full`) before the search stops. Every run is a normal training run
