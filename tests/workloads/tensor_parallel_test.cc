@@ -249,6 +249,12 @@ TEST(TensorParallel, OnMegacoreChipsTheCoresSplitTheBatch) {
   EXPECT_EQ(tp.programs[0].flops, v6e.programs[0].flops);
   EXPECT_GT(tp.programs[0].device_s, dp.programs[0].device_s);  // the activations' all-reduces
   EXPECT_GT(tp.collective_time.axes[1 + size_t(models::MeshAxis::kTensor)].busy_s, 0);
+  // One sequence per chip: the tensor group's 2 examples, one on each core, both useful.
+  const std::vector<Override> one{{"per_device_batch_size", "1"}};
+  const TrainingRunResult tp1 = run_training(v5p8, test::tiny_decoder("mesh: {tensor: 2}\n", one), o);
+  const TrainingRunResult v6e1 = run_training(v6e8(), test::tiny_decoder("mesh: {tensor: 2}\n", one), o);
+  ASSERT_FALSE(tp1.programs.empty());
+  EXPECT_EQ(tp1.programs[0].flops, v6e1.programs[0].flops);
 }
 
 // FSDP beside a data axis (hybrid sharding; MaxText ici_data_parallelism x ici_fsdp_parallelism): the

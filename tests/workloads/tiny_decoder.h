@@ -4,6 +4,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "config/hw_loader.h"
 #include "workloads/config/workload_config.h"
@@ -11,13 +12,14 @@
 
 namespace tpusim::test {
 
-inline WorkloadConfig tiny_decoder(const std::string& extra) {
+// `overrides`: --set style (path, value), applied after `extra`.
+inline WorkloadConfig tiny_decoder(const std::string& extra, const std::vector<Override>& overrides = {}) {
   return load_workload_config_text(
       "kind: training\nhw: v6e-8\nmodel: meta-llama/Llama-2-7b-hf\ntask: causal_lm\n"
       "model_config: {layers: 2, hidden: 256, heads: 8, kv_heads: 4, intermediate: 512, vocab: 1024}\n"
       "max_length: 256\nper_device_batch_size: 2\ndataset: {train: 'fixed:256:64'}\nsteps: 2\nprecision: bf16\n"
       "framework: jax\n" + extra,
-      "tiny_decoder.yaml");
+      "tiny_decoder.yaml", overrides);
 }
 
 inline HwConfig hw_named(const std::string& name) {

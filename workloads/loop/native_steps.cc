@@ -101,6 +101,7 @@ BuiltStep& NativeSteps::get(const StepVariant& v) {
   s.parameter_bytes = i.parameter_bytes;
   s.optimizer_state_bytes = i.optimizer_state_bytes;
   s.recompute_flops = sg->fsdp ? sg->fsdp->recompute_flops : sg->recompute_flops;
+  s.device_examples = sg->device_examples;
   compiler::SpmdStep spmd;
   if (sg->fsdp) {
     spmd = compiler::fsdp_step(*sg->fsdp, hw_);

@@ -20,7 +20,7 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 // The file format; a file of another format is a miss. Raise it with any change below.
-constexpr int kFormat = 7;
+constexpr int kFormat = 8;
 
 // Every field of what the memo keeps is written and read below: a field added to one of these
 // structs and not here would silently be lost for memo readers, so their sizes are pinned (x86-64).
@@ -98,7 +98,8 @@ json step_json(const BuiltStep& s) {
           s.recompute_flops,
           c.program.name,
           {m.host_peak_bytes, c.host_offload_bytes, c.host_reload_bytes},
-          {c.remat.values, c.remat.bytes, c.remat.flops, c.remat.peak_bytes_before}};
+          {c.remat.values, c.remat.bytes, c.remat.flops, c.remat.peak_bytes_before},
+          s.device_examples};
 }
 BuiltStep step_of(const StepVariant& v, const json& j) {
   BuiltStep s;
@@ -134,6 +135,7 @@ BuiltStep step_of(const StepVariant& v, const json& j) {
   c.host_offload_bytes = j.at(15).at(1);
   c.host_reload_bytes = j.at(15).at(2);
   c.remat = {j.at(16).at(0), j.at(16).at(1), j.at(16).at(2), j.at(16).at(3)};
+  s.device_examples = j.at(17);
   c.lowered = false;  // no instructions here: the executor returns memo_run
   return s;
 }

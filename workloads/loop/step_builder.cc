@@ -128,7 +128,8 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   // (compiler/step/data_parallel.h); an odd count gives both cores the larger half (SPMD: one program
   // shape). The replicas are the cores then: the batch axis takes the chip's cores (core_mesh).
   o.tensor = device_mesh[models::MeshAxis::kTensor];
-  o.batch = (v.batch * o.tensor + per_device - 1) / per_device;
+  const uint32_t device_examples = uint32_t(v.batch * o.tensor);
+  o.batch = (device_examples + per_device - 1) / per_device;
   const models::Mesh mesh = compiler::core_mesh(
       device_mesh, per_device, w.sharding == Sharding::kFsdp ? models::MeshAxis::kFsdp : models::MeshAxis::kData);
   o.quantization = quantized_precision(w, hw);
@@ -144,6 +145,7 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   opt.first_step = v.kind == GraphKind::kTrainFirstStep;
 
   auto sg = std::make_unique<StepGraph>();
+  sg->device_examples = device_examples;
   sg->fwd = model.build_forward(o);
   const models::RematPolicy remat = effective_remat_policy(w);
   const models::RematSpec spec = models::remat_spec(effective_remat_tensors(w));

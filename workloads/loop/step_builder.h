@@ -24,6 +24,9 @@ struct StepGraph {
   std::optional<compiler::FusionPlan> fusions;  // data parallel: fwd.graph's, planned once (NativeSteps)
   std::unique_ptr<compiler::FsdpGraphs> fsdp;  // sharding: fsdp
   uint64_t recompute_flops = 0;  // data parallel with remat_policy: the recomputed matmuls' flops
+  // The examples a device computes per step: the variant's batch, times T under tensor parallelism
+  // (a tensor group's T devices run all their examples); a megacore's cores take ceil(/cores) each.
+  uint32_t device_examples = 0;
 };
 
 // eval_precision: bf16 on an f32 run: the eval graph computes in bf16 (its own program).

@@ -29,11 +29,13 @@ void add_collectives(LoopResult& r, const compiler::CompiledStep& c, const Colle
 }
 
 // A device's useful flops per execution: the per-core program's on each of its cores. A megacore
-// device with an odd batch B runs ceil(B/2) examples on each core; only B of them are useful.
+// device computing an odd number B of examples (the batch; times T under tensor parallelism) runs
+// ceil(B/2) on each core; only B of them are useful.
 // `recompute`: without the flops of activation recomputation (the model's flops, for MFU).
 uint64_t device_flops(const BuiltStep& s, const HwConfig& hw, bool recompute = true) {
   const uint64_t f = s.compiled.program.info.flops - (recompute ? 0 : std::min(s.recompute_flops, s.compiled.program.info.flops));
-  const uint64_t c = cores_per_device(hw.chip), b = s.variant.batch, per_core = (b + c - 1) / c;
+  const uint64_t c = cores_per_device(hw.chip), b = s.device_examples ? s.device_examples : s.variant.batch,
+                 per_core = (b + c - 1) / c;
   if (c == 1 || per_core == 0 || per_core * c == b) return f * c;
   return uint64_t(double(f) * double(b) / double(per_core));
 }

@@ -56,6 +56,8 @@ struct BuiltStep {
   // Per core program: flops of activation recomputation (gradient checkpointing), part of
   // compiled.program.info.flops but not of the model's flops (MFU counts the model's).
   uint64_t recompute_flops = 0;
+  // The examples a device computes per step (StepGraph::device_examples; 0: the variant's batch).
+  uint32_t device_examples = 0;
   // Set when the step came from a sweep's program memo (program_memo.h): its device run, simulated
   // by another point with the same configuration. `compiled.program` is then empty (not lowered
   // here); the step executor returns this run instead of simulating.
