@@ -58,8 +58,11 @@ TEST(MistralGemma, SlidingWindowMasksOnlyBeyondTheWindow) {
     EXPECT_EQ(named(eager.graph, "model.sliding_mask") != nullptr, s > 4096) << s;
     const ModelGraph flash =
         make_model(a)->build_forward({.batch = 1, .seq = s, .dtype = DType::kBF16, .flash_attention = true});
-    for (const Node& n : flash.graph.nodes())
-      if (n.kind == OpKind::kAttention) EXPECT_EQ(n.attention.window, s > 4096 ? 4096 : 0) << s;
+    for (const Node& n : flash.graph.nodes()) {
+      if (n.kind == OpKind::kAttention) {
+        EXPECT_EQ(n.attention.window, s > 4096 ? 4096 : 0) << s;
+      }
+    }
   }
 }
 

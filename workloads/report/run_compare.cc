@@ -76,7 +76,7 @@ const std::vector<Figure>& figures() {
             throw std::logic_error(fmt::format("compare row '{}' names two report paths", name));
           row.unit = compare_unit(field.unit);
           row.pointer = field.path;
-          row.kinds |= (field.in(kTrainingReport) ? kTraining : 0) | (field.in(kKernelReport) ? kKernel : 0);
+          row.kinds |= (field.in(kTrainingReport) ? unsigned(kTraining) : 0u) | (field.in(kKernelReport) ? unsigned(kKernel) : 0u);
           ++matched;
         }
         if (!row.kinds) throw std::logic_error(fmt::format("compare row '{}: {}' has no report field", s.key, name));
