@@ -66,9 +66,8 @@ class StepWriter {
   // the fsdp axis).
   void all_gather(int u, Phase ph, bool async) {
     const FsdpUnit& unit = st_.units[size_t(u)];
-    models::Node whole = g_.node(unit.params.front());
-    whole.sharding = models::TensorSharding::whole();
-    CollectiveAttrs a = attrs(og_.node(unit.shard), whole, CollectiveOp::kAllGather);
+    const models::Node& first = g_.node(unit.params.front());
+    CollectiveAttrs a = attrs(og_.node(unit.shard), first, models::TensorSharding::whole(), CollectiveOp::kAllGather);
     a.async = async_ = async;
     a.combine = next_combine_++;
     for (int p : unit.params) {
@@ -93,14 +92,14 @@ class StepWriter {
     const FsdpUnit& unit = st_.units[size_t(u)];
     std::vector<int> grads;
     for (int gr : unit.grads) grads.push_back(copy(gr, kBackward));
-    CollectiveAttrs a = attrs(g_.node(unit.grads.front()), og_.node(unit.grad_shard), CollectiveOp::kReduceScatter);
+    const models::Node& slice = og_.node(unit.grad_shard);
+    CollectiveAttrs a = attrs(g_.node(unit.grads.front()), slice, slice.sharding, CollectiveOp::kReduceScatter);
     a.async = async;
-    const bool hybrid = mesh_[models::MeshAxis::kData] > 1;
-    if (hybrid) a.slices = 1;
+    if (hybrid_) a.slices = 1;
     rs_value_[size_t(u)] = out_.flat_reduce_scatter(grads, og_.node(unit.grad_shard).shape.at(0), a, "reduce-scatter");
     gradients_.insert(gradients_.end(), grads.begin(), grads.end());
     gradients_.push_back(rs_value_[size_t(u)]);
-    if (hybrid) {
+    if (hybrid_) {
       CollectiveAttrs d = collective_attrs(Reshard{CollectiveOp::kAllReduce, models::MeshAxis::kData}, mesh_);
       d.async = async;
       rs_value_[size_t(u)] = out_.collective(rs_value_[size_t(u)], d, "all-reduce");
@@ -108,8 +107,7 @@ class StepWriter {
     }
   }
   void await_reduce_scatter(int u) {
-    const bool hybrid = mesh_[models::MeshAxis::kData] > 1;
-    rs_value_[size_t(u)] = out_.collective_done(rs_value_[size_t(u)], hybrid ? "all-reduce-done" : "reduce-scatter-done");
+    rs_value_[size_t(u)] = out_.collective_done(rs_value_[size_t(u)], hybrid_ ? "all-reduce-done" : "reduce-scatter-done");
   }
 
   // The outputs (the step graph's but its gradients, which the reduce-scatters take; the update's)
@@ -155,10 +153,11 @@ class StepWriter {
     return oid_[size_t(x)] = out_.append_copy(std::move(c));
   }
 
-  // The collective the partitioner's rule gives for `from`'s value read as `to`'s (its attributes
-  // on the mesh): an FSDP step's must be `op`.
-  CollectiveAttrs attrs(const models::Node& from, const models::Node& to, CollectiveOp op) const {
-    const std::optional<Reshard> r = reshard(from.sharding, to.sharding);
+  // The collective the partitioner's rule gives for `from`'s value read as `to` with sharding
+  // `as` (its attributes on the mesh): an FSDP step's must be `op`.
+  CollectiveAttrs attrs(const models::Node& from, const models::Node& to, const models::TensorSharding& as,
+                        CollectiveOp op) const {
+    const std::optional<Reshard> r = reshard(from.sharding, as);
     if (!r || r->op != op)
       throw std::logic_error("fsdp_step: " + from.name + " -> " + to.name + " is not resharded by a " + models::collective_op_name(op));
     return collective_attrs(*r, mesh_);
@@ -169,7 +168,8 @@ class StepWriter {
   const Graph& og_;
   const FusionPlan& plan_;
   Graph& out_;
-  const models::Mesh mesh_;  // {fsdp: cores}, or fsdp x tensor
+  const models::Mesh mesh_;  // {fsdp: cores}, or fsdp x tensor, data x fsdp
+  const bool hybrid_ = mesh_[models::MeshAxis::kData] > 1;  // a data axis beside fsdp
   std::vector<int> gid_, oid_, unit_of_;
   std::map<std::pair<int, int>, int> dup_;  // (node, phase) -> its copy, for values recomputed per kernel
   std::vector<int> part_[2];                // per phase, per unit parameter: the value the kernels read
