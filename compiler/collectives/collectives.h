@@ -31,6 +31,12 @@ struct CoreId {
 // cycle of the mesh (boustrophedon rows returning along column 0) or of the torus.
 std::vector<CoreId> ring_order(const HwConfig& hw);
 
+// The points of an X x Y grid (id x + X*y) in a cycle of one-step moves where one exists: a
+// boustrophedon over the rows returning along column 0 (a Hamiltonian cycle when X or Y is even);
+// on a torus (both wrap) the row snake closed through the wrap links. A line (X or Y = 1) is listed
+// in order (a cycle only if it wraps).
+std::vector<uint32_t> grid_cycle(uint32_t X, uint32_t Y, bool wrap_x, bool wrap_y);
+
 struct CollectiveOptions {
   uint64_t piece_bytes = 1ull << 20;  // pipelining granularity of a transfer (4 pieces must fit VMEM)
   uint32_t tag_base = 0;              // tags [tag_base, tag_base + tags_used) are taken

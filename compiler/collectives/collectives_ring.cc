@@ -14,10 +14,7 @@
 
 namespace tpusim::compiler {
 
-namespace {
-
-// Chips of a 2-D grid (dims X x Y) in a Hamiltonian cycle. Chip id = x + X*y.
-std::vector<uint32_t> chip_cycle(uint32_t X, uint32_t Y, bool wrap_x, bool wrap_y) {
+std::vector<uint32_t> grid_cycle(uint32_t X, uint32_t Y, bool wrap_x, bool wrap_y) {
   std::vector<uint32_t> order;
   auto id = [X](uint32_t x, uint32_t y) { return x + X * y; };
   if (Y == 1 || X == 1) {  // a line: a cycle only with wraparound; otherwise the ring folds back
@@ -48,8 +45,6 @@ std::vector<uint32_t> chip_cycle(uint32_t X, uint32_t Y, bool wrap_x, bool wrap_
   return order;
 }
 
-}  // namespace
-
 std::vector<CoreId> ring_order(const HwConfig& hw) {
   const auto& d = hw.slice.topology.dims;
   const auto& w = hw.slice.topology.wraparound;
@@ -57,7 +52,7 @@ std::vector<CoreId> ring_order(const HwConfig& hw) {
   for (size_t i = 1; i < d.size(); ++i) Y *= d[i];  // higher dims folded into Y (3-D: planes in sequence)
   bool wx = !w.empty() && w[0], wy = w.size() > 1 && w[1];
   std::vector<CoreId> ring;
-  for (uint32_t chip : chip_cycle(X, Y, wx, wy))
+  for (uint32_t chip : grid_cycle(X, Y, wx, wy))
     for (uint32_t c = 0; c < hw.chip.cores; ++c) ring.push_back({chip, c});
   return ring;
 }

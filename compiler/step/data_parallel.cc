@@ -10,6 +10,7 @@
 #include "compiler/collectives/collectives.h"
 #include "compiler/lower/lowering.h"
 #include "compiler/plan/fusion.h"
+#include "compiler/step/device_assignment.h"
 #include "compiler/step/partition.h"
 
 namespace tpusim::compiler {
@@ -97,7 +98,7 @@ SpmdStep write_step(const DataParallelStep& step, models::Graph* movable, const 
   s.cmem_sharers = replicas_per_chip(s.cores);  // of the whole slice: a 1-replica compile places what each does
   if (replicas > 0 && replicas < s.cores.size()) s.cores.resize(replicas);
   const uint32_t n = uint32_t(s.cores.size());
-  if (step.mesh.devices() == n) s.cores = replica_cores(hw, step.mesh);  // a megacore's tensor groups
+  if (step.mesh.devices() == n) s.cores = replica_cores(hw, step.mesh, models::MeshAxis::kData);
   s.key = step_cache_key(step);
   s.prefetch_next_batch = step.prefetch_next_batch;
   s.piece_bytes = step.allreduce_piece_bytes;

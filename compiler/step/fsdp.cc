@@ -8,6 +8,7 @@
 
 #include "compiler/collectives/collectives.h"
 #include "compiler/plan/fusion.h"
+#include "compiler/step/device_assignment.h"
 #include "compiler/step/partition.h"
 
 namespace tpusim::compiler {
@@ -192,7 +193,7 @@ SpmdStep fsdp_step(const FsdpGraphs& f, const HwConfig& hw) {
                                 std::to_string(mesh.devices()) + "; the slice has " + std::to_string(ring.size()));
   const uint32_t n = st.cores;
   SpmdStep s;
-  s.cores = replica_cores(hw, mesh);  // the first of the ring, or a megacore's tensor groups
+  s.cores = replica_cores(hw, mesh, models::MeshAxis::kFsdp);
   s.key = fsdp_step_cache_key(st);
   s.prefetch_next_batch = st.prefetch_next_batch;
   s.piece_bytes = st.piece_bytes;

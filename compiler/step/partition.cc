@@ -181,21 +181,4 @@ models::Mesh core_mesh(models::Mesh mesh, uint32_t cores_per_device, models::Mes
   return mesh;
 }
 
-std::vector<CoreId> replica_cores(const HwConfig& hw, const models::Mesh& mesh) {
-  std::vector<CoreId> ring = ring_order(hw);
-  const uint32_t n = mesh.devices();
-  if (n > ring.size())
-    throw std::invalid_argument("replica_cores: a mesh of " + std::to_string(n) + " replicas on a slice of " +
-                                std::to_string(ring.size()) + " cores");
-  const uint32_t c = cores_per_device(hw.chip);
-  // The axes inside the batch axes (sequence, tensor): the chip's cores go just outside them.
-  const uint32_t inner = mesh[models::MeshAxis::kSequence] * mesh[models::MeshAxis::kTensor];
-  std::vector<CoreId> out(n);
-  for (uint32_t r = 0; r < n; ++r) {
-    const uint32_t rest = r / inner, core = rest % c, chip = (rest / c) * inner + r % inner;
-    out[r] = ring[size_t(chip) * c + core];  // ring_order lists a chip's cores together
-  }
-  return out;
-}
-
 }  // namespace tpusim::compiler

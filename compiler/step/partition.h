@@ -83,13 +83,4 @@ models::Graph with_collectives(const models::Graph& g, const models::Mesh& mesh,
 // coordinate; elsewhere the mesh is its own.
 models::Mesh core_mesh(models::Mesh mesh, uint32_t cores_per_device, models::MeshAxis batch);
 
-// The core each replica id of `mesh` (a mesh over cores, as core_mesh makes it) runs on: the first
-// mesh.devices() cores of ring_order(hw) (a chip's cores adjacent, consecutive chips one hop apart),
-// so that the innermost axes' groups are the nearest cores. On a megacore chip with sequence or
-// tensor axes the chip's cores are the batch axis's innermost coordinate instead: a tensor group is
-// the cores of one index on T chips consecutive in ring order (each core all-reduces the activations
-// of its half of the batch with its counterparts), a data or fsdp group holds whole chips (so
-// the gradients' all-reduce is a device all-reduce, collectives_device.cc).
-std::vector<CoreId> replica_cores(const HwConfig& hw, const models::Mesh& mesh);
-
 }  // namespace tpusim::compiler
