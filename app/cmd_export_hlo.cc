@@ -66,9 +66,6 @@ std::string export_training(const ExportHloArgs& a, const WorkloadConfig& w, con
       throw input_error("--target", "applies to a seq2seq workload only (task: seq2seq)", std::to_string(a.target), "drop --target");
     v.target = a.target;
   }
-  if (uses_flash_attention(t))
-    throw input_error("attention", "cannot be exported: XLA holds flash attention as a Mosaic kernel (a custom-call) whose body HLO text does not carry",
-                      std::string(enum_name(t.attention)), "export with --set attention=eager");
   if (t.quantization != Quantization::kNone)
     throw input_error("quantization", "cannot be exported yet: AQT's quantize and dequantize ops and the 8-bit dots are not written as HLO",
                       std::string(enum_name(t.quantization)), "export with --set quantization=none");

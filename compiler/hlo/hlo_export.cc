@@ -281,14 +281,45 @@ class ComputationWriter {
       case OpKind::kCollectiveDone:
         emit_done({&n});
         return;
-      case OpKind::kAttention:  // XLA holds it as a custom-call to a Mosaic kernel, whose body HLO text does not carry
-        throw std::invalid_argument("hlo export: flash attention (" + n.name + ") has no HLO form; export the step with attention: eager");
+      case OpKind::kAttention:
+        emit_attention(n);
+        return;
       case OpKind::kHostOffload:
       case OpKind::kHostReload:
         throw std::invalid_argument("hlo export: host offload (" + n.name +
                                     ") is not exported; export the step with remat_tensors device or remat");
     }
     throw std::logic_error("hlo export: unknown op kind");
+  }
+
+  // A flash attention call as XLA holds a Pallas kernel: one custom-call to "tpu_custom_call" whose
+  // tuple result is the call's parts (forward: out, lse; backward: dq, dk, dv), each part a
+  // get-tuple-element of it. The kernel's body (Mosaic, serialized in backend_config by JAX) is
+  // not text tpusim can read; tpusim writes the call's attributes there instead, as JSON under
+  // "tpusim_attention", which its import reads back (hlo_import.cc).
+  void emit_attention(const Node& n) {
+    const models::AttentionAttrs& a = n.attention;
+    const bool backward = a.part >= models::AttentionPart::kDq;
+    const std::string call = fmt::format("attention_call.{}", a.call);
+    if (attention_calls_.insert(a.call).second) {
+      std::vector<std::string> shapes, ops;
+      const Node& q = g_.node(n.inputs[0]);
+      if (backward) {
+        for (size_t j = 0; j < 3; ++j) shapes.push_back(shape_str(g_.node(n.inputs[j]).shape, g_.node(n.inputs[j]).dtype));
+      } else {
+        shapes = {shape_str(q.shape, q.dtype), shape_str({q.shape[0], q.shape[1], q.shape[2]}, DType::kF32)};
+      }
+      for (int in : n.inputs) ops.push_back(use(g_.node(in)));
+      const std::string config = fmt::format(
+          "{{\"name\": \"{}\", \"tpusim_attention\": {{\"causal\": {}, \"window\": {}, \"block_q\": {}, "
+          "\"block_kv\": {}, \"scale\": {}}}}}",
+          backward ? "flash_attention_bwd" : "flash_attention_fwd", a.causal ? "true" : "false", a.window, a.block_q,
+          a.block_kv, a.scale);
+      line(n, call, fmt::format("({})", fmt::join(shapes, ", ")), "custom-call", ops,
+           fmt::format("custom_call_target=\"tpu_custom_call\", backend_config={}", quoted(config)));
+    }
+    const int index = int(a.part) - (backward ? int(models::AttentionPart::kDq) : 0);
+    line(n, name(n), shape_str(n.shape, n.dtype), "get-tuple-element", {call}, fmt::format("index={}", index));
   }
 
   // XLA's asynchronous forms: all-reduce-start's value is its result; all-gather-start's and
@@ -501,6 +532,7 @@ class ComputationWriter {
 
   const models::Graph& g_;
   std::set<std::string>& reducers_;
+  std::set<int64_t> attention_calls_;  // flash attention calls whose custom-call is written
   std::vector<std::string>& wrapped_;  // computations async-starts call, in order
   std::string body_;
   int param_ = 0;

@@ -221,8 +221,9 @@ class AttentionEmitter {
       const uint64_t rs = vregs({s.pair.rows}, DType::kF32), rg = uint64_t((s.pair.rows + 7) / 8);
       const uint64_t av = vregs({s.pair.rows, d_}, DType::kF32);
       const uint32_t fin = pb_.vpu({av + 2 * rs, 2 * rs, rg, av, vregs({s.pair.rows, d_}, g_.node(out).dtype)}, acc, "normalize");
-      store(out, s.pair.rows, {fin});
-      store(lse, s.pair.rows, {fin});
+      // A part no one reads is not written (the forward of a recomputed layer: its lse unused).
+      if (out >= 0) store(out, s.pair.rows, {fin});
+      if (lse >= 0) store(lse, s.pair.rows, {fin});
     };
     pipeline(n, st);
   }
@@ -301,7 +302,7 @@ class AttentionEmitter {
       const int64_t rows = by_key ? s.pair.cols : s.pair.rows;
       acc = {pb_.vpu(accumulate_work(rows, by_key ? 2 : 1), join(products[t], s.first ? isa::Deps{} : acc), "accumulate")};
       if (!s.last) return;
-      store(out1, rows, acc);
+      if (out1 >= 0) store(out1, rows, acc);
       if (out2 >= 0) store(out2, rows, acc);
     };
     pipeline(n, st);
