@@ -34,13 +34,24 @@ namespace {
 // core-instruction, its queues' copies and the op-profile and collective recorders of every core.
 // Time per core-instruction grows with the cores (each round over the cores touches every core's
 // state, which stops fitting in the caches): a + b x cores fits the measurements above.
+// Instructions inside a stored tile loop (isa::Repeat: the expansion beyond the stored instructions)
+// cost the analytical engine far less: the loop's iterations finish at the same offsets, so their
+// completion chunks freeze to offset arrays already kept (completion_store.h), leaving 32 B of chunk
+// record per 1,024 instructions and the core's in-flight state. Measured (peak RSS less the RSS
+// before the simulation, 2026-11-30) over the core-instructions of LLM steps whose expansion is 2.4
+// to 8 times what is stored: GPT-3 175B tensor 8 on v5p-128 (32 cores simulated, 1.97e9, 2.6e8
+// stored) 1.38 GB, 0.70 B each; Llama-3.1-70B tensor 4 on v6e-256 (32 cores, 1.15e9, 4.7e8 stored)
+// 0.37 GB, 0.33 B each. 9 B per stored and 1 B per looped instruction bound both (per stored
+// instruction alone they are 5.3 B and 0.8 B at most), as 9 B bounds the BERT runs above, which
+// store every instruction (BERT-base on v3-32 that day: 4.28e6, 27 MB, 6.3 B).
 struct EngineCost {
   double bytes_per_core_instruction;
+  double bytes_per_looped_core_instruction;
   double seconds_per_core_instruction;            // a
   double seconds_per_core_instruction_per_core;   // b
 };
-constexpr EngineCost kAnalytical{9.0, 4.2e-8, 5.2e-11};
-constexpr EngineCost kSystemc{36.0, 1.9e-7, 6.0e-10};
+constexpr EngineCost kAnalytical{9.0, 1.0, 4.2e-8, 5.2e-11};
+constexpr EngineCost kSystemc{36.0, 36.0, 1.9e-7, 6.0e-10};  // every instruction its scoreboard slot
 // Planning every core's sends and receives (ProgramPlan: peers, matches, the replica classes), simulated
 // or not, with one core simulated for its replicas. Time: ~70-80 ns a transfer on 2026-11-29 (the
 // default workload on v3-2048, 30.4e6 transfers per program, 2.1 s each; v5litepod-256, 1.78e6,
@@ -62,12 +73,17 @@ RunEstimate estimate_run(const isa::Program& program, std::string_view engine, b
                          const std::vector<uint32_t>* simulated) {
   RunEstimate e;
   e.program_cores = program.cores.size();
+  auto count = [&](size_t c) {
+    const isa::CoreProgram& s = program.stream(c);
+    e.core_instructions += s.stream_size();
+    e.stored_instructions += s.instrs.size();
+  };
   if (simulated) {
     e.cores = simulated->size();
-    for (uint32_t c : *simulated) e.core_instructions += program.stream(c).stream_size();
+    for (uint32_t c : *simulated) count(c);
   } else {
     e.cores = program.cores.size();
-    for (size_t c = 0; c < program.cores.size(); ++c) e.core_instructions += program.stream(c).stream_size();
+    for (size_t c = 0; c < program.cores.size(); ++c) count(c);
   }
   // Every core's sends and receives are planned, simulated or not: a core sharing a stream has one
   // peer per transfer; a core with a stream of its own has its own.
@@ -79,9 +95,12 @@ RunEstimate estimate_run(const isa::Program& program, std::string_view engine, b
     for (const isa::Instr& i : c.instrs) e.transfers += i.op == isa::Op::kSend || i.op == isa::Op::kRecv;
   }
   const EngineCost& cost = engine == "systemc" ? kSystemc : kAnalytical;
-  double per = cost.bytes_per_core_instruction + (trace ? kTraceBytesPerCoreInstruction : 0.0);
+  const double looped = double(e.core_instructions - e.stored_instructions);
   e.base_bytes = base_bytes;
-  e.run_bytes = uint64_t(per * double(e.core_instructions) + kBytesPerTransfer * double(e.transfers));
+  e.run_bytes = uint64_t(cost.bytes_per_core_instruction * double(e.stored_instructions) +
+                         cost.bytes_per_looped_core_instruction * looped +
+                         (trace ? kTraceBytesPerCoreInstruction * double(e.core_instructions) : 0.0) +
+                         kBytesPerTransfer * double(e.transfers));
   e.seconds = (cost.seconds_per_core_instruction + cost.seconds_per_core_instruction_per_core * double(e.cores)) *
                   double(e.core_instructions) +
               kSecondsPerTransfer * double(e.transfers);

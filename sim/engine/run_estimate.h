@@ -8,7 +8,8 @@
 // the SystemC engine every core), plus the plan of every core's sends and receives, so a run costs
 // about
 //   peak = memory in use before the run + bytes_per_core_instruction x sum over simulated cores of
-//          the instructions of its stream (+ the trace's per-instruction events when tracing)
+//          the instructions of its stream as stored + bytes per looped instruction x the rest (a
+//          stored tile loop's expansion) (+ the trace's per-instruction events when tracing)
 //          + bytes per transfer x sends and receives over every core
 //   time = (a + b x simulated cores) x the same sum (per core-instruction, slower the more cores)
 //          + seconds per transfer x the transfers.
@@ -26,6 +27,7 @@ namespace tpusim {
 
 struct RunEstimate {
   uint64_t core_instructions = 0;  // over the simulated cores: the instructions of the stream each runs
+  uint64_t stored_instructions = 0;  // of those, the ones stored (the rest: tile loops' expansion)
   uint64_t cores = 0;              // cores simulated
   uint64_t program_cores = 0;      // cores of the program (more when one stands for its replicas)
   uint64_t transfers = 0;          // sends and receives over every core (planned for all cores)
