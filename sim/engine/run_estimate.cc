@@ -63,6 +63,11 @@ constexpr EngineCost kSystemc{36.0, 36.0, 1.9e-7, 6.0e-10};  // every instructio
 // the 70B-class one (7.3 B, its core's instructions included); 12 bytes, a margin over both.
 constexpr double kSecondsPerTransfer = 5.0e-8;
 constexpr double kBytesPerTransfer = 12.0;
+// With the plan already built (see estimate_run), what the run itself adds per transfer: measured
+// 2026-11-30 as the peak RSS less the RSS after the plan, the default workload on v3-2048 (one core
+// simulated for 2048, 3.0e7 transfers): 88 MiB, 3.0 B a transfer; 4 B, a margin (a 70B-class FSDP
+// step on v6e-256, 2.1e8 transfers: estimate 8.4 GiB, measured 7.3).
+constexpr double kBytesPerPlannedTransfer = 4.0;
 // A trace keeps about one event per instruction of the traced cores until it is written
 // (measured: TRACE_NOTE).
 constexpr double kTraceBytesPerCoreInstruction = 100.0;
@@ -96,11 +101,17 @@ RunEstimate estimate_run(const isa::Program& program, std::string_view engine, b
   }
   const EngineCost& cost = engine == "systemc" ? kSystemc : kAnalytical;
   const double looped = double(e.core_instructions - e.stored_instructions);
+  // The analytical engine plans every core's transfers when it picks the cores it simulates
+  // (simulated_cores() builds its ProgramPlan and keeps it for the run): given those cores, the
+  // plan is in base_bytes already (counted twice before 2026-11-30: 1.6 GiB of a 70B-class step),
+  // and only the run's own per-transfer state is to come.
+  const bool planned = simulated != nullptr && engine == "analytical";
+  const double per_transfer = planned ? kBytesPerPlannedTransfer : kBytesPerTransfer;
   e.base_bytes = base_bytes;
   e.run_bytes = uint64_t(cost.bytes_per_core_instruction * double(e.stored_instructions) +
                          cost.bytes_per_looped_core_instruction * looped +
                          (trace ? kTraceBytesPerCoreInstruction * double(e.core_instructions) : 0.0) +
-                         kBytesPerTransfer * double(e.transfers));
+                         per_transfer * double(e.transfers));
   e.seconds = (cost.seconds_per_core_instruction + cost.seconds_per_core_instruction_per_core * double(e.cores)) *
                   double(e.core_instructions) +
               kSecondsPerTransfer * double(e.transfers);

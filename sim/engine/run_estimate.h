@@ -39,7 +39,8 @@ struct RunEstimate {
 
 // The estimate of running `program` on engine `engine` ("analytical" or "systemc"), with or
 // without a trace, `base_bytes` being in use already (current_rss_bytes()), simulating the cores
-// `simulated` (Engine::simulated_cores; every core when null).
+// `simulated` (Engine::simulated_cores; every core when null). Given `simulated`, the analytical
+// engine's plan of the transfers is built and in base_bytes.
 RunEstimate estimate_run(const isa::Program& program, std::string_view engine, bool trace, uint64_t base_bytes,
                          const std::vector<uint32_t>* simulated = nullptr);
 
