@@ -10,10 +10,9 @@
 #include <set>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
-
 #include "compiler/hlo/hlo_attrs.h"
 #include "compiler/hlo/hlo_error.h"
+#include "compiler/hlo/hlo_import_attention.h"
 #include "compiler/hlo/hlo_import_collectives.h"
 #include "compiler/hlo/hlo_import_flat.h"
 #include "compiler/hlo/hlo_import_ops.h"
@@ -585,51 +584,18 @@ class Importer {
     return v;
   }
 
-  // A flash attention call as tpusim exports it (hlo_export.cc, emit_attention): a Pallas kernel's
-  // custom-call with the call's attributes under "tpusim_attention" in backend_config; its operands
-  // (q, k, v; backward also out, lse, d_out) and tuple result as Graph::attention and
-  // attention_grad take and give them. Another Mosaic kernel (its body is serialized, not HLO) is
-  // not known: nullopt.
+  // A flash attention call as tpusim exports it (hlo_import_attention.h); nullopt for another
+  // Mosaic kernel.
   std::optional<Value> import_attention(const Instruction& in, const std::vector<Value>& vals) {
-    const std::optional<std::string> config = string_attr(m_, in, "backend_config");
-    if (!config) return std::nullopt;
-    const nlohmann::json j = nlohmann::json::parse(*config, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("tpusim_attention")) return std::nullopt;
-    models::AttentionAttrs a;
-    try {
-      const nlohmann::json& t = j.at("tpusim_attention");
-      a.causal = t.value("causal", a.causal);
-      a.window = t.value("window", a.window);
-      a.block_q = t.value("block_q", a.block_q);
-      a.block_kv = t.value("block_kv", a.block_kv);
-      a.scale = t.value("scale", a.scale);
-    } catch (const nlohmann::json::exception& e) {
-      error(in, *config, std::string("is not a flash attention call's attributes (") + e.what() + ")");
-    }
-    const bool backward = in.operands.size() == 6;
-    if (!backward && in.operands.size() != 3)
-      error(in, std::to_string(in.operands.size()) + " operands",
-            "a flash attention call takes q, k, v (forward) or q, k, v, out, lse, d_out (backward)");
-    std::vector<int> ops;
-    for (int o : in.operands) {
-      if (vals[o].tuple || vals[o].node < 0) error(in, in.operand_names[ops.size()], "a flash attention operand is an array");
-      ops.push_back(vals[o].node);
-    }
+    std::vector<int> ops;  // -1: not an array
+    for (int o : in.operands) ops.push_back(vals[o].tuple ? -1 : vals[o].node);
+    const std::optional<std::vector<int>> parts = import_ops::flash_attention(m_, in, g_, ops);
+    if (!parts) return std::nullopt;
     Value v = make_tuple();
-    try {
-      if (backward) {
-        const Graph::AttentionGrads d = g_.attention_grad(ops[0], ops[1], ops[2], ops[3], ops[4], ops[5], a, in.name);
-        for (int x : {d.dq, d.dk, d.dv}) v.elems->push_back(Value{x, false, nullptr});
-      } else {
-        const Graph::AttentionValues f = g_.attention(ops[0], ops[1], ops[2], a, in.name);
-        for (int x : {f.out, f.lse}) v.elems->push_back(Value{x, false, nullptr});
-      }
-    } catch (const std::invalid_argument& e) {
-      error(in, in.shape.to_string(), std::string("flash attention: ") + e.what());
-    }
+    for (int x : *parts) v.elems->push_back(Value{x, false, nullptr});
     if (!matches(v, in.shape))
-      error(in, in.shape.to_string(), backward ? "is not the shapes of (dq, dk, dv): q's, k's and v's"
-                                               : "is not the shapes of (out, lse): q's, and [B, heads, S] f32");
+      error(in, in.shape.to_string(), ops.size() == 6 ? "is not the shapes of (dq, dk, dv): q's, k's and v's"
+                                                      : "is not the shapes of (out, lse): q's, and [B, heads, S] f32");
     return v;
   }
 
