@@ -97,6 +97,7 @@ CacheKey graph_cache_key(const models::Graph& g, const std::vector<int>& donated
         h.pod(a.block_q);
         h.pod(a.block_kv);
         h.pod(a.scale);
+        h.pod(a.q_offset);
         break;
       }
       case models::OpKind::kCollective: {

@@ -166,7 +166,18 @@ class Backward {
       }
       case OpKind::kAttention: attention_vjp(n, G); break;
       case OpKind::kParameter: case OpKind::kConstant: case OpKind::kIota: break;
-      case OpKind::kCollective:  // imported modules carry their own backward pass
+      case OpKind::kCollective:
+        if (n.collective.op == CollectiveOp::kAllGather && !n.collective.async) {
+          // Each replica's block of the gathered value is read by every replica of the group: its
+          // gradient is the sum of their gradients' blocks, a reduce-scatter (a sequence-parallel
+          // replica's keys and values, gathered for its attention).
+          CollectiveAttrs rs = n.collective;
+          rs.op = CollectiveOp::kReduceScatter;
+          rs.reduce = ReduceOp::kSum;
+          contribute(n.inputs[0], g_.collective(G, rs, nm));
+          break;
+        }
+        [[fallthrough]];  // imported modules carry their own backward pass
       case OpKind::kCollectiveDone:
         throw std::invalid_argument("autodiff: no gradient of a collective (" + n.name + ")");
       case OpKind::kHostOffload:  // written after the backward is built (models/recompute.h)

@@ -40,6 +40,9 @@ ModelGraph TransformerModel::build_forward(const StepShape& shape) const {
   if (shape.tensor > 1 && !llama_like(family_->id))
     throw ConfigError({"", "mesh.tensor", 0, std::to_string(shape.tensor),
                        "tensor parallelism is modelled for Llama-family models only (family " + family_->name + ")", ""});
+  if (const uint32_t n = shape.mesh[MeshAxis::kSequence]; n > 1 && !llama_like(family_->id))
+    throw ConfigError({"", "mesh.sequence", 0, std::to_string(n),
+                       "sequence parallelism is modelled for Llama-family models only (family " + family_->name + ")", ""});
   ModelGraph m = family_->build(arch_, head_, shape);
   m.modules = std::make_shared<TransformerModel>(*this);
   return m;

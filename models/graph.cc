@@ -34,7 +34,8 @@ void check_attention_operands(const Node& q, const Node& k, const Node& v, const
   require(k.shape == v.shape, "attention: k and v must have one shape");
   require(q.shape[0] == k.shape[0] && q.shape[3] == k.shape[3], "attention: q and k must agree in batch and head size");
   require(k.shape[1] >= 1 && q.shape[1] % k.shape[1] == 0, "attention: the key/value heads must divide the query heads");
-  require(!a.causal || q.shape[2] == k.shape[2], "attention: causal attention needs as many keys as queries");
+  require(a.q_offset >= 0 && a.q_offset + q.shape[2] <= k.shape[2], "attention: the queries' positions (from q_offset) must lie among the keys'");
+  require(!a.causal || a.q_offset + q.shape[2] == k.shape[2], "attention: causal attention needs a key for every query up to the last");
   require(a.block_q >= 1 && a.block_kv >= 1 && a.window >= 0, "attention: block sizes must be positive");
   require(q.dtype == k.dtype && k.dtype == v.dtype && is_float(q.dtype), "attention: q, k and v must be one float dtype");
 }
@@ -493,7 +494,8 @@ std::vector<AttentionBlock> attention_blocks(int64_t s_q, int64_t s_kv, const At
   std::vector<AttentionBlock> out;
   const int64_t bq = std::min(a.block_q, s_q), bk = std::min(a.block_kv, s_kv);
   for (int64_t i = 0; i * bq < s_q; ++i) {
-    const int64_t q0 = i * bq, q1 = std::min(s_q, q0 + bq) - 1;  // first and last query
+    // First and last query, as positions among the keys.
+    const int64_t q0 = a.q_offset + i * bq, q1 = a.q_offset + std::min(s_q, i * bq + bq) - 1;
     for (int64_t j = 0; j * bk < s_kv; ++j) {
       const int64_t k0 = j * bk, k1 = std::min(s_kv, k0 + bk) - 1;
       // Key k is masked for query q when k > q (causal) or q - k >= window.

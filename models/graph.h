@@ -164,8 +164,12 @@ enum class AttentionPart : uint8_t { kOut, kLse, kDq, kDk, kDv };
 struct AttentionAttrs {
   int64_t call = -1;  // the kernel the part belongs to (Graph::attention, attention_grad number them)
   AttentionPart part = AttentionPart::kOut;
-  bool causal = true;   // key j is masked for query i < j (queries and keys aligned at position 0)
+  bool causal = true;   // key j is masked for query i < j (query i at position q_offset + i)
   int64_t window = 0;   // sliding window: key j is masked for query i >= j + window (Mistral); 0: none
+  // The first query's position among the keys: 0 when they are one sequence; under sequence
+  // parallelism a replica's queries are its block of the sequence, its keys the gathered whole
+  // (the last replica's block starts at (replicas - 1) x its length).
+  int64_t q_offset = 0;
   // Block sizes (MaxText's sa_block_q and sa_block_kv, default 512): the query rows and key rows
   // one step of the kernel holds in VMEM.
   int64_t block_q = 512, block_kv = 512;

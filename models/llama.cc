@@ -4,6 +4,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/config_error.h"
 #include "models/losses.h"
 #include "models/sharding.h"
 #include "models/stack.h"
@@ -28,7 +29,10 @@ BlockSpec llama_block() {
 
 class LlamaBuilder final : public StackBuilder {
  public:
-  LlamaBuilder(const ModelArch& a, const StepShape& s) : StackBuilder(a, s), S_(s.seq), nh_(a.heads), kvh_(a.kv_heads) {
+  // Under sequence parallelism (s.mesh[kSequence] = n > 1) the graph is one replica's block of S / n
+  // tokens (build_llama checks that n divides S).
+  LlamaBuilder(const ModelArch& a, const StepShape& s)
+      : StackBuilder(a, s), S_(s.seq / s.mesh[MeshAxis::kSequence]), nh_(a.heads), kvh_(a.kv_heads) {
     if (a.head_dim) head_dim_ = a.head_dim;  // config.json head_dim (hidden / heads unless given)
     stacks_ = {{.embed_unit = "model.embed_tokens", .layer_prefix = "model.layers.", .layers = a.layers, .length = S_,
                 .final_norm = "model.norm"}};
@@ -112,6 +116,11 @@ class LlamaBuilder final : public StackBuilder {
   // each), one causal attention kernel (no [S, S] tensor), the context moved back. The padding mask
   // is not applied: the kernels take packed sequences (MaxText's segment ids) and no padding bias,
   // so flash attention is for unpadded data (padding: max_length of fixed-length examples).
+  // Under sequence parallelism each replica's queries are its block of the sequence, and its keys
+  // and values the whole sequence's, all-gathered along the sequence axis (MaxText: `kv_length`
+  // unsharded at the kernel; the gradients reduce-scattered back: models/autodiff.cc). The causal
+  // mask skips the blocks after a replica's queries, so the replicas' work differs and the step
+  // waits for the one with the most: the graph is that replica's, the last block's (q_offset).
   int flash_attention(int q, int k, int v, const std::string& at) {
     const int64_t hd = head_dim_;
     auto heads_first = [&](int x) { return g().transpose(x, {0, 2, 1, 3}); };
@@ -121,7 +130,19 @@ class LlamaBuilder final : public StackBuilder {
     a.block_q = shape_.flash_block_q;
     a.block_kv = shape_.flash_block_kv;
     a.scale = 1.0 / std::sqrt(double(hd));
-    const int ctx = g().attention(heads_first(q), heads_first(k), heads_first(v), a, at + ".attention").out;
+    int keys = heads_first(k), values = heads_first(v);
+    if (const int64_t n = shape_.mesh[MeshAxis::kSequence]; n > 1) {
+      CollectiveAttrs gather;
+      gather.op = CollectiveOp::kAllGather;
+      gather.replicas = shape_.mesh.devices();
+      gather.groups = axis_groups(shape_.mesh, MeshAxis::kSequence);
+      gather.dim = 2;
+      gather.axis = MeshAxis::kSequence;
+      keys = g().collective(keys, gather, at + ".k_all_gather");
+      values = g().collective(values, gather, at + ".v_all_gather");
+      a.q_offset = (n - 1) * S_;
+    }
+    const int ctx = g().attention(heads_first(q), keys, values, a, at + ".attention").out;
     return dense(g().reshape(g().transpose(ctx, {0, 2, 1, 3}), {B_ * S_, nh_ * hd}), nh_ * hd, H_, at + ".o_proj");
   }
 
@@ -178,6 +199,15 @@ ModelGraph build_llama(const ModelArch& a, const HeadOptions&, const StepShape& 
   const int64_t hd = a.head_dim ? a.head_dim : a.hidden / a.heads;  // q_proj is [heads * hd, hidden]
   require(hd >= 2 && hd % 2 == 0, "head_dim", hd, "must be even (rotate_half splits the head dimension in halves)");
   check_float(s);
+  if (const int64_t n = s.mesh[MeshAxis::kSequence]; n > 1) {
+    require(s.seq % n == 0, "seq", s.seq,
+            "must be divisible by the mesh's sequence axis (" + std::to_string(n) + "): each replica takes an equal block");
+    if (!s.flash_attention)
+      throw ConfigError({"", "attention", 0, "eager",
+                         "sequence parallelism is modelled with flash attention only (its keys and values gathered "
+                         "for the kernel)",
+                         "write attention: flash"});
+  }
   if (s.tensor <= 1) return LlamaBuilder(a, s).build();
   // One tensor replica's share: the heads, key/value heads, MLP width and logits divided by T.
   const int64_t T = s.tensor;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "models/graph.h"
+#include "models/sharding.h"
 
 namespace tpusim::models {
 
@@ -71,6 +72,11 @@ struct StepShape {
   // (its heads, MLP width and vocabulary logits), the split weights annotated (models/sharding.h).
   // Families without the splits refuse more than 1.
   int64_t tensor = 1;
+  // The replicas' mesh (the cores'), for the collectives a model writes itself: under sequence
+  // (context) parallelism (mesh[kSequence] > 1) the graph is one sequence replica's block of the
+  // tokens, and attention all-gathers the keys and values along the sequence axis. Families without
+  // it refuse a sequence axis.
+  Mesh mesh{};
   // Quantized training (MaxText's AQT int8 / fp8): the decoder layers' projections run as quantized
   // matmuls, forward and backward (DotPrecision::kInt8, kFp8); kDefault: none. The LM head stays bf16.
   DotPrecision quantization = DotPrecision::kDefault;

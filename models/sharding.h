@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "base/enum_names.h"
 
@@ -54,6 +55,10 @@ struct Mesh {
     return m;
   }
 };
+
+// The replica groups of a collective along `axis` (XLA replica_groups: the replicas that differ
+// only in that axis's coordinate, in order); empty when the axis spans every replica (one group).
+std::vector<std::vector<int64_t>> axis_groups(const Mesh& mesh, MeshAxis axis);
 
 // Packed to 5 bytes: graphs of 10^7 nodes carry one per node.
 struct TensorSharding {

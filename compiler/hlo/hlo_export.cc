@@ -312,9 +312,9 @@ class ComputationWriter {
       for (int in : n.inputs) ops.push_back(use(g_.node(in)));
       const std::string config = fmt::format(
           "{{\"name\": \"{}\", \"tpusim_attention\": {{\"causal\": {}, \"window\": {}, \"block_q\": {}, "
-          "\"block_kv\": {}, \"scale\": {}}}}}",
+          "\"block_kv\": {}, \"scale\": {}, \"q_offset\": {}}}}}",
           backward ? "flash_attention_bwd" : "flash_attention_fwd", a.causal ? "true" : "false", a.window, a.block_q,
-          a.block_kv, a.scale);
+          a.block_kv, a.scale, a.q_offset);
       line(n, call, fmt::format("({})", fmt::join(shapes, ", ")), "custom-call", ops,
            fmt::format("custom_call_target=\"tpu_custom_call\", backend_config={}", quoted(config)));
     }

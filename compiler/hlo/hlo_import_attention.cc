@@ -24,6 +24,7 @@ std::optional<std::vector<int>> flash_attention(const Module& m, const Instructi
     a.block_q = t.value("block_q", a.block_q);
     a.block_kv = t.value("block_kv", a.block_kv);
     a.scale = t.value("scale", a.scale);
+    a.q_offset = t.value("q_offset", a.q_offset);
   } catch (const nlohmann::json::exception& e) {
     shape_error(m, in, *config, std::string("is not a flash attention call's attributes (") + e.what() + ")");
   }

@@ -90,6 +90,7 @@ std::optional<KernelShape> kernel_shape(const LowerContext& cx, const Fusion& f)
       w.push_back(uint64_t(a.block_q));
       w.push_back(uint64_t(a.block_kv));
       w.push_back(std::bit_cast<uint64_t>(a.scale));
+      w.push_back(uint64_t(a.q_offset));
     }
   }
   // Sets of nodes are ordered by id: the order of the ids.

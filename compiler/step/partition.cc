@@ -67,20 +67,6 @@ std::optional<Reshard> reshard(const TensorSharding& from, const TensorSharding&
   return Reshard{models::CollectiveOp::kAllGather, *from.axis_of(gathered[0]), gathered[0]};
 }
 
-std::vector<std::vector<int64_t>> axis_groups(const models::Mesh& mesh, MeshAxis axis) {
-  const int64_t n = mesh.devices(), size = mesh[axis];
-  if (size == n) return {};
-  int64_t stride = 1;  // replica-id step of one coordinate along `axis` (row-major, MeshAxis order)
-  for (int a = int(axis) + 1; a < models::kMeshAxes; ++a) stride *= mesh.size[size_t(a)];
-  std::vector<std::vector<int64_t>> groups;
-  for (int64_t base = 0; base < n; ++base) {
-    if ((base / stride) % size != 0) continue;  // not the first replica of its group
-    std::vector<int64_t>& g = groups.emplace_back();
-    for (int64_t k = 0; k < size; ++k) g.push_back(base + k * stride);
-  }
-  return groups;
-}
-
 models::CollectiveAttrs collective_attrs(const Reshard& r, const models::Mesh& mesh) {
   models::CollectiveAttrs a;
   a.op = r.op;

@@ -43,9 +43,8 @@ std::string describe(const models::TensorSharding& s);
 // std::invalid_argument for a change the table does not have.
 std::optional<Reshard> reshard(const models::TensorSharding& from, const models::TensorSharding& to);
 
-// The replica groups of a collective along `axis` (XLA replica_groups: the replicas that differ
-// only in that axis's coordinate, in order); empty when the axis spans every replica (one group).
-std::vector<std::vector<int64_t>> axis_groups(const models::Mesh& mesh, models::MeshAxis axis);
+// The replica groups of a collective along an axis (models/sharding.h).
+using models::axis_groups;
 
 // The attributes of `r` on `mesh` (op, replicas, groups, dim); the caller adds the schedule's
 // (async, combine, flat).

@@ -66,6 +66,14 @@ Axes union_axes(const models::Graph& g, const Node& n, const std::vector<TensorS
   return out;
 }
 
+// A model's own all-gather or reduce-scatter along one axis (a sequence-parallel replica's keys
+// and values, and their gradients): the operand's splits along the other dimensions carry.
+bool carries_splits(const Node& n) {
+  const models::CollectiveAttrs& c = n.collective;
+  return n.kind == OpKind::kCollective && c.axis && !c.flat && c.combine < 0 &&
+         (c.op == models::CollectiveOp::kAllGather || c.op == models::CollectiveOp::kReduceScatter);
+}
+
 void dot_rule(const models::Graph& g, const Node& n, OpSharding& r) {
   Axes la = axes_of(r.operands[0], g.node(n.inputs[0]).shape.size());
   Axes ra = axes_of(r.operands[1], g.node(n.inputs[1]).shape.size());
@@ -132,6 +140,11 @@ OpSharding op_sharding(const models::Graph& g, const Node& n) {
     case OpKind::kCollectiveDone:
       for (size_t i = 0; i < n.inputs.size(); ++i) r.operands[i] = g.node(n.inputs[i]).sharding;  // as they are
       r.out = n.sharding;
+      if (r.out.is_whole() && carries_splits(n)) {
+        Axes a = axes_of(r.operands[0], n.shape.size());
+        a[size_t(n.collective.dim)] = -1;
+        r.out = make(a, 0);
+      }
       return r;
     case OpKind::kHostOffload:  // a copy: the value as it is, in host memory or back
     case OpKind::kHostReload:
@@ -227,6 +240,8 @@ void propagate_shardings(models::Graph& g) {
       case OpKind::kConstant:
       case OpKind::kIota:
       case OpKind::kCollective:
+        if (!carries_splits(n)) continue;
+        break;
       case OpKind::kCollectiveDone: continue;
       default: break;
     }

@@ -21,7 +21,9 @@
 //   scatter-add: the updates' split batch dimensions make the result a partial sum (a table's
 //       gradient is annotated with the table's sharding by the backward pass: each replica adds
 //       into the rows it holds);
-//   parameters, constants, iotas, collectives: as annotated (whole unless set).
+//   parameters, constants, iotas, collectives: as annotated (whole unless set); a model's own
+//       all-gather or reduce-scatter (a sequence-parallel replica's keys and values) carries its
+//       operand's splits along the other dimensions.
 // Partial sums: carried by a convert, reshape, transpose, negation, and by an add or subtract of
 // partial sums over the same axes that it alone reads (propagate_shardings; XLA's all-reduce
 // reassociation); any other op reads them reduced (an all-reduce, as XLA's

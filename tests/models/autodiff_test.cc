@@ -184,3 +184,43 @@ TEST(Autodiff, RejectsNonParameters) {
 
 }  // namespace
 }  // namespace tpusim::models
+
+namespace tpusim::models {
+namespace {
+
+// An all-gather's gradient is the reduce-scatter of the gathered value's gradient over the same
+// groups and dimension (each replica's block is read by every replica of its group); an
+// asynchronous one or another collective has none here.
+TEST(Autodiff, AllGatherGradientIsAReduceScatter) {
+  Graph g;
+  const int x = g.parameter("x", {2, 3, 4}, DType::kF32, ParamRole::kTrainable);
+  CollectiveAttrs a;
+  a.op = CollectiveOp::kAllGather;
+  a.replicas = 4;
+  a.groups = {{0, 1}, {2, 3}};
+  a.dim = 1;
+  a.axis = MeshAxis::kSequence;
+  const int y = g.collective(x, a, "gather");
+  ASSERT_EQ(g.node(y).shape, (Dims{2, 6, 4}));
+  int loss = g.ew(EwOp::kMul, y, y);
+  for (int d = 2; d >= 0; --d) loss = g.reduce(loss, d, ReduceOp::kSum);
+  const Gradients grads = build_backward(g, loss, {x});
+  const Node& dx = g.node(grads.of(x));
+  ASSERT_EQ(dx.kind, OpKind::kCollective);
+  EXPECT_EQ(dx.collective.op, CollectiveOp::kReduceScatter);
+  EXPECT_EQ(dx.collective.reduce, ReduceOp::kSum);
+  EXPECT_EQ(dx.collective.groups, a.groups);
+  EXPECT_EQ(dx.collective.dim, 1);
+  EXPECT_EQ(dx.collective.axis, MeshAxis::kSequence);
+  EXPECT_EQ(dx.shape, g.node(x).shape);
+
+  Graph h;
+  const int p = h.parameter("p", {4}, DType::kF32, ParamRole::kTrainable);
+  CollectiveAttrs sum;
+  sum.replicas = 2;
+  const int r = h.reduce(h.collective(p, sum), 0, ReduceOp::kSum);
+  EXPECT_THROW(build_backward(h, r, {p}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tpusim::models

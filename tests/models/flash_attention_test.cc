@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include "base/config_error.h"
+#include "models/autodiff.h"
 #include "models/families.h"
 #include "models/graph.h"
 #include "models/llama.h"
@@ -98,6 +100,83 @@ TEST(FlashAttention, BlockPairsSkipWhatTheMaskHidesWhole) {
   const Graph::AttentionValues o = g.attention(q, k, k, a);
   EXPECT_EQ(attention_flops(g, g.node(o.out)), 2u * 2 * (6 * 2 * 2) * 4 * 2);
   EXPECT_EQ(attention_flops(g, g.node(o.lse)), 0u);
+}
+
+// A sequence-parallel replica's block: 4 queries at positions 4..7 of 8 keys, blocks of 2. Causal:
+// queries 4-5 see key blocks 0 and 1 whole, 2 in part, not 3; queries 6-7 all four, 3 in part.
+TEST(FlashAttention, QueriesOffsetAmongTheKeys) {
+  AttentionAttrs a;
+  a.block_q = a.block_kv = 2;
+  a.q_offset = 4;
+  const auto blocks = attention_blocks(4, 8, a);
+  ASSERT_EQ(blocks.size(), 7u);
+  int masked = 0;
+  for (const AttentionBlock& b : blocks) masked += b.masked;
+  EXPECT_EQ(masked, 2);
+  EXPECT_TRUE(blocks[2].masked && blocks[2].i == 0 && blocks[2].j == 2);
+  // The values and gradients of such a call (the evaluator masks key j > q_offset + i).
+  Graph g;
+  const int q = g.parameter("q", {1, 2, 3, 3}, DType::kF32, ParamRole::kTrainable);
+  const int k = g.parameter("k", {1, 1, 6, 3}, DType::kF32, ParamRole::kTrainable);
+  const int v = g.parameter("v", {1, 1, 6, 3}, DType::kF32, ParamRole::kTrainable);
+  const int w = g.parameter("w", {1, 2, 3, 3}, DType::kF32);
+  AttentionAttrs b;
+  b.q_offset = 3;
+  b.scale = 0.6;
+  int x = g.ew(EwOp::kMul, g.attention(q, k, v, b).out, w);
+  for (int dim = 3; dim >= 0; --dim) x = g.reduce(x, dim, ReduceOp::kSum);
+  g.mark_output(x);
+  const Gradients grads = build_backward(g, x, {q, k, v});
+  test::expect_gradients_match(g, x, grads, test::random_inputs(g, {}, 5));
+  // Causal attention must reach the last key: 3 queries from position 2 of 6 keys do not.
+  b.q_offset = 2;
+  EXPECT_THROW(g.attention(q, k, v, b), std::invalid_argument);
+}
+
+// Sequence parallelism (StepShape::mesh with a sequence axis): one replica's block of the tokens,
+// the keys and values all-gathered along the sequence groups for the kernel, whose queries start at
+// the last block (the replica with the most work); the gradients reduce-scattered back.
+TEST(FlashAttention, SequenceParallelLlamaGathersKeysAndValues) {
+  ModelArch arch = with_overrides(find_preset("meta-llama/Meta-Llama-3-8B"), {.layers = 2, .hidden = 256, .heads = 8});
+  StepShape s;
+  s.batch = 2;
+  s.seq = 1024;
+  s.dtype = DType::kBF16;
+  s.flash_attention = true;
+  s.mesh.size = {1, 2, 4, 1};  // fsdp 2 x sequence 4: groups of 4 consecutive replicas
+  ModelGraph m = make_model(arch)->build_forward(s);
+  int gathers = 0, attention = 0;
+  for (const Node& n : m.graph.nodes()) {
+    if (n.name == "input_ids") {
+      EXPECT_EQ(n.shape, (Dims{2, 256}));
+    }
+    if (n.kind == OpKind::kCollective) {
+      ++gathers;
+      EXPECT_EQ(n.collective.op, CollectiveOp::kAllGather);
+      EXPECT_EQ(n.collective.groups, (std::vector<std::vector<int64_t>>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+      EXPECT_EQ(n.collective.replicas, 8);
+      EXPECT_EQ(n.shape[2], 1024);
+    }
+    if (n.kind == OpKind::kAttention && n.attention.part == AttentionPart::kOut) {
+      ++attention;
+      EXPECT_EQ(n.attention.q_offset, 768);
+      EXPECT_EQ(m.graph.node(n.inputs[0]).shape[2], 256);
+    }
+  }
+  EXPECT_EQ(gathers, 4);  // k and v per layer
+  EXPECT_EQ(attention, 2);
+  const Gradients grads = build_backward(m.graph, m.loss, m.params);
+  int scatters = 0;
+  for (const Node& n : m.graph.nodes()) scatters += n.kind == OpKind::kCollective && n.collective.op == CollectiveOp::kReduceScatter;
+  EXPECT_EQ(scatters, 4);
+  // A sequence that does not split evenly, eager attention, a family without the axis: refused.
+  s.seq = 1022;
+  EXPECT_THROW(make_model(arch)->build_forward(s), ConfigError);
+  s.seq = 1024;
+  s.flash_attention = false;
+  EXPECT_THROW(make_model(arch)->build_forward(s), ConfigError);
+  s.flash_attention = true;
+  EXPECT_THROW(make_model(find_preset("gpt2"))->build_forward(s), ConfigError);
 }
 
 TEST(FlashAttention, LlamaWithFlashAttentionHasNoSquareTensor) {

@@ -51,7 +51,10 @@ inline void evaluate_attention(const models::Node& n, const Tensor& q, const Ten
   auto at4 = [](const Tensor& t, int64_t b, int64_t h, int64_t i, int64_t d) {
     return t.v[size_t(((b * t.shape[1] + h) * t.shape[2] + i) * t.shape[3] + d)];
   };
-  auto masked = [&](int64_t i, int64_t j) { return (a.causal && j > i) || (a.window > 0 && i - j >= a.window); };
+  auto masked = [&](int64_t i, int64_t j) {
+    i += a.q_offset;  // query i's position among the keys
+    return (a.causal && j > i) || (a.window > 0 && i - j >= a.window);
+  };
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
       const int64_t hk = h / (H / Hk);

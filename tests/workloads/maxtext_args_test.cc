@@ -58,6 +58,20 @@ TEST(MaxTextArgs, MeshesQuantizationAndTheModelsOwnKeys) {
   EXPECT_EQ(t.optimizer, models::OptimizerKind::kAdamW);
 }
 
+// A sequence axis shards the weights as fsdp does (MaxText: `embed` over fsdp and sequence), whatever
+// the fsdp axis's size.
+TEST(MaxTextArgs, ASequenceAxisIsSharded) {
+  const TrainingWorkload t = from_maxtext("model_name=llama3.1-8b ici_sequence_parallelism=2").training();
+  EXPECT_EQ(t.mesh.sequence, 2);
+  EXPECT_EQ(t.mesh.fsdp, -1);
+  EXPECT_EQ(t.sharding, Sharding::kFsdp);
+  const TrainingWorkload u =
+      from_maxtext("model_name=llama3.1-8b ici_fsdp_parallelism=1 ici_data_parallelism=-1 ici_sequence_parallelism=4").training();
+  EXPECT_EQ(u.sharding, Sharding::kFsdp);
+  EXPECT_FALSE(u.fsdp_wrap_layer_classes.empty());  // the decoder layer stays the unit
+  EXPECT_EQ(from_maxtext("model_name=llama3.1-8b ici_sequence_parallelism=1").training().mesh.sequence, 1);
+}
+
 TEST(MaxTextArgs, IgnoredAndUnknownKeysAreListedNotRefused) {
   const TrainingWorkload t =
       from_maxtext(std::string(kRecipe) + " run_name=mine base_output_directory=gs://b learning_rate=3e-4 future_key=1").training();

@@ -54,7 +54,7 @@ const std::vector<MaxTextKey>& maxtext_keys() {
       {"gradient_accumulation_steps", K::Alias, "gradient_accumulation_steps", "as is", ""},
       {"ici_data_parallelism", K::Alias, "mesh.data", "as is (-1: the rest)", ""},
       {"ici_fsdp_parallelism", K::Alias, "mesh.fsdp, sharding", "as is; not 1: sharding fsdp", ""},
-      {"ici_sequence_parallelism", K::Alias, "mesh.sequence", "as is", ""},
+      {"ici_sequence_parallelism", K::Alias, "mesh.sequence, sharding", "as is; not 1: sharding fsdp (the weights are split over it)", ""},
       {"ici_tensor_parallelism", K::Alias, "mesh.tensor", "as is", ""},
       {"dcn_data_parallelism", K::Alias, "dcn_mesh.data", "as is (-1: every slice)", ""},
       {"remat_policy", K::Alias, "remat_policy", "the same names (replaces the workload's fsdp_grad_ckpt)", ""},
@@ -259,6 +259,8 @@ void alias(Node& root, const Token& t, const MaxTextKey& k, const std::string& o
   } else if (t.key == "ici_fsdp_parallelism") {
     set("mesh.fsdp", t.value);
     set("sharding", t.value == "1" ? "data_parallel" : "fsdp");
+  } else if (t.key == "ici_sequence_parallelism") {
+    set("mesh.sequence", t.value);  // and sharding fsdp (apply_maxtext_args, once every key is read)
   } else if (t.key == "attention") {
     set("attention", mapped(t, origin, {{"flash", "flash"}, {"autoselected", "flash"}, {"dot_product", "eager"}}));
   } else if (t.key == "quantization") {
@@ -296,6 +298,10 @@ std::vector<std::string> apply_maxtext_args(Node& root, const std::string& text,
       alias(root, t, k, origin);
     }
   }
+  // A sequence axis shards the weights as the fsdp axis does (MaxText: `embed` over fsdp and sequence).
+  if (const Node* sq = root.find("mesh"); sq && sq->is_map())
+    if (const Node* n = sq->find("sequence"); n && n->kind == Node::Kind::Scalar && n->scalar != "1" && n->scalar != "0")
+      put(root, "sharding", scalar("fsdp", n->file, n->line));
   // Without an fsdp axis there are no FSDP units: the layer class model_name gave is dropped.
   if (const Node* sh = root.find("sharding"); sh && sh->scalar == "data_parallel")
     if (const Node* w = root.find("fsdp_wrap_layer_classes"); w && w->file == origin) root.erase("fsdp_wrap_layer_classes");

@@ -93,7 +93,9 @@ const Schema<MeshConfig>& mesh_schema() {
         .doc("FSDP (sharding: fsdp): parameters, gradients and optimizer state split over these devices; under "
              "sharding: fsdp, not given, it takes the devices the data and tensor axes leave; else 1. -1: the rest");
     s.field(&MeshConfig::sequence, "sequence").range(-1, 1 << 20).default_value(0, "1")
-        .doc("sequence (context) parallelism: activations split along the sequence (not modelled yet: 1); " + axes);
+        .doc("sequence (context) parallelism: each sequence's tokens split over the axis, keys and values "
+             "all-gathered for attention (flash), the weights sharded over fsdp x sequence (sharding: fsdp; "
+             "Llama-family models); " + axes);
     s.field(&MeshConfig::tensor, "tensor").range(-1, 1 << 20).default_value(0, "1")
         .doc("tensor (Megatron) parallelism: attention heads, the MLP width and the vocabulary split over these "
              "devices, two all-reduces per layer forward and two backward (Llama family: Llama, Mistral, Gemma, GPT-3); " + axes)
@@ -201,6 +203,10 @@ void check_llm_settings(const TrainingWorkload& t, const CheckContext& c, bool k
   llama_only(t.quantization != Quantization::kNone, "quantization", "quantized matmuls are", "remove quantization");
   if (t.mesh.fsdp != 0 && t.mesh.fsdp != 1 && t.sharding != Sharding::kFsdp)
     c.fail("mesh.fsdp", "splits the model state: that is sharding: fsdp", "add sharding: fsdp");
+  llama_only(t.mesh.sequence != 0 && t.mesh.sequence != 1, "mesh.sequence", "sequence parallelism is", "remove mesh.sequence");
+  if (t.mesh.sequence != 0 && t.mesh.sequence != 1 && t.sharding != Sharding::kFsdp)
+    c.fail("mesh.sequence", "splits the model state too (MaxText shards the weights over the fsdp and sequence axes): "
+           "that is sharding: fsdp", "add sharding: fsdp");
   check_remat(t, c, known_model);
   if (t.fsdp_grad_ckpt && t.sharding != Sharding::kFsdp)
     c.fail("fsdp_grad_ckpt", "applies to sharding: fsdp only (checkpointing of FSDP-wrapped layers)",

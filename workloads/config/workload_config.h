@@ -227,7 +227,7 @@ models::RematTensors effective_remat_tensors(const TrainingWorkload& t);
 // "Meshes": `mesh:` as given, an axis not given 1 except data (fsdp under sharding: fsdp), which takes
 // the devices the others leave unless another axis is -1 (the rest); without `mesh:`, `sharding` says
 // it ({data: -1}, fsdp: {fsdp: -1}). ConfigError (at the mesh key) for a mesh whose axes do not
-// multiply to the devices, and for the mesh not modelled: sequence > 1.
+// multiply to the devices.
 models::Mesh resolve_mesh(const TrainingWorkload& t, uint32_t devices, uint32_t slices = 1);
 // The model head of a training task (the same names).
 models::Head model_head(Task task);

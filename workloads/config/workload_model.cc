@@ -143,9 +143,6 @@ models::Mesh slice_mesh(const TrainingWorkload& t, uint32_t devices) {
   }
   models::Mesh m;
   for (int a = 0; a < models::kMeshAxes; ++a) m.size[size_t(a)] = uint32_t(v[size_t(a)]);
-  if (m[MeshAxis::kSequence] > 1)
-    mesh_error(t, keys[2], std::to_string(m[MeshAxis::kSequence]), "sequence parallelism is not modelled yet",
-               "use the data, fsdp or tensor axes");
   return m;
 }
 

@@ -127,11 +127,15 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   // of their work). A megacore device's cores each compute half of its examples
   // (compiler/step/data_parallel.h); an odd count gives both cores the larger half (SPMD: one program
   // shape). The replicas are the cores then: the batch axis takes the chip's cores (core_mesh).
+  // Likewise a sequence group of S devices runs S devices' examples, each device its block of S / S
+  // tokens of them (models/llama.cc).
   o.tensor = device_mesh[models::MeshAxis::kTensor];
-  const uint32_t device_examples = uint32_t(v.batch * o.tensor);
+  const uint32_t sequence = device_mesh[models::MeshAxis::kSequence];
+  const uint32_t device_examples = uint32_t(v.batch * o.tensor * sequence);
   o.batch = (device_examples + per_device - 1) / per_device;
   const models::Mesh mesh = compiler::core_mesh(
       device_mesh, per_device, w.sharding == Sharding::kFsdp ? models::MeshAxis::kFsdp : models::MeshAxis::kData);
+  o.mesh = mesh;
   o.quantization = quantized_precision(w, hw);
   if (bf16_eval(w, v)) {
     // bf16_full_eval: bf16 activations; the stored f32 weights are converted where the eval step
@@ -151,11 +155,17 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   const models::RematSpec spec = models::remat_spec(effective_remat_tensors(w));
   if (w.sharding == Sharding::kFsdp) {  // accumulation micro-steps are rejected by the config check
     // FSDP over every core, or over the fsdp axis of an fsdp x tensor or data x fsdp (hybrid) mesh.
-    const bool own_mesh = o.tensor > 1 || mesh[models::MeshAxis::kData] > 1;
-    const uint32_t fsdp = own_mesh ? mesh[models::MeshAxis::kFsdp] : fsdp_cores(hw);
+    // A sequence axis shards the weights too (MaxText: `embed` over fsdp and sequence): FSDP over
+    // the two, one axis of fsdp x sequence replicas (the sequence innermost, as the replica ids
+    // have it, so the model's sequence all-gathers keep their groups).
+    models::Mesh fsdp_mesh = mesh;
+    fsdp_mesh.size[size_t(models::MeshAxis::kFsdp)] *= sequence;
+    fsdp_mesh.size[size_t(models::MeshAxis::kSequence)] = 1;
+    const bool own_mesh = o.tensor > 1 || mesh[models::MeshAxis::kData] > 1 || sequence > 1;
+    const uint32_t fsdp = own_mesh ? fsdp_mesh[models::MeshAxis::kFsdp] : fsdp_cores(hw);
     sg->fsdp = compiler::build_fsdp_graphs(std::move(sg->fwd), fsdp, remat != models::RematPolicy::kNone, opt,
                                            v.kind != GraphKind::kEval, {w.fsdp_min_num_params, w.fsdp_wrap_layer_classes},
-                                           own_mesh ? mesh : slices_only(mesh), spec);
+                                           own_mesh ? fsdp_mesh : slices_only(mesh), spec);
     sg->fsdp->step.overlap = w.overlap_collectives;
     return sg;
   }
