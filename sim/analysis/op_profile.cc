@@ -183,7 +183,7 @@ OpProfile OpProfileRecorder::profile(const CorePlan& cp, const HwConfig& hw, con
         vregs[s] += vreg_ops(view_[i].vpu);
       }
   }
-  for (uint32_t u : {UnitIndex::kDmaAsync, UnitIndex::kVpuAsync}) walk(u, [&](uint32_t, uint32_t s) { async[s] = 1; });
+  for (uint32_t u : {UnitIndex::kDmaAsync, UnitIndex::kVpuAsync, UnitIndex::kXferAsync}) walk(u, [&](uint32_t, uint32_t s) { async[s] = 1; });
   walk(UnitIndex::kRecv, [&](uint32_t, uint32_t s) { transfers[s] = 1; });
   // Transfer stream cycles per first stage (ICI ports, NoC, PCIe h2d, d2h) of the segment.
   const uint32_t ports = ici_port_count(hw.slice.topology);
@@ -212,6 +212,9 @@ OpProfile OpProfileRecorder::profile(const CorePlan& cp, const HwConfig& hw, con
     }
   };
   walk(UnitIndex::kXfer, transfer);
+  close();
+  open = UINT32_MAX;
+  walk(UnitIndex::kXferAsync, transfer);
   close();
   open = UINT32_MAX;
   walk(UnitIndex::kHost, transfer);

@@ -263,7 +263,7 @@ bool ProgramPlan::same_structure(const DecodedStream& d, const isa::CoreProgram&
     if (uint8_t(ins.op) != d.op[i] || collective_role(ins) != d.role[i] || collective_axis(ins) != d.axis[i]) return false;
     if (ins.mem == isa::MemSpace::kCmem && !cmem) return false;  // decoded afresh: rejected there
     if (ins.dcn && !chip.dcn) return false;                        // likewise
-    if (ins.async != UnitIndex::is_async(d.unit[i])) return false;  // a background DMA/VPU, or rejected
+    if (ins.async != UnitIndex::is_async(d.unit[i])) return false;  // a background DMA/send/VPU, or rejected
     if (ins.op == isa::Op::kMxuWeights || ins.op == isa::Op::kMxuMatmul) {
       const bool weights = ins.op == isa::Op::kMxuWeights;
       if (ins.mxu >= mxu.count || ins.k > mxu.rows || ins.n > mxu.cols || (!weights && (ins.passes == 0 || ins.packing == 0))) return false;
@@ -320,8 +320,9 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
       if (dep >= i) invalid(describe_at(i) + " depends on #" + std::to_string(dep) + ", which is not earlier in the stream");
       d.deps.items.push_back(dep);
     }
-    if (ins.async && ins.op != isa::Op::kDmaLoad && ins.op != isa::Op::kDmaStore && ins.op != isa::Op::kVpu) {
-      invalid(describe_at(i) + " is marked async, but only DMAs and VPU blocks run in the background (a " +
+    if (ins.async && ins.op != isa::Op::kDmaLoad && ins.op != isa::Op::kDmaStore && ins.op != isa::Op::kVpu &&
+        ins.op != isa::Op::kSend) {
+      invalid(describe_at(i) + " is marked async, but only DMAs, sends and VPU blocks run in the background (a " +
               op_name(ins.op) + " has no background queue); clear its async flag");
     }
     auto check_mxu = [&] {
@@ -351,7 +352,7 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
         break;
       case isa::Op::kSend:
         d.sends_recvs.push_back(i);
-        d.unit[i] = UnitIndex::kXfer;
+        d.unit[i] = ins.async ? UnitIndex::kXferAsync : UnitIndex::kXfer;
         d.has_transfers = true;
         break;
       case isa::Op::kHostLoad:

@@ -39,14 +39,15 @@ struct UnitIndex {
   static constexpr uint32_t kDmaAsync = 5;
   static constexpr uint32_t kVpuAsync = 6;
   static constexpr uint32_t kHost = 7;
-  static constexpr uint32_t mxu_weights(uint32_t m) { return 8 + 2 * m; }
-  static constexpr uint32_t mxu_stream(uint32_t m) { return 9 + 2 * m; }
-  static constexpr uint32_t count(uint32_t mxus) { return 8 + 2 * mxus; }
-  static constexpr bool is_mxu_weights(uint32_t u) { return u >= 8 && (u - 8) % 2 == 0; }
-  static constexpr bool is_transfer(uint32_t u) { return u == kXfer || u == kHost; }
+  static constexpr uint32_t kXferAsync = 8;  // a background collective's sends (their own queue)
+  static constexpr uint32_t mxu_weights(uint32_t m) { return 9 + 2 * m; }
+  static constexpr uint32_t mxu_stream(uint32_t m) { return 10 + 2 * m; }
+  static constexpr uint32_t count(uint32_t mxus) { return 9 + 2 * mxus; }
+  static constexpr bool is_mxu_weights(uint32_t u) { return u >= 9 && (u - 9) % 2 == 0; }
+  static constexpr bool is_transfer(uint32_t u) { return u == kXfer || u == kXferAsync || u == kHost; }
   static constexpr bool is_dma(uint32_t u) { return u == kDma || u == kDmaAsync; }
   static constexpr bool is_vpu(uint32_t u) { return u == kVpu || u == kVpuAsync; }
-  static constexpr bool is_async(uint32_t u) { return u == kDmaAsync || u == kVpuAsync; }
+  static constexpr bool is_async(uint32_t u) { return u == kDmaAsync || u == kVpuAsync || u == kXferAsync; }
   // Queues without a unit behind them (no issue port).
   static constexpr bool is_virtual(uint32_t u) { return u == kSync || u == kRecv; }
 };

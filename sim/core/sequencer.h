@@ -45,7 +45,8 @@ namespace tpusim {
 class Sequencer : public sc_core::sc_module, public CompletionIf {
  public:
   // Queued units: port 0 = DMA (the main and the background DMA queue feed the same engines),
-  // port 1 = transfer queue, port 2 = host queue (see fifo_port_of).
+  // port 1 = transfer queue (the main and the background one feed the same channels), port 2 =
+  // host queue (see fifo_port_of).
   sc_core::sc_vector<sc_core::sc_fifo_out<uint32_t>> issue;
   // Directly issued units: port 0 = VPU (main and background queue), then per MXU m: 1 + 2m
   // weights, 2 + 2m stream.
@@ -89,7 +90,7 @@ class Sequencer : public sc_core::sc_module, public CompletionIf {
 
  private:
   // The units acting at simulation time, in the order they are dispatched within one step.
-  static constexpr uint32_t kTimedUnits[] = {UnitIndex::kDma, UnitIndex::kDmaAsync, UnitIndex::kXfer, UnitIndex::kHost,
+  static constexpr uint32_t kTimedUnits[] = {UnitIndex::kDma, UnitIndex::kDmaAsync, UnitIndex::kXfer, UnitIndex::kXferAsync, UnitIndex::kHost,
                                              UnitIndex::kSync};
 
   void step();

@@ -65,7 +65,7 @@ class AnalyticalEngine final : public Engine {
     trace_ = trace;
     has_background_ = false;
     for (const CorePlan& cp : cores)
-      has_background_ |= cp.queues.size(UnitIndex::kDmaAsync) + cp.queues.size(UnitIndex::kVpuAsync) > 0;
+      has_background_ |= cp.queues.size(UnitIndex::kDmaAsync) + cp.queues.size(UnitIndex::kVpuAsync) + cp.queues.size(UnitIndex::kXferAsync) > 0;
 
     barriers_.reset(plan_.barrier_participants());
     ticker_.reset(simulated, &progress());
@@ -550,6 +550,7 @@ class AnalyticalEngine final : public Engine {
     if (s.unscheduled[UnitIndex::kDmaAsync] > 0)
       frontier = std::min(frontier, std::max(s.engines.last_start(DmaEngines::kBackground), floor(s)));
     if (s.unscheduled[UnitIndex::kXfer] > 0) frontier = std::min(frontier, std::max(s.xfer_q.last_start(0), floor(s)));
+    if (s.unscheduled[UnitIndex::kXferAsync] > 0) frontier = std::min(frontier, std::max(s.xfer_q.last_start(2), floor(s)));
     if (s.unscheduled[UnitIndex::kHost] > 0) frontier = std::min(frontier, std::max(s.xfer_q.last_start(1), floor(s)));
     s.hbm.prune(frontier);
     s.engines.prune(frontier);
@@ -591,7 +592,7 @@ class AnalyticalEngine final : public Engine {
     const uint32_t peer_chip = send ? cp.peer(i).chip : cp.chip;
     const Route* route = send ? &route_to(s, peer_chip, ins.bytes) : nullptr;
     const TransferEstimate e = send ? route->estimate : host_transfer_estimate(hw_, r_, load, ins.bytes, ins.dcn);
-    const uint32_t q = XferChannels::queue_of(ins.op);
+    const uint32_t q = XferChannels::queue_of(ins.op, ins.async);
     const UnitPool::Pick p = s.xfer_q.pick(q, ready);
     const uint64_t t0 = p.start + e.setup_cycles;
     uint64_t flow = t0;  // the first byte leaves the source
@@ -602,7 +603,7 @@ class AnalyticalEngine final : public Engine {
     }
     if (!load) flow += e.read_cycles;
     const uint32_t stage = send ? route->stage : XferChannels::first_stage(hw_, ins.op, cp.chip, peer_chip);
-    flow = s.xfer_q.stream_after(stage, flow);
+    flow = s.xfer_q.stream_after(q, stage, flow);
     const uint64_t injected = flow + e.stream_cycles;
     const uint64_t delivered = injected + e.path_cycles;
     s.xfer_q.injected(q, p, stage, injected);

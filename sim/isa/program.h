@@ -12,13 +12,15 @@
 //    overlap freely, limited only by `deps` (indices of earlier instructions of the same core
 //    stream, which must have *completed*) and by unit occupancy.
 //  * DMA instructions are spread over the core's DMA engines (first free engine, stream order).
-//  * Background work: a kDmaLoad, kDmaStore or kVpu marked `async` runs on the core's background
-//    DMA or VPU queue instead of its main one (XLA's asynchronous collectives, e.g. a gradient
-//    all-reduce running while the backward pass computes). Each background queue is in order, but
-//    independent of its main queue: neither blocks the other's head. Both share the physical DMA
-//    engines, HBM and VPU; an engine gives a background instruction the earliest idle interval at
-//    or after its ready time that fits it (the main queue, likewise, fits around background work
-//    already placed), so the work interleaves without either queue stalling the other.
+//  * Background work: a kDmaLoad, kDmaStore, kSend or kVpu marked `async` runs on the core's
+//    background DMA, transfer or VPU queue instead of its main one (XLA's asynchronous collectives,
+//    e.g. a gradient all-reduce running while the backward pass computes). Each background queue is
+//    in order, but independent of its main queue: neither blocks the other's head (a synchronous
+//    collective's sends do not wait for a background collective's later ring steps). Both share
+//    the physical DMA engines, transfer channels, links, HBM and VPU; an engine gives a background
+//    instruction the earliest idle interval at or after its ready time that fits it (the main
+//    queue, likewise, fits around background work already placed), so the work interleaves
+//    without either queue stalling the other.
 //  * MXU weight double buffering is expressed by the compiler with deps (a weight load for tile
 //    i+2 depends on the last matmul that used tile i); the sim checks only that at most
 //    `mxu.weight_buffers` tiles are resident.
@@ -109,7 +111,7 @@ using Deps = SmallVector<uint32_t, 4>;
 struct Instr {
   Op op = Op::kVpu;
   MemSpace mem = MemSpace::kHbm;  // kDmaLoad / kDmaStore: the memory side (in op's padding)
-  bool async = false;             // kDmaLoad / kDmaStore / kVpu: runs on the background queue (above)
+  bool async = false;             // kDmaLoad / kDmaStore / kSend / kVpu: runs on the background queue (above)
   Collective collective = Collective::kNone;  // any op: the collective it belongs to (in the padding)
   // kMxuWeights / kMxuMatmul
   uint32_t mxu = 0;     // which MXU of the core

@@ -259,6 +259,29 @@ TEST(BackgroundQueue, PlanPutsAsyncDmasAndVpuBlocksOnTheirOwnQueues) {
   EXPECT_EQ(cp.queues.size(UnitIndex::kVpuAsync), 1u);
 }
 
+// A background send (an asynchronous collective's) waiting for its data does not hold up a later
+// foreground send (a synchronous collective's): the transfer queues are independent. Core 1 sends
+// to core 0 only after 100,000 cycles of vector work; core 0's background send waits for that, its
+// foreground send, later in the stream, starts at launch. (Before the background transfer queue
+// the foreground send waited for the background one's start, past 102,000.)
+TEST(BackgroundQueue, ForegroundSendsDoNotWaitForBackgroundSends) {
+  auto p = test::make_program("sends", {{0, 0}, {0, 1}});
+  test::Stream c0(p.cores[0]), c1(p.cores[1]);
+  const uint32_t late = c0.recv(0, 1, 1, {}, "late");
+  c0.async(c0.send(4096, 0, 1, 2, {late}, "bg"));
+  c0.send(4096, 0, 1, 3, {}, "fg");
+  const uint32_t work = c1.vpu(alu(100000), {}, "work");
+  c1.send(0, 0, 0, 1, {work}, "go");
+  c1.recv(0, 0, 2, {}, "bg in");
+  c1.recv(0, 0, 3, {}, "fg in");
+  for (const char* engine : kEngines) {
+    SCOPED_TRACE(engine);
+    const Traced r = run(engine, p);
+    EXPECT_LT(span(r.trace, "fg").start, 3000u);
+    EXPECT_GT(span(r.trace, "bg").start, 102000u);
+  }
+}
+
 TEST(BackgroundQueue, PlanRejectsAsyncOnOpsWithoutABackgroundQueue) {
   auto error = [](const isa::Program& p) -> std::string {
     try {
@@ -276,13 +299,17 @@ TEST(BackgroundQueue, PlanRejectsAsyncOnOpsWithoutABackgroundQueue) {
     const std::string what = error(p);
     EXPECT_NE(what.find("'mm' (mxu_matmul) is marked async"), std::string::npos) << what;
   }
-  {
+  {  // a send has one: an asynchronous collective's (UnitIndex::kXferAsync)
     auto p = test::make_program("send", {{0, 0}, {0, 1}});
     test::Stream s(p.cores[0]);
     s.async(s.send(64, 0, 1, 3, {}, "out"));
     test::Stream(p.cores[1]).recv(0, 0, 3);
-    const std::string what = error(p);
-    EXPECT_NE(what.find("'out' (send) is marked async"), std::string::npos) << what;
+    EXPECT_EQ(error(p), "");
+    auto q = test::make_program("recv", {{0, 0}, {0, 1}});
+    test::Stream(q.cores[0]).send(64, 0, 1, 3, {}, "out");
+    test::Stream r(q.cores[1]);
+    r.async(r.recv(0, 0, 3));
+    EXPECT_NE(error(q).find("is marked async"), std::string::npos) << error(q);
   }
   {
     auto p = test::make_program("barrier");

@@ -119,8 +119,8 @@ TEST(XferChannels, FirstStagesAndStreamingBehindThem) {
   x.reset(2, XferChannels::stage_count(hw));
   const UnitPool::Pick a = x.pick(0, 10);
   x.injected(0, a, 0, 500);
-  EXPECT_EQ(x.stream_after(0, 100), 500u);  // behind the transfer through the same stage
-  EXPECT_EQ(x.stream_after(1, 100), 100u);
+  EXPECT_EQ(x.stream_after(0, 0, 100), 500u);  // behind the transfer through the same stage
+  EXPECT_EQ(x.stream_after(0, 1, 100), 100u);
   const UnitPool::Pick b = x.pick(0, 20);  // the other channel is free
   EXPECT_EQ(b.unit, 1u);
   EXPECT_EQ(b.start, 20u);
@@ -132,6 +132,30 @@ TEST(XferChannels, FirstStagesAndStreamingBehindThem) {
   EXPECT_EQ(h.unit, 2u);
   EXPECT_EQ(x.pick(0, 5).start, 500u);  // both of queue 0's channels busy until 500
   EXPECT_EQ(x.channels(), 2u + XferChannels::kHostChannels);
+}
+
+// The background transfer queue (2: an asynchronous collective's sends) has its own order and
+// occupancy of the transfer channels, and streams behind the foreground's transfers through a
+// stage; a foreground transfer does not wait for the background's (placed ahead of it).
+TEST(XferChannels, TheBackgroundQueueIsIndependent) {
+  const HwConfig hw = test::v3_8_like();
+  XferChannels x;
+  x.reset(1, XferChannels::stage_count(hw));
+  EXPECT_EQ(XferChannels::queue_of(isa::Op::kSend, true), 2u);
+  EXPECT_EQ(XferChannels::queue_of(isa::Op::kSend), 0u);
+  const UnitPool::Pick bg = x.pick(2, 1000);  // placed ahead
+  EXPECT_EQ(bg.start, 1000u);
+  x.injected(2, bg, 0, 1400);
+  EXPECT_EQ(x.stream_after(2, 0, 100), 1400u);
+  EXPECT_EQ(x.stream_after(0, 0, 100), 100u);  // the foreground does not queue behind it
+  const UnitPool::Pick fg = x.pick(0, 100);    // nor wait for its channel
+  EXPECT_EQ(fg.start, 100u);
+  x.injected(0, fg, 0, 400);
+  EXPECT_EQ(x.stream_after(2, 0, 1500), 1500u);
+  EXPECT_EQ(x.stream_after(0, 0, 100), 400u);
+  EXPECT_EQ(x.pick(2, 50).start, 1400u);  // its one channel, in its own order
+  EXPECT_EQ(x.last_start(2), 1000u);
+  EXPECT_EQ(x.last_start(0), 100u);
 }
 
 TEST(HbmServer, OneSerialServerPerCore) {
