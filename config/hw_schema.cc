@@ -127,8 +127,9 @@ const Schema<XferParams>& xfer_schema() {
     Schema<XferParams> s("Transfer unit",
                          "The TensorCore's transfer queue: sends to other cores (ICI, NoC), issued in stream order onto "
                          "the first free channel; a channel carries one transfer from its start until its last byte has "
-                         "left the source. Host loads and stores (PCIe) have a queue of their own with two channels, one "
-                         "per PCIe direction, beside these.");
+                         "left the source. An asynchronous collective's sends have an in-order queue of their own on the same "
+                         "channels (sim/README.md, \"Background queues\"). Host loads and stores (PCIe) have a queue of "
+                         "their own with two channels, one per PCIe direction, beside these.");
     s.field(&XferParams::channels, "channels")
         .range(1, 64)
         .default_value(1)
