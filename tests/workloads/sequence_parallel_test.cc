@@ -103,6 +103,30 @@ TEST(SequenceParallel, RunsAndReportsTheSequenceAxis) {
   EXPECT_GT(sp.programs[0].device_s, fs.programs[0].device_s);  // the gathers and the heavier attention
 }
 
+// Sequence x tensor: the sequence groups are the replicas that differ in the sequence coordinate
+// only (stride 2: the tensor axis is innermost); the gathered keys and values keep their heads split
+// over the tensor axis (sharding_rules.h), so the tensor axis adds only its Megatron all-reduces,
+// the same count as without a sequence axis.
+TEST(SequenceParallel, WithATensorAxis) {
+  const std::string fsdp = "sharding: fsdp\nfsdp_wrap_layer_classes: [LlamaDecoderLayer]\nattention: flash\n";
+  const std::unique_ptr<StepGraph> st = train_step_graph(tiny_decoder(fsdp + "mesh: {fsdp: 2, sequence: 2, tensor: 2}\n"));
+  const std::unique_ptr<StepGraph> t = train_step_graph(tiny_decoder(fsdp + "mesh: {fsdp: 4, tensor: 2}\n"));
+  ASSERT_TRUE(st->fsdp && t->fsdp);
+  const std::vector<std::vector<int64_t>> sequence_groups = {{0, 2}, {1, 3}, {4, 6}, {5, 7}};
+  auto count = [](const models::Graph& g, models::MeshAxis axis) {
+    int n = 0;
+    for (const models::Node& x : g.nodes()) n += x.kind == models::OpKind::kCollective && x.collective.axis == axis;
+    return n;
+  };
+  for (const models::Node& n : st->fsdp->graph.nodes()) {
+    if (n.kind != models::OpKind::kCollective || n.collective.axis != models::MeshAxis::kSequence) continue;
+    EXPECT_EQ(n.collective.groups, sequence_groups) << n.name;
+    EXPECT_EQ(n.sharding.axis_of(1), models::MeshAxis::kTensor) << n.name;  // [B, kv heads / 2, S, hd]
+  }
+  EXPECT_EQ(count(st->fsdp->graph, models::MeshAxis::kSequence), 8);
+  EXPECT_EQ(count(st->fsdp->graph, models::MeshAxis::kTensor), count(t->fsdp->graph, models::MeshAxis::kTensor));
+}
+
 std::string load_error(const std::string& extra) {
   try {
     tiny_decoder(extra);
