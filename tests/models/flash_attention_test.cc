@@ -102,6 +102,19 @@ TEST(FlashAttention, BlockPairsSkipWhatTheMaskHidesWhole) {
   EXPECT_EQ(attention_flops(g, g.node(o.lse)), 0u);
 }
 
+// A small Llama (2 layers, hidden 256, 8 heads) and a bf16 flash attention step of 2 x 1,024 tokens.
+ModelArch small_llama() {
+  return with_overrides(find_preset("meta-llama/Meta-Llama-3-8B"), {.layers = 2, .hidden = 256, .heads = 8});
+}
+StepShape flash_step() {
+  StepShape s;
+  s.batch = 2;
+  s.seq = 1024;
+  s.dtype = DType::kBF16;
+  s.flash_attention = true;
+  return s;
+}
+
 // A sequence-parallel replica's block: 4 queries at positions 4..7 of 8 keys, blocks of 2. Causal:
 // queries 4-5 see key blocks 0 and 1 whole, 2 in part, not 3; queries 6-7 all four, 3 in part.
 TEST(FlashAttention, QueriesOffsetAmongTheKeys) {
@@ -137,12 +150,8 @@ TEST(FlashAttention, QueriesOffsetAmongTheKeys) {
 // the keys and values all-gathered along the sequence groups for the kernel, whose queries start at
 // the last block (the replica with the most work); the gradients reduce-scattered back.
 TEST(FlashAttention, SequenceParallelLlamaGathersKeysAndValues) {
-  ModelArch arch = with_overrides(find_preset("meta-llama/Meta-Llama-3-8B"), {.layers = 2, .hidden = 256, .heads = 8});
-  StepShape s;
-  s.batch = 2;
-  s.seq = 1024;
-  s.dtype = DType::kBF16;
-  s.flash_attention = true;
+  const ModelArch arch = small_llama();
+  StepShape s = flash_step();
   s.mesh.size = {1, 2, 4, 1};  // fsdp 2 x sequence 4: groups of 4 consecutive replicas
   ModelGraph m = make_model(arch)->build_forward(s);
   int gathers = 0, attention = 0;
@@ -180,13 +189,7 @@ TEST(FlashAttention, SequenceParallelLlamaGathersKeysAndValues) {
 }
 
 TEST(FlashAttention, LlamaWithFlashAttentionHasNoSquareTensor) {
-  ModelArch arch = with_overrides(find_preset("meta-llama/Meta-Llama-3-8B"), {.layers = 2, .hidden = 256, .heads = 8});
-  StepShape s;
-  s.batch = 2;
-  s.seq = 1024;
-  s.dtype = DType::kBF16;
-  s.flash_attention = true;
-  const ModelGraph m = make_model(arch)->build_forward(s);
+  const ModelGraph m = make_model(small_llama())->build_forward(flash_step());
   int attention = 0;
   for (const Node& n : m.graph.nodes()) {
     attention += n.kind == OpKind::kAttention;
