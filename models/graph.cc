@@ -35,7 +35,6 @@ void check_attention_operands(const Node& q, const Node& k, const Node& v, const
   require(q.shape[0] == k.shape[0] && q.shape[3] == k.shape[3], "attention: q and k must agree in batch and head size");
   require(k.shape[1] >= 1 && q.shape[1] % k.shape[1] == 0, "attention: the key/value heads must divide the query heads");
   require(a.q_offset >= 0 && a.q_offset + q.shape[2] <= k.shape[2], "attention: the queries' positions (from q_offset) must lie among the keys'");
-  require(!a.causal || a.q_offset + q.shape[2] == k.shape[2], "attention: causal attention needs a key for every query up to the last");
   require(a.block_q >= 1 && a.block_kv >= 1 && a.window >= 0, "attention: block sizes must be positive");
   require(q.dtype == k.dtype && k.dtype == v.dtype && is_float(q.dtype), "attention: q, k and v must be one float dtype");
 }

@@ -167,8 +167,9 @@ struct AttentionAttrs {
   bool causal = true;   // key j is masked for query i < j (query i at position q_offset + i)
   int64_t window = 0;   // sliding window: key j is masked for query i >= j + window (Mistral); 0: none
   // The first query's position among the keys: 0 when they are one sequence; under sequence
-  // parallelism a replica's queries are its block of the sequence, its keys the gathered whole
-  // (the last replica's block starts at (replicas - 1) x its length).
+  // parallelism a replica's queries are its block (or chunks) of the sequence, its keys the
+  // gathered whole (the last replica's block starts at (replicas - 1) x its length). Keys after the
+  // last query are masked whole under the causal mask (never loaded).
   int64_t q_offset = 0;
   // Block sizes (MaxText's sa_block_q and sa_block_kv, default 512): the query rows and key rows
   // one step of the kernel holds in VMEM.

@@ -116,11 +116,14 @@ class LlamaBuilder final : public StackBuilder {
   // each), one causal attention kernel (no [S, S] tensor), the context moved back. The padding mask
   // is not applied: the kernels take packed sequences (MaxText's segment ids) and no padding bias,
   // so flash attention is for unpadded data (padding: max_length of fixed-length examples).
-  // Under sequence parallelism each replica's queries are its block of the sequence, and its keys
+  // Under sequence parallelism each replica's queries are its tokens of the sequence, and its keys
   // and values the whole sequence's, all-gathered along the sequence axis (MaxText: `kv_length`
   // unsharded at the kernel; the gradients reduce-scattered back: models/autodiff.cc). The causal
-  // mask skips the blocks after a replica's queries, so the replicas' work differs and the step
-  // waits for the one with the most: the graph is that replica's, the last block's (q_offset).
+  // mask skips the key blocks after a query block (q_offset: where its queries sit among the keys).
+  // Load-balanced (MaxText's context_parallel_load_balance), replica i holds chunks i and 2n - 1 - i
+  // of 2n: one kernel call per chunk, the same work on every replica; the graph is replica 0's.
+  // Else its tokens are the i-th block, the replicas' work differs and the step waits for the one
+  // with the most: the graph is that replica's, the last block's.
   int flash_attention(int q, int k, int v, const std::string& at) {
     const int64_t hd = head_dim_;
     auto heads_first = [&](int x) { return g().transpose(x, {0, 2, 1, 3}); };
@@ -131,6 +134,8 @@ class LlamaBuilder final : public StackBuilder {
     a.block_kv = shape_.flash_block_kv;
     a.scale = 1.0 / std::sqrt(double(hd));
     int keys = heads_first(k), values = heads_first(v);
+    const int queries = heads_first(q);
+    int ctx = -1;
     if (const int64_t n = shape_.mesh[MeshAxis::kSequence]; n > 1) {
       CollectiveAttrs gather;
       gather.op = CollectiveOp::kAllGather;
@@ -140,9 +145,19 @@ class LlamaBuilder final : public StackBuilder {
       gather.axis = MeshAxis::kSequence;
       keys = g().collective(keys, gather, at + ".k_all_gather");
       values = g().collective(values, gather, at + ".v_all_gather");
-      a.q_offset = (n - 1) * S_;
+      if (shape_.sequence_load_balance) {
+        const int64_t half = S_ / 2;  // chunk 0 and chunk 2n - 1 of replica 0
+        AttentionAttrs last = a;
+        last.q_offset = (2 * n - 1) * half;
+        const int first = g().attention(g().slice(queries, 2, 0, half, at + ".chunk0"), keys, values, a, at + ".attention").out;
+        const int second =
+            g().attention(g().slice(queries, 2, half, S_, at + ".chunk1"), keys, values, last, at + ".attention.mirror").out;
+        ctx = g().concatenate({first, second}, 2, at + ".attention.chunks");
+      } else {
+        a.q_offset = (n - 1) * S_;
+      }
     }
-    const int ctx = g().attention(heads_first(q), keys, values, a, at + ".attention").out;
+    if (ctx < 0) ctx = g().attention(queries, keys, values, a, at + ".attention").out;
     return dense(g().reshape(g().transpose(ctx, {0, 2, 1, 3}), {B_ * S_, nh_ * hd}), nh_ * hd, H_, at + ".o_proj");
   }
 
@@ -200,8 +215,9 @@ ModelGraph build_llama(const ModelArch& a, const HeadOptions&, const StepShape& 
   require(hd >= 2 && hd % 2 == 0, "head_dim", hd, "must be even (rotate_half splits the head dimension in halves)");
   check_float(s);
   if (const int64_t n = s.mesh[MeshAxis::kSequence]; n > 1) {
-    require(s.seq % n == 0, "seq", s.seq,
-            "must be divisible by the mesh's sequence axis (" + std::to_string(n) + "): each replica takes an equal block");
+    const int64_t blocks = s.sequence_load_balance ? 2 * n : n;
+    require(s.seq % blocks == 0, "seq", s.seq,
+            "must be divisible by " + std::to_string(blocks) + (s.sequence_load_balance ? " (twice the mesh's sequence axis: each replica takes two equal chunks)" : " (the mesh's sequence axis: each replica takes an equal block)"));
     if (!s.flash_attention)
       throw ConfigError({"", "attention", 0, "eager",
                          "sequence parallelism is modelled with flash attention only (its keys and values gathered "

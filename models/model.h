@@ -77,6 +77,10 @@ struct StepShape {
   // tokens, and attention all-gathers the keys and values along the sequence axis. Families without
   // it refuse a sequence axis.
   Mesh mesh{};
+  // Under sequence parallelism: each device's tokens are two chunks of S / (2 x replicas), chunk i
+  // and its mirror 2 x replicas - 1 - i (MaxText's context_parallel_load_balance: the same causal
+  // attention work on every device); false: one contiguous block.
+  bool sequence_load_balance = false;
   // Quantized training (MaxText's AQT int8 / fp8): the decoder layers' projections run as quantized
   // matmuls, forward and backward (DotPrecision::kInt8, kFp8); kDefault: none. The LM head stays bf16.
   DotPrecision quantization = DotPrecision::kDefault;

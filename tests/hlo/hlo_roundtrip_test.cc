@@ -170,8 +170,9 @@ TEST(HloRoundTrip, SequenceParallelStep) {
                                 "mesh={fsdp: 4, sequence: 2}"},
                                GraphKind::kTrainFirstStep);
   ASSERT_TRUE(s->sg->fsdp);
-  // Not exact: the attention_mask input (16 KiB, tiled) flash attention does not read; measured -0.12%.
-  spmd_round_trip("sequence", compiler::fsdp_step(*s->sg->fsdp, s->hw), s->hw, "attention_mask", 0.002);
+  // Not exact: the attention_mask input (16 KiB, tiled) flash attention does not read, and the
+  // load-balanced chunks' slices and concatenation fuse a little differently: measured -0.21%.
+  spmd_round_trip("sequence", compiler::fsdp_step(*s->sg->fsdp, s->hw), s->hw, "attention_mask", 0.003);
 }
 
 TEST(HloRoundTrip, BertBaseDataParallelStep) {

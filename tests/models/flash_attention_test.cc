@@ -141,8 +141,8 @@ TEST(FlashAttention, QueriesOffsetAmongTheKeys) {
   g.mark_output(x);
   const Gradients grads = build_backward(g, x, {q, k, v});
   test::expect_gradients_match(g, x, grads, test::random_inputs(g, {}, 5));
-  // Causal attention must reach the last key: 3 queries from position 2 of 6 keys do not.
-  b.q_offset = 2;
+  // The queries must lie among the keys: 3 from position 4 of 6 do not.
+  b.q_offset = 4;
   EXPECT_THROW(g.attention(q, k, v, b), std::invalid_argument);
 }
 
@@ -178,6 +178,21 @@ TEST(FlashAttention, SequenceParallelLlamaGathersKeysAndValues) {
   int scatters = 0;
   for (const Node& n : m.graph.nodes()) scatters += n.kind == OpKind::kCollective && n.collective.op == CollectiveOp::kReduceScatter;
   EXPECT_EQ(scatters, 4);
+  // Load-balanced (MaxText's context_parallel_load_balance): replica 0's chunks 0 and 7 of 8, each
+  // of 128 queries, one kernel call each, at positions 0 and 896.
+  s.sequence_load_balance = true;
+  const ModelGraph lb = make_model(arch)->build_forward(s);
+  std::vector<int64_t> offsets;
+  for (const Node& n : lb.graph.nodes())
+    if (n.kind == OpKind::kAttention && n.attention.part == AttentionPart::kOut) {
+      offsets.push_back(n.attention.q_offset);
+      EXPECT_EQ(lb.graph.node(n.inputs[0]).shape[2], 128);
+    }
+  EXPECT_EQ(offsets, (std::vector<int64_t>{0, 896, 0, 896}));
+  s.seq = 1020;  // divisible by 4, not by 8
+  EXPECT_THROW(make_model(arch)->build_forward(s), ConfigError);
+  s.sequence_load_balance = false;
+  s.seq = 1024;
   // A sequence that does not split evenly, eager attention, a family without the axis: refused.
   s.seq = 1022;
   EXPECT_THROW(make_model(arch)->build_forward(s), ConfigError);

@@ -70,6 +70,13 @@ TEST(MaxTextArgs, ASequenceAxisIsSharded) {
   EXPECT_EQ(u.sharding, Sharding::kFsdp);
   EXPECT_FALSE(u.fsdp_wrap_layer_classes.empty());  // the decoder layer stays the unit
   EXPECT_EQ(from_maxtext("model_name=llama3.1-8b ici_sequence_parallelism=1").training().mesh.sequence, 1);
+  // Its newer name, and the chunks' layout (load-balanced unless MaxText's flag says False).
+  const TrainingWorkload c =
+      from_maxtext("model_name=llama3.1-8b ici_context_parallelism=2 context_parallel_load_balance=False").training();
+  EXPECT_EQ(c.mesh.sequence, 2);
+  EXPECT_EQ(c.sharding, Sharding::kFsdp);
+  EXPECT_FALSE(c.context_parallel_load_balance);
+  EXPECT_TRUE(t.context_parallel_load_balance);
 }
 
 TEST(MaxTextArgs, IgnoredAndUnknownKeysAreListedNotRefused) {

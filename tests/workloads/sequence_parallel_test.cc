@@ -25,6 +25,7 @@ using test::v6e8;
 
 const std::string kFsdp = "sharding: fsdp\nfsdp_wrap_layer_classes: [LlamaDecoderLayer]\nattention: flash\n"
                           "sa_block_q: 64\nsa_block_kv: 64\n";
+const std::string kContiguous = "context_parallel_load_balance: false\n";
 
 // The attention kernels' flops of a step graph.
 uint64_t attention_flops(const models::Graph& g) {
@@ -34,7 +35,7 @@ uint64_t attention_flops(const models::Graph& g) {
 }
 
 TEST(SequenceParallel, GathersKeysAndValuesAlongTheSequenceGroups) {
-  const WorkloadConfig w = tiny_decoder(kFsdp + "mesh: {fsdp: 4, sequence: 2}\n");
+  const WorkloadConfig w = tiny_decoder(kFsdp + kContiguous + "mesh: {fsdp: 4, sequence: 2}\n");
   const models::Mesh mesh = resolve_mesh(w.training(), 8);
   EXPECT_EQ(mesh[models::MeshAxis::kSequence], 2u);
   EXPECT_EQ(mesh[models::MeshAxis::kFsdp], 4u);
@@ -68,17 +69,20 @@ TEST(SequenceParallel, GathersKeysAndValuesAlongTheSequenceGroups) {
   EXPECT_GT(fsdp, 0);
 }
 
-// Per device the same tokens (2 x 256 = 4 x 128) and matmul work as FSDP alone, but the last
-// block's replica computes more of the causal attention: with blocks of 64, its 2 query blocks
-// meet 3 + 4 key blocks for each of 4 sequences (28 block pairs); FSDP alone 10 pairs for each of
-// 2 sequences (20).
-TEST(SequenceParallel, TheLastBlocksReplicaDoesMoreAttention) {
-  const std::unique_ptr<StepGraph> sp = train_step_graph(tiny_decoder(kFsdp + "mesh: {fsdp: 4, sequence: 2}\n"));
+// Per device the same tokens (2 x 256 = 4 x 128) and matmul work as FSDP alone. Contiguous blocks:
+// the last block's replica computes more of the causal attention: with blocks of 64, its 2 query
+// blocks meet 3 + 4 key blocks for each of 4 sequences (28 block pairs); FSDP alone 10 pairs for
+// each of 2 sequences (20). Load-balanced (the default), replica 0's chunks 0 and 3 of 4 meet 1 and
+// 4 key blocks: 20 pairs, FSDP alone's.
+TEST(SequenceParallel, TheLastBlocksReplicaDoesMoreAttentionUnlessBalanced) {
+  const std::unique_ptr<StepGraph> sp = train_step_graph(tiny_decoder(kFsdp + kContiguous + "mesh: {fsdp: 4, sequence: 2}\n"));
+  const std::unique_ptr<StepGraph> lb = train_step_graph(tiny_decoder(kFsdp + "mesh: {fsdp: 4, sequence: 2}\n"));
   const std::unique_ptr<StepGraph> fs = train_step_graph(tiny_decoder(kFsdp + "mesh: {fsdp: 8}\n"));
-  ASSERT_TRUE(sp->fsdp && fs->fsdp);
+  ASSERT_TRUE(sp->fsdp && lb->fsdp && fs->fsdp);
   const uint64_t a = attention_flops(sp->fsdp->graph), b = attention_flops(fs->fsdp->graph);
   ASSERT_GT(b, 0u);
   EXPECT_EQ(a * 20, b * 28);
+  EXPECT_EQ(attention_flops(lb->fsdp->graph), b);
   uint64_t dots_sp = 0, dots_fs = 0;
   for (const models::Node& n : sp->fsdp->graph.nodes())
     if (n.kind == models::OpKind::kDot) dots_sp += models::dot_flops(sp->fsdp->graph, n);

@@ -55,6 +55,8 @@ const std::vector<MaxTextKey>& maxtext_keys() {
       {"ici_data_parallelism", K::Alias, "mesh.data", "as is (-1: the rest)", ""},
       {"ici_fsdp_parallelism", K::Alias, "mesh.fsdp, sharding", "as is; not 1: sharding fsdp", ""},
       {"ici_sequence_parallelism", K::Alias, "mesh.sequence, sharding", "as is; not 1: sharding fsdp (the weights are split over it)", ""},
+      {"ici_context_parallelism", K::Alias, "mesh.sequence, sharding", "as ici_sequence_parallelism (its newer name)", ""},
+      {"context_parallel_load_balance", K::Alias, "context_parallel_load_balance", "as is", ""},
       {"ici_tensor_parallelism", K::Alias, "mesh.tensor", "as is", ""},
       {"dcn_data_parallelism", K::Alias, "dcn_mesh.data", "as is (-1: every slice)", ""},
       {"remat_policy", K::Alias, "remat_policy", "the same names (replaces the workload's fsdp_grad_ckpt)", ""},
@@ -84,7 +86,6 @@ const std::vector<MaxTextKey>& maxtext_keys() {
       {"ici_expert_parallelism", K::Unsupported, "", "mixture of experts is not modelled", "1"},
       {"ici_pipeline_parallelism", K::Unsupported, "", "pipeline parallelism is not modelled", "1"},
       {"ici_tensor_transpose_parallelism", K::Unsupported, "", "the tensor_transpose axis is not modelled", "1"},
-      {"ici_context_parallelism", K::Unsupported, "", "context parallelism is not modelled", "1"},
       {"dcn_fsdp_parallelism", K::Unsupported, "", "only data parallelism crosses slices here", "1"},
       {"dcn_fsdp_transpose_parallelism", K::Unsupported, "", "only data parallelism crosses slices here", "1"},
       {"dcn_sequence_parallelism", K::Unsupported, "", "only data parallelism crosses slices here", "1"},
@@ -259,8 +260,11 @@ void alias(Node& root, const Token& t, const MaxTextKey& k, const std::string& o
   } else if (t.key == "ici_fsdp_parallelism") {
     set("mesh.fsdp", t.value);
     set("sharding", t.value == "1" ? "data_parallel" : "fsdp");
-  } else if (t.key == "ici_sequence_parallelism") {
+  } else if (t.key == "ici_sequence_parallelism" || t.key == "ici_context_parallelism") {
     set("mesh.sequence", t.value);  // and sharding fsdp (apply_maxtext_args, once every key is read)
+  } else if (t.key == "context_parallel_load_balance") {
+    set("context_parallel_load_balance",
+        mapped(t, origin, {{"True", "true"}, {"true", "true"}, {"False", "false"}, {"false", "false"}}));
   } else if (t.key == "attention") {
     set("attention", mapped(t, origin, {{"flash", "flash"}, {"autoselected", "flash"}, {"dot_product", "eager"}}));
   } else if (t.key == "quantization") {

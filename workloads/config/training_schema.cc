@@ -501,6 +501,12 @@ const Schema<WorkloadConfig>& training_schema() {
         .doc("flash attention: query rows per block (MaxText sa_block_q)").source("MaxText base.yml (512)");
     s.field(&WorkloadConfig::spec, &TW::sa_block_kv, "sa_block_kv").unit("tokens").range(8, 1 << 16).default_value(512)
         .doc("flash attention: key rows per block (MaxText sa_block_kv)").source("MaxText base.yml (512)");
+    s.field(&WorkloadConfig::spec, &TW::context_parallel_load_balance, "context_parallel_load_balance").default_value(true)
+        .doc("mesh.sequence: the sequence is cut into 2 x S chunks and device i of a sequence group takes chunks i "
+             "and 2S - 1 - i, so that under the causal mask every device has the same attention work; false: "
+             "device i takes the i-th block of max_length / S tokens, and the step waits for the last, whose "
+             "queries see every key (docs/training.md, \"Meshes\")")
+        .source("MaxText base.yml context_parallel_load_balance (True)");
     s.field(&WorkloadConfig::spec, &TW::overlap_collectives, "overlap_collectives").default_value(true)
         .doc("run collectives in the background of compute where XLA's latency-hiding scheduler does: each "
              "combined gradient all-reduce starts when the backward pass has produced its gradients; fsdp: "

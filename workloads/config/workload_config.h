@@ -122,6 +122,7 @@ struct TrainingWorkload {
   RematTensorsConfig remat_tensors;        // remat_policy custom: per named tensor
   Attention attention = Attention::kAuto;  // auto | eager | flash (uses_flash_attention() resolves auto)
   uint32_t sa_block_q = 512, sa_block_kv = 512;
+  bool context_parallel_load_balance = true;  // mesh.sequence: each device two mirrored blocks (MaxText)
   Quantization quantization = Quantization::kNone;  // none | int8 | fp8 (MaxText AQT)  // flash attention's query and key block rows (MaxText's names)
   bool overlap_collectives = true;         // gradient all-reduces overlap the backward pass (XLA async collectives)
   bool rematerialization = true;           // over HBM: recompute as XLA's rematerialization pass (compiler/plan/rematerialize.h)

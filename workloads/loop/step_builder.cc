@@ -127,8 +127,8 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   // of their work). A megacore device's cores each compute half of its examples
   // (compiler/step/data_parallel.h); an odd count gives both cores the larger half (SPMD: one program
   // shape). The replicas are the cores then: the batch axis takes the chip's cores (core_mesh).
-  // Likewise a sequence group of S devices runs S devices' examples, each device its block of S / S
-  // tokens of them (models/llama.cc).
+  // Likewise a sequence group of n devices runs n devices' examples, each device 1/n of each one's
+  // tokens (models/llama.cc).
   o.tensor = device_mesh[models::MeshAxis::kTensor];
   const uint32_t sequence = device_mesh[models::MeshAxis::kSequence];
   const uint32_t device_examples = uint32_t(v.batch * o.tensor * sequence);
@@ -136,6 +136,7 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   const models::Mesh mesh = compiler::core_mesh(
       device_mesh, per_device, w.sharding == Sharding::kFsdp ? models::MeshAxis::kFsdp : models::MeshAxis::kData);
   o.mesh = mesh;
+  o.sequence_load_balance = w.context_parallel_load_balance;
   o.quantization = quantized_precision(w, hw);
   if (bf16_eval(w, v)) {
     // bf16_full_eval: bf16 activations; the stored f32 weights are converted where the eval step
