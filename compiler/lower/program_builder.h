@@ -177,8 +177,7 @@ class ProgramBuilder {
 
   uint32_t emit(isa::Instr in) {
     if (in.deps.empty()) in.deps = entry_deps_;
-    if (async_ && (in.op == isa::Op::kDmaLoad || in.op == isa::Op::kDmaStore || in.op == isa::Op::kVpu || in.op == isa::Op::kSend))
-      in.async = true;
+    if (async_ && isa::has_background_queue(in.op)) in.async = true;
     if (in.label.empty()) in.label = label_of_kernel();
     in.collective = collective_;
     in.collective_axis = collective_axis_;

@@ -320,8 +320,7 @@ void ProgramPlan::decode_into(DecodedStream& d, const CorePlan& cp, const isa::C
       if (dep >= i) invalid(describe_at(i) + " depends on #" + std::to_string(dep) + ", which is not earlier in the stream");
       d.deps.items.push_back(dep);
     }
-    if (ins.async && ins.op != isa::Op::kDmaLoad && ins.op != isa::Op::kDmaStore && ins.op != isa::Op::kVpu &&
-        ins.op != isa::Op::kSend) {
+    if (ins.async && !isa::has_background_queue(ins.op)) {
       invalid(describe_at(i) + " is marked async, but only DMAs, sends and VPU blocks run in the background (a " +
               op_name(ins.op) + " has no background queue); clear its async flag");
     }

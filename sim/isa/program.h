@@ -144,6 +144,12 @@ struct Instr {
 };
 static_assert(sizeof(Instr) == 120, "Instr layout: see the field order note");
 
+// The ops with a background queue (Instr::async): DMAs, sends and VPU blocks. The compiler marks
+// background work with it and the engines' plan refuses async on anything else.
+inline constexpr bool has_background_queue(Op op) {
+  return op == Op::kDmaLoad || op == Op::kDmaStore || op == Op::kVpu || op == Op::kSend;
+}
+
 // Every field but the deps and the transfer peer (peer_chip, peer_core): what two instructions
 // share when they are the same work at another place of a loop (compiler/lower/reroll.cc) or on
 // another SPMD replica (compiler/collectives/replicas.cc). One list, beside the struct.
