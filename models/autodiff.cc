@@ -170,11 +170,25 @@ class Backward {
         if (n.collective.op == CollectiveOp::kAllGather && !n.collective.async) {
           // Each replica's block of the gathered value is read by every replica of the group: its
           // gradient is the sum of their gradients' blocks, a reduce-scatter (a sequence-parallel
-          // replica's keys and values, gathered for its attention).
+          // replica's keys and values, gathered for its attention; a tensor-sharded stream's
+          // columns), split as the block was.
           CollectiveAttrs rs = n.collective;
           rs.op = CollectiveOp::kReduceScatter;
           rs.reduce = ReduceOp::kSum;
-          contribute(n.inputs[0], g_.collective(G, rs, nm));
+          const int d = g_.collective(G, rs, nm);
+          const TensorSharding& block = g_.node(n.inputs[0]).sharding;
+          if (n.collective.axis && block.axis_of(n.collective.dim) == n.collective.axis)
+            g_.set_sharding(d, TensorSharding::split_along(n.collective.dim, *n.collective.axis));
+          contribute(n.inputs[0], d);
+          break;
+        }
+        if (n.collective.op == CollectiveOp::kReduceScatter && !n.collective.async && n.collective.combine < 0) {
+          // Each replica's block is the sum of every replica's: the gradient of each replica's
+          // operand is every block's gradient, an all-gather (a tensor-sharded stream's
+          // row-parallel sums).
+          CollectiveAttrs ag = n.collective;
+          ag.op = CollectiveOp::kAllGather;
+          contribute(n.inputs[0], g_.collective(G, ag, nm));
           break;
         }
         [[fallthrough]];  // imported modules carry their own backward pass

@@ -59,12 +59,12 @@ int conv1d(const LayerContext& cx, int x, int w, int b, const std::string& name)
   return cx.g.ew_bcast(EwOp::kAdd, y, b, {1}, name + ".bias_add");
 }
 
-int layer_norm(const LayerContext& cx, int x, double eps, const std::string& name) {
+int layer_norm(const LayerContext& cx, int x, double eps, const std::string& name, int64_t shards) {
   Graph& g = cx.g;
   const int64_t cols = g.node(x).shape.at(1);
   int gamma = weight(cx, name + ".weight", {cols});
   int beta = weight(cx, name + ".bias", {cols});
-  int inv = constant(cx, 1.0 / double(cols));
+  int inv = constant(cx, 1.0 / double(cols * shards));
   int mean = g.ew(EwOp::kMul, g.reduce(x, 1, ReduceOp::kSum), inv, name + ".mean");
   int xc = g.ew_bcast(EwOp::kSub, x, mean, {0}, name + ".center");
   int var = g.ew(EwOp::kMul, g.reduce(g.ew(EwOp::kMul, xc, xc, name + ".square"), 1, ReduceOp::kSum), inv,
@@ -75,12 +75,12 @@ int layer_norm(const LayerContext& cx, int x, double eps, const std::string& nam
   return g.ew_bcast(EwOp::kAdd, y, beta, {1}, name);
 }
 
-int rms_norm(const LayerContext& cx, int x, double eps, const std::string& name) {
+int rms_norm(const LayerContext& cx, int x, double eps, const std::string& name, int64_t shards) {
   Graph& g = cx.g;
   const int64_t cols = g.node(x).shape.at(1);
   int gamma = weight(cx, name + ".weight", {cols});
   int ms = g.ew(EwOp::kMul, g.reduce(g.ew(EwOp::kMul, x, x, name + ".square"), 1, ReduceOp::kSum),
-                constant(cx, 1.0 / double(cols)), name + ".mean_square");
+                constant(cx, 1.0 / double(cols * shards)), name + ".mean_square");
   int rstd = g.ew(EwOp::kRsqrt, g.ew(EwOp::kAdd, ms, constant(cx, eps), name + ".ms_eps"), -1, name + ".rstd");
   int y = g.ew_bcast(EwOp::kMul, x, rstd, {0}, name + ".normalize");
   return g.ew_bcast(EwOp::kMul, y, gamma, {1}, name);

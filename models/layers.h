@@ -46,11 +46,15 @@ enum class Projection { kLinear, kLinearNoBias, kConv1D };
 // Conv1D on rows with the weight [in, out] and bias [out] nodes given: y = x W + b.
 int conv1d(const LayerContext& cx, int x, int w, int b, const std::string& name);
 int project(const LayerContext& cx, int x, int64_t in, int64_t out, Projection kind, const std::string& name);
-// nn.LayerNorm over the last dim of rows [rows, H].
-int layer_norm(const LayerContext& cx, int x, double eps, const std::string& name);
+// nn.LayerNorm over the last dim of rows [rows, H]. `shards` > 1: the rows' H columns are these
+// [rows, H / shards], one replica's share (activations split along the hidden dimension): the means
+// are over the whole row, their sums partial over the replicas (all-reduced by the partitioner), the
+// weight and bias the replica's columns.
+int layer_norm(const LayerContext& cx, int x, double eps, const std::string& name, int64_t shards = 1);
 // RMSNorm over the last dim of rows [rows, H], weight only (LlamaRMSNorm, T5LayerNorm):
 // y = x * rsqrt(mean(x^2) + eps) * weight. Zhang & Sennrich, "Root Mean Square Layer Normalization" (2019).
-int rms_norm(const LayerContext& cx, int x, double eps, const std::string& name);
+// `shards` as for layer_norm.
+int rms_norm(const LayerContext& cx, int x, double eps, const std::string& name, int64_t shards = 1);
 // Additive attention-score biases, as transformers' eager attention applies its masks (finfo.min
 // where masked; GPT2Attention's torch.where, the extended attention mask of every family):
 // causal_bias [L, L] is -max where key j > query i (nodes PREFIX.causal_mask, PREFIX.causal_bias),

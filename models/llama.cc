@@ -53,11 +53,15 @@ class LlamaBuilder final : public StackBuilder {
     const int mask = input("attention_mask", {B_, S_}, DType::kS32);
     wte_ = weight("model.embed_tokens.weight", {arch_.vocab / shape_.tensor, H_});
     int x = g().reshape(g().gather(wte_, ids, "model.embed_tokens"), {B_ * S_, H_});
+    // A split stream: the lookup's partial sums reduce-scattered to the replica's columns, which
+    // the learned positions' table then holds too (its columns split over the axis).
+    if (sharded_stream()) x = scatter_columns(x, "model.embed_tokens.reduce_scatter");
+    const int64_t W = stream_width();
     if (arch_.positions == PositionKind::kLearned) {
-      const int wpe = weight("model.embed_positions.weight", {arch_.max_position, H_});
-      const int pos = g().gather(wpe, g().iota({S_}, 0, DType::kS32), "model.embed_positions");  // [S, H]
-      x = g().reshape(g().ew_bcast(EwOp::kAdd, g().reshape(x, {B_, S_, H_}), pos, {1, 2}, "model.add_positions"),
-                      {B_ * S_, H_});
+      const int wpe = weight("model.embed_positions.weight", {arch_.max_position, W});
+      const int pos = g().gather(wpe, g().iota({S_}, 0, DType::kS32), "model.embed_positions");  // [S, W]
+      x = g().reshape(g().ew_bcast(EwOp::kAdd, g().reshape(x, {B_, S_, W}), pos, {1, 2}, "model.add_positions"),
+                      {B_ * S_, W});
     }
     // Gemma: hidden_states * normalizer, normalizer = sqrt(hidden_size) in the activations' dtype.
     if (arch_.scaled_embeddings) x = g().ew(EwOp::kMul, x, c(std::sqrt(double(H_))), "model.embed_scale");
@@ -108,7 +112,7 @@ class LlamaBuilder final : public StackBuilder {
     int probs = stable_softmax(g(), g().reshape(s, {B_, kvh_, G * S_, S_}), 3, at + ".softmax");
     int ctx = g().dot(probs, v, {{0, 1}, {0, 2}, {3}, {1}}, shape_.precision, at + ".context");  // [B, kvh, G*S, hd]
     ctx = g().reshape(g().transpose(g().reshape(ctx, {B_, kvh_, G, S_, hd}), {0, 3, 1, 2, 4}), {B_ * S_, nh_ * hd});
-    return dense(ctx, nh_ * hd, H_, at + ".o_proj");
+    return row_parallel(ctx, nh_ * hd, H_, at + ".o_proj");
   }
 
   // Flash attention (MaxText's splash attention, PyTorch/XLA's Pallas flash_attention) on q [B, S, nh,
@@ -158,7 +162,7 @@ class LlamaBuilder final : public StackBuilder {
       }
     }
     if (ctx < 0) ctx = g().attention(queries, keys, values, a, at + ".attention").out;
-    return dense(g().reshape(g().transpose(ctx, {0, 2, 1, 3}), {B_ * S_, nh_ * hd}), nh_ * hd, H_, at + ".o_proj");
+    return row_parallel(g().reshape(g().transpose(ctx, {0, 2, 1, 3}), {B_ * S_, nh_ * hd}), nh_ * hd, H_, at + ".o_proj");
   }
 
   // lm_head (Linear(H, vocab, bias=False), untied): logits [B*S, vocab]; CrossEntropyLoss(ignore_index
@@ -166,6 +170,7 @@ class LlamaBuilder final : public StackBuilder {
   // Under tensor parallelism the logits are this replica's share of the vocabulary (MaxText: `vocab`
   // on the tensor axis): the loss's row maximum and sums become partial over it (models/losses.h).
   void head(int x) override {
+    if (sharded_stream()) x = gather_columns(x, "model.norm.all_gather");
     // Tied (Gemma, GPT-3): the logits are x times the embedding table, transposed (under tensor
     // parallelism this replica's rows: its share of the vocabulary, as untied).
     out_.logits = arch_.tied_embeddings ? g().dot(x, wte_, {{}, {}, {1}, {1}}, shape_.precision, "lm_head")
@@ -191,17 +196,28 @@ class LlamaBuilder final : public StackBuilder {
 // split with their outputs, the row-parallel ones whole (added after the sum). The embedding table's
 // rows are split over the vocabulary (its lookup all-reduced once), norms and learned positions stay
 // whole on every tensor replica.
-void shard_over_tensor(ModelGraph& m) {
+// With the stream split along the hidden dimension (MaxText's activation_embed and norm on the
+// tensor axis) the norms' weights and biases, the row-parallel biases and the learned positions'
+// columns split with it.
+void shard_over_tensor(ModelGraph& m, bool sharded_stream) {
   static const std::pair<std::string_view, int> kSplits[] = {
       {".q_proj.weight", 0}, {".k_proj.weight", 0},    {".v_proj.weight", 0},   {".o_proj.weight", 1},
       {".gate_proj.weight", 0}, {".up_proj.weight", 0}, {".down_proj.weight", 1}, {"lm_head.weight", 0},
       {".q_proj.bias", 0},   {".k_proj.bias", 0},      {".v_proj.bias", 0},     {".gate_proj.bias", 0},
       {".up_proj.bias", 0},  {"model.embed_tokens.weight", 0}};
+  static const std::pair<std::string_view, int> kStreamSplits[] = {
+      {"layernorm.weight", 0}, {"layernorm.bias", 0}, {"model.norm.weight", 0}, {"model.norm.bias", 0},
+      {".o_proj.bias", 0},     {".down_proj.bias", 0}, {"model.embed_positions.weight", 1}};
+  auto ends_with = [](const std::string& name, std::string_view suffix) {
+    return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
   for (int p : m.params) {
     const std::string& name = m.graph.node(p).name;
     for (const auto& [suffix, dim] : kSplits)
-      if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-        m.graph.set_sharding(p, TensorSharding::split_along(dim, MeshAxis::kTensor));
+      if (ends_with(name, suffix)) m.graph.set_sharding(p, TensorSharding::split_along(dim, MeshAxis::kTensor));
+    if (sharded_stream)
+      for (const auto& [suffix, dim] : kStreamSplits)
+        if (ends_with(name, suffix)) m.graph.set_sharding(p, TensorSharding::split_along(dim, MeshAxis::kTensor));
   }
 }
 
@@ -235,13 +251,15 @@ ModelGraph build_llama(const ModelArch& a, const HeadOptions&, const StepShape& 
                                   "tensor axis, replicated as MaxText does, are not modelled)");
   divides("intermediate", a.intermediate, "the MLP is split column- and row-wise");
   divides("vocab", a.vocab, "the embedding table and the logits are split over the vocabulary");
+  if (s.tensor_activations_sharded)
+    divides("hidden", a.hidden, "the activations between the blocks are split along it (tensor_activations: sharded)");
   ModelArch local = a;
   local.heads /= T;
   local.kv_heads /= T;
   local.intermediate /= T;
   local.head_dim = hd;
   ModelGraph m = LlamaBuilder(local, s).build();
-  shard_over_tensor(m);
+  shard_over_tensor(m, s.tensor_activations_sharded);
   return m;
 }
 

@@ -72,6 +72,13 @@ struct StepShape {
   // (its heads, MLP width and vocabulary logits), the split weights annotated (models/sharding.h).
   // Families without the splits refuse more than 1.
   int64_t tensor = 1;
+  // Under tensor parallelism: the residual stream between the blocks split along the hidden
+  // dimension over the tensor axis (MaxText's logical axis rule activation_embed -> tensor; the
+  // reduce-scatter and all-gather form of Megatron's all-reduces, as Korthikanti et al.,
+  // arXiv:2205.05198, do it along the sequence): each block's input all-gathered before its first
+  // projections, its row-parallel output reduce-scattered, the norms on the replica's columns (their
+  // sums all-reduced). false: the stream whole on every replica, the row-parallel outputs all-reduced.
+  bool tensor_activations_sharded = false;
   // The replicas' mesh (the cores'), for the collectives a model writes itself: under sequence
   // (context) parallelism (mesh[kSequence] > 1) the graph is one sequence replica's block of the
   // tokens, and attention all-gathers the keys and values along the sequence axis. Families without

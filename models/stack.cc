@@ -2,6 +2,7 @@
 
 #include "base/config_error.h"
 #include "models/losses.h"
+#include "models/sharding.h"
 
 namespace tpusim::models {
 
@@ -64,7 +65,49 @@ int StackBuilder::attention(size_t stack, int h, int kv, const std::string& p, b
 
 int StackBuilder::norm(int x, const std::string& name, size_t stack) {
   const double eps = blocks_[stack].norm_eps;
-  return arch_.norm == NormKind::kRmsNorm ? layers::rms_norm(cx(), x, eps, name) : layers::layer_norm(cx(), x, eps, name);
+  const int64_t shards = sharded_stream() ? shape_.tensor : 1;
+  return arch_.norm == NormKind::kRmsNorm ? layers::rms_norm(cx(), x, eps, name, shards)
+                                          : layers::layer_norm(cx(), x, eps, name, shards);
+}
+
+namespace {
+
+CollectiveAttrs along_tensor(const Mesh& mesh, CollectiveOp op) {
+  CollectiveAttrs a;
+  a.op = op;
+  a.replicas = mesh.devices();
+  a.groups = axis_groups(mesh, MeshAxis::kTensor);
+  a.dim = 1;
+  a.axis = MeshAxis::kTensor;
+  return a;
+}
+
+}  // namespace
+
+int StackBuilder::gather_columns(int x, const std::string& name) {
+  return g().collective(x, along_tensor(shape_.mesh, CollectiveOp::kAllGather), name);
+}
+
+// The rows' partial sums over the tensor axis, each replica keeping the sum of its columns: the
+// result is split along them (annotated: the norms' sums over the row then partial, all-reduced).
+int StackBuilder::scatter_columns(int x, const std::string& name) {
+  const int y = g().collective(x, along_tensor(shape_.mesh, CollectiveOp::kReduceScatter), name);
+  g().set_sharding(y, TensorSharding::split_along(1, MeshAxis::kTensor));
+  return y;
+}
+
+// A row-parallel projection (o_proj, down_proj: its input the replica's share of the heads or the
+// MLP width, its product a partial sum over the tensor axis). On a sharded stream the sum is
+// reduce-scattered and the bias (GPT-3) added to the replica's columns after it.
+int StackBuilder::row_parallel(int x, int64_t in, int64_t out, const std::string& name, size_t stack) {
+  if (!sharded_stream()) return dense(x, in, out, name, stack);
+  const layers::Projection kind = blocks_[stack].projection;
+  require(kind != layers::Projection::kConv1D, "tensor", shape_.tensor, "a Conv1D projection's stream is not split");
+  layers::LayerContext c = cx();
+  if (shape_.quantization != DotPrecision::kDefault) c.precision = shape_.quantization;
+  const int y = scatter_columns(layers::project(c, x, in, out, layers::Projection::kLinearNoBias, name), name + ".reduce_scatter");
+  if (kind == layers::Projection::kLinearNoBias) return y;
+  return g().ew_bcast(EwOp::kAdd, y, weight(name + ".bias", {out / shape_.tensor}), {1}, name + ".bias_add");
 }
 
 int StackBuilder::activation(int x, const std::string& name) {
@@ -81,7 +124,11 @@ int StackBuilder::activation(int x, const std::string& name) {
 int StackBuilder::residual(size_t stack, int x, const std::string& p, const Residual& r,
                            const std::function<int(int)>& branch) {
   const BlockSpec& b = blocks_[stack];
-  const int h = b.pre_norm ? norm(x, p + r.norm, stack) : x;
+  int h = b.pre_norm ? norm(x, p + r.norm, stack) : x;
+  if (sharded_stream()) {
+    require(b.pre_norm, "tensor", shape_.tensor, "a post-norm block's stream is not split");
+    h = gather_columns(h, p + r.norm + ".all_gather");
+  }
   const int y = dropout(branch(h), r.dropout_rate, p + r.dropout);
   const int sum = b.residual_first ? g().ew(EwOp::kAdd, x, y, p + r.add) : g().ew(EwOp::kAdd, y, x, p + r.add);
   if (b.materialize) g().set_materialize(sum);
@@ -94,11 +141,11 @@ int StackBuilder::mlp(size_t stack, int h, const std::string& p) {
   if (gated(arch_.activation)) {  // down_proj(act(gate_proj(x)) * up_proj(x)): SwiGLU, GeGLU
     const int gate = activation(dense(h, H_, I, p + n.in, stack), p + n.act);
     const int up = dense(h, H_, I, p + n.up, stack);
-    return dense(g().ew(EwOp::kMul, gate, up, p + n.gate), I, H_, p + n.out, stack);
+    return row_parallel(g().ew(EwOp::kMul, gate, up, p + n.gate), I, H_, p + n.out, stack);
   }
   int f = activation(dense(h, H_, I, p + n.in, stack), p + n.act);
   f = dropout(f, n.dropout_rate, p + n.dropout);
-  return dense(f, I, H_, p + n.out, stack);
+  return row_parallel(f, I, H_, p + n.out, stack);
 }
 
 void StackBuilder::classification_loss(int64_t num_labels) {

@@ -107,6 +107,16 @@ class StackBuilder {
     return layers::project(c, x, in, out, blocks_[stack].projection, name);
   }
   int norm(int x, const std::string& name, size_t stack = 0);
+  // Tensor parallelism with the residual stream split along the hidden dimension
+  // (StepShape::tensor_activations_sharded): the stream's rows are [rows, H / T] on each replica,
+  // a pre-norm block's normed input all-gathered to [rows, H] for its projections (gather_columns),
+  // and its row-parallel projection's partial sum reduce-scattered back (row_parallel). Else the
+  // stream is whole and row_parallel is `dense`.
+  bool sharded_stream() const { return shape_.tensor > 1 && shape_.tensor_activations_sharded; }
+  int64_t stream_width() const { return sharded_stream() ? H_ / shape_.tensor : H_; }
+  int gather_columns(int x, const std::string& name);
+  int scatter_columns(int x, const std::string& name);
+  int row_parallel(int x, int64_t in, int64_t out, const std::string& name, size_t stack = 0);
   int dropout(int x, double rate, const std::string& name) { return layers::dropout(cx(), x, rate, name); }
   int activation(int x, const std::string& name);
   int residual(size_t stack, int x, const std::string& prefix, const Residual& r, const std::function<int(int)>& branch);

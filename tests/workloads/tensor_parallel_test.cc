@@ -67,8 +67,8 @@ TEST(Mesh, RefusesWhatDoesNotFitOrIsNotModelled) {
 }
 
 // The train step's graph on v6e-8 with mesh {data: 2, tensor: 4}.
-std::unique_ptr<StepGraph> tensor_step(const std::string& attention) {
-  return train_step_graph(tiny("mesh: {tensor: 4}\nattention: " + attention + "\n"));
+std::unique_ptr<StepGraph> tensor_step(const std::string& attention, const std::string& activations = "replicated") {
+  return train_step_graph(tiny("mesh: {tensor: 4}\nattention: " + attention + "\ntensor_activations: " + activations + "\n"));
 }
 
 TEST(TensorParallel, SplitsTheWeightsAndAllReducesAsMegatron) {
@@ -111,10 +111,88 @@ TEST(TensorParallel, SplitsTheWeightsAndAllReducesAsMegatron) {
   }
 }
 
+// MaxText's activation_embed rule (tensor_activations: sharded, the default under framework jax):
+// the residual stream is [rows, hidden / 4] on each replica. Each all-reduce of the replicated form
+// becomes a reduce-scatter of the same partial sums and an all-gather before the next block's
+// projections; the norms' sums are all-reduced instead ([rows] vectors, forward and backward).
+TEST(TensorParallel, ShardedStreamReduceScattersAndGathersAlongTensor) {
+  for (const std::string attention : {"eager", "flash"}) {
+    SCOPED_TRACE(attention);
+    const std::unique_ptr<StepGraph> sg = tensor_step(attention, "sharded");
+    const models::Graph& g = sg->fwd.graph;
+    std::map<std::string, models::Dims> shape;
+    for (const models::Node& n : g.nodes())
+      if (n.kind == models::OpKind::kParameter) shape[n.name] = n.shape;
+    EXPECT_EQ(shape["model.norm.weight"], (models::Dims{64}));  // the norms split with the stream
+    EXPECT_EQ(shape["model.layers.1.post_attention_layernorm.weight"], (models::Dims{64}));
+    EXPECT_EQ(shape["model.layers.0.self_attn.q_proj.weight"], (models::Dims{64, 256}));
+
+    const std::vector<std::vector<int64_t>> tensor_groups = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+    const models::Dims rows{2 * 4 * 256, 256}, columns{2 * 4 * 256, 64};  // the group's 8 sequences
+    int scatters = 0, gathers = 0, norm_sums = 0, loss = 0;
+    for (const models::Node& n : g.nodes()) {
+      if (n.kind != models::OpKind::kCollective) continue;
+      EXPECT_EQ(n.collective.groups, tensor_groups) << n.name;
+      const models::Dims& in = g.node(n.inputs[0]).shape;
+      switch (n.collective.op) {
+        case models::CollectiveOp::kReduceScatter:
+          EXPECT_EQ(in, rows) << n.name;
+          EXPECT_EQ(n.shape, columns) << n.name;
+          ++scatters;
+          break;
+        case models::CollectiveOp::kAllGather:
+          EXPECT_EQ(in, columns) << n.name;
+          EXPECT_EQ(n.shape, rows) << n.name;
+          ++gathers;
+          break;
+        case models::CollectiveOp::kAllReduce:
+          ASSERT_LE(n.shape.size(), 1u) << n.name;  // no [rows, hidden] all-reduce is left
+          {  // a norm's: a row sum over the device's 64 columns (the loss's are over its 256 logits)
+            const models::Node& sum = g.node(n.inputs[0]);
+            const bool norm = sum.kind == models::OpKind::kReduce && g.node(sum.inputs[0]).shape.back() == 64;
+            (norm ? norm_sums : loss) += 1;
+          }
+          break;
+        default: ADD_FAILURE() << n.name;
+      }
+    }
+    // Forward: the lookup and each layer's o_proj and down_proj sums scattered (1 + 2 x 2), each
+    // layer's two normed inputs and the final norm's output gathered (2 x 2 + 1); backward the
+    // gradients of each: a gather for each scatter, a scatter for each gather.
+    EXPECT_EQ(scatters, 10);
+    EXPECT_EQ(gathers, 10);
+    // The five RMSNorms' mean squares forward and their gradients' row sums backward; the loss's
+    // row maxima, sums and picked logits (as replicated).
+    EXPECT_EQ(norm_sums, 2 * 5);
+    EXPECT_GE(loss, 3);
+  }
+}
+
+// Sharded and replicated streams: the same matmuls; the sharded stream holds 1/4 of the activations
+// between the blocks and the norms' weights, and moves the same bytes over the tensor links.
+TEST(TensorParallel, ShardedStreamSameMatmulsLessMemory) {
+  TrainingRunOptions o;
+  o.engine = "analytical";
+  const std::string mesh = "mesh: {tensor: 4}\nremat_policy: full\n";
+  const TrainingRunResult s = run_training(v6e8(), tiny(mesh + "tensor_activations: sharded\n"), o);
+  const TrainingRunResult r = run_training(v6e8(), tiny(mesh + "tensor_activations: replicated\n"), o);
+  ASSERT_FALSE(s.programs.empty());
+  ASSERT_EQ(s.programs.size(), r.programs.size());
+  EXPECT_EQ(s.programs[0].flops, r.programs[0].flops);
+  EXPECT_EQ(s.programs[0].parameter_bytes, 1705216u / 4 * 2);  // every parameter a quarter, the norms too
+  EXPECT_EQ(r.programs[0].parameter_bytes, (1280u + (1705216u - 1280u) / 4) * 2);
+  EXPECT_LT(s.programs[0].peak_hbm_bytes, r.programs[0].peak_hbm_bytes);
+  const size_t tensor_axis = 1 + size_t(models::MeshAxis::kTensor);
+  EXPECT_GT(s.collective_time[isa::Collective::kReduceScatter].instructions, 0u);
+  EXPECT_GT(s.collective_time[isa::Collective::kAllGather].instructions, 0u);
+  EXPECT_EQ(r.collective_time[isa::Collective::kReduceScatter].instructions, 0u);
+  EXPECT_GT(s.collective_time.axes[tensor_axis].busy_s, 0);
+}
+
 TEST(TensorParallel, SameWorkPerDeviceAsDataParallelAndAQuarterOfTheSplitWeights) {
   TrainingRunOptions o;
   o.engine = "analytical";
-  const TrainingRunResult tp = run_training(v6e8(), tiny("mesh: {tensor: 4}\n"), o);
+  const TrainingRunResult tp = run_training(v6e8(), tiny("mesh: {tensor: 4}\ntensor_activations: replicated\n"), o);
   const TrainingRunResult dp = run_training(v6e8(), tiny("mesh: {data: 8}\n"), o);
   ASSERT_EQ(tp.programs.size(), dp.programs.size());
   ASSERT_FALSE(tp.programs.empty());
@@ -151,7 +229,7 @@ TEST(TensorParallel, SameWorkPerDeviceAsDataParallelAndAQuarterOfTheSplitWeights
 // FSDP alone at the same per-device batch.
 TEST(TensorParallel, FsdpTimesTensorMesh) {
   const std::string fsdp = "sharding: fsdp\nfsdp_wrap_layer_classes: [LlamaDecoderLayer]\nfsdp_grad_ckpt: true\n";
-  const WorkloadConfig w = tiny(fsdp + "mesh: {tensor: 4}\n");
+  const WorkloadConfig w = tiny(fsdp + "mesh: {tensor: 4}\ntensor_activations: replicated\n");
   const models::Mesh mesh = resolve_mesh(w.training(), 8);
   EXPECT_EQ(mesh[models::MeshAxis::kFsdp], 2u);  // under sharding: fsdp the fsdp axis takes the rest
   const std::unique_ptr<StepGraph> sg = train_step_graph(w);

@@ -31,6 +31,12 @@ const NameTable<Attention>& enum_names(Attention) {
   static const NameTable<Attention> t = {{Attention::kAuto, "auto"}, {Attention::kEager, "eager"}, {Attention::kFlash, "flash"}};
   return t;
 }
+const NameTable<TensorActivations>& enum_names(TensorActivations) {
+  static const NameTable<TensorActivations> t = {{TensorActivations::kAuto, "auto"},
+                                                 {TensorActivations::kSharded, "sharded"},
+                                                 {TensorActivations::kReplicated, "replicated"}};
+  return t;
+}
 const NameTable<EvalPrecision>& enum_names(EvalPrecision) {
   static const NameTable<EvalPrecision> t = {{EvalPrecision::kSame, "same"}, {EvalPrecision::kBf16, "bf16"}};
   return t;

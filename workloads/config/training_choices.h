@@ -25,6 +25,11 @@ enum class Attention { kAuto, kEager, kFlash };
 // model_config's mlp_activation, gated_mlp and tie_word_embeddings: kPreset keeps the preset's.
 enum class MlpActivation { kPreset, kSilu, kGelu, kGeluTanh, kRelu };
 enum class Toggle { kPreset, kTrue, kFalse };
+// Under tensor parallelism, the activations between the blocks: split along the hidden dimension
+// over the tensor axis (MaxText's activation_embed rule: reduce-scatters and all-gathers) or whole
+// on every replica (Megatron-LM's all-reduces); auto: sharded under framework jax, else replicated
+// (uses_sharded_stream, workloads/config/workload_config.h).
+enum class TensorActivations { kAuto, kSharded, kReplicated };
 // MaxText's `quantization`: the decoder layers' matmuls as AQT int8 or fp8 (models/model.h).
 enum class Quantization { kNone, kInt8, kFp8 };
 
@@ -42,5 +47,6 @@ const NameTable<TpuRuntime>& enum_names(TpuRuntime);
 const NameTable<DataLocation>& enum_names(DataLocation);
 const NameTable<EvalStrategy>& enum_names(EvalStrategy);
 const NameTable<Attention>& enum_names(Attention);
+const NameTable<TensorActivations>& enum_names(TensorActivations);
 
 }  // namespace tpusim

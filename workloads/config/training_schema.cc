@@ -98,7 +98,9 @@ const Schema<MeshConfig>& mesh_schema() {
              "Llama-family models); " + axes);
     s.field(&MeshConfig::tensor, "tensor").range(-1, 1 << 20).default_value(0, "1")
         .doc("tensor (Megatron) parallelism: attention heads, the MLP width and the vocabulary split over these "
-             "devices, two all-reduces per layer forward and two backward (Llama family: Llama, Mistral, Gemma, GPT-3); " + axes)
+             "devices, two all-reduces per layer forward and two backward, or with the activations sharded "
+             "(tensor_activations) a reduce-scatter and an all-gather for each (Llama family: Llama, Mistral, Gemma, "
+             "GPT-3); " + axes)
         .source("Shoeybi et al., Megatron-LM, arXiv:1909.08053; MaxText logical axis rules");
     return s;
   }();
@@ -501,6 +503,17 @@ const Schema<WorkloadConfig>& training_schema() {
         .doc("flash attention: query rows per block (MaxText sa_block_q)").source("MaxText base.yml (512)");
     s.field(&WorkloadConfig::spec, &TW::sa_block_kv, "sa_block_kv").unit("tokens").range(8, 1 << 16).default_value(512)
         .doc("flash attention: key rows per block (MaxText sa_block_kv)").source("MaxText base.yml (512)");
+    s.field(&WorkloadConfig::spec, &TW::tensor_activations, "tensor_activations").default_value(TensorActivations::kAuto)
+        .doc("auto | sharded | replicated: under mesh.tensor, the activations between the blocks (the residual "
+             "stream); auto is sharded under framework jax (MaxText), replicated otherwise (docs/training.md, "
+             "\"Meshes\")")
+        .details("`sharded`: split along the hidden dimension over the tensor axis (MaxText's logical axis rule "
+                 "activation_embed -> tensor): each block's normed input is all-gathered before its first "
+                 "projections and its o_proj / down_proj sums reduce-scattered back, the norms run on each "
+                 "device's columns (their sums all-reduced), and the saved layer inputs take 1/T of the memory. "
+                 "`replicated`: the stream whole on every device, each o_proj / down_proj sum all-reduced "
+                 "(Megatron-LM without sequence parallelism). The same bytes cross the links either way.")
+        .source("MaxText base.yml logical_axis_rules; Korthikanti et al., arXiv:2205.05198");
     s.field(&WorkloadConfig::spec, &TW::context_parallel_load_balance, "context_parallel_load_balance").default_value(true)
         .doc("mesh.sequence: the sequence is cut into 2 x S chunks and device i of a sequence group takes chunks i "
              "and 2S - 1 - i, so that under the causal mask every device has the same attention work; false: "

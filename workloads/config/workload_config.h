@@ -122,6 +122,7 @@ struct TrainingWorkload {
   RematTensorsConfig remat_tensors;        // remat_policy custom: per named tensor
   Attention attention = Attention::kAuto;  // auto | eager | flash (uses_flash_attention() resolves auto)
   uint32_t sa_block_q = 512, sa_block_kv = 512;
+  TensorActivations tensor_activations = TensorActivations::kAuto;  // mesh.tensor: the stream split or whole
   bool context_parallel_load_balance = true;  // mesh.sequence: each device two mirrored blocks (MaxText)
   Quantization quantization = Quantization::kNone;  // none | int8 | fp8 (MaxText AQT)  // flash attention's query and key block rows (MaxText's names)
   bool overlap_collectives = true;         // gradient all-reduces overlap the backward pass (XLA async collectives)
@@ -218,6 +219,9 @@ const models::Family* model_family(const TrainingWorkload& t);
 // Whether the workload's attention is flash attention (`attention`, auto resolved: flash for a
 // Llama-family model under framework jax).
 bool uses_flash_attention(const TrainingWorkload& t);
+// Whether, under tensor parallelism, the activations between the blocks are split along the hidden
+// dimension (`tensor_activations`, auto resolved: sharded under framework jax, as MaxText).
+bool uses_sharded_stream(const TrainingWorkload& t);
 
 // The tensors of a decoder layer the backward recomputes (models/remat_policy.h): `remat_policy`, or
 // `full` under fsdp_grad_ckpt; kNone: no recomputation.

@@ -36,6 +36,11 @@ bool uses_flash_attention(const TrainingWorkload& t) {
   return t.framework == FrameworkKind::kJax && f && models::llama_like(f->id);
 }
 
+bool uses_sharded_stream(const TrainingWorkload& t) {
+  if (t.tensor_activations != TensorActivations::kAuto) return t.tensor_activations == TensorActivations::kSharded;
+  return t.framework == FrameworkKind::kJax;
+}
+
 MlpChoice resolve_mlp(const ModelConfig& m, models::Activation preset) {
   using models::Activation;
   MlpChoice c;

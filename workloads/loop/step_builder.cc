@@ -130,6 +130,7 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   // Likewise a sequence group of n devices runs n devices' examples, each device 1/n of each one's
   // tokens (models/llama.cc).
   o.tensor = device_mesh[models::MeshAxis::kTensor];
+  o.tensor_activations_sharded = uses_sharded_stream(w);
   const uint32_t sequence = device_mesh[models::MeshAxis::kSequence];
   const uint32_t device_examples = uint32_t(v.batch * o.tensor * sequence);
   o.batch = (device_examples + per_device - 1) / per_device;
