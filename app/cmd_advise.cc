@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
+#include "config/schema.h"
 #include "workloads/analysis/advisor.h"
 
 namespace tpusim::app {
@@ -44,7 +45,7 @@ int advise(const RunArgs& a) {
   if (!a.out_dir.empty()) {
     nlohmann::json j = nlohmann::json::array();
     for (const AdviceRow& r : rows)
-      j.push_back({{"padding", r.padding.to_string()}, {"precision", enum_name(r.precision)}, {"per_device_batch_size", r.batch},
+      j.push_back({{"padding", r.padding.to_string()}, {"precision", enum_name(r.precision)}, {"per_device_batch_size", config::json_count(r.batch)},
                    {"remat_policy", enum_name(r.remat)}, {"sharding", enum_name(r.sharding)}, {"tensor", r.tensor},
                    {"mesh", r.mesh},
                    {"global_batch", r.global_batch}, {"as_given", r.is_base}, {"fits", r.fits}, {"error", r.error},

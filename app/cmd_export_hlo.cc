@@ -46,12 +46,13 @@ std::string export_training(const ExportHloArgs& a, const WorkloadConfig& w, con
   StepVariant v;
   if (a.variant == "eval") {
     v.kind = GraphKind::kEval;
-    v.batch = t.eval_per_device_batch_size ? t.eval_per_device_batch_size : t.per_device_batch_size;
+    v.batch = variant_batch(t, hw, a.batch ? a.batch : t.eval_per_device_batch_size ? t.eval_per_device_batch_size : t.per_device_batch_size,
+                            a.batch ? "--batch" : "eval_per_device_batch_size");
   } else {
     // The first optimizer step: its own graph when the framework creates the optimizer state in
     // it (torch.optim); it reads the .grad buffers when micro-steps accumulated into them.
     v.kind = framework_personality(t).lazy_optimizer_state ? GraphKind::kTrainFirstStep : GraphKind::kTrain;
-    v.batch = t.per_device_batch_size;
+    v.batch = variant_batch(t, hw, a.batch ? a.batch : t.per_device_batch_size, a.batch ? "--batch" : "per_device_batch_size");
     v.grad_buffers = t.gradient_accumulation_steps > 1;
   }
   // The largest padded shape, which is every batch's under padding: max_length (an image task has
@@ -59,7 +60,6 @@ std::string export_training(const ExportHloArgs& a, const WorkloadConfig& w, con
   const uint32_t image = image_tokens(t);
   v.seq = image ? image : t.max_length;
   v.target = t.task == Task::kSeq2seq ? t.max_target_length : 0;
-  if (a.batch) v.batch = a.batch;
   if (a.seq) v.seq = a.seq;
   if (a.target) {
     if (t.task != Task::kSeq2seq)

@@ -128,6 +128,12 @@ std::string string_of(const V& v) {
   if constexpr (NamedEnum<V>) return enum_name(v);
   else return config_text(v);
 }
+// A count that may be a fraction (per_device_batch_size) as JSON: an integer when whole, so that
+// whole counts print as they always have.
+inline nlohmann::json json_count(double x) {
+  if (x == double(int64_t(x))) return nlohmann::json(int64_t(x));
+  return nlohmann::json(x);
+}
 // YAML flow text of any field value.
 template <class V>
 std::string yaml_of(const V& v) {

@@ -28,7 +28,7 @@ inline std::unique_ptr<Step> step(const std::string& workload, const std::string
   s->hw = load_hw_config(configs + "hw/" + hw + ".yaml");
   s->model = make_model(s->w.training());
   const TrainingWorkload& t = s->w.training();
-  StepVariant v{kind, t.per_device_batch_size, image_tokens(t) ? image_tokens(t) : t.max_length};
+  StepVariant v{kind, variant_batch(t, s->hw, t.per_device_batch_size), image_tokens(t) ? image_tokens(t) : t.max_length};
   if (t.task == Task::kSeq2seq) v.target = t.max_target_length;
   s->sg = build_step_graph(*s->model, t, s->hw, v);
   return s;

@@ -126,7 +126,9 @@ TEST(MaxTextArgs, SettingsNotModelledAreRefusedAtTheKey) {
   expect_refused("model_name=llama3.1-8b dcn_fsdp_parallelism=2", "dcn_fsdp_parallelism", "only data parallelism");
   expect_refused("model_name=gpt3-6b", "model_name", "gpt3-175b");
   EXPECT_EQ(from_maxtext("model_name=gpt3-175b").training().model, "gpt3-175b");
-  expect_refused("model_name=llama2-7b per_device_batch_size=0.5", "per_device_batch_size", "fraction");
+  // A fraction is taken as is: whether it makes whole examples depends on the mesh over the slice
+  // (shard_examples, checked when the run starts: tests/workloads/sequence_parallel_test.cc).
+  EXPECT_EQ(from_maxtext("model_name=llama2-7b per_device_batch_size=0.25 ici_sequence_parallelism=4").training().per_device_batch_size, 0.25);
   expect_refused("model_name=llama2-7b quantization=intmp", "quantization", "int8");
   expect_refused("model_name=llama2-7b steps", "steps", "key=value");
   EXPECT_NO_THROW(from_maxtext("model_name=llama2-7b dcn_fsdp_parallelism=1 ici_expert_parallelism=1"));

@@ -131,6 +131,40 @@ TEST(SequenceParallel, WithATensorAxis) {
   EXPECT_EQ(count(st->fsdp->graph, models::MeshAxis::kTensor), count(t->fsdp->graph, models::MeshAxis::kTensor));
 }
 
+// A fraction of a sequence per device (MaxText's per_device_batch_size=0.25 with a sequence axis of
+// 4): a sequence group's 4 devices share one sequence, 64 of its 256 tokens each; the global batch
+// is per_device_batch_size x devices, and each device does a quarter of the work of 1 per device.
+TEST(SequenceParallel, AFractionOfASequencePerDevice) {
+  const std::string mesh = kFsdp + "mesh: {fsdp: 2, sequence: 4}\n";
+  const WorkloadConfig quarter = tiny_decoder(mesh, {{"per_device_batch_size", "0.25"}});
+  const std::unique_ptr<StepGraph> sg = train_step_graph(quarter);  // at 2 per device: 8 per group
+  EXPECT_EQ(sg->device_examples, 8u);
+  EXPECT_EQ(variant_batch(quarter.training(), v6e8(), 0.25), 1u);
+  TrainingRunOptions o;
+  o.engine = "analytical";
+  const TrainingRunResult q = run_training(v6e8(), quarter, o);
+  const TrainingRunResult one = run_training(v6e8(), tiny_decoder(mesh, {{"per_device_batch_size", "1"}}), o);
+  EXPECT_EQ(q.global_batch, 2u);  // 0.25 x 8 devices
+  EXPECT_EQ(one.global_batch, 8u);
+  ASSERT_FALSE(q.programs.empty());
+  EXPECT_EQ(q.programs[0].batch, 1u);  // the group's one sequence
+  EXPECT_EQ(4 * q.programs[0].flops, one.programs[0].flops);
+  EXPECT_LT(q.programs[0].device_s, one.programs[0].device_s);
+  // A fraction that does not make whole sequences over the group is refused at the key, with the rule.
+  try {
+    run_training(v6e8(), tiny_decoder(kFsdp + "mesh: {fsdp: 4, sequence: 2}\n", {{"per_device_batch_size", "0.25"}}), o);
+    ADD_FAILURE() << "0.25 x 2 devices is not a whole sequence";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.info().yaml_path, "per_device_batch_size");
+    EXPECT_NE(std::string(e.what()).find("whole number"), std::string::npos) << e.what();
+  }
+  // Without a sequence or tensor axis a fraction has no devices to share it.
+  EXPECT_THROW(run_training(v6e8(), tiny_decoder("", {{"per_device_batch_size", "0.5"}}), o), ConfigError);
+  // With a tensor axis too: 0.25 x 2 x 2 = 1.
+  const WorkloadConfig both = tiny_decoder(kFsdp + "mesh: {fsdp: 2, sequence: 2, tensor: 2}\n", {{"per_device_batch_size", "0.25"}});
+  EXPECT_EQ(run_training(v6e8(), both, o).global_batch, 2u);
+}
+
 std::string load_error(const std::string& extra) {
   try {
     tiny_decoder(extra);

@@ -36,7 +36,7 @@ inline std::unique_ptr<StepGraph> train_step_graph(const WorkloadConfig& w, cons
   const std::unique_ptr<models::Model> model = make_model(w.training());
   StepVariant v;
   v.kind = GraphKind::kTrain;
-  v.batch = 2;
+  v.batch = variant_batch(w.training(), hw, 2);  // 2 per device: a tensor x sequence group's together
   v.seq = 256;
   return build_step_graph(*model, w.training(), hw, v);
 }

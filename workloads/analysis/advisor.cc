@@ -19,7 +19,7 @@ namespace tpusim {
 namespace {
 
 // padding, precision (by name: the ranking's ties keep this order), batch, remat policy, mesh
-using Key = std::tuple<std::string, std::string, uint32_t, std::string, std::string>;
+using Key = std::tuple<std::string, std::string, double, std::string, std::string>;
 
 // A parallel layout: data parallel or FSDP over the devices `tensor` leaves.
 struct Layout {
@@ -52,7 +52,7 @@ class Search {
  public:
   Search(const HwConfig& hw, const WorkloadConfig& w, const AdviceOptions& o) : hw_(hw), w_(w), o_(o) {}
 
-  const AdviceRow& run(const data::PaddingSpec& padding, Precision precision, uint32_t batch,
+  const AdviceRow& run(const data::PaddingSpec& padding, Precision precision, double batch,
                        models::RematPolicy remat, const Layout& layout) {
     const std::string mesh = mesh_name(layout, slice_devices(hw_));
     const Key key{padding.to_string(), enum_name(precision), batch, enum_name(remat), mesh};

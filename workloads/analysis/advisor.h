@@ -29,7 +29,7 @@ namespace tpusim {
 struct AdviceRow {
   data::PaddingSpec padding;
   Precision precision = Precision::kFp32;
-  uint32_t batch = 0;        // per device
+  double batch = 0;          // per device (a fraction: shared by a tensor x sequence group)
   models::RematPolicy remat = models::RematPolicy::kNone;  // kCustom: the workload's remat_tensors
   // The parallel layout: data parallel or FSDP over the devices the tensor axis leaves, tensor
   // (Megatron) parallel over `tensor` devices (1: none).

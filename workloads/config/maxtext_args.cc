@@ -48,7 +48,8 @@ const std::vector<MaxTextKey>& maxtext_keys() {
       {"model_name", K::Alias, "model, fsdp_wrap_layer_classes",
        "the preset of that MaxText model (llama2-7b -> meta-llama/Llama-2-7b-hf, llama3.1-8b -> meta-llama/Llama-3.1-8B, "
        "mistral-7b, gemma-2b, gemma-7b, ...) and its decoder layer as the FSDP unit", ""},
-      {"per_device_batch_size", K::Alias, "per_device_batch_size", "a whole number of sequences (a fraction is refused)", ""},
+      {"per_device_batch_size", K::Alias, "per_device_batch_size",
+       "as is; a fraction where a tensor x sequence group shares its sequences (0.25 with ici_sequence_parallelism=4)", ""},
       {"max_target_length", K::Alias, "max_length, dataset.train", "the sequence length; synthetic data: fixed:N", ""},
       {"steps", K::Alias, "steps", "as is", ""},
       {"gradient_accumulation_steps", K::Alias, "gradient_accumulation_steps", "as is", ""},
@@ -241,14 +242,6 @@ void alias(Node& root, const Token& t, const MaxTextKey& k, const std::string& o
     classes.line = t.line;
     classes.items.push_back(scalar(it->second.second, origin, t.line));
     put(root, "fsdp_wrap_layer_classes", classes);
-  } else if (t.key == "per_device_batch_size") {
-    std::string v = t.value;
-    if (v.find('.') != std::string::npos && v.find_first_not_of("0123456789.") == std::string::npos) {
-      const double d = std::stod(v);  // MaxText takes fractions (fewer sequences than devices)
-      if (d != double(int64_t(d))) bad(origin, t, "a fraction of a sequence per device is not modelled", "use a whole number of sequences");
-      v = std::to_string(int64_t(d));
-    }
-    set("per_device_batch_size", v);
   } else if (t.key == "max_target_length") {
     set("max_length", t.value);
     const Node* d = root.find("dataset");

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "config/schema.h"
 #include "config/suggest.h"
@@ -375,7 +376,14 @@ void check_training(const WorkloadConfig& w, const CheckContext& c) {
     }
   }
   check_llm_settings(t, c, known_model);
-  if (t.split_batches && t.per_device_batch_size == 0) c.fail("per_device_batch_size", "must be >= 1");
+  // A fraction is MaxText's (a tensor x sequence group sharing examples: shard_examples checks it
+  // against the mesh); Accelerate's batch settings take whole examples.
+  const bool fraction = t.per_device_batch_size != std::floor(t.per_device_batch_size);
+  if (fraction && t.split_batches)
+    c.fail("per_device_batch_size", "must be a whole number under split_batches (the global batch)", "give a whole number");
+  if (fraction && t.auto_find_batch_size)
+    c.fail("auto_find_batch_size", "halves a whole per_device_batch_size; this one is a fraction",
+           "remove auto_find_batch_size, or give a whole per_device_batch_size");
 }
 
 }  // namespace
@@ -431,11 +439,16 @@ const Schema<WorkloadConfig>& training_schema() {
                  "batch (DataCollatorWithPadding); `multiple_of:N`: the longest rounded up to a multiple of N, "
                  "capped at max_length (pad_to_multiple_of). Every distinct padded shape is a compilation.");
     s.field(&WorkloadConfig::spec, &TW::per_device_batch_size, "per_device_batch_size").unit("examples")
-        .range(1, 1 << 20).doc("batch per device and micro-step (per_device_train_batch_size): per TensorCore on "
-                               "v2/v3, per chip on a megacore chip (v4, chip.megacore), whose two cores take half each");
+        .greater_than(0).max(1 << 20)
+        .doc("batch per device and micro-step (per_device_train_batch_size): per TensorCore on v2/v3, per chip on a "
+             "megacore chip (v4, chip.megacore), whose two cores take half each. A fraction where the devices of a "
+             "tensor x sequence group share examples (MaxText's per_device_batch_size=0.25 with a sequence axis of "
+             "4: one sequence over 4 devices); per_device_batch_size x tensor x sequence must be a whole number")
+        .source("MaxText base.yml per_device_batch_size; Trainer per_device_train_batch_size");
     s.field(&WorkloadConfig::spec, &TW::eval_per_device_batch_size, "eval_per_device_batch_size").unit("examples")
         .range(0, 1 << 20).default_value(0, "per_device_batch_size")
-        .doc("evaluation batch per process; a different batch is a different program (a compile and an allocation)");
+        .doc("evaluation batch per device (a fraction as per_device_batch_size); a different batch is a different "
+             "program (a compile and an allocation)");
     s.field(&WorkloadConfig::spec, &TW::epochs, "epochs").range(1, 1 << 20).default_value(1).doc("passes over the training split");
     s.field(&WorkloadConfig::spec, &TW::steps, "steps").default_value(0, "no cap")
         .doc("stop after this many training micro-steps in total (0 = no cap); evaluation still runs at the end");

@@ -107,8 +107,10 @@ struct TrainingWorkload {
   uint32_t max_length = 128;               // tokens: truncation length (seq2seq: of the sources)
   uint32_t max_target_length = 128;        // seq2seq: the targets' truncation length
   data::PaddingSpec padding;               // max_length | longest | multiple_of:N
-  uint32_t per_device_batch_size = 0;      // examples per process and micro-step
-  uint32_t eval_per_device_batch_size = 0; // resolved to per_device_batch_size when omitted
+  // Examples per device and micro-step; a fraction where a tensor x sequence group's devices share
+  // examples (MaxText's per_device_batch_size=0.25 with ici_sequence_parallelism=4): shard_examples.
+  double per_device_batch_size = 0;
+  double eval_per_device_batch_size = 0;   // resolved to per_device_batch_size when omitted
   uint32_t epochs = 1;
   uint64_t steps = 0;                      // cap on training micro-steps; 0 = none
   models::OptimizerKind optimizer = models::OptimizerKind::kAdamW;  // adamw | sgd | lamb | adafactor
@@ -234,6 +236,15 @@ models::RematTensors effective_remat_tensors(const TrainingWorkload& t);
 // it ({data: -1}, fsdp: {fsdp: -1}). ConfigError (at the mesh key) for a mesh whose axes do not
 // multiply to the devices.
 models::Mesh resolve_mesh(const TrainingWorkload& t, uint32_t devices, uint32_t slices = 1);
+// The examples of one batch shard: the devices of a tensor x sequence group compute the same
+// examples (a tensor replica 1/T of their work, a sequence replica 1/S of their tokens), so a shard
+// takes per_device x T x S of them, which must be a whole number, at least 1 (MaxText: the global
+// batch, per_device_batch_size x devices, split over the data axes only). `key` names the setting
+// in the ConfigError otherwise.
+uint32_t shard_examples(const TrainingWorkload& t, double per_device, const models::Mesh& mesh,
+                        const std::string& key = "per_device_batch_size");
+// The devices of a batch shard (mesh tensor x sequence).
+uint32_t shard_devices(const models::Mesh& mesh);
 // The model head of a training task (the same names).
 models::Head model_head(Task task);
 // The training workload's model behind the model interface (models/model.h): its architecture

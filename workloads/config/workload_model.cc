@@ -3,6 +3,7 @@
 // what the step builder needs resolved beside it: the remat policy and the device mesh. Declared in
 // workload_config.h.
 #include <array>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -152,6 +153,25 @@ models::Mesh slice_mesh(const TrainingWorkload& t, uint32_t devices) {
 }
 
 }  // namespace
+
+uint32_t shard_devices(const models::Mesh& mesh) {
+  return mesh[models::MeshAxis::kTensor] * mesh[models::MeshAxis::kSequence];
+}
+
+uint32_t shard_examples(const TrainingWorkload& t, double per_device, const models::Mesh& mesh, const std::string& key) {
+  const uint32_t group = shard_devices(mesh);
+  const double examples = per_device * group;
+  const double whole = std::round(examples);
+  if (whole < 1 || std::abs(examples - whole) > 1e-9 * whole)
+    mesh_error(t, key, fmt::format("{}", per_device),
+               fmt::format("times the {} devices that compute the same examples (mesh tensor {} x sequence {}) must "
+                           "be a whole number of examples, at least 1",
+                           group, mesh[models::MeshAxis::kTensor], mesh[models::MeshAxis::kSequence]),
+               group == 1 ? std::string("give a whole number (a fraction needs a tensor or sequence axis to share the "
+                                        "examples)")
+                          : fmt::format("give a multiple of 1/{} (e.g. {})", group, 1.0 / group));
+  return uint32_t(whole);
+}
 
 models::Mesh resolve_mesh(const TrainingWorkload& t, uint32_t devices, uint32_t slices) {
   if (t.dcn_mesh.data > 0 && uint32_t(t.dcn_mesh.data) != slices)

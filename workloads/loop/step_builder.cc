@@ -104,6 +104,17 @@ void partition_tensor_axis(models::Graph& g, std::vector<int>& grads, compiler::
 
 }  // namespace
 
+namespace {
+
+// The devices the mesh spans: TensorCores, or chips under megacore.
+uint32_t mesh_devices(const HwConfig& hw) { return uint32_t(compiler::ring_order(hw).size()) / cores_per_device(hw.chip); }
+
+}  // namespace
+
+uint32_t variant_batch(const TrainingWorkload& w, const HwConfig& hw, double per_device, const std::string& key) {
+  return shard_examples(w, per_device, resolve_mesh(w, mesh_devices(hw), hw.multislice.slices), key);
+}
+
 bool bf16_eval(const TrainingWorkload& w, const StepVariant& v) {
   return v.kind == GraphKind::kEval && w.eval_precision == EvalPrecision::kBf16 && activation_dtype(w.precision) == models::DType::kF32;
 }
@@ -120,24 +131,23 @@ std::unique_ptr<StepGraph> build_step_graph(const models::Model& model, const Tr
   o.flash_attention = uses_flash_attention(w);
   o.flash_block_q = w.sa_block_q;
   o.flash_block_kv = w.sa_block_kv;
-  const uint32_t devices = uint32_t(compiler::ring_order(hw).size()) / per_device;
-  const models::Mesh device_mesh = resolve_mesh(w, devices, hw.multislice.slices);
+  const models::Mesh device_mesh = resolve_mesh(w, mesh_devices(hw), hw.multislice.slices);
   // MaxText's batch: per_device_batch_size examples per device, the batch split over the data axes
   // only, so each tensor group of T devices runs T devices' examples (a tensor replica computes 1/T
-  // of their work). A megacore device's cores each compute half of its examples
-  // (compiler/step/data_parallel.h); an odd count gives both cores the larger half (SPMD: one program
-  // shape). The replicas are the cores then: the batch axis takes the chip's cores (core_mesh).
-  // Likewise a sequence group of n devices runs n devices' examples, each device 1/n of each one's
-  // tokens (models/llama.cc).
+  // of their work), and a sequence group of n devices n devices' examples, each device 1/n of each
+  // one's tokens (models/llama.cc): the variant's batch is such a batch shard's (shard_examples). A
+  // megacore device's cores each compute half of its examples (compiler/step/data_parallel.h); an
+  // odd count gives both cores the larger half (SPMD: one program shape). The replicas are the cores
+  // then: the batch axis takes the chip's cores (core_mesh).
   o.tensor = device_mesh[models::MeshAxis::kTensor];
   o.tensor_activations_sharded = uses_sharded_stream(w);
-  const uint32_t sequence = device_mesh[models::MeshAxis::kSequence];
-  const uint32_t device_examples = uint32_t(v.batch * o.tensor * sequence);
+  const uint32_t device_examples = v.batch;
   o.batch = (device_examples + per_device - 1) / per_device;
   const models::Mesh mesh = compiler::core_mesh(
       device_mesh, per_device, w.sharding == Sharding::kFsdp ? models::MeshAxis::kFsdp : models::MeshAxis::kData);
   o.mesh = mesh;
   o.sequence_load_balance = w.context_parallel_load_balance;
+  const uint32_t sequence = device_mesh[models::MeshAxis::kSequence];
   o.quantization = quantized_precision(w, hw);
   if (bf16_eval(w, v)) {
     // bf16_full_eval: bf16 activations; the stored f32 weights are converted where the eval step

@@ -24,10 +24,16 @@ struct StepGraph {
   std::optional<compiler::FusionPlan> fusions;  // data parallel: fwd.graph's, planned once (NativeSteps)
   std::unique_ptr<compiler::FsdpGraphs> fsdp;  // sharding: fsdp
   uint64_t recompute_flops = 0;  // data parallel with remat_policy: the recomputed matmuls' flops
-  // The examples a device computes per step: the variant's batch, times T under tensor parallelism
-  // (a tensor group's T devices run all their examples); a megacore's cores take ceil(/cores) each.
+  // The examples a device computes per step: the variant's batch, a batch shard's (a tensor x
+  // sequence group's devices run all their examples); a megacore's cores take ceil(/cores) each.
   uint32_t device_examples = 0;
 };
+
+// A step variant's batch at `per_device` examples per device: a batch shard's examples over the
+// workload's mesh on `hw` (shard_examples; ConfigError at `key` for a fraction that does not make
+// whole examples).
+uint32_t variant_batch(const TrainingWorkload& w, const HwConfig& hw, double per_device,
+                       const std::string& key = "per_device_batch_size");
 
 // eval_precision: bf16 on an f32 run: the eval graph computes in bf16 (its own program).
 bool bf16_eval(const TrainingWorkload& w, const StepVariant& v);

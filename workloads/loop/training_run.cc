@@ -166,6 +166,7 @@ class TrainingDriver {
   std::unique_ptr<MemoSteps> memo_source_;     // source_ behind the memo
   StepLoop loop_;
   uint64_t real_tokens_ = 0, padded_tokens_ = 0;
+  uint32_t eval_shard_batch_ = 0;  // eval examples per batch shard (shard_examples)
 };
 
 data::Dataset TrainingDriver::load(const std::string& ref, const std::string& key, uint64_t default_count) {
@@ -197,9 +198,13 @@ void TrainingDriver::run() {
                               "nothing to change: jit_compile has no effect on TPU",
                               "jit_compile: false has no effect under TPUStrategy: every step is XLA-compiled", 0});
 
+  // The loader's processes are the batch shards: each device, or each tensor x sequence group of
+  // devices, which compute the same examples (shard_examples); the other slices' take their shares too.
+  const models::Mesh mesh = resolve_mesh(t_, processes, hw_.multislice.slices);
   data::LoaderOptions lo;
-  lo.num_processes = processes * hw_.multislice.slices;  // the other slices' devices take their shares too
-  lo.batch_size = t_.per_device_batch_size;
+  lo.num_processes = processes / shard_devices(mesh) * hw_.multislice.slices;
+  lo.batch_size = shard_examples(t_, t_.per_device_batch_size, mesh);
+  eval_shard_batch_ = shard_examples(t_, t_.eval_per_device_batch_size, mesh, "eval_per_device_batch_size");
   lo.split_batches = t_.split_batches;
   lo.even_batches = t_.even_batches;
   lo.drop_last = t_.drop_last;
@@ -296,7 +301,7 @@ uint64_t TrainingDriver::check_run_length(const data::Dataset& train, const data
   if (!eval.empty() && t_.eval_strategy == EvalStrategy::kEpoch) eval_passes = epochs_run;
   if (!eval.empty() && t_.eval_strategy == EvalStrategy::kSteps && t_.eval_steps > 0 && per_epoch.steps)
     eval_passes = train_total * per_epoch.optimizer_steps / per_epoch.steps / t_.eval_steps;
-  const u128 eval_per_pass = eval_passes ? data::plan_eval(eval, lo, t_.eval_per_device_batch_size, {"workload", "", 0}).steps.size() : 0;
+  const u128 eval_per_pass = eval_passes ? data::plan_eval(eval, lo, eval_shard_batch_, {"workload", "", 0}).steps.size() : 0;
   const u128 total = train_total + eval_passes * eval_per_pass;
   if (total <= kMaxRunSteps) return uint64_t(total);
   const bool by_steps = t_.steps && train_total == t_.steps;
@@ -319,7 +324,7 @@ void TrainingDriver::evaluate(const data::Dataset& eval, const data::LoaderOptio
   if (o_.on_stage)
     o_.on_stage(t_.eval_strategy == EvalStrategy::kSteps ? fmt::format("evaluation after optimizer step {}", r_.optimizer_steps)
                                             : fmt::format("evaluation after epoch {}", epoch + 1));
-  const data::EpochPlan ep = data::plan_eval(eval, lo, t_.eval_per_device_batch_size, {"workload", "", 0});
+  const data::EpochPlan ep = data::plan_eval(eval, lo, eval_shard_batch_, {"workload", "", 0});
   uint64_t logits_bytes = 0;
   for (const data::Step& st : ep.steps) {
     execute(GraphKind::kEval, false, st, epoch, true);
@@ -347,7 +352,7 @@ TrainingRunResult run_training(const HwConfig& hw, const WorkloadConfig& w, cons
   // (the simulation is deterministic).
   WorkloadConfig wb = w;
   BatchSearch search;
-  for (uint32_t b = w.training().per_device_batch_size;; b /= 2) {
+  for (uint32_t b = uint32_t(w.training().per_device_batch_size);; b /= 2) {  // whole (the config check)
     wb.training().per_device_batch_size = b;
     search.tried.push_back(b);
     TrainingRunResult r;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "config/schema.h"
 #include "models/families.h"
 #include "sim/hw/resolved_hw.h"
 #include "workloads/loop/host_costs.h"
@@ -243,8 +244,8 @@ json make_training_report(const HwConfig& hw, const WorkloadConfig& w, const Tra
                    {"model_parameters", base_model_parameters(t)},
                    {"framework", enum_name(t.framework)}, {"precision", enum_name(t.precision)},
                    {"optimizer", enum_name(t.optimizer)}, {"padding", t.padding.to_string()},
-                   {"max_length", t.max_length}, {"per_device_batch_size", t.per_device_batch_size},
-                   {"eval_per_device_batch_size", t.eval_per_device_batch_size},
+                   {"max_length", t.max_length}, {"per_device_batch_size", config::json_count(t.per_device_batch_size)},
+                   {"eval_per_device_batch_size", config::json_count(t.eval_per_device_batch_size)},
                    {"global_batch", r.global_batch}, {"processes", r.processes},
                    {"replicas", r.replicas}, {"clients", r.framework},
                    {"steps_per_execution", t.steps_per_execution}, {"tpu_runtime", enum_name(t.tpu_runtime)},
